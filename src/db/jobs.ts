@@ -1,0 +1,139 @@
+/** Jobs and results in D1: created by the API, kept current by each job's coordinator. */
+import type { OutboxRow } from "../../durable-objects/coordinator/store";
+import type { MapResult } from "../schemas/map";
+
+export interface JobRow {
+  id: string;
+  tenant_id: string;
+  type: string;
+  status: string;
+  model: string;
+  total: number;
+  completed: number;
+  succeeded: number;
+  failed: number;
+  total_attempts: number;
+  input_tokens: number;
+  output_tokens: number;
+  metadata: string;
+  idempotency_key: string | null;
+  request_hash: string;
+  created_ms: number;
+  created_at: string;
+  completed_at: string | null;
+}
+
+export interface JobProgress {
+  status: string;
+  completed: number;
+  succeeded: number;
+  failed: number;
+  total_attempts: number;
+  input_tokens: number;
+  output_tokens: number;
+  completed_at: string | null;
+}
+
+export interface NewJob {
+  id: string;
+  tenantId: string;
+  type: string;
+  model: string;
+  total: number;
+  metadata: Record<string, unknown>;
+  idempotencyKey: string | null;
+  requestHash: string;
+}
+
+/** Inserts a job; returns false when the tenant already has a job with this idempotency key. */
+export async function insertJob(db: D1Database, job: NewJob, now: Date): Promise<boolean> {
+  const result = await db
+    .prepare(
+      `INSERT INTO jobs (id, tenant_id, type, status, model, total, metadata, idempotency_key, request_hash, created_ms, created_at)
+       VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
+    )
+    .bind(job.id, job.tenantId, job.type, job.model, job.total, JSON.stringify(job.metadata), job.idempotencyKey,
+      job.requestHash, now.getTime(), now.toISOString())
+    .run();
+  return result.meta.changes > 0;
+}
+
+export async function findJobByIdempotencyKey(db: D1Database, tenantId: string, key: string): Promise<JobRow | null> {
+  return db.prepare("SELECT * FROM jobs WHERE tenant_id = ? AND idempotency_key = ?").bind(tenantId, key).first<JobRow>();
+}
+
+/** A job of this tenant, or null: another tenant's job is indistinguishable from none. */
+export async function getJob(db: D1Database, tenantId: string, jobId: string): Promise<JobRow | null> {
+  return db.prepare("SELECT * FROM jobs WHERE id = ? AND tenant_id = ?").bind(jobId, tenantId).first<JobRow>();
+}
+
+export async function markJobFailed(db: D1Database, jobId: string): Promise<void> {
+  await db.prepare("UPDATE jobs SET status = 'failed', completed_at = ? WHERE id = ?").bind(new Date().toISOString(), jobId).run();
+}
+
+export async function listJobs(
+  db: D1Database,
+  tenantId: string,
+  options: { status?: string; limit: number; before?: { createdMs: number; id: string } },
+): Promise<JobRow[]> {
+  const where = ["tenant_id = ?"];
+  const params: (string | number)[] = [tenantId];
+  if (options.status) {
+    where.push("status = ?");
+    params.push(options.status);
+  }
+  if (options.before) {
+    where.push("(created_ms < ? OR (created_ms = ? AND id < ?))");
+    params.push(options.before.createdMs, options.before.createdMs, options.before.id);
+  }
+  const { results } = await db
+    .prepare(`SELECT * FROM jobs WHERE ${where.join(" AND ")} ORDER BY created_ms DESC, id DESC LIMIT ?`)
+    .bind(...params, options.limit)
+    .all<JobRow>();
+  return results;
+}
+
+/** Copies a batch of finished results and the job's counters in one D1 transaction. */
+export async function writeJobProgress(db: D1Database, jobId: string, progress: JobProgress, rows: OutboxRow[]): Promise<void> {
+  const statements = rows.map((row) =>
+    db
+      .prepare("INSERT OR IGNORE INTO results (job_id, idx, completion_seq, success, data) VALUES (?, ?, ?, ?, ?)")
+      .bind(jobId, row.idx, row.seq, row.success, row.data),
+  );
+  statements.push(
+    db
+      .prepare(
+        `UPDATE jobs SET status = ?, completed = ?, succeeded = ?, failed = ?, total_attempts = ?,
+           input_tokens = ?, output_tokens = ?, completed_at = ? WHERE id = ?`,
+      )
+      .bind(progress.status, progress.completed, progress.succeeded, progress.failed, progress.total_attempts,
+        progress.input_tokens, progress.output_tokens, progress.completed_at, jobId),
+  );
+  await db.batch(statements);
+}
+
+export type ResultOrder = "input" | "completion";
+
+export async function listResults(
+  db: D1Database,
+  jobId: string,
+  options: { order: ResultOrder; status?: "succeeded" | "failed"; limit: number; after?: number },
+): Promise<{ results: MapResult[]; keys: number[] }> {
+  const column = options.order === "input" ? "idx" : "completion_seq";
+  const where = ["job_id = ?"];
+  const params: (string | number)[] = [jobId];
+  if (options.status) {
+    where.push("success = ?");
+    params.push(options.status === "succeeded" ? 1 : 0);
+  }
+  if (options.after !== undefined) {
+    where.push(`${column} > ?`);
+    params.push(options.after);
+  }
+  const { results } = await db
+    .prepare(`SELECT ${column} AS k, data FROM results WHERE ${where.join(" AND ")} ORDER BY ${column} LIMIT ?`)
+    .bind(...params, options.limit)
+    .all<{ k: number; data: string }>();
+  return { results: results.map((r) => JSON.parse(r.data) as MapResult), keys: results.map((r) => r.k) };
+}

@@ -1,0 +1,109 @@
+/**
+ * Submission of a map job: every check runs before anything is stored or started, so bad input
+ * leaves no trace. Then the job row is written, the coordinator is given the job, and the caller
+ * gets the id at once (the coordinator starts fan-out from its alarm).
+ */
+import { limits } from "../config";
+import { findJobByIdempotencyKey, insertJob, markJobFailed, type JobRow } from "../db/jobs";
+import { sha256Hex } from "../lib/crypto";
+import { ApiError, type FieldIssue } from "../lib/errors";
+import { newId } from "../lib/ids";
+import { canonicalJson } from "../lib/canonical-json";
+import { endpointProblem, resolveEndpoint } from "../llm/call-model";
+import { parseModel } from "../llm/models";
+import { compileOutputSchema } from "../output/validate";
+import { compileTemplate } from "../template/jinja";
+import type { MapRequest } from "../schemas/map";
+import type { MapJobSpec } from "./spec";
+
+export type Submission = { created: true; job: { id: string; total: number } } | { created: false; job: JobRow };
+
+function checkSizes(env: Env, inputs: unknown[]): void {
+  const { maxItemsPerJob, maxItemBytes } = limits(env);
+  if (inputs.length > maxItemsPerJob) {
+    throw new ApiError(413, "payload_too_large", `A job takes at most ${maxItemsPerJob} items; got ${inputs.length}.`, {
+      details: [{ path: "inputs", message: `at most ${maxItemsPerJob} items` }],
+    });
+  }
+  const oversized: FieldIssue[] = [];
+  inputs.forEach((input, i) => {
+    const bytes = new TextEncoder().encode(JSON.stringify(input) ?? "null").byteLength;
+    if (bytes > maxItemBytes && oversized.length < 20) {
+      oversized.push({ path: `inputs[${i}]`, message: `${bytes} bytes; at most ${maxItemBytes}` });
+    }
+  });
+  if (oversized.length > 0) {
+    throw new ApiError(413, "payload_too_large", `Each item may be at most ${maxItemBytes} bytes as JSON.`, {
+      details: oversized,
+    });
+  }
+}
+
+export async function submitMapJob(
+  env: Env,
+  tenantId: string,
+  body: MapRequest,
+  idempotencyKey: string | null,
+): Promise<Submission> {
+  checkSizes(env, body.inputs);
+  compileTemplate(body.prompt_template);
+  const outputSchema = body.output_schema ?? null;
+  if (outputSchema) compileOutputSchema(outputSchema);
+  const model = parseModel(body.model);
+  const problem = endpointProblem(model.provider, await resolveEndpoint(env, tenantId, model.provider), env);
+  if (problem) throw new ApiError(400, "invalid_request", problem, { details: [{ path: "model", message: problem }] });
+
+  const requestHash = await sha256Hex(canonicalJson(body));
+  if (idempotencyKey) {
+    const existing = await findJobByIdempotencyKey(env.DB, tenantId, idempotencyKey);
+    if (existing) return replay(existing, requestHash);
+  }
+
+  const jobId = newId("job");
+  const inserted = await insertJob(
+    env.DB,
+    { id: jobId, tenantId, type: "map", model: body.model, total: body.inputs.length, metadata: body.metadata, idempotencyKey, requestHash },
+    new Date(),
+  );
+  if (!inserted && idempotencyKey) {
+    // A concurrent request with the same key won the race.
+    const existing = await findJobByIdempotencyKey(env.DB, tenantId, idempotencyKey);
+    if (existing) return replay(existing, requestHash);
+  }
+
+  const spec: MapJobSpec = {
+    jobId,
+    tenantId,
+    type: "map",
+    model: body.model,
+    promptTemplate: body.prompt_template,
+    outputSchema,
+    systemPrompt: body.system_prompt ?? null,
+    temperature: body.temperature ?? null,
+    maxTokens: body.max_tokens ?? null,
+    timeoutMs: Math.round(body.timeout_secs * 1000),
+    maxRetries: body.max_retries,
+    concurrency: body.concurrency,
+    retryGuidance: body.retry_guidance,
+    maxOutputBytes: limits(env).maxOutputBytes,
+    webhook: body.webhook ?? null,
+  };
+  try {
+    await coordinatorFor(env, jobId).start(spec, body.inputs);
+  } catch (err) {
+    await markJobFailed(env.DB, jobId);
+    throw err;
+  }
+  return { created: true, job: { id: jobId, total: body.inputs.length } };
+}
+
+function replay(existing: JobRow, requestHash: string): Submission {
+  if (existing.request_hash !== requestHash) {
+    throw new ApiError(422, "idempotency_mismatch", "This Idempotency-Key was used with a different request body.");
+  }
+  return { created: false, job: existing };
+}
+
+export function coordinatorFor(env: Env, jobId: string) {
+  return env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(jobId));
+}

@@ -1,0 +1,39 @@
+/** Shapes stored rows into the API's response bodies, and encodes opaque cursors. */
+import type { JobRow } from "../db/jobs";
+import { ApiError } from "../lib/errors";
+
+export function jobView(row: JobRow) {
+  return {
+    id: row.id,
+    type: row.type as "map" | "agentic_map",
+    status: row.status as "queued" | "running" | "completed" | "cancelled" | "failed",
+    model: row.model,
+    total: row.total,
+    completed: row.completed,
+    succeeded: row.succeeded,
+    failed: row.failed,
+    total_attempts: row.total_attempts,
+    usage: { input_tokens: row.input_tokens, output_tokens: row.output_tokens },
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    created_at: row.created_at,
+    completed_at: row.completed_at,
+  };
+}
+
+export function jobLinks(jobId: string) {
+  return { self: `/v1/jobs/${jobId}`, events: `/v1/jobs/${jobId}/events`, results: `/v1/jobs/${jobId}/results` };
+}
+
+export function encodeCursor(parts: (string | number)[]): string {
+  return btoa(JSON.stringify(parts)).replaceAll("=", "");
+}
+
+export function decodeCursor(cursor: string): unknown[] {
+  try {
+    const value: unknown = JSON.parse(atob(cursor));
+    if (Array.isArray(value)) return value;
+  } catch {
+    // fall through to the error below
+  }
+  throw new ApiError(400, "invalid_request", "The cursor is not valid.", { details: [{ path: "cursor", message: "not a cursor from this API" }] });
+}

@@ -1,0 +1,60 @@
+/**
+ * The one error type of the API. Every failure a handler raises is an ApiError; `app.onError`
+ * turns it into the contract's envelope `{"error": {"code", "message", "details"?}}`.
+ */
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+export type ErrorCode =
+  | "invalid_request"
+  | "invalid_json"
+  | "template_missing_item"
+  | "template_syntax"
+  | "invalid_output_schema"
+  | "unknown_provider"
+  | "unauthorized"
+  | "not_found"
+  | "method_not_allowed"
+  | "conflict"
+  | "payload_too_large"
+  | "idempotency_mismatch"
+  | "rate_limited"
+  | "internal";
+
+export interface FieldIssue {
+  path: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly status: ContentfulStatusCode;
+  readonly code: ErrorCode;
+  readonly details: unknown;
+  readonly headers: Record<string, string>;
+
+  constructor(
+    status: ContentfulStatusCode,
+    code: ErrorCode,
+    message: string,
+    options: { details?: unknown; cause?: unknown; headers?: Record<string, string> } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+    this.details = options.details;
+    this.headers = options.headers ?? {};
+  }
+}
+
+export const notFound = (what = "resource"): ApiError =>
+  new ApiError(404, "not_found", `No such ${what}.`);
+
+export const unauthorized = (): ApiError =>
+  new ApiError(401, "unauthorized", "Missing or invalid credentials.");
+
+export const invalidRequest = (message: string, details: FieldIssue[]): ApiError =>
+  new ApiError(400, "invalid_request", message, { details });
+
+export function errorBody(code: ErrorCode, message: string, details?: unknown) {
+  return { error: details === undefined ? { code, message } : { code, message, details } };
+}

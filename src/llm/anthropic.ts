@@ -1,0 +1,94 @@
+/**
+ * The Messages API through the official SDK, retries off. `temperature` is not sent: the SDK's
+ * current request type no longer carries it. Structured output is requested with a
+ * forced tool whose input_schema is the output schema; its input is returned as JSON text.
+ */
+import Anthropic from "@anthropic-ai/sdk";
+import type { ContentBlockParam, MessageCreateParamsNonStreaming, MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import { DEFAULT_MAX_TOKENS } from "./types";
+import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, ProviderEndpoint } from "./types";
+
+const OUTPUT_TOOL = "output";
+
+function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
+  const out: MessageParam[] = [];
+  for (const m of messages) {
+    if (m.role === "user") out.push({ role: "user", content: m.content });
+    else if (m.role === "assistant") {
+      const content: ContentBlockParam[] = [];
+      if (m.content) content.push({ type: "text", text: m.content });
+      for (const call of m.tool_calls ?? []) {
+        content.push({ type: "tool_use", id: call.id, name: call.name, input: safeParse(call.arguments) });
+      }
+      out.push({ role: "assistant", content });
+    } else {
+      // Tool results travel in a user turn; consecutive results share one turn.
+      const block = { type: "tool_result" as const, tool_use_id: m.tool_call_id, content: m.content, is_error: m.is_error };
+      const last = out.at(-1);
+      if (last?.role === "user" && Array.isArray(last.content)) last.content.push(block);
+      else out.push({ role: "user", content: [block] });
+    }
+  }
+  return out;
+}
+
+function safeParse(text: string): Record<string, unknown> {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+function finishReason(reason: string | null): FinishReason {
+  if (reason === "end_turn" || reason === "stop_sequence") return "stop";
+  if (reason === "max_tokens") return "length";
+  if (reason === "tool_use") return "tool_calls";
+  return "other";
+}
+
+export async function callAnthropic(request: ModelRequest, endpoint: ProviderEndpoint): Promise<ModelResponse> {
+  const client = new Anthropic({
+    apiKey: endpoint.apiKey,
+    baseURL: endpoint.baseUrl ?? undefined,
+    maxRetries: 0, // our retry policy is the only one
+    timeout: request.timeoutMs,
+  });
+  const params: MessageCreateParamsNonStreaming = {
+    model: request.model.name,
+    max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
+    messages: toAnthropicMessages(request.messages),
+  };
+  if (request.system) params.system = request.system;
+  const schema = request.outputSchema;
+  const forcedTool = !request.tools?.length && schema && schema.type === "object";
+  if (request.tools?.length) {
+    params.tools = request.tools.map((t) => ({
+      name: t.name,
+      description: t.description,
+      input_schema: { ...t.input_schema, type: "object" },
+    }));
+  } else if (forcedTool) {
+    params.tools = [
+      { name: OUTPUT_TOOL, description: "Return the answer as this tool's input.", input_schema: { ...schema, type: "object" } },
+    ];
+    params.tool_choice = { type: "tool", name: OUTPUT_TOOL };
+  }
+  const message = await client.messages.create(params);
+  let text = "";
+  const toolCalls = [];
+  for (const block of message.content) {
+    if (block.type === "text") text += block.text;
+    else if (block.type === "tool_use") {
+      if (forcedTool && block.name === OUTPUT_TOOL) text = JSON.stringify(block.input);
+      else toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input) });
+    }
+  }
+  return {
+    text,
+    usage: { input_tokens: message.usage.input_tokens, output_tokens: message.usage.output_tokens },
+    finishReason: forcedTool && message.stop_reason === "tool_use" ? "stop" : finishReason(message.stop_reason),
+    toolCalls,
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * One model call for a tenant: resolve the endpoint (the tenant's stored credential, else the
+ * deployment's environment), then dispatch to the provider's adapter.
+ */
+import { encryptionKey, readVar } from "../config";
+import { getCredential } from "../db/providers";
+import { callAnthropic } from "./anthropic";
+import { ProviderFailure } from "./errors";
+import { callOpenAi } from "./openai";
+import { callWorkersAi, type AiBinding } from "./workers-ai";
+import type { Provider } from "./models";
+import type { ModelRequest, ModelResponse, ProviderEndpoint } from "./types";
+
+const ENV_NAMES: Record<Exclude<Provider, "workers-ai">, { key: string; url: string }> = {
+  openai: { key: "OPENAI_API_KEY", url: "OPENAI_BASE_URL" },
+  anthropic: { key: "ANTHROPIC_API_KEY", url: "ANTHROPIC_BASE_URL" },
+  "openai-compatible": { key: "OPENAI_COMPATIBLE_API_KEY", url: "OPENAI_COMPATIBLE_BASE_URL" },
+};
+
+/** Why a provider cannot be called for this tenant, or null when it can. */
+export function endpointProblem(provider: Provider, endpoint: ProviderEndpoint | null, env: object): string | null {
+  if (provider === "workers-ai") return (env as { AI?: unknown }).AI ? null : "Workers AI is not bound in this deployment";
+  if (!endpoint) return null;
+  if (provider === "openai-compatible" && !endpoint.baseUrl) {
+    return "openai-compatible needs a base_url (PUT /v1/providers/openai-compatible or OPENAI_COMPATIBLE_BASE_URL)";
+  }
+  if (provider !== "openai-compatible" && !endpoint.apiKey) {
+    return `no API key for ${provider} (PUT /v1/providers/${provider} or set ${ENV_NAMES[provider].key})`;
+  }
+  return null;
+}
+
+export async function resolveEndpoint(
+  env: Env,
+  tenantId: string,
+  provider: Provider,
+): Promise<ProviderEndpoint | null> {
+  if (provider === "workers-ai") return null;
+  const stored = await getCredential(env.DB, encryptionKey(env), tenantId, provider);
+  const names = ENV_NAMES[provider];
+  return {
+    apiKey: stored?.apiKey ?? readVar(env, names.key) ?? null,
+    baseUrl: stored?.baseUrl ?? readVar(env, names.url) ?? null,
+  };
+}
+
+export async function callModel(env: Env, request: ModelRequest, endpoint: ProviderEndpoint | null): Promise<ModelResponse> {
+  const provider = request.model.provider;
+  const problem = endpointProblem(provider, endpoint, env);
+  if (problem) throw new ProviderFailure(problem, "permanent");
+  switch (provider) {
+    case "openai":
+      return callOpenAi(request, endpoint ?? { apiKey: null, baseUrl: null }, { nativeJson: true });
+    case "openai-compatible":
+      return callOpenAi(request, endpoint ?? { apiKey: null, baseUrl: null }, { nativeJson: false });
+    case "anthropic":
+      return callAnthropic(request, endpoint ?? { apiKey: null, baseUrl: null });
+    case "workers-ai":
+      return callWorkersAi(request, (env as { AI?: AiBinding }).AI);
+  }
+}

@@ -1,0 +1,52 @@
+/** The provider-neutral shape of one model call and its answer. */
+import type { ModelRef } from "./models";
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  input_schema: Record<string, unknown>;
+}
+
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: string; // JSON text, as the model wrote it
+}
+
+export type ChatMessage =
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string; tool_calls?: ToolCall[] }
+  | { role: "tool"; tool_call_id: string; name: string; content: string; is_error?: boolean };
+
+export interface ModelRequest {
+  model: ModelRef;
+  system: string | null;
+  messages: ChatMessage[];
+  temperature: number | null;
+  maxTokens: number | null;
+  timeoutMs: number;
+  /** Ask the provider for JSON matching this schema where it can; we validate regardless. */
+  outputSchema?: Record<string, unknown> | null;
+  tools?: ToolSpec[];
+}
+
+export interface Usage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+export type FinishReason = "stop" | "length" | "tool_calls" | "other";
+
+export interface ModelResponse {
+  text: string;
+  usage: Usage;
+  finishReason: FinishReason;
+  toolCalls: ToolCall[];
+}
+
+export interface ProviderEndpoint {
+  apiKey: string | null;
+  baseUrl: string | null;
+}
+
+export const DEFAULT_MAX_TOKENS = 4096; // Anthropic requires max_tokens; a generous default for one item

@@ -1,0 +1,152 @@
+/** Job routes: list, get, results (two orders, status filter, cursor pages), batch, events, cancel. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { getJob, listJobs, listResults, type JobRow } from "../db/jobs";
+import { coordinatorFor } from "../jobs/create-map-job";
+import { isTerminal } from "../jobs/spec";
+import { decodeCursor, encodeCursor, jobView } from "../jobs/views";
+import { ApiError, notFound } from "../lib/errors";
+import { jsonResponse, newRouter } from "../lib/router";
+import type { MapResult } from "../schemas/map";
+import { BatchSchema, JobIdParam, JobListQuery, JobListSchema, JobSchema, ResultPageSchema, ResultsQuery } from "../schemas/jobs";
+import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";
+
+const BATCH_PAGE = 1000;
+const jobNotFound = { 404: errorResponse("No such job (or not this tenant's)") };
+
+const route = <P extends string>(method: "get" | "post", path: P, summary: string) => ({
+  method,
+  path,
+  tags: ["jobs"],
+  summary,
+  security: bearerSecurity,
+});
+
+const listRoute = createRoute({
+  ...route("get", "/", "List this tenant's jobs, newest first"),
+  request: { query: JobListQuery },
+  responses: { 200: jsonResponse(JobListSchema, "A page of jobs"), ...commonErrors },
+});
+
+const getRoute = createRoute({
+  ...route("get", "/{job_id}", "Get a job's status and counters"),
+  request: { params: JobIdParam },
+  responses: { 200: jsonResponse(JobSchema, "The job"), ...jobNotFound, ...commonErrors },
+});
+
+const resultsRoute = createRoute({
+  ...route("get", "/{job_id}/results", "Page through a job's results"),
+  request: { params: JobIdParam, query: ResultsQuery },
+  responses: { 200: jsonResponse(ResultPageSchema, "A page of results"), ...jobNotFound, ...commonErrors },
+});
+
+const batchRoute = createRoute({
+  ...route("get", "/{job_id}/batch", "All results of a finished job, split into successes and failures"),
+  request: { params: JobIdParam },
+  responses: {
+    200: jsonResponse(BatchSchema, "The batch"),
+    409: errorResponse("The job is still running"),
+    ...jobNotFound,
+    ...commonErrors,
+  },
+});
+
+const eventsRoute = createRoute({
+  ...route("get", "/{job_id}/events", "The job's Server-Sent Events: replayed from the start, then live"),
+  description:
+    "Events `MAP_STARTED`, `MAP_ITEM_COMPLETED`, `MAP_COMPLETED` with ids 1, 2, 3…; send `Last-Event-ID: N` to get only " +
+    "the events after N. A `: keepalive` comment comes at least every 20 s; the stream closes after `MAP_COMPLETED`.",
+  request: { params: JobIdParam, headers: z.object({ "last-event-id": z.string().optional() }) },
+  responses: {
+    200: { content: { "text/event-stream": { schema: z.string() } }, description: "An SSE stream" },
+    ...jobNotFound,
+    ...commonErrors,
+  },
+});
+
+const cancelRoute = createRoute({
+  ...route("post", "/{job_id}/cancel", "Cancel a job: no new item starts; finished results are kept"),
+  request: { params: JobIdParam },
+  responses: { 202: jsonResponse(JobSchema, "Cancelled (or already ended)"), ...jobNotFound, ...commonErrors },
+});
+
+async function requireJob(db: D1Database, tenantId: string, jobId: string): Promise<JobRow> {
+  const job = await getJob(db, tenantId, jobId);
+  if (!job) throw notFound("job");
+  return job;
+}
+
+function cursorNumber(cursor: string | undefined): number | undefined {
+  if (cursor === undefined) return undefined;
+  const [value] = decodeCursor(cursor);
+  if (typeof value !== "number") throw new ApiError(400, "invalid_request", "The cursor is not valid.");
+  return value;
+}
+
+export async function allResults(db: D1Database, jobId: string): Promise<MapResult[]> {
+  const all: MapResult[] = [];
+  let after: number | undefined;
+  for (;;) {
+    const page = await listResults(db, jobId, { order: "input", limit: BATCH_PAGE, after });
+    all.push(...page.results);
+    const last = page.keys.at(-1);
+    if (page.results.length < BATCH_PAGE || last === undefined) return all;
+    after = last;
+  }
+}
+
+export function batchView(job: JobRow, results: MapResult[]) {
+  return {
+    job_id: job.id,
+    successes: results.filter((r) => r.success),
+    failures: results.filter((r) => !r.success),
+    total: job.total,
+    total_attempts: job.total_attempts,
+  };
+}
+
+export function jobRoutes() {
+  return newRouter()
+    .openapi(listRoute, async (c) => {
+      const { status, limit, cursor } = c.req.valid("query");
+      let before: { createdMs: number; id: string } | undefined;
+      if (cursor) {
+        const [createdMs, id] = decodeCursor(cursor);
+        if (typeof createdMs !== "number" || typeof id !== "string") throw new ApiError(400, "invalid_request", "The cursor is not valid.");
+        before = { createdMs, id };
+      }
+      const rows = await listJobs(c.env.DB, c.get("tenantId"), { status, limit: limit + 1, before });
+      const page = rows.slice(0, limit);
+      const last = page.at(-1);
+      const next = rows.length > limit && last ? encodeCursor([last.created_ms, last.id]) : null;
+      return c.json({ jobs: page.map(jobView), next_cursor: next }, 200);
+    })
+    .openapi(getRoute, async (c) => {
+      const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
+      return c.json(jobView(job), 200);
+    })
+    .openapi(resultsRoute, async (c) => {
+      const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
+      const { order, status, limit, cursor } = c.req.valid("query");
+      const page = await listResults(c.env.DB, job.id, { order, status, limit: limit + 1, after: cursorNumber(cursor) });
+      const lastKey = page.keys[limit - 1];
+      const next = page.results.length > limit && lastKey !== undefined ? encodeCursor([lastKey]) : null;
+      return c.json({ results: page.results.slice(0, limit), next_cursor: next }, 200);
+    })
+    .openapi(batchRoute, async (c) => {
+      const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
+      if (!isTerminal(job.status)) throw new ApiError(409, "conflict", "The job has not ended yet; its batch is not ready.");
+      return c.json(batchView(job, await allResults(c.env.DB, job.id)), 200);
+    })
+    .openapi(eventsRoute, async (c) => {
+      const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
+      return coordinatorFor(c.env, job.id).fetch(
+        new Request("https://coordinator/events", { headers: { "last-event-id": c.req.header("last-event-id") ?? "0" } }),
+      ) as unknown as Response;
+    })
+    .openapi(cancelRoute, async (c) => {
+      const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
+      if (!isTerminal(job.status)) await coordinatorFor(c.env, job.id).cancel();
+      const current = (await getJob(c.env.DB, c.get("tenantId"), job.id)) ?? job;
+      return c.json(jobView(current), 202);
+    });
+}

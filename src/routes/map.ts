@@ -1,0 +1,71 @@
+/**
+ * POST /v1/map: 202 with the job's id and links; with `Accept: text/event-stream` the job's event
+ * stream instead; with `?wait=true` 200 and the batch once the job ends (202 if it has not within
+ * WAIT_LIMIT_SECS). An `Idempotency-Key` replays the original job (200) or is 422 on another body.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { limits } from "../config";
+import { getJob } from "../db/jobs";
+import { coordinatorFor, submitMapJob } from "../jobs/create-map-job";
+import { jobLinks } from "../jobs/views";
+import { jsonBody, jsonResponse, newRouter } from "../lib/router";
+import { BatchSchema } from "../schemas/jobs";
+import { JobCreatedSchema, MapRequestSchema } from "../schemas/map";
+import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";
+import { allResults, batchView } from "./jobs";
+
+const IDEMPOTENCY_KEY_MAX = 255;
+
+const mapRoute = createRoute({
+  method: "post",
+  path: "/map",
+  tags: ["operators"],
+  summary: "Run a prompt over every input: one model call per item, validated against output_schema",
+  security: bearerSecurity,
+  request: {
+    body: jsonBody(MapRequestSchema),
+    query: z.object({ wait: z.enum(["true", "false"]).optional().openapi({ description: "Wait for the job to end" }) }),
+    headers: z.object({
+      "idempotency-key": z.string().min(1).max(IDEMPOTENCY_KEY_MAX).optional(),
+      accept: z.string().optional(),
+    }),
+  },
+  responses: {
+    200: {
+      content: { "application/json": { schema: z.union([JobCreatedSchema, BatchSchema]) } },
+      description: "An idempotent replay of the original job, or (`?wait=true`) the finished batch",
+    },
+    202: {
+      content: {
+        "application/json": { schema: JobCreatedSchema },
+        "text/event-stream": { schema: z.string() },
+      },
+      description: "The job was accepted (an SSE stream when `Accept: text/event-stream`)",
+    },
+    422: errorResponse("The Idempotency-Key was used with another body"),
+    ...commonErrors,
+  },
+});
+
+export function mapRoutes() {
+  return newRouter().openapi(mapRoute, async (c) => {
+    const tenantId = c.get("tenantId");
+    const headers = c.req.valid("header");
+    const submission = await submitMapJob(c.env, tenantId, c.req.valid("json"), headers["idempotency-key"] ?? null);
+    const jobId = submission.job.id;
+    const coordinator = coordinatorFor(c.env, jobId);
+
+    if (headers.accept?.includes("text/event-stream")) {
+      return coordinator.fetch(new Request("https://coordinator/events")) as unknown as Response;
+    }
+    if (c.req.valid("query").wait === "true") {
+      if (await coordinator.waitForEnd(limits(c.env).waitLimitSecs * 1000)) {
+        const job = await getJob(c.env.DB, tenantId, jobId);
+        if (job) return c.json(batchView(job, await allResults(c.env.DB, jobId)), 200);
+      }
+    }
+    const status = submission.created ? "queued" : submission.job.status;
+    const body = { job_id: jobId, status, total: submission.job.total, links: jobLinks(jobId) };
+    return c.json(body, submission.created ? 202 : 200);
+  });
+}

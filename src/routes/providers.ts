@@ -1,0 +1,79 @@
+/** Per-tenant provider credentials: PUT, list (no secrets), DELETE. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { encryptionKey } from "../config";
+import { deleteCredential, listCredentials, putCredential } from "../db/providers";
+import { notFound } from "../lib/errors";
+import { jsonBody, jsonResponse, newRouter } from "../lib/router";
+import { isKeyedProvider, KEYED_PROVIDERS, unknownProvider } from "../llm/models";
+import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";
+
+const CredentialBody = z
+  .strictObject({
+    api_key: z.string().min(1).max(4096),
+    base_url: z.url({ protocol: /^https?$/ }).nullish(),
+  })
+  .openapi("ProviderCredentialInput", { example: { api_key: "sk-...", base_url: null } });
+
+const CredentialView = z
+  .object({ provider: z.string(), base_url: z.string().nullable(), key_last4: z.string() })
+  .openapi("ProviderCredential");
+
+const ProviderParam = z.object({
+  provider: z.string().openapi({ description: `One of ${KEYED_PROVIDERS.join(", ")}` }),
+});
+
+const putRoute = createRoute({
+  method: "put",
+  path: "/{provider}",
+  tags: ["providers"],
+  summary: "Store this tenant's credential for a provider (encrypted at rest, never returned)",
+  security: bearerSecurity,
+  request: { params: ProviderParam, body: jsonBody(CredentialBody) },
+  responses: { 200: jsonResponse(CredentialView, "Stored"), ...commonErrors },
+});
+
+const listRoute = createRoute({
+  method: "get",
+  path: "/",
+  tags: ["providers"],
+  summary: "List this tenant's provider credentials (no secrets)",
+  security: bearerSecurity,
+  responses: {
+    200: jsonResponse(z.object({ providers: z.array(CredentialView) }), "The credentials"),
+    ...commonErrors,
+  },
+});
+
+const deleteRoute = createRoute({
+  method: "delete",
+  path: "/{provider}",
+  tags: ["providers"],
+  summary: "Delete this tenant's credential for a provider",
+  security: bearerSecurity,
+  request: { params: ProviderParam },
+  responses: { 204: { description: "Deleted" }, 404: errorResponse("No credential stored"), ...commonErrors },
+});
+
+export function providerRoutes() {
+  return newRouter()
+    .openapi(putRoute, async (c) => {
+      const { provider } = c.req.valid("param");
+      if (!isKeyedProvider(provider)) throw unknownProvider(provider, "provider");
+      const body = c.req.valid("json");
+      const view = await putCredential(
+        c.env.DB,
+        encryptionKey(c.env),
+        c.get("tenantId"),
+        provider,
+        body.api_key,
+        body.base_url ?? null,
+      );
+      return c.json(view, 200);
+    })
+    .openapi(listRoute, async (c) => c.json({ providers: await listCredentials(c.env.DB, c.get("tenantId")) }, 200))
+    .openapi(deleteRoute, async (c) => {
+      const { provider } = c.req.valid("param");
+      if (!(await deleteCredential(c.env.DB, c.get("tenantId"), provider))) throw notFound("credential");
+      return c.body(null, 204);
+    });
+}

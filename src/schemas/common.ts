@@ -1,0 +1,43 @@
+/** Schemas shared by many routes: the error envelope, ids, and the validation-error formatter. */
+import { z } from "@hono/zod-openapi";
+import type { FieldIssue } from "../lib/errors";
+
+export const ErrorSchema = z
+  .object({
+    error: z.object({
+      code: z.string().openapi({ example: "invalid_request" }),
+      message: z.string(),
+      details: z.unknown().optional(),
+    }),
+  })
+  .openapi("Error");
+
+export const errorResponse = (description: string) => ({
+  content: { "application/json": { schema: ErrorSchema } },
+  description,
+});
+
+/** The error responses every authenticated route can give. */
+export const commonErrors = {
+  400: errorResponse("Invalid request (see `details`)"),
+  401: errorResponse("Missing, unknown or revoked credentials"),
+  413: errorResponse("Request body too large"),
+  500: errorResponse("Internal error"),
+} as const;
+
+/** `["inputs", 3, "title"]` → `inputs[3].title` */
+export function formatPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out || "(body)";
+}
+
+export function zodIssues(error: z.ZodError): FieldIssue[] {
+  return error.issues.map((issue) => ({ path: formatPath(issue.path), message: issue.message }));
+}
+
+export const bearerSecurity = [{ apiKey: [] }];
+export const adminSecurity = [{ adminToken: [] }];

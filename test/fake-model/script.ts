@@ -1,0 +1,74 @@
+/**
+ * The fake model's script language. A prompt may carry a directive
+ *   <<fake tag=T id=I steps=429:2,prose,ok ms=200>>
+ * `tag` groups counters (one per test), `id` names an item, `steps` are consumed one per call of
+ * that (tag, id) — the last one repeats — and `ms` is the latency of each call.
+ * Steps: ok, fence, prose, prose-json, bad, 429[:retry-after-secs], 500, 529, 401, 400, slow[:ms].
+ */
+export interface Directive {
+  tag: string;
+  id: string;
+  steps: string[];
+  ms: number | null;
+}
+
+const DIRECTIVE = /<<fake([^>]*)>>/;
+
+export function parseDirective(text: string): Directive | null {
+  const match = text.match(DIRECTIVE);
+  if (!match) return null;
+  const fields = new Map<string, string>();
+  for (const pair of (match[1] ?? "").trim().split(/\s+/)) {
+    const eq = pair.indexOf("=");
+    if (eq > 0) fields.set(pair.slice(0, eq), pair.slice(eq + 1));
+  }
+  const ms = fields.get("ms");
+  return {
+    tag: fields.get("tag") ?? "default",
+    id: fields.get("id") ?? "0",
+    steps: (fields.get("steps") ?? "ok").split(",").filter(Boolean),
+    ms: ms === undefined ? null : Number(ms),
+  };
+}
+
+export function stripDirective(text: string): string {
+  return text.replace(/<<fake[^>]*>>/g, "").trim();
+}
+
+/** The JSON a well-behaved model answers: it echoes the prompt so tests can check rendering. */
+export function okObject(prompt: string): { echo: string; length: number } {
+  const echo = stripDirective(prompt).split("\n\n")[0] ?? "";
+  return { echo, length: echo.length };
+}
+
+export type StepAnswer =
+  | { kind: "text"; text: string; delayMs: number }
+  | { kind: "json"; value: unknown; delayMs: number }
+  | { kind: "error"; status: number; retryAfter: number | null; delayMs: number };
+
+export function answerFor(step: string, prompt: string): StepAnswer {
+  const [name, arg] = step.split(":");
+  const value = okObject(prompt);
+  const json = JSON.stringify(value);
+  switch (name) {
+    case "fence":
+      return { kind: "text", text: "```json\n" + json + "\n```", delayMs: 0 };
+    case "prose":
+      return { kind: "text", text: "I would rather describe this in words than in JSON.", delayMs: 0 };
+    case "prose-json":
+      return { kind: "text", text: `Sure! Here is the result: ${json} Hope this helps.`, delayMs: 0 };
+    case "bad":
+      return { kind: "json", value: { wrong: true }, delayMs: 0 };
+    case "429":
+      return { kind: "error", status: 429, retryAfter: arg === undefined ? null : Number(arg), delayMs: 0 };
+    case "500":
+    case "529":
+    case "401":
+    case "400":
+      return { kind: "error", status: Number(name), retryAfter: null, delayMs: 0 };
+    case "slow":
+      return { kind: "json", value, delayMs: arg === undefined ? 5_000 : Number(arg) };
+    default:
+      return { kind: "json", value, delayMs: 0 };
+  }
+}

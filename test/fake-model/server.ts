@@ -1,0 +1,184 @@
+/**
+ * A fake model server that speaks the OpenAI Chat Completions and Anthropic Messages wire formats
+ * (plain and streaming), so the real SDKs are exercised. Scripted faults come from a directive in
+ * the prompt (./script.ts); counters per tag are read at GET /_fake/stats?tag=T.
+ *
+ * Run it alone: `node test/fake-model/server.ts --port 8790 [--latency-ms 200]`.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { answerFor, parseDirective, type StepAnswer } from "./script.ts";
+import { openAiBody, openAiStream, anthropicBody, anthropicStream, type Reply } from "./wire.ts";
+
+export interface TagStats {
+  requests: number;
+  in_flight: number;
+  max_in_flight: number;
+  auth: string[];
+  prompts: string[];
+  times: number[];
+}
+
+export interface FakeModelServer {
+  url: string;
+  port: number;
+  server: Server;
+  close(): Promise<void>;
+}
+
+export interface FakeOptions {
+  port?: number;
+  latencyMs?: number;
+  /** Fraction of un-scripted calls that answer 429 (Retry-After 1) on their first try, and that answer prose first. */
+  rateLimitFraction?: number;
+  proseFraction?: number;
+}
+
+const MAX_PROMPTS_KEPT = 2_000;
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+type Json = Record<string, unknown>;
+
+function lastUserText(messages: unknown): string {
+  if (!Array.isArray(messages)) return "";
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i] as Json;
+    if (m.role !== "user") continue;
+    if (typeof m.content === "string") return m.content;
+    if (Array.isArray(m.content)) {
+      return m.content.map((b: Json) => (typeof b.text === "string" ? b.text : typeof b.content === "string" ? b.content : "")).join("\n");
+    }
+  }
+  return "";
+}
+
+/** Deterministic per-prompt fraction in [0, 1), so the same item behaves the same way everywhere. */
+function hashFraction(text: string, salt: string): number {
+  let h = 2166136261;
+  for (const ch of salt + text) h = Math.imul(h ^ ch.charCodeAt(0), 16777619);
+  return ((h >>> 0) % 10_000) / 10_000;
+}
+
+export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeModelServer> {
+  const stats = new Map<string, TagStats>();
+  const cursors = new Map<string, number>();
+  const config = { latencyMs: options.latencyMs ?? 0, rateLimitFraction: options.rateLimitFraction ?? 0, proseFraction: options.proseFraction ?? 0 };
+
+  const statsFor = (tag: string): TagStats => {
+    let s = stats.get(tag);
+    if (!s) {
+      s = { requests: 0, in_flight: 0, max_in_flight: 0, auth: [], prompts: [], times: [] };
+      stats.set(tag, s);
+    }
+    return s;
+  };
+
+  function nextStep(tag: string, id: string, steps: string[], prompt: string): string {
+    const key = `${tag}\u0000${id}`;
+    const i = cursors.get(key) ?? 0;
+    cursors.set(key, i + 1);
+    if (steps.length > 0 && !(steps.length === 1 && steps[0] === "ok")) return steps[Math.min(i, steps.length - 1)] ?? "ok";
+    // Un-scripted calls: the configured fault fractions apply to the first call of a prompt.
+    if (i === 0 && hashFraction(prompt, "429") < config.rateLimitFraction) return "429:1";
+    if (i === 0 && hashFraction(prompt, "prose") < config.proseFraction) return "prose";
+    return "ok";
+  }
+
+  async function handleModel(req: IncomingMessage, res: ServerResponse, format: "openai" | "anthropic"): Promise<void> {
+    const body = JSON.parse(await readBody(req)) as Json;
+    const prompt = lastUserText(body.messages);
+    const directive = parseDirective(prompt);
+    const tag = directive?.tag ?? "default";
+    const s = statsFor(tag);
+    s.requests++;
+    s.in_flight++;
+    s.max_in_flight = Math.max(s.max_in_flight, s.in_flight);
+    s.auth.push(String(req.headers.authorization ?? req.headers["x-api-key"] ?? ""));
+    if (s.prompts.length < MAX_PROMPTS_KEPT) s.prompts.push(prompt);
+    s.times.push(Date.now());
+    try {
+      const step = nextStep(tag, directive?.id ?? prompt, directive?.steps ?? ["ok"], prompt);
+      const answer: StepAnswer = answerFor(step, prompt);
+      await sleep((directive?.ms ?? config.latencyMs) + answer.delayMs);
+      if (answer.kind === "error") {
+        const headers: Record<string, string> = { "content-type": "application/json" };
+        if (answer.retryAfter !== null) headers["retry-after"] = String(answer.retryAfter);
+        res.writeHead(answer.status, headers);
+        const type = answer.status === 429 ? "rate_limit_error" : answer.status === 529 ? "overloaded_error" : "api_error";
+        res.end(JSON.stringify({ error: { type, message: `fake ${answer.status}` }, type: "error" }));
+        return;
+      }
+      const reply: Reply = answer.kind === "json" ? { text: JSON.stringify(answer.value), json: answer.value } : { text: answer.text, json: null };
+      const stream = body.stream === true;
+      if (stream) {
+        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+        res.end(format === "openai" ? openAiStream(body, prompt, reply) : anthropicStream(body, prompt, reply));
+      } else {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify(format === "openai" ? openAiBody(body, prompt, reply) : anthropicBody(body, prompt, reply)));
+      }
+    } finally {
+      s.in_flight--;
+    }
+  }
+
+  function handleControl(req: IncomingMessage, res: ServerResponse, url: URL): void {
+    const tag = url.searchParams.get("tag") ?? "default";
+    if (url.pathname === "/_fake/stats") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(statsFor(tag)));
+    } else if (url.pathname === "/_fake/config" && req.method === "POST") {
+      void readBody(req).then((text) => {
+        Object.assign(config, JSON.parse(text || "{}") as Partial<typeof config>);
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify(config));
+      });
+    } else {
+      res.writeHead(404).end();
+    }
+  }
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://fake");
+    if (req.method === "POST" && url.pathname.endsWith("/chat/completions")) {
+      handleModel(req, res, "openai").catch((err: unknown) => res.writeHead(500).end(String(err)));
+    } else if (req.method === "POST" && url.pathname.endsWith("/messages")) {
+      handleModel(req, res, "anthropic").catch((err: unknown) => res.writeHead(500).end(String(err)));
+    } else if (url.pathname === "/healthz") {
+      res.writeHead(200).end("ok");
+    } else {
+      handleControl(req, res, url);
+    }
+  });
+  server.keepAliveTimeout = 60_000;
+  return new Promise((resolve) => {
+    server.listen(options.port ?? 0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        port,
+        server,
+        close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+      });
+    });
+  });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const arg = (name: string) => {
+    const i = process.argv.indexOf(name);
+    return i > 0 ? process.argv[i + 1] : undefined;
+  };
+  const fake = await startFakeModelServer({ port: Number(arg("--port") ?? 8790), latencyMs: Number(arg("--latency-ms") ?? 200) });
+  console.log(`fake model server on ${fake.url} (OpenAI: ${fake.url}/v1, Anthropic: ${fake.url})`);
+}

@@ -1,0 +1,67 @@
+/** OpenAI Chat Completions and Anthropic Messages response bodies, plain and as SSE streams. */
+export interface Reply {
+  text: string;
+  json: unknown;
+}
+
+type Json = Record<string, unknown>;
+
+const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
+
+function forcedAnthropicTool(body: Json): string | null {
+  const choice = body.tool_choice as Json | undefined;
+  return choice?.type === "tool" && typeof choice.name === "string" ? choice.name : null;
+}
+
+export function openAiBody(body: Json, prompt: string, reply: Reply): Json {
+  return {
+    id: `chatcmpl-${Date.now()}`,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model: body.model,
+    choices: [{ index: 0, message: { role: "assistant", content: reply.text, refusal: null }, finish_reason: "stop", logprobs: null }],
+    usage: { prompt_tokens: tokens(prompt), completion_tokens: tokens(reply.text), total_tokens: tokens(prompt) + tokens(reply.text) },
+  };
+}
+
+export function openAiStream(body: Json, prompt: string, reply: Reply): string {
+  const base = { id: `chatcmpl-${Date.now()}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: body.model };
+  const pieces = reply.text.match(/[\s\S]{1,16}/g) ?? [""];
+  const chunks = [
+    { ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] },
+    ...pieces.map((p) => ({ ...base, choices: [{ index: 0, delta: { content: p }, finish_reason: null }] })),
+    { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+    { ...base, choices: [], usage: { prompt_tokens: tokens(prompt), completion_tokens: tokens(reply.text), total_tokens: tokens(prompt) + tokens(reply.text) } },
+  ];
+  return chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n";
+}
+
+export function anthropicBody(body: Json, prompt: string, reply: Reply): Json {
+  const tool = forcedAnthropicTool(body);
+  const content = tool && reply.json !== null
+    ? [{ type: "tool_use", id: `toolu_${Date.now()}`, name: tool, input: reply.json }]
+    : [{ type: "text", text: reply.text }];
+  return {
+    id: `msg_${Date.now()}`,
+    type: "message",
+    role: "assistant",
+    model: body.model,
+    content,
+    stop_reason: tool && reply.json !== null ? "tool_use" : "end_turn",
+    stop_sequence: null,
+    usage: { input_tokens: tokens(prompt), output_tokens: tokens(reply.text) },
+  };
+}
+
+export function anthropicStream(body: Json, prompt: string, reply: Reply): string {
+  const message = anthropicBody(body, prompt, reply);
+  const events: [string, Json][] = [
+    ["message_start", { type: "message_start", message: { ...message, content: [], stop_reason: null, usage: { input_tokens: tokens(prompt), output_tokens: 0 } } }],
+    ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }],
+    ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: reply.text } }],
+    ["content_block_stop", { type: "content_block_stop", index: 0 }],
+    ["message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: tokens(reply.text) } }],
+    ["message_stop", { type: "message_stop" }],
+  ];
+  return events.map(([name, data]) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`).join("");
+}
