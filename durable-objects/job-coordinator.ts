@@ -307,7 +307,8 @@ export class JobCoordinator extends DurableObject<Env> {
   }
 
   #scheduleFlush(): void {
-    this.#flushTimer ??= setTimeout(() => {
+    if (this.#flushTimer !== null) return;
+    this.#flushTimer = setTimeout(() => {
       this.#flushTimer = null;
       this.#flush().catch((err: unknown) => console.error("flush failed; the alarm retries", err));
     }, FLUSH_DELAY_MS);

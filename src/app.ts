@@ -62,7 +62,7 @@ export function buildApp(): OpenAPIHono<AppEnv> {
       maxSize: limits(c.env).maxRequestBytes,
       onError: () => {
         throw new ApiError(413, "payload_too_large", "The request body is too large.", {
-          details: { max_bytes: limits(c.env).maxRequestBytes },
+          details: [{ path: "(body)", message: `at most ${limits(c.env).maxRequestBytes} bytes` }],
         });
       },
     })(c, next),

@@ -8,7 +8,7 @@ import { limits } from "../config";
 import { getJob } from "../db/jobs";
 import { coordinatorFor, submitMapJob } from "../jobs/create-map-job";
 import { jobLinks } from "../jobs/views";
-import { jsonBody, jsonResponse, newRouter } from "../lib/router";
+import { jsonBody, newRouter } from "../lib/router";
 import { BatchSchema } from "../schemas/jobs";
 import { JobCreatedSchema, MapRequestSchema } from "../schemas/map";
 import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";

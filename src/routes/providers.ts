@@ -4,7 +4,8 @@ import { encryptionKey } from "../config";
 import { deleteCredential, listCredentials, putCredential } from "../db/providers";
 import { notFound } from "../lib/errors";
 import { jsonBody, jsonResponse, newRouter } from "../lib/router";
-import { isKeyedProvider, KEYED_PROVIDERS, unknownProvider } from "../llm/models";
+import { isKeyedProvider, isProvider, KEYED_PROVIDERS, unknownProvider } from "../llm/models";
+import { ApiError } from "../lib/errors";
 import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";
 
 const CredentialBody = z
@@ -58,6 +59,11 @@ export function providerRoutes() {
   return newRouter()
     .openapi(putRoute, async (c) => {
       const { provider } = c.req.valid("param");
+      if (isProvider(provider) && !isKeyedProvider(provider)) {
+        throw new ApiError(400, "invalid_request", `${provider} uses the deployment's binding and takes no credential.`, {
+          details: [{ path: "provider", message: "takes no credential" }],
+        });
+      }
       if (!isKeyedProvider(provider)) throw unknownProvider(provider, "provider");
       const body = c.req.valid("json");
       const view = await putCredential(

@@ -1,6 +1,7 @@
 /**
  * Jinja2 filters that people use in prompts and that @huggingface/jinja lacks, with Jinja2's
- * semantics and defaults (jinja2/filters.py): truncate, wordcount, round, indent, center, escape/e.
+ * semantics and defaults (jinja2/filters.py): truncate, wordcount, round, indent, center, escape/e,
+ * and title/capitalize, whose @huggingface/jinja versions differ from Python's.
  * Each takes the operand and arguments as plain JS values and returns a plain JS value.
  */
 export type FilterFn = (operand: unknown, args: unknown[], kwargs: Map<string, unknown>) => unknown;
@@ -34,17 +35,24 @@ function wordcount(operand: unknown): number {
   return asString(operand).match(/[\p{L}\p{N}_]+/gu)?.length ?? 0;
 }
 
-/** Python's round(): ties go to the even neighbour. */
+/**
+ * Python's round(): correctly rounded on the double's exact decimal value, ties to even.
+ * (4.55 is really 4.5499…, so round(4.55, 1) is 4.5.) toFixed gives that exact expansion.
+ */
 function roundHalfEven(value: number, precision: number): number {
-  const factor = 10 ** precision;
-  const scaled = value * factor;
-  const floor = Math.floor(scaled);
-  const diff = scaled - floor;
-  let rounded: number;
-  if (diff > 0.5) rounded = floor + 1;
-  else if (diff < 0.5) rounded = floor;
-  else rounded = floor % 2 === 0 ? floor : floor + 1;
-  return rounded / factor;
+  if (!Number.isFinite(value)) return value;
+  const exact = Math.abs(value).toFixed(Math.min(100, precision + 40));
+  const point = exact.indexOf(".");
+  const keep = exact.slice(0, point + 1 + precision).replace(/\.$/, "");
+  const rest = exact.slice(point + 1 + precision);
+  const digits = keep.replace(".", "");
+  let n = BigInt(digits);
+  const first = rest[0] ?? "0";
+  const tail = rest.slice(1);
+  const roundUp = first > "5" || (first === "5" && (/[1-9]/.test(tail) || n % 2n === 1n));
+  if (roundUp) n += 1n;
+  const result = Number(n) / 10 ** precision;
+  return value < 0 ? -result : result;
 }
 
 function round(operand: unknown, args: unknown[], kwargs: Map<string, unknown>): PyFloat {
@@ -79,6 +87,21 @@ function center(operand: unknown, args: unknown[], kwargs: Map<string, unknown>)
   return " ".repeat(left) + s + " ".repeat(margin - left);
 }
 
+/** Jinja2's title: each word (split at whitespace, "-", "(", "{", "[", "<") gets one capital. */
+function title(operand: unknown): string {
+  return asString(operand)
+    .split(/([-\s({[<]+)/u)
+    .map((part) => (part ? capitalize(part) : part))
+    .join("");
+}
+
+/** Python's str.capitalize: the first character upper case, the rest lower case. */
+function capitalize(operand: unknown): string {
+  const chars = [...asString(operand)];
+  if (chars.length === 0) return "";
+  return (chars[0] as string).toUpperCase() + chars.slice(1).join("").toLowerCase();
+}
+
 const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;" };
 
 function escape(operand: unknown): string {
@@ -92,5 +115,7 @@ export const EXTRA_FILTERS: ReadonlyMap<string, FilterFn> = new Map<string, Filt
   ["indent", indent],
   ["center", center],
   ["escape", escape],
+  ["title", title],
+  ["capitalize", capitalize],
   ["e", escape],
 ]);

@@ -1,0 +1,97 @@
+/**
+ * Starts Fanout with `wrangler dev` on a free port with local state in a folder of its own
+ * (migrations applied first), and stops it by PID. Used by the e2e global setup, by tests that
+ * restart the server mid-job, and by the benchmarks.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const ROOT = resolve(import.meta.dirname, "../../..");
+const WRANGLER = join(ROOT, "node_modules/.bin/wrangler");
+const QUIET_ENV = { WRANGLER_SEND_METRICS: "false", X_LOCAL_OBSERVABILITY: "false", CI: "true", NO_COLOR: "1" };
+const READY_TIMEOUT_MS = 90_000;
+
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export interface FanoutServer {
+  url: string;
+  port: number;
+  persistDir: string;
+  process: ChildProcess;
+  logs: () => string;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export interface FanoutOptions {
+  vars?: Record<string, string>;
+  persistDir?: string;
+  port?: number;
+}
+
+export function applyMigrations(persistDir: string): void {
+  const result = spawnSync(WRANGLER, ["d1", "migrations", "apply", "DB", "--local", "--persist-to", persistDir], {
+    cwd: ROOT,
+    env: { ...process.env, ...QUIET_ENV },
+    encoding: "utf8",
+  });
+  if (result.status !== 0) throw new Error(`migrations failed:\n${result.stdout}\n${result.stderr}`);
+}
+
+export async function startFanout(options: FanoutOptions = {}): Promise<FanoutServer> {
+  const persistDir = options.persistDir ?? mkdtempSync(join(tmpdir(), "fanout-e2e-"));
+  applyMigrations(persistDir);
+  const port = options.port ?? (await freePort());
+  const inspectorPort = await freePort();
+  const vars = Object.entries(options.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+  const child = spawn(
+    WRANGLER,
+    ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--persist-to", persistDir, ...vars],
+    { cwd: ROOT, env: { ...process.env, ...QUIET_ENV }, stdio: ["ignore", "pipe", "pipe"], detached: true },
+  );
+  let output = "";
+  child.stdout?.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr?.on("data", (d: Buffer) => (output += d.toString()));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${output}`);
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`wrangler dev did not start in time:\n${output}`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return {
+    url,
+    port,
+    persistDir,
+    process: child,
+    logs: () => output,
+    stop: (signal: NodeJS.Signals = "SIGTERM") =>
+      new Promise<void>((done) => {
+        if (child.exitCode !== null || child.pid === undefined) return done();
+        child.once("exit", () => done());
+        process.kill(-child.pid, signal); // the whole process group: wrangler and its workerd
+        setTimeout(() => {
+          if (child.exitCode === null && child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+        }, 5_000).unref();
+      }),
+  };
+}

@@ -1,0 +1,51 @@
+/** Helpers for tests that run inside workerd against the real Worker and its real D1 binding. */
+import { env } from "cloudflare:test";
+import { exports } from "cloudflare:workers";
+
+export const ADMIN = "fanout-local-admin-token";
+
+export async function request(
+  method: string,
+  path: string,
+  options: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  const payload = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+  if (payload !== undefined) headers["content-type"] ??= "application/json";
+  const res = await exports.default.fetch(new Request(`http://fanout.test${path}`, { method, headers, body: payload }));
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    // keep text
+  }
+  return { status: res.status, body, headers: res.headers };
+}
+
+export async function tenantWithKey(name = "acme"): Promise<{ tenantId: string; key: string; keyId: string }> {
+  const tenant = await request("POST", "/v1/admin/tenants", { token: ADMIN, body: { name } });
+  const key = await request("POST", `/v1/admin/tenants/${tenant.body.id}/keys`, { token: ADMIN, body: { name: "ci" } });
+  return { tenantId: tenant.body.id, key: key.body.key, keyId: key.body.id };
+}
+
+export async function countRows(table: string): Promise<number> {
+  const row = await env.DB.prepare(`SELECT COUNT(*) AS n FROM ${table}`).first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
+/** A finished job row written straight to D1, for tests of read routes and tenant scoping. */
+export async function insertFinishedJob(tenantId: string, jobId: string): Promise<void> {
+  const now = new Date();
+  await env.DB.batch([
+    env.DB.prepare(
+      `INSERT INTO jobs (id, tenant_id, type, status, model, total, completed, succeeded, request_hash, created_ms, created_at, completed_at)
+       VALUES (?, ?, 'map', 'completed', 'openai/x', 1, 1, 1, 'h', ?, ?, ?)`,
+    ).bind(jobId, tenantId, now.getTime(), now.toISOString(), now.toISOString()),
+    env.DB.prepare("INSERT INTO results (job_id, idx, completion_seq, success, data) VALUES (?, 0, 1, 1, ?)").bind(
+      jobId,
+      JSON.stringify({ index: 0, input: "a", output: "b", success: true, error: null, error_kind: null, attempts: 1, usage: { input_tokens: 1, output_tokens: 1 } }),
+    ),
+  ]);
+}

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { request } from "./helpers";
+
+describe("open routes and the error envelope", () => {
+  it("answers /healthz", async () => {
+    expect(await request("GET", "/healthz")).toMatchObject({ status: 200, body: { status: "ok" } });
+  });
+
+  it("serves an OpenAPI 3.1 document that lists every route", async () => {
+    const doc = (await request("GET", "/openapi.json")).body;
+    expect(doc.openapi).toBe("3.1.0");
+    const routes = Object.entries(doc.paths as Record<string, object>).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m} ${p}`));
+    expect(routes).toEqual(
+      expect.arrayContaining([
+        "post /v1/admin/tenants",
+        "post /v1/admin/tenants/{tenant_id}/keys",
+        "delete /v1/admin/keys/{key_id}",
+        "put /v1/providers/{provider}",
+        "get /v1/providers",
+        "delete /v1/providers/{provider}",
+        "post /v1/map",
+        "get /v1/jobs",
+        "get /v1/jobs/{job_id}",
+        "get /v1/jobs/{job_id}/results",
+        "get /v1/jobs/{job_id}/batch",
+        "get /v1/jobs/{job_id}/events",
+        "post /v1/jobs/{job_id}/cancel",
+      ]),
+    );
+    expect(doc.components.schemas.MapRequest.properties.concurrency).toMatchObject({ minimum: 1, maximum: 128, default: 16 });
+  });
+
+  it("renders the API reference at /docs without external assets", async () => {
+    const res = await request("GET", "/docs");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    expect(res.body).toContain("/v1/map");
+    expect(res.body).not.toMatch(/<script[^>]+src=/);
+  });
+
+  it("uses the envelope for unknown routes (404) and wrong methods (405)", async () => {
+    expect(await request("GET", "/nope")).toMatchObject({ status: 404, body: { error: { code: "not_found" } } });
+    const wrong = await request("DELETE", "/healthz");
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get("allow")).toBe("GET");
+    expect(wrong.body.error.code).toBe("method_not_allowed");
+  });
+});

@@ -1,0 +1,65 @@
+import { describe, expect, it } from "vitest";
+import { backoffMs, nextStep, promptWithGuidance, type AttemptOutcome } from "../../src/jobs/retry-policy";
+import { classify, retryAfterMs, ProviderFailure } from "../../src/llm/errors";
+
+const usage = { input_tokens: 1, output_tokens: 1 };
+
+describe("retry policy", () => {
+  it("backs off min(0.5·2^(n−1), 8) s", () => {
+    expect([1, 2, 3, 4, 5, 6].map(backoffMs)).toEqual([500, 1000, 2000, 4000, 8000, 8000]);
+  });
+
+  it("retries invalid output at once with its problems, then fails as validation", () => {
+    const invalid: AttemptOutcome = { kind: "invalid", error: "bad", problems: ["p"], usage };
+    expect(nextStep(invalid, 1, 2)).toEqual({ step: "retry", delayMs: 0, guidance: ["p"] });
+    expect(nextStep(invalid, 3, 2)).toEqual({ step: "fail", error: "bad", errorKind: "validation" });
+  });
+
+  it("honours Retry-After when longer than the backoff", () => {
+    const transient: AttemptOutcome = { kind: "transient", error: "429", retryAfterMs: 3000, usage };
+    expect(nextStep(transient, 1, 3)).toEqual({ step: "retry", delayMs: 3000, guidance: null });
+    expect(nextStep({ ...transient, retryAfterMs: 100 }, 2, 3)).toEqual({ step: "retry", delayMs: 1000, guidance: null });
+    expect(nextStep(transient, 4, 3)).toMatchObject({ step: "fail", errorKind: "llm_error" });
+  });
+
+  it("retries timeouts without backoff and fails permanent errors at once", () => {
+    expect(nextStep({ kind: "timeout", error: "t", usage }, 1, 1)).toEqual({ step: "retry", delayMs: 0, guidance: null });
+    expect(nextStep({ kind: "timeout", error: "t", usage }, 2, 1)).toMatchObject({ step: "fail", errorKind: "timeout" });
+    expect(nextStep({ kind: "permanent", error: "401", errorKind: "llm_error", usage }, 1, 5)).toMatchObject({ step: "fail" });
+  });
+
+  it("adds the guidance and the first problems to a retry prompt", () => {
+    const prompt = promptWithGuidance("Do it", "Return JSON.", ["a", "b", "c", "d", "e", "f"]);
+    expect(prompt).toBe("Do it\n\nReturn JSON.\nProblems with your previous response:\n- a\n- b\n- c\n- d\n- e");
+    expect(promptWithGuidance("Do it", "Return JSON.", null)).toBe("Do it");
+  });
+});
+
+describe("failure classification", () => {
+  const withStatus = (status: number, headers?: Record<string, string>) =>
+    Object.assign(new Error(`status ${status}`), { status, headers: new Headers(headers) });
+
+  it.each([
+    [408, "transient"], [409, "transient"], [429, "transient"], [500, "transient"], [503, "transient"], [529, "transient"],
+    [400, "permanent"], [401, "permanent"], [403, "permanent"], [404, "permanent"], [422, "permanent"],
+  ])("status %i is %s", (status, expected) => {
+    expect(classify(withStatus(status))).toBe(expected);
+  });
+
+  it("treats SDK timeouts as timeouts and connection failures as transient, through causes", () => {
+    const timeout = Object.assign(new Error("timed out"), { name: "APIConnectionTimeoutError" });
+    expect(classify(timeout)).toBe("timeout");
+    const conn = Object.assign(new Error("conn"), { name: "APIConnectionError", cause: new TypeError("fetch failed") });
+    expect(classify(conn)).toBe("transient");
+    expect(classify(new Error("wrapped", { cause: withStatus(503) }))).toBe("transient");
+    expect(classify(new ProviderFailure("no key", "permanent"))).toBe("permanent");
+  });
+
+  it("reads Retry-After in seconds, as a date, and retry-after-ms", () => {
+    expect(retryAfterMs(withStatus(429, { "retry-after": "2" }))).toBe(2000);
+    expect(retryAfterMs(withStatus(429, { "retry-after-ms": "1500" }))).toBe(1500);
+    const now = Date.parse("2026-01-01T00:00:00Z");
+    expect(retryAfterMs(withStatus(429, { "retry-after": "Thu, 01 Jan 2026 00:00:05 GMT" }), now)).toBe(5000);
+    expect(retryAfterMs(withStatus(429))).toBeUndefined();
+  });
+});

@@ -1,0 +1,16 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  plugins: [
+    cloudflareTest(async () => ({
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: { bindings: { TEST_MIGRATIONS: await readD1Migrations("./migrations"), MAX_REQUEST_BYTES: "65536", MAX_ITEM_BYTES: "1000", MAX_ITEMS_PER_JOB: "5" } },
+    })),
+  ],
+  test: {
+    name: "integration",
+    include: ["test/integration/**/*.integration.test.ts"],
+    setupFiles: ["./test/integration/apply-migrations.ts"],
+  },
+});
