@@ -4,11 +4,20 @@
  * a timeout (retried at once), or permanent (400/401/403/404/422…: the item fails with
  * `llm_error` without another attempt). Works for both SDKs' errors and our own.
  */
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
+
 export type FailureClass = "transient" | "timeout" | "permanent";
 
 const TRANSIENT_STATUSES = new Set([408, 409, 429]);
-const TIMEOUT_NAMES = new Set(["APIConnectionTimeoutError", "TimeoutError"]);
-const NETWORK_NAMES = new Set(["APIConnectionError", "FetchError", "TypeError"]);
+const TIMEOUT_NAMES = new Set(["TimeoutError"]); // DOMException of AbortSignal.timeout
+const NETWORK_NAMES = new Set(["FetchError", "TypeError"]); // fetch's own failures
+
+// The SDKs do not set `name` on their errors, so their classes are the reliable mark.
+const isSdkTimeout = (e: unknown): boolean =>
+  e instanceof OpenAI.APIConnectionTimeoutError || e instanceof Anthropic.APIConnectionTimeoutError;
+const isSdkConnectionError = (e: unknown): boolean =>
+  e instanceof OpenAI.APIConnectionError || e instanceof Anthropic.APIConnectionError;
 
 /** A failure we raise ourselves (no credential, malformed provider answer…). */
 export class ProviderFailure extends Error {
@@ -42,7 +51,7 @@ export function statusOf(err: unknown): number | undefined {
 export function isTimeout(err: unknown): boolean {
   for (const e of causes(err)) {
     if (e instanceof ProviderFailure) return e.failureClass === "timeout";
-    if (e instanceof Error && TIMEOUT_NAMES.has(e.name)) return true;
+    if (isSdkTimeout(e) || (e instanceof Error && TIMEOUT_NAMES.has(e.name))) return true;
   }
   return false;
 }
@@ -53,7 +62,7 @@ export function isTransient(err: unknown): boolean {
   const status = statusOf(err);
   if (status !== undefined) return TRANSIENT_STATUSES.has(status) || status >= 500;
   // No HTTP status: the request never got an answer (connection refused, reset, DNS).
-  for (const e of causes(err)) if (e instanceof Error && NETWORK_NAMES.has(e.name)) return true;
+  for (const e of causes(err)) if (isSdkConnectionError(e) || (e instanceof Error && NETWORK_NAMES.has(e.name))) return true;
   return false;
 }
 

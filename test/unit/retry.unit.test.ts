@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { backoffMs, nextStep, promptWithGuidance, type AttemptOutcome } from "../../src/jobs/retry-policy";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
 import { classify, retryAfterMs, ProviderFailure } from "../../src/llm/errors";
 
 const usage = { input_tokens: 1, output_tokens: 1 };
@@ -47,10 +49,12 @@ describe("failure classification", () => {
   });
 
   it("treats SDK timeouts as timeouts and connection failures as transient, through causes", () => {
-    const timeout = Object.assign(new Error("timed out"), { name: "APIConnectionTimeoutError" });
-    expect(classify(timeout)).toBe("timeout");
-    const conn = Object.assign(new Error("conn"), { name: "APIConnectionError", cause: new TypeError("fetch failed") });
-    expect(classify(conn)).toBe("transient");
+    expect(classify(new OpenAI.APIConnectionTimeoutError())).toBe("timeout");
+    expect(classify(new Anthropic.APIConnectionTimeoutError())).toBe("timeout");
+    expect(classify(new DOMException("signal timed out", "TimeoutError"))).toBe("timeout");
+    expect(classify(new OpenAI.APIConnectionError({ cause: new Error("ECONNRESET") }))).toBe("transient");
+    expect(classify(new Anthropic.APIConnectionError({ message: "refused" }))).toBe("transient");
+    expect(classify(new Error("outer", { cause: new TypeError("fetch failed") }))).toBe("transient");
     expect(classify(new Error("wrapped", { cause: withStatus(503) }))).toBe("transient");
     expect(classify(new ProviderFailure("no key", "permanent"))).toBe("permanent");
   });

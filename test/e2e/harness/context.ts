@@ -1,0 +1,27 @@
+/** What every e2e test file needs: the running servers' URLs and a map request builder. */
+import { inject } from "vitest";
+import { ECHO_SCHEMA, fake } from "./api.ts";
+
+export const base = (): string => inject("fanoutUrl");
+export const fakeUrl = (): string => inject("fakeUrl");
+
+let counter = 0;
+/** A tag unique to this test run, so counters at the fake model server are the test's own. */
+export function uniqueTag(name: string): string {
+  return `${name}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
+}
+
+export async function fakeStats(tag: string): Promise<{ requests: number; max_in_flight: number; auth: string[]; prompts: string[]; times: number[] }> {
+  return (await fetch(`${fakeUrl()}/_fake/stats?tag=${tag}`)).json();
+}
+
+/** Items whose prompts script the fake model: steps[i] applies to item i. */
+export function scriptedMap(tag: string, steps: string[], overrides: Record<string, unknown> = {}, ms?: number) {
+  return {
+    inputs: steps.map((s, i) => ({ text: `item ${i}`, d: fake(tag, i, s, ms) })),
+    prompt_template: "Summarize {{ item.text }} {{ item.d }}",
+    output_schema: ECHO_SCHEMA,
+    model: "openai/gpt-4o-mini",
+    ...overrides,
+  };
+}

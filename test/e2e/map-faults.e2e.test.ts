@@ -1,0 +1,111 @@
+import { describe, expect, it } from "vitest";
+import { allResults, call, newTenant, waitForJob } from "./harness/api.ts";
+import { base, fakeStats, scriptedMap, uniqueTag } from "./harness/context.ts";
+
+async function runOne(steps: string, overrides: Record<string, unknown> = {}) {
+  const { key } = await newTenant(base());
+  const tag = uniqueTag("fault");
+  const created = await call(base(), "POST", "/v1/map", { token: key, body: scriptedMap(tag, [steps], overrides) });
+  expect(created.status).toBe(202);
+  const job = await waitForJob(base(), key, created.body.job_id);
+  const [result] = await allResults(base(), key, created.body.job_id);
+  return { job, result, stats: await fakeStats(tag) };
+}
+
+describe("retries and failures, through the real SDKs", () => {
+  it("accepts fenced JSON on the first attempt", async () => {
+    const { result } = await runOne("fence");
+    expect(result).toMatchObject({ success: true, attempts: 1, output: { echo: "Summarize item 0" } });
+  });
+
+  it("accepts prose around one JSON object", async () => {
+    const { result } = await runOne("prose-json");
+    expect(result).toMatchObject({ success: true, attempts: 1 });
+  });
+
+  it("retries prose with guidance that names the problem, and succeeds on attempt 2", async () => {
+    const { result, stats } = await runOne("prose,ok", { retry_guidance: "Return only JSON please." });
+    expect(result).toMatchObject({ success: true, attempts: 2 });
+    expect(stats.requests).toBe(2);
+    expect(stats.prompts[0]).not.toContain("Return only JSON please.");
+    expect(stats.prompts[1]).toContain("Return only JSON please.");
+    expect(stats.prompts[1]).toContain("the response is not valid JSON");
+    expect(result.usage.input_tokens).toBeGreaterThan(0);
+  });
+
+  it("fails as validation after 1 + max_retries schema violations, naming the schema errors", async () => {
+    const { result, stats, job } = await runOne("bad", { max_retries: 2 });
+    expect(result).toMatchObject({ success: false, error_kind: "validation", attempts: 3, output: null });
+    expect(result.error).toMatch(/echo/);
+    expect(stats.requests).toBe(3);
+    expect(stats.prompts[1]).toMatch(/Problems with your previous response:\n- the output: .*echo/);
+    expect(job).toMatchObject({ completed: 1, failed: 1, succeeded: 0, total_attempts: 3 });
+  });
+
+  it("backs off after a 429, honouring a longer Retry-After, then succeeds", async () => {
+    const { result, stats } = await runOne("429:2,ok");
+    expect(result).toMatchObject({ success: true, attempts: 2 });
+    expect(stats.times[1] - stats.times[0]).toBeGreaterThanOrEqual(2_000);
+  });
+
+  it("backs off 0.5 s after a 500 with no Retry-After", async () => {
+    const { result, stats } = await runOne("500,ok");
+    expect(result).toMatchObject({ success: true, attempts: 2 });
+    expect(stats.times[1] - stats.times[0]).toBeGreaterThanOrEqual(500);
+  });
+
+  it("retries Anthropic's 529 overloaded as transient", async () => {
+    const { result } = await runOne("529,ok", { model: "anthropic/claude-sonnet-4-5" });
+    expect(result).toMatchObject({ success: true, attempts: 2 });
+  });
+
+  it("fails as llm_error when transient errors outlast max_retries", async () => {
+    const { result, stats } = await runOne("500", { max_retries: 1 });
+    expect(result).toMatchObject({ success: false, error_kind: "llm_error", attempts: 2 });
+    expect(stats.requests).toBe(2);
+  });
+
+  it("retries a timeout at once, without backoff", async () => {
+    const { result, stats } = await runOne("slow:2500,ok", { timeout_secs: 0.5 });
+    expect(result).toMatchObject({ success: true, attempts: 2 });
+    const gap = stats.times[1] - stats.times[0];
+    expect(gap).toBeGreaterThanOrEqual(500); // the timeout itself
+    expect(gap).toBeLessThan(1_400); // no backoff on top
+  });
+
+  it("fails as timeout when every attempt times out", async () => {
+    const { result } = await runOne("slow:2000", { timeout_secs: 0.3, max_retries: 1 });
+    expect(result).toMatchObject({ success: false, error_kind: "timeout", attempts: 2 });
+  });
+
+  it("fails a permanent 401 at once as llm_error, without retrying", async () => {
+    const { result, stats } = await runOne("401", { max_retries: 5 });
+    expect(result).toMatchObject({ success: false, error_kind: "llm_error", attempts: 1 });
+    expect(result.error).toContain("401");
+    expect(result.error).not.toMatch(/sk-env-openai-key/);
+    expect(stats.requests).toBe(1);
+  });
+
+  it("never has more calls in flight than the concurrency", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("inflight");
+    const body = scriptedMap(tag, Array(24).fill("ok"), { concurrency: 4 }, 150);
+    const created = await call(base(), "POST", "/v1/map", { token: key, body });
+    const job = await waitForJob(base(), key, created.body.job_id);
+    expect(job.succeeded).toBe(24);
+    const stats = await fakeStats(tag);
+    expect(stats.max_in_flight).toBeLessThanOrEqual(4);
+    expect(stats.max_in_flight).toBeGreaterThanOrEqual(3); // and the slots are actually used
+  });
+
+  it("holds no slot for a waiting retry", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("noslot");
+    // concurrency 1: item 0 waits 2 s for its retry; items 1-3 must run meanwhile
+    const body = scriptedMap(tag, ["429:2,ok", "ok", "ok", "ok"], { concurrency: 1 });
+    const created = await call(base(), "POST", "/v1/map", { token: key, body });
+    await waitForJob(base(), key, created.body.job_id);
+    const byCompletion = await allResults(base(), key, created.body.job_id, "&order=completion");
+    expect(byCompletion.map((r) => r.index)).toEqual([1, 2, 3, 0]);
+  });
+});
