@@ -27,6 +27,14 @@ export function freePort(): Promise<number> {
   });
 }
 
+function killGroup(group: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(group, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== "ESRCH") throw err; // already gone
+  }
+}
+
 export interface FanoutServer {
   url: string;
   port: number;
@@ -86,11 +94,13 @@ export async function startFanout(options: FanoutOptions = {}): Promise<FanoutSe
     logs: () => output,
     stop: (signal: NodeJS.Signals = "SIGTERM") =>
       new Promise<void>((done) => {
-        if (child.exitCode !== null || child.pid === undefined) return done();
+        const exited = () => child.exitCode !== null || child.signalCode !== null;
+        if (exited() || child.pid === undefined) return done();
+        const group = -child.pid; // the whole process group: wrangler and its workerd
         child.once("exit", () => done());
-        process.kill(-child.pid, signal); // the whole process group: wrangler and its workerd
+        killGroup(group, signal);
         setTimeout(() => {
-          if (child.exitCode === null && child.pid !== undefined) process.kill(-child.pid, "SIGKILL");
+          if (!exited()) killGroup(group, "SIGKILL");
         }, 5_000).unref();
       }),
   };

@@ -1,0 +1,45 @@
+/**
+ * The server is killed (SIGKILL, no chance to clean up) mid-job and started again on the same
+ * local state: the job must finish with exactly one result per index — nothing lost, nothing twice.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { allResults, call, newTenant, openEvents, readSse, waitForJob } from "./harness/api.ts";
+import { fakeUrl, scriptedMap, uniqueTag } from "./harness/context.ts";
+import { startFanout, type FanoutServer } from "./harness/fanout-server.ts";
+
+const N = 60;
+let server: FanoutServer | undefined;
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+describe("a restart mid-job", () => {
+  it("loses nothing and duplicates nothing", async () => {
+    const vars = { OPENAI_BASE_URL: `${fakeUrl()}/v1`, OPENAI_API_KEY: "sk-env-openai-key" };
+    server = await startFanout({ vars });
+    const { key } = await newTenant(server.url);
+    const tag = uniqueTag("restart");
+    // 429s on some items put retries in flight through the Queue when the server dies.
+    const steps = Array.from({ length: N }, (_, i) => (i % 7 === 3 ? "429:1,ok" : "ok"));
+    const body = scriptedMap(tag, steps, { concurrency: 4, timeout_secs: 2 }, 250);
+    const created = await call(server.url, "POST", "/v1/map", { token: key, body });
+    const jobId = created.body.job_id;
+    await readSse(await openEvents(server.url, key, jobId), { stopAfter: 12 }); // ~11 items done
+
+    const { persistDir, port } = server;
+    await server.stop("SIGKILL");
+    server = await startFanout({ vars, persistDir, port });
+
+    const job = await waitForJob(server.url, key, jobId, 120_000);
+    expect(job).toMatchObject({ status: "completed", total: N, completed: N, succeeded: N, failed: 0 });
+    const results = await allResults(server.url, key, jobId);
+    expect(results.map((r) => r.index)).toEqual(Array.from({ length: N }, (_, i) => i));
+    const events = await readSse(await openEvents(server.url, key, jobId));
+    const items = events.filter((e) => e.event === "MAP_ITEM_COMPLETED").map((e) => e.data.result.index);
+    expect(items).toHaveLength(N);
+    expect(new Set(items).size).toBe(N);
+    expect(events.map((e) => e.id)).toEqual(Array.from({ length: events.length }, (_, i) => i + 1));
+    expect(events.at(-1)?.data).toMatchObject({ status: "completed", completed: N });
+  });
+});
