@@ -13,6 +13,7 @@
  * with exactly one result (D1's primary key on (job_id, idx) enforces it too).
  */
 import { DurableObject } from "cloudflare:workers";
+import { sseKeepaliveMs } from "../src/config";
 import { randomBase32 } from "../src/lib/ids";
 import { nextStep, type AttemptOutcome } from "../src/jobs/retry-policy";
 import { isTerminal, type AttemptTask, type JobStatus, type MapJobSpec } from "../src/jobs/spec";
@@ -48,13 +49,14 @@ export class JobCoordinator extends DurableObject<Env> {
   #counters: Counters = { ...ZERO };
   #busySlots = new Set<number>();
   #alarmAt: number | null = null;
-  #hub = new EventHub();
+  #hub: EventHub;
   #waiters: (() => void)[] = [];
   #flushTimer: ReturnType<typeof setTimeout> | null = null;
   #flushing: Promise<void> = Promise.resolve();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
+    this.#hub = new EventHub(sseKeepaliveMs(env));
     void ctx.blockConcurrencyWhile(async () => {
       this.#store = new CoordinatorStore(ctx.storage);
       this.#spec = this.#store.getMeta<MapJobSpec>("spec") ?? null;

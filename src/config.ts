@@ -52,6 +52,11 @@ export function limits(env: object): Limits {
   };
 }
 
+/** SSE_KEEPALIVE_SECS: seconds between `: keepalive` comments on idle event streams (default 15, at most 20). */
+export function sseKeepaliveMs(env: object): number {
+  return Math.min(readPositiveInt(env, "SSE_KEEPALIVE_SECS", 15), 20) * 1000;
+}
+
 function misconfigured(message: string): ApiError {
   console.error(`configuration error: ${message}`);
   return new ApiError(500, "internal", "The server is misconfigured.");

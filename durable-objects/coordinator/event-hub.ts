@@ -4,7 +4,7 @@
  */
 import type { StoredEvent } from "./store";
 
-export const KEEPALIVE_MS = 15_000; // the contract asks for one at least every 20 s
+export const DEFAULT_KEEPALIVE_MS = 15_000; // the contract asks for one at least every 20 s; proxies cut idle streams
 
 const encoder = new TextEncoder();
 
@@ -15,6 +15,11 @@ export function formatEvent(event: StoredEvent): Uint8Array {
 export class EventHub {
   readonly #subscribers = new Set<WritableStreamDefaultWriter<Uint8Array>>();
   #keepalive: ReturnType<typeof setInterval> | null = null;
+  readonly #keepaliveMs: number;
+
+  constructor(keepaliveMs = DEFAULT_KEEPALIVE_MS) {
+    this.#keepaliveMs = keepaliveMs;
+  }
 
   /** A stream that first replays `backlog`; it stays open for live events unless `finished`. */
   open(backlog: StoredEvent[], finished: boolean): Response {
@@ -50,7 +55,7 @@ export class EventHub {
   #add(writer: WritableStreamDefaultWriter<Uint8Array>): void {
     this.#subscribers.add(writer);
     void writer.closed.catch(() => undefined).finally(() => this.#drop(writer));
-    this.#keepalive ??= setInterval(() => this.#broadcast(encoder.encode(": keepalive\n\n")), KEEPALIVE_MS);
+    this.#keepalive ??= setInterval(() => this.#broadcast(encoder.encode(": keepalive\n\n")), this.#keepaliveMs);
   }
 
   #broadcast(chunk: Uint8Array): void {

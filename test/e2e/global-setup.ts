@@ -18,6 +18,7 @@ export async function setup(project: TestProject): Promise<void> {
       MAX_ITEMS_PER_JOB: "10000",
       MAX_REQUEST_BYTES: String(8 * 1024 * 1024),
       WAIT_LIMIT_SECS: "20",
+      SSE_KEEPALIVE_SECS: "1",
     },
   });
   project.provide("fanoutUrl", fanout.url);

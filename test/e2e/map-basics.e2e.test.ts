@@ -76,6 +76,15 @@ describe("POST /v1/map end to end", () => {
     expect(ids).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
   });
 
+  it("sends keepalive comments on an idle stream (SSE_KEEPALIVE_SECS=1 here)", async () => {
+    const { key } = await newTenant(base());
+    const created = await call(base(), "POST", "/v1/map", { token: key, body: scriptedMap(uniqueTag("keepalive"), ["slow:2600"]) });
+    const comments: string[] = [];
+    const events = await readSse(await openEvents(base(), key, created.body.job_id), { comments });
+    expect(events.at(-1)?.event).toBe("MAP_COMPLETED");
+    expect(comments.filter((c) => c === ": keepalive").length).toBeGreaterThanOrEqual(2);
+  });
+
   it("answers with the event stream itself when asked with Accept: text/event-stream", async () => {
     const { key } = await newTenant(base());
     const res = await fetch(`${base()}/v1/map`, {
