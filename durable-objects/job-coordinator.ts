@@ -21,6 +21,7 @@ import { writeJobProgress, type JobProgress } from "../src/db/jobs";
 import type { MapResult } from "../src/schemas/map";
 import { EventHub } from "./coordinator/event-hub";
 import { CoordinatorStore } from "./coordinator/store";
+import { sweepWebhook, type CompletedEvent } from "./coordinator/webhook-sweep";
 
 const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
 const LOST_GRACE_MS = 15_000; // a dispatch with no report after timeout + this is presumed lost
@@ -148,6 +149,7 @@ export class JobCoordinator extends DurableObject<Env> {
     if (this.#status === "queued") this.#begin();
     if (isTerminal(this.#status)) {
       if (!this.#finalized) await this.#finish(this.#status);
+      else await this.#watchWebhook();
       return;
     }
     const now = Date.now();
@@ -273,13 +275,31 @@ export class JobCoordinator extends DurableObject<Env> {
     if (this.#finalized) return;
     this.#finalized = true;
     this.#store.transaction(() => {
+      const data = { job_id: spec.jobId, status: this.#status, total: this.#total, ...this.#summary() };
       this.#store.setMeta("finalized", true);
-      this.#emit("MAP_COMPLETED", { job_id: spec.jobId, status: this.#status, total: this.#total, ...this.#summary() });
+      this.#store.setMeta("completed_event", { completedAt: this.#store.getMeta<string>("completed_at"), data });
+      this.#emit("MAP_COMPLETED", data);
     });
     this.#hub.closeAll();
     for (const resolve of this.#waiters.splice(0)) resolve();
     await this.ctx.storage.deleteAlarm();
     this.#alarmAt = null;
+    await this.#watchWebhook();
+  }
+
+  /** After the end: deliver MAP_COMPLETED to the job's webhook, and watch it until it settles. */
+  async #watchWebhook(): Promise<void> {
+    const spec = this.#spec;
+    const completed = this.#store.getMeta<CompletedEvent>("completed_event");
+    if (!spec?.webhook || !completed || this.#store.getMeta<boolean>("webhook_settled")) return;
+    try {
+      const next = await sweepWebhook(this.env, this.#store, { jobId: spec.jobId, tenantId: spec.tenantId, url: spec.webhook.url }, completed);
+      if (next === null) this.#store.setMeta("webhook_settled", true);
+      else await this.#wakeAt(next);
+    } catch (err) {
+      console.error("webhook sweep failed; retrying", err);
+      await this.#wakeAt(Date.now() + 5_000);
+    }
   }
 
   #summary() {

@@ -30,6 +30,9 @@ if (fake) {
   );
 }
 
+if (!passthrough.some((a, i) => a === "--var" && passthrough[i + 1]?.startsWith("ENVIRONMENT:"))) {
+  extra.push("--var", "ENVIRONMENT:development"); // local defaults on; wrangler.toml says production
+}
 const dev = spawn("npx", ["wrangler", "dev", ...extra, ...passthrough], { stdio: "inherit", env });
 const stop = () => dev.kill("SIGTERM");
 process.on("SIGINT", stop);

@@ -15,6 +15,7 @@ import { providerRoutes } from "./routes/providers";
 import { metaRoutes } from "./routes/meta";
 import { jobRoutes } from "./routes/jobs";
 import { mapRoutes } from "./routes/map";
+import { webhookRoutes } from "./routes/webhooks";
 import type { AppEnv } from "./app-env";
 
 function toErrorResponse(err: unknown): { status: ApiError["status"]; body: object; headers: Record<string, string> } {
@@ -75,5 +76,6 @@ export function buildApp(): OpenAPIHono<AppEnv> {
   app.route("/v1/providers", providerRoutes());
   app.route("/v1", mapRoutes());
   app.route("/v1/jobs", jobRoutes());
+  app.route("/v1", webhookRoutes());
   return app;
 }

@@ -21,6 +21,7 @@ export interface JobRow {
   created_ms: number;
   created_at: string;
   completed_at: string | null;
+  webhook_url: string | null;
 }
 
 export interface JobProgress {
@@ -43,18 +44,21 @@ export interface NewJob {
   metadata: Record<string, unknown>;
   idempotencyKey: string | null;
   requestHash: string;
+  webhookUrl: string | null;
+  webhookSecretEnc: string | null;
 }
 
 /** Inserts a job; returns false when the tenant already has a job with this idempotency key. */
 export async function insertJob(db: D1Database, job: NewJob, now: Date): Promise<boolean> {
   const result = await db
     .prepare(
-      `INSERT INTO jobs (id, tenant_id, type, status, model, total, metadata, idempotency_key, request_hash, created_ms, created_at)
-       VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO jobs (id, tenant_id, type, status, model, total, metadata, idempotency_key, request_hash, created_ms, created_at,
+         webhook_url, webhook_secret_enc)
+       VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
     )
     .bind(job.id, job.tenantId, job.type, job.model, job.total, JSON.stringify(job.metadata), job.idempotencyKey,
-      job.requestHash, now.getTime(), now.toISOString())
+      job.requestHash, now.getTime(), now.toISOString(), job.webhookUrl, job.webhookSecretEnc)
     .run();
   return result.meta.changes > 0;
 }

@@ -3,9 +3,9 @@
  * leaves no trace. Then the job row is written, the coordinator is given the job, and the caller
  * gets the id at once (the coordinator starts fan-out from its alarm).
  */
-import { limits } from "../config";
+import { encryptionKey, limits } from "../config";
 import { findJobByIdempotencyKey, insertJob, markJobFailed, type JobRow } from "../db/jobs";
-import { sha256Hex } from "../lib/crypto";
+import { seal, sha256Hex } from "../lib/crypto";
 import { ApiError, type FieldIssue } from "../lib/errors";
 import { newId } from "../lib/ids";
 import { canonicalJson } from "../lib/canonical-json";
@@ -13,6 +13,8 @@ import { endpointProblem, resolveEndpoint } from "../llm/call-model";
 import { parseModel } from "../llm/models";
 import { compileOutputSchema } from "../output/validate";
 import { compileTemplate } from "../template/jinja";
+import { webhookUrlProblem } from "../webhooks/policy";
+import { secretProblem } from "../webhooks/signing";
 import type { MapRequest } from "../schemas/map";
 import type { MapJobSpec } from "./spec";
 
@@ -39,6 +41,16 @@ function checkSizes(env: Env, inputs: unknown[]): void {
   }
 }
 
+export function checkWebhook(env: Env, webhook: { url: string; secret?: string } | null | undefined): void {
+  if (!webhook) return;
+  const issues: FieldIssue[] = [];
+  const urlProblem = webhookUrlProblem(env, webhook.url);
+  if (urlProblem) issues.push({ path: "webhook.url", message: urlProblem });
+  const secret = webhook.secret === undefined ? null : secretProblem(webhook.secret);
+  if (secret) issues.push({ path: "webhook.secret", message: secret });
+  if (issues.length > 0) throw new ApiError(400, "invalid_request", "The webhook is not usable.", { details: issues });
+}
+
 export async function submitMapJob(
   env: Env,
   tenantId: string,
@@ -46,6 +58,7 @@ export async function submitMapJob(
   idempotencyKey: string | null,
 ): Promise<Submission> {
   checkSizes(env, body.inputs);
+  checkWebhook(env, body.webhook);
   compileTemplate(body.prompt_template);
   const outputSchema = body.output_schema ?? null;
   if (outputSchema) compileOutputSchema(outputSchema);
@@ -62,7 +75,18 @@ export async function submitMapJob(
   const jobId = newId("job");
   const inserted = await insertJob(
     env.DB,
-    { id: jobId, tenantId, type: "map", model: body.model, total: body.inputs.length, metadata: body.metadata, idempotencyKey, requestHash },
+    {
+      id: jobId,
+      tenantId,
+      type: "map",
+      model: body.model,
+      total: body.inputs.length,
+      metadata: body.metadata,
+      idempotencyKey,
+      requestHash,
+      webhookUrl: body.webhook?.url ?? null,
+      webhookSecretEnc: body.webhook?.secret ? await seal(body.webhook.secret, encryptionKey(env)) : null,
+    },
     new Date(),
   );
   if (!inserted && idempotencyKey) {
@@ -86,7 +110,7 @@ export async function submitMapJob(
     concurrency: body.concurrency,
     retryGuidance: body.retry_guidance,
     maxOutputBytes: limits(env).maxOutputBytes,
-    webhook: body.webhook ?? null,
+    webhook: body.webhook ? { url: body.webhook.url } : null, // the secret stays sealed in D1
   };
   try {
     await coordinatorFor(env, jobId).start(spec, body.inputs);

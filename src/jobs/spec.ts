@@ -14,7 +14,7 @@ export interface MapJobSpec {
   concurrency: number;
   retryGuidance: string;
   maxOutputBytes: number;
-  webhook: { url: string; secret?: string } | null;
+  webhook: { url: string } | null;
 }
 
 /** One attempt of one item, handed by the coordinator to a worker slot. */

@@ -2,25 +2,10 @@
  * Hashing, constant-time comparison and AES-GCM sealing of secrets at rest.
  * Sealed values are `base64(iv || ciphertext)` with a fresh 12-byte IV each time (NIST SP 800-38D).
  */
+import { fromBase64, toBase64 } from "./base64";
+
 const encoder = new TextEncoder();
 const IV_BYTES = 12; // the GCM standard IV size
-
-export function toBase64(bytes: Uint8Array): string {
-  let s = "";
-  for (const b of bytes) s += String.fromCharCode(b);
-  return btoa(s);
-}
-
-export function fromBase64(text: string): Uint8Array {
-  const s = atob(text);
-  const out = new Uint8Array(s.length);
-  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
-  return out;
-}
-
-export function toBase64Url(bytes: Uint8Array): string {
-  return toBase64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
-}
 
 export async function sha256Hex(text: string): Promise<string> {
   const digest = await crypto.subtle.digest("SHA-256", encoder.encode(text));

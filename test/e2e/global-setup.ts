@@ -19,6 +19,7 @@ export async function setup(project: TestProject): Promise<void> {
       MAX_REQUEST_BYTES: String(8 * 1024 * 1024),
       WAIT_LIMIT_SECS: "20",
       SSE_KEEPALIVE_SECS: "1",
+      WEBHOOK_RETRY_SCHEDULE_SECS: "1,1,2",
     },
   });
   project.provide("fanoutUrl", fanout.url);

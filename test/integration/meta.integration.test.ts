@@ -25,6 +25,10 @@ describe("open routes and the error envelope", () => {
         "get /v1/jobs/{job_id}/batch",
         "get /v1/jobs/{job_id}/events",
         "post /v1/jobs/{job_id}/cancel",
+        "get /v1/jobs/{job_id}/webhook-deliveries",
+        "post /v1/jobs/{job_id}/webhook-deliveries/redeliver",
+        "get /v1/webhook-secret",
+        "post /v1/webhook-secret/rotate",
       ]),
     );
     expect(doc.components.schemas.MapRequest.properties.concurrency).toMatchObject({ minimum: 1, maximum: 128, default: 16 });

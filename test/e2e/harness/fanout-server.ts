@@ -71,7 +71,7 @@ export async function startFanout(options: FanoutOptions = {}): Promise<FanoutSe
   applyMigrations(persistDir);
   const port = options.port ?? (await freePort());
   const inspectorPort = await freePort();
-  const vars = Object.entries(options.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+  const vars = Object.entries({ ENVIRONMENT: "development", ...options.vars }).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
   const child = spawn(
     WRANGLER,
     ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--persist-to", persistDir, ...vars],

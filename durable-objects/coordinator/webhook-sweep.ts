@@ -1,0 +1,42 @@
+/**
+ * The coordinator's side of webhooks: once its job has ended it creates the MAP_COMPLETED delivery
+ * (exactly once: D1's unique (job_id, event_type)) and queues the first attempt. Then, while the
+ * delivery is pending, its alarm re-queues an attempt whose Queue message was lost (local queues
+ * drop delayed messages on restart): the D1 row is the truth, the Queue only a timer.
+ */
+import { createDelivery, getDelivery } from "../../src/db/webhooks";
+import { newId } from "../../src/lib/ids";
+import type { CoordinatorStore } from "./store";
+
+export const LOST_MESSAGE_GRACE_MS = 30_000;
+
+export interface CompletedEvent {
+  completedAt: string;
+  data: unknown;
+}
+
+/** Returns when to look again (ms epoch), or null when the delivery needs no more watching. */
+export async function sweepWebhook(env: Env, store: CoordinatorStore, job: { jobId: string; tenantId: string; url: string }, completed: CompletedEvent): Promise<number | null> {
+  const now = Date.now();
+  let deliveryId = store.getMeta<string>("webhook_delivery_id");
+  if (!deliveryId) {
+    const payload = JSON.stringify({ type: "MAP_COMPLETED", timestamp: completed.completedAt, data: completed.data });
+    deliveryId = await createDelivery(
+      env.DB,
+      { id: newId("whd"), jobId: job.jobId, tenantId: job.tenantId, eventType: "MAP_COMPLETED", url: job.url, payload },
+      now,
+    );
+    store.setMeta("webhook_delivery_id", deliveryId);
+    await env.TASKS.send({ type: "deliver_webhook", delivery_id: deliveryId });
+    return now + LOST_MESSAGE_GRACE_MS;
+  }
+  const delivery = await getDelivery(env.DB, deliveryId);
+  if (!delivery || delivery.status !== "pending") return null;
+  const due = delivery.next_attempt_at ?? now;
+  const leased = delivery.lease_until !== null && delivery.lease_until > now;
+  if (!leased && due + LOST_MESSAGE_GRACE_MS <= now) {
+    await env.TASKS.send({ type: "deliver_webhook", delivery_id: deliveryId });
+    return now + LOST_MESSAGE_GRACE_MS;
+  }
+  return Math.max(due, now) + LOST_MESSAGE_GRACE_MS;
+}
