@@ -15,16 +15,17 @@
 import { DurableObject } from "cloudflare:workers";
 import { sseKeepaliveMs } from "../src/config";
 import { randomBase32 } from "../src/lib/ids";
-import { nextStep, type AttemptOutcome } from "../src/jobs/retry-policy";
-import { isTerminal, type AttemptTask, type JobStatus, type MapJobSpec } from "../src/jobs/spec";
+import { nextStep, type AttemptOutcome, type NextStep } from "../src/jobs/retry-policy";
+import { isTerminal, type AttemptTask, type JobSpec, type JobStatus } from "../src/jobs/spec";
+import { newId } from "../src/lib/ids";
 import { writeJobProgress, type JobProgress } from "../src/db/jobs";
-import type { MapResult } from "../src/schemas/map";
 import { EventHub } from "./coordinator/event-hub";
-import { CoordinatorStore } from "./coordinator/store";
+import { CoordinatorStore, type ItemResult, type ItemRow } from "./coordinator/store";
 import { sweepWebhook, type CompletedEvent } from "./coordinator/webhook-sweep";
 
 const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
 const LOST_GRACE_MS = 15_000; // a dispatch with no report after timeout + this is presumed lost
+const AGENT_TURN_OVERHEAD_MS = 30_000; // per turn of a sub-session: tool calls and storage on top of the model call
 const QUEUE_GRACE_MS = 2_000; // the sweep picks up a backoff retry this long after its Queue message is due
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm: Queue delays are whole seconds
 const FLUSH_DELAY_MS = 100; // results are copied to D1 in batches at most this stale
@@ -43,7 +44,7 @@ const ZERO: Counters = { completed: 0, succeeded: 0, failed: 0, total_attempts: 
 
 export class JobCoordinator extends DurableObject<Env> {
   #store!: CoordinatorStore;
-  #spec: MapJobSpec | null = null;
+  #spec: JobSpec | null = null;
   #total = 0;
   #status: JobStatus = "queued";
   #finalized = false;
@@ -60,7 +61,7 @@ export class JobCoordinator extends DurableObject<Env> {
     this.#hub = new EventHub(sseKeepaliveMs(env));
     void ctx.blockConcurrencyWhile(async () => {
       this.#store = new CoordinatorStore(ctx.storage);
-      this.#spec = this.#store.getMeta<MapJobSpec>("spec") ?? null;
+      this.#spec = this.#store.getMeta<JobSpec>("spec") ?? null;
       this.#total = this.#store.getMeta<number>("total") ?? 0;
       this.#status = this.#store.getMeta<JobStatus>("status") ?? "queued";
       this.#finalized = this.#store.getMeta<boolean>("finalized") ?? false;
@@ -73,14 +74,14 @@ export class JobCoordinator extends DurableObject<Env> {
   // ── RPC ────────────────────────────────────────────────────────────────────────────────────
 
   /** Stores the job and schedules its start; a second call for the same job does nothing. */
-  async start(spec: MapJobSpec, inputs: unknown[]): Promise<void> {
+  async start(spec: JobSpec, inputs: unknown[]): Promise<void> {
     if (this.#spec) return;
     this.#store.transaction(() => {
       this.#store.setMeta("spec", spec);
       this.#store.setMeta("total", inputs.length);
       this.#store.setMeta("status", "queued");
       this.#store.setMeta("counters", ZERO);
-      this.#store.insertItems(inputs);
+      this.#store.insertItems(inputs, () => (spec.type === "agentic_map" ? newId("ses") : null));
     });
     this.#spec = spec;
     this.#total = inputs.length;
@@ -105,7 +106,7 @@ export class JobCoordinator extends DurableObject<Env> {
         await this.#wakeAt(readyAt + QUEUE_GRACE_MS);
       } else if (step.delayMs > 0) await this.#wakeAt(readyAt);
     } else {
-      this.#complete(item.idx, item.input, item.attempts, outcome.usage, step);
+      this.#complete(item, outcome, step);
     }
     this.#dispatch();
     if (this.#counters.completed === this.#total) await this.#finish("completed");
@@ -154,7 +155,7 @@ export class JobCoordinator extends DurableObject<Env> {
     }
     const now = Date.now();
     for (const row of this.#store.running()) {
-      if ((row.dispatched_at ?? 0) + this.#spec.timeoutMs + LOST_GRACE_MS < now) {
+      if ((row.dispatched_at ?? 0) + this.#lostAfterMs(this.#spec) < now) {
         this.#store.markLost(row.idx);
         if (row.slot !== null) this.#busySlots.delete(row.slot);
         this.#bump({ total_attempts: -1 });
@@ -174,7 +175,8 @@ export class JobCoordinator extends DurableObject<Env> {
     if (!spec) return;
     this.#status = "running";
     this.#store.setMeta("status", "running");
-    this.#emit("MAP_STARTED", { job_id: spec.jobId, total: this.#total, model: spec.model });
+    const kind = spec.type === "agentic_map" ? { type: "agentic" } : {};
+    this.#emit("MAP_STARTED", { job_id: spec.jobId, total: this.#total, model: spec.model, ...kind });
     this.#scheduleFlush();
   }
 
@@ -202,8 +204,11 @@ export class JobCoordinator extends DurableObject<Env> {
         token,
         slot,
         problems: row.problems ? (JSON.parse(row.problems) as string[]) : null,
+        sessionId: row.session_id,
       };
-      const worker = this.env.MAP_WORKER.get(this.env.MAP_WORKER.idFromName(`${spec.jobId}:${slot}`));
+      const worker = row.session_id
+        ? this.env.AGENT_SESSION.get(this.env.AGENT_SESSION.idFromName(row.session_id))
+        : this.env.MAP_WORKER.get(this.env.MAP_WORKER.idFromName(`${spec.jobId}:${slot}`));
       worker.begin(task).catch((err: unknown) => {
         console.error("dispatch failed; will retry", err);
         const current = this.#store.item(row.idx);
@@ -216,27 +221,31 @@ export class JobCoordinator extends DurableObject<Env> {
     }
   }
 
-  #complete(
-    index: number,
-    inputJson: string,
-    attempts: number,
-    usage: { input_tokens: number; output_tokens: number },
-    step: { step: "succeed"; output: unknown } | { step: "fail"; error: string; errorKind: MapResult["error_kind"] },
-  ): void {
-    const spec = this.#spec as MapJobSpec;
+  /** How long a dispatch may go without a report before it is presumed lost. */
+  #lostAfterMs(spec: JobSpec): number {
+    const perCall = spec.timeoutMs * (1 + spec.maxRetries);
+    return spec.type === "map" ? spec.timeoutMs + LOST_GRACE_MS : spec.maxTurns * (perCall + AGENT_TURN_OVERHEAD_MS) + LOST_GRACE_MS;
+  }
+
+  #complete(item: ItemRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" }>): void {
+    const spec = this.#spec as JobSpec;
     const success = step.step === "succeed";
     this.#store.transaction(() => {
-      const row = this.#store.markDone(index, usage);
-      const result: MapResult = {
-        index,
-        input: JSON.parse(inputJson) as unknown,
-        output: success ? step.output : null,
-        success,
-        error: success ? null : step.error,
-        error_kind: success ? null : step.errorKind,
-        attempts,
-        usage: { input_tokens: row.input_tokens, output_tokens: row.output_tokens },
-      };
+      const row = this.#store.markDone(item.idx, outcome.usage);
+      const input = JSON.parse(item.input) as unknown;
+      const result: ItemResult =
+        outcome.kind === "agent"
+          ? { index: item.idx, input, ...outcome.result }
+          : {
+              index: item.idx,
+              input,
+              output: success ? step.output : null,
+              success,
+              error: success ? null : step.error,
+              error_kind: success ? null : step.errorKind,
+              attempts: item.attempts,
+              usage: { input_tokens: row.input_tokens, output_tokens: row.output_tokens },
+            };
       this.#bump({
         completed: 1,
         succeeded: success ? 1 : 0,
@@ -257,7 +266,7 @@ export class JobCoordinator extends DurableObject<Env> {
   }
 
   async #finish(status: JobStatus): Promise<void> {
-    const spec = this.#spec as MapJobSpec;
+    const spec = this.#spec as JobSpec;
     if (!isTerminal(this.#status)) {
       this.#status = status;
       this.#store.transaction(() => {
@@ -344,7 +353,7 @@ export class JobCoordinator extends DurableObject<Env> {
   }
 
   async #flushOnce(): Promise<void> {
-    const spec = this.#spec as MapJobSpec;
+    const spec = this.#spec as JobSpec;
     do {
       const rows = this.#store.outbox(FLUSH_BATCH);
       const progress: JobProgress = {

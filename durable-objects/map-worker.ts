@@ -15,7 +15,7 @@ import { compileJob, runAttempt, type CompiledJob } from "../src/jobs/attempt";
 import { resolveEndpoint } from "../src/llm/call-model";
 import { parseModel } from "../src/llm/models";
 import type { AttemptOutcome } from "../src/jobs/retry-policy";
-import type { AttemptTask } from "../src/jobs/spec";
+import type { AttemptTask, MapTask } from "../src/jobs/spec";
 import type { ProviderEndpoint } from "../src/llm/types";
 
 export class MapWorker extends DurableObject<Env> {
@@ -29,10 +29,10 @@ export class MapWorker extends DurableObject<Env> {
 
   override async alarm(): Promise<void> {
     const task = await this.ctx.storage.get<AttemptTask>("task");
-    if (!task) return;
+    if (!task || task.spec.type !== "map") return;
     let outcome = await this.ctx.storage.get<AttemptOutcome>("outcome");
     if (!outcome) {
-      outcome = await this.#attempt(task);
+      outcome = await this.#attempt(task as MapTask);
       await this.ctx.storage.put("outcome", outcome);
     }
     const coordinator = this.env.JOB_COORDINATOR.get(this.env.JOB_COORDINATOR.idFromName(task.spec.jobId));
@@ -42,7 +42,7 @@ export class MapWorker extends DurableObject<Env> {
     if (current?.token === task.token) await this.ctx.storage.delete(["task", "outcome"]);
   }
 
-  async #attempt(task: AttemptTask): Promise<AttemptOutcome> {
+  async #attempt(task: MapTask): Promise<AttemptOutcome> {
     try {
       if (this.#compiled?.jobId !== task.spec.jobId) {
         const provider = parseModel(task.spec.model).provider;

@@ -16,6 +16,7 @@ import { metaRoutes } from "./routes/meta";
 import { jobRoutes } from "./routes/jobs";
 import { mapRoutes } from "./routes/map";
 import { webhookRoutes } from "./routes/webhooks";
+import { agenticRoutes } from "./routes/agentic";
 import type { AppEnv } from "./app-env";
 
 function toErrorResponse(err: unknown): { status: ApiError["status"]; body: object; headers: Record<string, string> } {
@@ -75,6 +76,7 @@ export function buildApp(): OpenAPIHono<AppEnv> {
   app.route("/v1/admin", adminRoutes());
   app.route("/v1/providers", providerRoutes());
   app.route("/v1", mapRoutes());
+  app.route("/v1", agenticRoutes());
   app.route("/v1/jobs", jobRoutes());
   app.route("/v1", webhookRoutes());
   return app;

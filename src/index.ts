@@ -4,6 +4,7 @@ import { handleQueue, type TaskMessage } from "./queue";
 
 export { JobCoordinator } from "../durable-objects/job-coordinator";
 export { MapWorker } from "../durable-objects/map-worker";
+export { AgentSession } from "../durable-objects/agent-session";
 
 const app = buildApp();
 

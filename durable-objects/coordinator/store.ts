@@ -6,7 +6,7 @@
  *   events(id, …)     the SSE event log, ids 1, 2, 3… per job
  *   outbox(idx, …)    finished results not yet copied to D1
  */
-import type { MapResult } from "../../src/schemas/map";
+export type ItemResult = { index: number; success: boolean } & Record<string, unknown>;
 
 export type ItemState = "pending" | "running" | "waiting" | "done";
 
@@ -22,6 +22,7 @@ export type ItemRow = {
   problems: string | null;
   input_tokens: number;
   output_tokens: number;
+  session_id: string | null;
 };
 
 export type StoredEvent = {
@@ -50,7 +51,8 @@ CREATE TABLE IF NOT EXISTS items (
   dispatched_at INTEGER,
   problems TEXT,
   input_tokens INTEGER NOT NULL DEFAULT 0,
-  output_tokens INTEGER NOT NULL DEFAULT 0
+  output_tokens INTEGER NOT NULL DEFAULT 0,
+  session_id TEXT -- agentic jobs: the item's sub-session
 );
 CREATE INDEX IF NOT EXISTS items_by_state ON items (state, ready_at, idx);
 CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY, name TEXT NOT NULL, data TEXT NOT NULL);
@@ -80,8 +82,10 @@ export class CoordinatorStore {
     this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", key, JSON.stringify(value));
   }
 
-  insertItems(inputs: unknown[]): void {
-    inputs.forEach((input, idx) => this.#sql.exec("INSERT INTO items (idx, input) VALUES (?, ?)", idx, JSON.stringify(input)));
+  insertItems(inputs: unknown[], sessionId: (idx: number) => string | null): void {
+    inputs.forEach((input, idx) =>
+      this.#sql.exec("INSERT INTO items (idx, input, session_id) VALUES (?, ?, ?)", idx, JSON.stringify(input), sessionId(idx)),
+    );
   }
 
   item(idx: number): ItemRow | undefined {
@@ -152,7 +156,7 @@ export class CoordinatorStore {
     return this.#sql.exec<StoredEvent>("SELECT id, name, data FROM events WHERE id > ? ORDER BY id", id).toArray();
   }
 
-  addToOutbox(result: MapResult, seq: number): void {
+  addToOutbox(result: ItemResult, seq: number): void {
     this.#sql.exec(
       "INSERT OR IGNORE INTO outbox (idx, seq, success, data) VALUES (?, ?, ?, ?)",
       result.index, seq, result.success ? 1 : 0, JSON.stringify(result),

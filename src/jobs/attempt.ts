@@ -10,7 +10,7 @@ import { classify, describeFailure, retryAfterMs } from "../llm/errors";
 import { parseModel } from "../llm/models";
 import type { ProviderEndpoint, Usage } from "../llm/types";
 import { promptWithGuidance, type AttemptOutcome } from "./retry-policy";
-import type { AttemptTask, MapJobSpec } from "./spec";
+import type { MapJobSpec, MapTask } from "./spec";
 
 const NO_USAGE: Usage = { input_tokens: 0, output_tokens: 0 };
 
@@ -50,7 +50,7 @@ export function interpretText(text: string, job: CompiledJob, maxOutputBytes: nu
 
 export async function runAttempt(
   env: Env,
-  task: AttemptTask,
+  task: MapTask,
   job: CompiledJob,
   endpoint: ProviderEndpoint | null,
 ): Promise<AttemptOutcome> {

@@ -7,6 +7,7 @@
  * An item makes at most 1 + max_retries attempts; the last failure decides `error_kind`.
  */
 import type { Usage } from "../llm/types";
+import type { AgentItemResult } from "../agent/result";
 
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_MAX_MS = 8_000;
@@ -18,7 +19,8 @@ export type AttemptOutcome =
   | { kind: "invalid"; error: string; problems: string[]; usage: Usage }
   | { kind: "transient"; error: string; retryAfterMs: number | null; usage: Usage }
   | { kind: "timeout"; error: string; usage: Usage }
-  | { kind: "permanent"; error: string; errorKind: ErrorKind; usage: Usage };
+  | { kind: "permanent"; error: string; errorKind: ErrorKind; usage: Usage }
+  | { kind: "agent"; result: AgentItemResult; usage: Usage }; // a finished sub-session: no retry here
 
 export type NextStep =
   | { step: "succeed"; output: unknown }
@@ -32,6 +34,10 @@ export function backoffMs(attempt: number): number {
 /** `attempts` counts the attempt that produced `outcome` (1 for the first). */
 export function nextStep(outcome: AttemptOutcome, attempts: number, maxRetries: number): NextStep {
   if (outcome.kind === "success") return { step: "succeed", output: outcome.output };
+  if (outcome.kind === "agent") {
+    const r = outcome.result;
+    return r.success ? { step: "succeed", output: r.output_text } : { step: "fail", error: r.error ?? "failed", errorKind: r.error_kind ?? "llm_error" };
+  }
   if (outcome.kind === "permanent") return { step: "fail", error: outcome.error, errorKind: outcome.errorKind };
   const exhausted = attempts >= 1 + maxRetries;
   switch (outcome.kind) {

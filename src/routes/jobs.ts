@@ -1,7 +1,7 @@
 /** Job routes: list, get, results (two orders, status filter, cursor pages), batch, events, cancel. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { getJob, listJobs, listResults, type JobRow } from "../db/jobs";
-import { coordinatorFor } from "../jobs/create-map-job";
+import { coordinatorFor } from "../jobs/submit";
 import { isTerminal } from "../jobs/spec";
 import { decodeCursor, encodeCursor, jobView } from "../jobs/views";
 import { ApiError, notFound } from "../lib/errors";

@@ -6,7 +6,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { limits } from "../config";
 import { getJob } from "../db/jobs";
-import { coordinatorFor, submitMapJob } from "../jobs/create-map-job";
+import { coordinatorFor, type Submission } from "../jobs/submit";
+import { submitMapJob } from "../jobs/map-job";
 import { jobLinks } from "../jobs/views";
 import { jsonBody, newRouter } from "../lib/router";
 import { BatchSchema } from "../schemas/jobs";
@@ -16,6 +17,12 @@ import { allResults, batchView } from "./jobs";
 
 const IDEMPOTENCY_KEY_MAX = 255;
 
+export const submissionQuery = z.object({ wait: z.enum(["true", "false"]).optional().openapi({ description: "Wait for the job to end" }) });
+export const submissionHeaders = z.object({
+  "idempotency-key": z.string().min(1).max(IDEMPOTENCY_KEY_MAX).optional(),
+  accept: z.string().optional(),
+});
+
 const mapRoute = createRoute({
   method: "post",
   path: "/map",
@@ -24,11 +31,8 @@ const mapRoute = createRoute({
   security: bearerSecurity,
   request: {
     body: jsonBody(MapRequestSchema),
-    query: z.object({ wait: z.enum(["true", "false"]).optional().openapi({ description: "Wait for the job to end" }) }),
-    headers: z.object({
-      "idempotency-key": z.string().min(1).max(IDEMPOTENCY_KEY_MAX).optional(),
-      accept: z.string().optional(),
-    }),
+    query: submissionQuery,
+    headers: submissionHeaders,
   },
   responses: {
     200: {
@@ -47,25 +51,31 @@ const mapRoute = createRoute({
   },
 });
 
+/** The answer to a job-creating POST: the event stream, the batch (`?wait=true`), or the job's id. */
+export async function answerSubmission(
+  env: Env,
+  tenantId: string,
+  submission: Submission,
+  options: { accept: string | undefined; wait: boolean },
+): Promise<Response> {
+  const jobId = submission.job.id;
+  const coordinator = coordinatorFor(env, jobId);
+  if (options.accept?.includes("text/event-stream")) {
+    return coordinator.fetch(new Request("https://coordinator/events")) as unknown as Response;
+  }
+  if (options.wait && (await coordinator.waitForEnd(limits(env).waitLimitSecs * 1000))) {
+    const job = await getJob(env.DB, tenantId, jobId);
+    if (job) return Response.json(batchView(job, await allResults(env.DB, jobId)), { status: 200 });
+  }
+  const status = submission.created ? "queued" : submission.job.status;
+  const body = { job_id: jobId, status, total: submission.job.total, links: jobLinks(jobId) };
+  return Response.json(body, { status: submission.created ? 202 : 200 });
+}
+
 export function mapRoutes() {
   return newRouter().openapi(mapRoute, async (c) => {
-    const tenantId = c.get("tenantId");
     const headers = c.req.valid("header");
-    const submission = await submitMapJob(c.env, tenantId, c.req.valid("json"), headers["idempotency-key"] ?? null);
-    const jobId = submission.job.id;
-    const coordinator = coordinatorFor(c.env, jobId);
-
-    if (headers.accept?.includes("text/event-stream")) {
-      return coordinator.fetch(new Request("https://coordinator/events")) as unknown as Response;
-    }
-    if (c.req.valid("query").wait === "true") {
-      if (await coordinator.waitForEnd(limits(c.env).waitLimitSecs * 1000)) {
-        const job = await getJob(c.env.DB, tenantId, jobId);
-        if (job) return c.json(batchView(job, await allResults(c.env.DB, jobId)), 200);
-      }
-    }
-    const status = submission.created ? "queued" : submission.job.status;
-    const body = { job_id: jobId, status, total: submission.job.total, links: jobLinks(jobId) };
-    return c.json(body, submission.created ? 202 : 200);
+    const submission = await submitMapJob(c.env, c.get("tenantId"), c.req.valid("json"), headers["idempotency-key"] ?? null);
+    return answerSubmission(c.env, c.get("tenantId"), submission, { accept: headers.accept, wait: c.req.valid("query").wait === "true" });
   });
 }

@@ -1,6 +1,9 @@
 /** Schemas of the job routes' responses and query parameters. */
 import { z } from "@hono/zod-openapi";
 import { MapResultSchema, UsageSchema } from "./map";
+import { AgentMapResultSchema } from "./agentic";
+
+const ItemResultSchema = z.union([MapResultSchema, AgentMapResultSchema]);
 
 export const JobSchema = z
   .object({
@@ -23,14 +26,14 @@ export const JobSchema = z
 export const JobListSchema = z.object({ jobs: z.array(JobSchema), next_cursor: z.string().nullable() }).openapi("JobList");
 
 export const ResultPageSchema = z
-  .object({ results: z.array(MapResultSchema), next_cursor: z.string().nullable() })
+  .object({ results: z.array(ItemResultSchema), next_cursor: z.string().nullable() })
   .openapi("ResultPage");
 
 export const BatchSchema = z
   .object({
     job_id: z.string(),
-    successes: z.array(MapResultSchema),
-    failures: z.array(MapResultSchema),
+    successes: z.array(ItemResultSchema),
+    failures: z.array(ItemResultSchema),
     total: z.number().int(),
     total_attempts: z.number().int(),
   })

@@ -102,14 +102,14 @@ function globals(env: Environment): void {
   });
 }
 
-function parseSource(source: string): Program {
+function parseSource(source: string, field: string): Program {
   try {
     // Python Jinja2's defaults: keep whitespace around blocks (trim_blocks and lstrip_blocks off).
     return parse(tokenize(source, { lstrip_blocks: false, trim_blocks: false }));
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     throw new ApiError(400, "template_syntax", `The template has a syntax error: ${message}`, {
-      details: [{ path: "prompt_template", message }],
+      details: [{ path: field, message }],
     });
   }
 }
@@ -119,7 +119,7 @@ function parseSource(source: string): Program {
  * `field` names the request field in error details.
  */
 export function compileTemplate(source: string, field = "prompt_template", variable = "item"): CompiledTemplate {
-  const program = parseSource(source);
+  const program = parseSource(source, field);
   if (!templateReads(program, variable)) {
     throw new ApiError(400, "template_missing_item", `The template must use the variable \`${variable}\`.`, {
       details: [{ path: field, message: `\`${variable}\` is never read (e.g. {{ ${variable} }})` }],

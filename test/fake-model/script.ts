@@ -3,7 +3,9 @@
  *   <<fake tag=T id=I steps=429:2,prose,ok ms=200>>
  * `tag` groups counters (one per test), `id` names an item, `steps` are consumed one per call of
  * that (tag, id) — the last one repeats — and `ms` is the latency of each call.
- * Steps: ok, fence, prose, prose-json, bad, 429[:retry-after-secs], 500, 529, 401, 400, slow[:ms].
+ * Steps: ok, fence, prose, prose-json, bad, 429[:retry-after-secs], 500, 529, 401, 400, slow[:ms],
+ * and for agents: call:NAME[:ARG] (a tool call with arguments {"q": ARG or the item id}),
+ * text:SOME_WORDS (a plain answer, underscores read as spaces), length (cut off at max_tokens).
  */
 export interface Directive {
   tag: string;
@@ -42,12 +44,13 @@ export function okObject(prompt: string): { echo: string; length: number } {
 }
 
 export type StepAnswer =
-  | { kind: "text"; text: string; delayMs: number }
+  | { kind: "text"; text: string; delayMs: number; finish?: "length" }
+  | { kind: "tool"; name: string; args: Record<string, unknown>; delayMs: number }
   | { kind: "json"; value: unknown; delayMs: number }
   | { kind: "error"; status: number; retryAfter: number | null; delayMs: number };
 
-export function answerFor(step: string, prompt: string): StepAnswer {
-  const [name, arg] = step.split(":");
+export function answerFor(step: string, prompt: string, id = "0"): StepAnswer {
+  const [name, arg, extra] = step.split(":");
   const value = okObject(prompt);
   const json = JSON.stringify(value);
   switch (name) {
@@ -66,6 +69,12 @@ export function answerFor(step: string, prompt: string): StepAnswer {
     case "401":
     case "400":
       return { kind: "error", status: Number(name), retryAfter: null, delayMs: 0 };
+    case "call":
+      return { kind: "tool", name: arg ?? "tool", args: { q: extra ?? id }, delayMs: 0 };
+    case "text":
+      return { kind: "text", text: (arg ?? "").replaceAll("_", " "), delayMs: 0 };
+    case "length":
+      return { kind: "text", text: "This answer was cut off because it ran into the", delayMs: 0, finish: "length" };
     case "slow":
       return { kind: "json", value, delayMs: arg === undefined ? 5_000 : Number(arg) };
     default:

@@ -7,10 +7,15 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { answerFor, parseDirective, type StepAnswer } from "./script.ts";
+import { SUMMARY_REQUEST } from "../../src/agent/compaction.ts";
 import { openAiBody, openAiStream, anthropicBody, anthropicStream, type Reply } from "./wire.ts";
 
 export interface TagStats {
   requests: number;
+  compactions: number;
+  summaries_seen: number; // requests whose context carried a compaction summary note
+  tool_results: string[];
+  tools_offered: string[][];
   in_flight: number;
   max_in_flight: number;
   auth: string[];
@@ -48,6 +53,34 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Json = Record<string, unknown>;
 
+function blockText(b: Json): string {
+  if (typeof b.text === "string") return b.text;
+  if (typeof b.content === "string") return b.content;
+  if (Array.isArray(b.content)) return b.content.map((c: Json) => blockText(c)).join("\n");
+  return "";
+}
+
+function messageText(m: Json): string {
+  if (typeof m.content === "string") return m.content;
+  return Array.isArray(m.content) ? m.content.map((b: Json) => blockText(b)).join("\n") : "";
+}
+
+/** Tool results in either format: OpenAI `tool` messages, Anthropic `tool_result` blocks. */
+function toolResults(messages: unknown): string[] {
+  if (!Array.isArray(messages)) return [];
+  const out: string[] = [];
+  for (const m of messages as Json[]) {
+    if (m.role === "tool") out.push(messageText(m));
+    if (Array.isArray(m.content)) for (const b of m.content as Json[]) if (b.type === "tool_result") out.push(blockText(b));
+  }
+  return out;
+}
+
+function toolNames(body: Json): string[] {
+  if (!Array.isArray(body.tools)) return [];
+  return (body.tools as Json[]).map((t) => String((t.function as Json | undefined)?.name ?? t.name));
+}
+
 function lastUserText(messages: unknown): string {
   if (!Array.isArray(messages)) return "";
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -76,7 +109,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
   const statsFor = (tag: string): TagStats => {
     let s = stats.get(tag);
     if (!s) {
-      s = { requests: 0, in_flight: 0, max_in_flight: 0, auth: [], prompts: [], times: [] };
+      s = { requests: 0, compactions: 0, summaries_seen: 0, tool_results: [], tools_offered: [], in_flight: 0, max_in_flight: 0, auth: [], prompts: [], times: [] };
       stats.set(tag, s);
     }
     return s;
@@ -96,7 +129,10 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
   async function handleModel(req: IncomingMessage, res: ServerResponse, format: "openai" | "anthropic"): Promise<void> {
     const body = JSON.parse(await readBody(req)) as Json;
     const prompt = lastUserText(body.messages);
-    const directive = parseDirective(prompt);
+    // The directive may sit in any message (an agent's first prompt, not its latest turn).
+    const all = Array.isArray(body.messages) ? (body.messages as Json[]).map(messageText).join("\n") : "";
+    const directive = parseDirective(all);
+    const compaction = prompt.includes(SUMMARY_REQUEST);
     const tag = directive?.tag ?? "default";
     const s = statsFor(tag);
     s.requests++;
@@ -105,9 +141,16 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     s.auth.push(String(req.headers.authorization ?? req.headers["x-api-key"] ?? ""));
     if (s.prompts.length < MAX_PROMPTS_KEPT) s.prompts.push(prompt);
     s.times.push(Date.now());
+    if (compaction) s.compactions++;
+    if (all.includes("Summary of the earlier conversation")) s.summaries_seen++;
+    else {
+      s.tool_results = toolResults(body.messages); // the conversation so far, as this request shows it
+      s.tools_offered.push(toolNames(body));
+    }
     try {
-      const step = nextStep(tag, directive?.id ?? prompt, directive?.steps ?? ["ok"], prompt);
-      const answer: StepAnswer = answerFor(step, prompt);
+      // A compaction request answers with a summary and does not consume the item's script.
+      const step = compaction ? "text:SUMMARY_OF_EARLIER_TURNS" : nextStep(tag, directive?.id ?? prompt, directive?.steps ?? ["ok"], prompt);
+      const answer: StepAnswer = answerFor(step, prompt, directive?.id);
       await sleep((directive?.ms ?? config.latencyMs) + answer.delayMs);
       if (answer.kind === "error") {
         const headers: Record<string, string> = { "content-type": "application/json" };
@@ -117,7 +160,10 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
         res.end(JSON.stringify({ error: { type, message: `fake ${answer.status}` }, type: "error" }));
         return;
       }
-      const reply: Reply = answer.kind === "json" ? { text: JSON.stringify(answer.value), json: answer.value } : { text: answer.text, json: null };
+      let reply: Reply;
+      if (answer.kind === "json") reply = { text: JSON.stringify(answer.value), json: answer.value };
+      else if (answer.kind === "tool") reply = { text: "", json: null, toolCall: { id: `call_${s.requests}`, name: answer.name, args: answer.args } };
+      else reply = { text: answer.text, json: null, finish: answer.finish };
       const stream = body.stream === true;
       if (stream) {
         res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });

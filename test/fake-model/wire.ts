@@ -2,6 +2,8 @@
 export interface Reply {
   text: string;
   json: unknown;
+  toolCall?: { id: string; name: string; args: Record<string, unknown> };
+  finish?: "length";
 }
 
 type Json = Record<string, unknown>;
@@ -14,12 +16,28 @@ function forcedAnthropicTool(body: Json): string | null {
 }
 
 export function openAiBody(body: Json, prompt: string, reply: Reply): Json {
+  if (reply.toolCall) {
+    const call = reply.toolCall;
+    return {
+      id: `chatcmpl-${Date.now()}`,
+      object: "chat.completion",
+      created: Math.floor(Date.now() / 1000),
+      model: body.model,
+      choices: [{
+        index: 0,
+        message: { role: "assistant", content: null, refusal: null, tool_calls: [{ id: call.id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } }] },
+        finish_reason: "tool_calls",
+        logprobs: null,
+      }],
+      usage: { prompt_tokens: tokens(prompt), completion_tokens: 10, total_tokens: tokens(prompt) + 10 },
+    };
+  }
   return {
     id: `chatcmpl-${Date.now()}`,
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model: body.model,
-    choices: [{ index: 0, message: { role: "assistant", content: reply.text, refusal: null }, finish_reason: "stop", logprobs: null }],
+    choices: [{ index: 0, message: { role: "assistant", content: reply.text, refusal: null }, finish_reason: reply.finish ?? "stop", logprobs: null }],
     usage: { prompt_tokens: tokens(prompt), completion_tokens: tokens(reply.text), total_tokens: tokens(prompt) + tokens(reply.text) },
   };
 }
@@ -37,6 +55,19 @@ export function openAiStream(body: Json, prompt: string, reply: Reply): string {
 }
 
 export function anthropicBody(body: Json, prompt: string, reply: Reply): Json {
+  if (reply.toolCall) {
+    const call = reply.toolCall;
+    return {
+      id: `msg_${Date.now()}`,
+      type: "message",
+      role: "assistant",
+      model: body.model,
+      content: [{ type: "tool_use", id: call.id, name: call.name, input: call.args }],
+      stop_reason: "tool_use",
+      stop_sequence: null,
+      usage: { input_tokens: tokens(prompt), output_tokens: 10 },
+    };
+  }
   const tool = forcedAnthropicTool(body);
   const content = tool && reply.json !== null
     ? [{ type: "tool_use", id: `toolu_${Date.now()}`, name: tool, input: reply.json }]
@@ -47,7 +78,7 @@ export function anthropicBody(body: Json, prompt: string, reply: Reply): Json {
     role: "assistant",
     model: body.model,
     content,
-    stop_reason: tool && reply.json !== null ? "tool_use" : "end_turn",
+    stop_reason: tool && reply.json !== null ? "tool_use" : reply.finish === "length" ? "max_tokens" : "end_turn",
     stop_sequence: null,
     usage: { input_tokens: tokens(prompt), output_tokens: tokens(reply.text) },
   };

@@ -29,6 +29,9 @@ describe("open routes and the error envelope", () => {
         "post /v1/jobs/{job_id}/webhook-deliveries/redeliver",
         "get /v1/webhook-secret",
         "post /v1/webhook-secret/rotate",
+        "post /v1/agentic-map",
+        "get /v1/sessions/{session_id}",
+        "get /v1/jobs/{job_id}/sessions",
       ]),
     );
     expect(doc.components.schemas.MapRequest.properties.concurrency).toMatchObject({ minimum: 1, maximum: 128, default: 16 });

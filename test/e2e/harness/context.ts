@@ -1,6 +1,7 @@
 /** What every e2e test file needs: the running servers' URLs and a map request builder. */
 import { inject } from "vitest";
 import { ECHO_SCHEMA, fake } from "./api.ts";
+import type { TagStats } from "../../fake-model/server.ts";
 
 export const base = (): string => inject("fanoutUrl");
 export const fakeUrl = (): string => inject("fakeUrl");
@@ -11,7 +12,7 @@ export function uniqueTag(name: string): string {
   return `${name}-${process.pid}-${Date.now().toString(36)}-${counter++}`;
 }
 
-export async function fakeStats(tag: string): Promise<{ requests: number; max_in_flight: number; auth: string[]; prompts: string[]; times: number[] }> {
+export async function fakeStats(tag: string): Promise<TagStats> {
   return (await fetch(`${fakeUrl()}/_fake/stats?tag=${tag}`)).json();
 }
 

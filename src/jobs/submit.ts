@@ -1,7 +1,7 @@
 /**
- * Submission of a map job: every check runs before anything is stored or started, so bad input
- * leaves no trace. Then the job row is written, the coordinator is given the job, and the caller
- * gets the id at once (the coordinator starts fan-out from its alarm).
+ * Submission of a job: every check runs before anything is stored or started, so bad input leaves
+ * no trace. Then the job row is written, the coordinator is given the job, and the caller gets
+ * the id at once (the coordinator starts fan-out from its alarm).
  */
 import { encryptionKey, limits } from "../config";
 import { findJobByIdempotencyKey, insertJob, markJobFailed, type JobRow } from "../db/jobs";
@@ -11,12 +11,9 @@ import { newId } from "../lib/ids";
 import { canonicalJson } from "../lib/canonical-json";
 import { endpointProblem, resolveEndpoint } from "../llm/call-model";
 import { parseModel } from "../llm/models";
-import { compileOutputSchema } from "../output/validate";
-import { compileTemplate } from "../template/jinja";
 import { webhookUrlProblem } from "../webhooks/policy";
 import { secretProblem } from "../webhooks/signing";
-import type { MapRequest } from "../schemas/map";
-import type { MapJobSpec } from "./spec";
+import type { JobSpec } from "./spec";
 
 export type Submission = { created: true; job: { id: string; total: number } } | { created: false; job: JobRow };
 
@@ -51,22 +48,32 @@ export function checkWebhook(env: Env, webhook: { url: string; secret?: string }
   if (issues.length > 0) throw new ApiError(400, "invalid_request", "The webhook is not usable.", { details: issues });
 }
 
-export async function submitMapJob(
+export interface CommonJobRequest {
+  inputs: unknown[];
+  model: string;
+  webhook?: { url: string; secret?: string } | null;
+  metadata: Record<string, unknown>;
+}
+
+/**
+ * The checks every operator shares (sizes, webhook, model and its credential), then idempotency,
+ * the job row, and the hand-over to the coordinator. Operator-specific checks run before this.
+ */
+export async function submitJob(
   env: Env,
   tenantId: string,
-  body: MapRequest,
+  type: JobSpec["type"],
+  body: CommonJobRequest,
   idempotencyKey: string | null,
+  buildSpec: (jobId: string) => JobSpec,
 ): Promise<Submission> {
   checkSizes(env, body.inputs);
   checkWebhook(env, body.webhook);
-  compileTemplate(body.prompt_template);
-  const outputSchema = body.output_schema ?? null;
-  if (outputSchema) compileOutputSchema(outputSchema);
   const model = parseModel(body.model);
   const problem = endpointProblem(model.provider, await resolveEndpoint(env, tenantId, model.provider), env);
   if (problem) throw new ApiError(400, "invalid_request", problem, { details: [{ path: "model", message: problem }] });
 
-  const requestHash = await sha256Hex(canonicalJson(body));
+  const requestHash = await sha256Hex(canonicalJson({ type, body }));
   if (idempotencyKey) {
     const existing = await findJobByIdempotencyKey(env.DB, tenantId, idempotencyKey);
     if (existing) return replay(existing, requestHash);
@@ -78,7 +85,7 @@ export async function submitMapJob(
     {
       id: jobId,
       tenantId,
-      type: "map",
+      type,
       model: body.model,
       total: body.inputs.length,
       metadata: body.metadata,
@@ -94,26 +101,8 @@ export async function submitMapJob(
     const existing = await findJobByIdempotencyKey(env.DB, tenantId, idempotencyKey);
     if (existing) return replay(existing, requestHash);
   }
-
-  const spec: MapJobSpec = {
-    jobId,
-    tenantId,
-    type: "map",
-    model: body.model,
-    promptTemplate: body.prompt_template,
-    outputSchema,
-    systemPrompt: body.system_prompt ?? null,
-    temperature: body.temperature ?? null,
-    maxTokens: body.max_tokens ?? null,
-    timeoutMs: Math.round(body.timeout_secs * 1000),
-    maxRetries: body.max_retries,
-    concurrency: body.concurrency,
-    retryGuidance: body.retry_guidance,
-    maxOutputBytes: limits(env).maxOutputBytes,
-    webhook: body.webhook ? { url: body.webhook.url } : null, // the secret stays sealed in D1
-  };
   try {
-    await coordinatorFor(env, jobId).start(spec, body.inputs);
+    await coordinatorFor(env, jobId).start(buildSpec(jobId), body.inputs);
   } catch (err) {
     await markJobFailed(env.DB, jobId);
     throw err;

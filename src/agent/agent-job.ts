@@ -1,0 +1,49 @@
+/** POST /v1/agentic-map submissions: the agentic operator's own checks, then the shared submission. */
+import { ApiError, type FieldIssue } from "../lib/errors";
+import { compileTemplate } from "../template/jinja";
+import type { ToolConfig } from "../jobs/spec";
+import { submitJob, type Submission } from "../jobs/submit";
+import type { AgenticMapRequest } from "../schemas/agentic";
+
+function checkTools(tools: AgenticMapRequest["tools"]): void {
+  const seen = new Map<string, number>();
+  const issues: FieldIssue[] = [];
+  tools.forEach((tool, i) => {
+    if (tool.type !== "http") return;
+    const first = seen.get(tool.name);
+    if (first !== undefined) issues.push({ path: `tools[${i}].name`, message: `"${tool.name}" is also the name of tools[${first}]` });
+    else seen.set(tool.name, i);
+  });
+  if (issues.length > 0) throw new ApiError(400, "invalid_request", "Tool names must be unique.", { details: issues });
+}
+
+export async function submitAgenticJob(env: Env, tenantId: string, body: AgenticMapRequest, idempotencyKey: string | null): Promise<Submission> {
+  compileTemplate(body.agent_prompt_template, "agent_prompt_template");
+  checkTools(body.tools);
+  const tools: ToolConfig[] = body.tools.map((t) =>
+    t.type === "http"
+      ? { type: "http", name: t.name, description: t.description, input_schema: t.input_schema, url: t.url, read_only: t.read_only }
+      : { type: "mcp", url: t.url, allowed_tools: t.allowed_tools ?? null },
+  );
+  return submitJob(env, tenantId, "agentic_map", body, idempotencyKey, (jobId) => ({
+    jobId,
+    tenantId,
+    type: "agentic_map",
+    model: body.model,
+    promptTemplate: body.agent_prompt_template,
+    systemPrompt: body.system_prompt ?? null,
+    temperature: body.temperature ?? null,
+    maxTokens: body.max_tokens ?? null,
+    timeoutMs: Math.round(body.timeout_secs * 1000),
+    maxRetries: body.max_retries,
+    concurrency: body.concurrency,
+    maxTurns: body.max_turns,
+    continuationMessage: body.continuation_message,
+    completionMarker: body.completion_marker ?? null,
+    readOnly: body.read_only,
+    tools,
+    maxContextTokens: body.max_context_tokens ?? null,
+    maxTotalTokens: body.max_total_tokens ?? null,
+    webhook: body.webhook ? { url: body.webhook.url } : null,
+  }));
+}

@@ -1,0 +1,14 @@
+/** What one agentic sub-session produces; the coordinator adds `index` and `input`. */
+import type { ErrorKind } from "../jobs/retry-policy";
+
+export interface AgentItemResult {
+  session_id: string;
+  output_text: string;
+  success: boolean;
+  error: string | null;
+  error_kind: ErrorKind | null;
+  stop_reason: string;
+  turns: number;
+  token_usage: { input_tokens: number; output_tokens: number; total_tokens: number };
+  intermediate_outputs: string[];
+}

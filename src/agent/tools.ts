@@ -1,0 +1,120 @@
+/**
+ * An agent session's tools: `http` tools (the arguments are POSTed as JSON to the tool's URL; the
+ * response text is the result) and `mcp` servers (remote, over Streamable HTTP). With `read_only`
+ * only tools marked read-only are offered (`read_only` on http tools, the `readOnlyHint`
+ * annotation on MCP tools); a call to any other name is refused and reported to the model,
+ * never executed.
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { ToolConfig } from "../jobs/spec";
+import type { ToolCall, ToolSpec } from "../llm/types";
+
+export const TOOL_TIMEOUT_MS = 30_000;
+export const TOOL_RESULT_MAX_CHARS = 16_000; // about 4k tokens: a tool cannot flood the context
+
+export interface ToolResult {
+  content: string;
+  isError: boolean;
+}
+
+interface Tool {
+  spec: ToolSpec;
+  readOnly: boolean;
+  run(args: Record<string, unknown>): Promise<ToolResult>;
+}
+
+export interface Toolbox {
+  offered: ToolSpec[];
+  call(call: ToolCall): Promise<ToolResult>;
+  close(): Promise<void>;
+}
+
+export function truncate(text: string): string {
+  return text.length <= TOOL_RESULT_MAX_CHARS ? text : `${text.slice(0, TOOL_RESULT_MAX_CHARS)}\n…[truncated: ${text.length} characters in all]`;
+}
+
+function httpTool(config: Extract<ToolConfig, { type: "http" }>): Tool {
+  return {
+    spec: { name: config.name, description: config.description, input_schema: config.input_schema },
+    readOnly: config.read_only,
+    async run(args) {
+      try {
+        const res = await fetch(config.url, {
+          method: "POST",
+          headers: { "content-type": "application/json", "user-agent": "Fanout-Agent/1" },
+          body: JSON.stringify(args),
+          signal: AbortSignal.timeout(TOOL_TIMEOUT_MS),
+        });
+        const text = truncate(await res.text());
+        return res.ok ? { content: text, isError: false } : { content: `HTTP ${res.status}: ${text}`, isError: true };
+      } catch (err) {
+        const timedOut = err instanceof Error && err.name === "TimeoutError";
+        return { content: timedOut ? `the tool did not answer within ${TOOL_TIMEOUT_MS / 1000} s` : `the tool request failed: ${String(err)}`, isError: true };
+      }
+    },
+  };
+}
+
+async function mcpTools(config: Extract<ToolConfig, { type: "mcp" }>, clients: Client[]): Promise<Tool[]> {
+  const client = new Client({ name: "fanout", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(config.url)));
+  clients.push(client);
+  const tools: Tool[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.listTools(cursor ? { cursor } : undefined);
+    for (const t of page.tools) {
+      if (config.allowed_tools && !config.allowed_tools.includes(t.name)) continue;
+      tools.push({
+        spec: { name: t.name, description: t.description ?? "", input_schema: t.inputSchema as Record<string, unknown> },
+        readOnly: t.annotations?.readOnlyHint === true,
+        async run(args) {
+          try {
+            const result = await client.callTool({ name: t.name, arguments: args }, undefined, { timeout: TOOL_TIMEOUT_MS });
+            const parts = Array.isArray(result.content) ? result.content : [];
+            const text = parts.map((p: { type: string; text?: string }) => (p.type === "text" ? p.text ?? "" : `[${p.type}]`)).join("\n");
+            return { content: truncate(text), isError: result.isError === true };
+          } catch (err) {
+            return { content: `the MCP tool failed: ${String(err)}`, isError: true };
+          }
+        },
+      });
+    }
+    cursor = page.nextCursor;
+  } while (cursor);
+  return tools;
+}
+
+export async function openToolbox(configs: ToolConfig[], readOnly: boolean): Promise<Toolbox> {
+  const clients: Client[] = [];
+  const all = new Map<string, Tool>();
+  for (const config of configs) {
+    const tools = config.type === "http" ? [httpTool(config)] : await mcpTools(config, clients);
+    for (const tool of tools) if (!all.has(tool.spec.name)) all.set(tool.spec.name, tool);
+  }
+  const offered = [...all.values()].filter((t) => !readOnly || t.readOnly);
+  return {
+    offered: offered.map((t) => t.spec),
+    async call(call) {
+      const tool = all.get(call.name);
+      if (!tool) return { content: `There is no tool named "${call.name}".`, isError: true };
+      if (readOnly && !tool.readOnly) {
+        return { content: `The tool "${call.name}" is not available: this session is read-only.`, isError: true };
+      }
+      let args: unknown;
+      try {
+        args = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments);
+      } catch {
+        return { content: "The arguments are not valid JSON.", isError: true };
+      }
+      if (typeof args !== "object" || args === null || Array.isArray(args)) {
+        return { content: "The arguments must be a JSON object.", isError: true };
+      }
+      return tool.run(args as Record<string, unknown>);
+    },
+    async close() {
+      await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    },
+  };
+}

@@ -1,0 +1,94 @@
+/** POST /v1/agentic-map (one multi-turn, tool-using sub-session per item) and GET /v1/sessions/{id}. */
+import { createRoute, z } from "@hono/zod-openapi";
+import { submitAgenticJob } from "../agent/agent-job";
+import { getJob } from "../db/jobs";
+import { getSession, listJobSessions, sessionMessages, type SessionRow } from "../db/sessions";
+import { notFound } from "../lib/errors";
+import { jsonBody, jsonResponse, newRouter } from "../lib/router";
+import { AgenticMapRequestSchema, SessionSchema, SessionSummarySchema } from "../schemas/agentic";
+import { JobIdParam } from "../schemas/jobs";
+import { BatchSchema } from "../schemas/jobs";
+import { JobCreatedSchema } from "../schemas/map";
+import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";
+import { answerSubmission, submissionHeaders, submissionQuery } from "./map";
+
+const agenticRoute = createRoute({
+  method: "post",
+  path: "/agentic-map",
+  tags: ["operators"],
+  summary: "Run a multi-turn, tool-using agent per input, each in its own durable sub-session",
+  security: bearerSecurity,
+  request: { body: jsonBody(AgenticMapRequestSchema), query: submissionQuery, headers: submissionHeaders },
+  responses: {
+    200: {
+      content: { "application/json": { schema: z.union([JobCreatedSchema, BatchSchema]) } },
+      description: "An idempotent replay of the original job, or (`?wait=true`) the finished batch",
+    },
+    202: {
+      content: { "application/json": { schema: JobCreatedSchema }, "text/event-stream": { schema: z.string() } },
+      description: "The job was accepted (an SSE stream when `Accept: text/event-stream`)",
+    },
+    422: errorResponse("The Idempotency-Key was used with another body"),
+    ...commonErrors,
+  },
+});
+
+const sessionRoute = createRoute({
+  method: "get",
+  path: "/sessions/{session_id}",
+  tags: ["operators"],
+  summary: "A sub-session's full history: the prompt, replies, tool calls and tool results",
+  security: bearerSecurity,
+  request: { params: z.object({ session_id: z.string() }) },
+  responses: { 200: jsonResponse(SessionSchema, "The session"), 404: errorResponse("No such session"), ...commonErrors },
+});
+
+const jobSessionsRoute = createRoute({
+  method: "get",
+  path: "/jobs/{job_id}/sessions",
+  tags: ["operators"],
+  summary: "The sub-sessions of an agentic job (their progress, not their messages), by item index",
+  security: bearerSecurity,
+  request: { params: JobIdParam },
+  responses: {
+    200: jsonResponse(z.object({ sessions: z.array(SessionSummarySchema) }), "The sessions"),
+    404: errorResponse("No such job"),
+    ...commonErrors,
+  },
+});
+
+function sessionSummary(session: SessionRow) {
+  return {
+    session_id: session.id,
+    job_id: session.job_id,
+    index: session.idx,
+    status: session.status as "running" | "completed" | "failed",
+    stop_reason: session.stop_reason,
+    turns: session.turns,
+    compactions: session.compactions,
+    token_usage: {
+      input_tokens: session.input_tokens,
+      output_tokens: session.output_tokens,
+      total_tokens: session.input_tokens + session.output_tokens,
+    },
+  };
+}
+
+export function agenticRoutes() {
+  return newRouter()
+    .openapi(agenticRoute, async (c) => {
+      const headers = c.req.valid("header");
+      const submission = await submitAgenticJob(c.env, c.get("tenantId"), c.req.valid("json"), headers["idempotency-key"] ?? null);
+      return answerSubmission(c.env, c.get("tenantId"), submission, { accept: headers.accept, wait: c.req.valid("query").wait === "true" });
+    })
+    .openapi(sessionRoute, async (c) => {
+      const session = await getSession(c.env.DB, c.get("tenantId"), c.req.valid("param").session_id);
+      if (!session) throw notFound("session");
+      return c.json({ ...sessionSummary(session), messages: await sessionMessages(c.env.DB, session.id) }, 200);
+    })
+    .openapi(jobSessionsRoute, async (c) => {
+      const job = await getJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
+      if (!job) throw notFound("job");
+      return c.json({ sessions: (await listJobSessions(c.env.DB, job.id)).map(sessionSummary) }, 200);
+    });
+}

@@ -1,0 +1,93 @@
+/** Request and result schemas of POST /v1/agentic-map and GET /v1/sessions/{id}. */
+import { z } from "@hono/zod-openapi";
+import { WebhookSchema } from "./map";
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/; // what both providers accept as a function/tool name
+
+export const HttpToolSchema = z
+  .strictObject({
+    type: z.literal("http"),
+    name: z.string().regex(TOOL_NAME, "1–64 letters, digits, _ or -"),
+    description: z.string().max(2_000).default(""),
+    input_schema: z.record(z.string(), z.unknown()).default({ type: "object", properties: {} }),
+    url: z.url({ protocol: /^https?$/ }),
+    read_only: z.boolean().default(false),
+  })
+  .openapi("HttpTool", { description: "The arguments are POSTed as JSON to `url`; the response text is the tool result." });
+
+export const McpToolSchema = z
+  .strictObject({
+    type: z.literal("mcp"),
+    url: z.url({ protocol: /^https?$/ }),
+    allowed_tools: z.array(z.string()).nullish(),
+  })
+  .openapi("McpServer", { description: "A remote MCP server over Streamable HTTP; `allowed_tools` limits which of its tools are offered." });
+
+export const ToolSchema = z.discriminatedUnion("type", [HttpToolSchema, McpToolSchema]);
+
+export const AgenticMapRequestSchema = z
+  .strictObject({
+    inputs: z.array(z.unknown()).min(1, "inputs must hold at least one item"),
+    agent_prompt_template: z.string().min(1).openapi({ example: "Research {{ item.company }} and summarise its pricing." }),
+    model: z.string().min(1).openapi({ example: "anthropic/claude-sonnet-4-5" }),
+    system_prompt: z.string().nullish(),
+    temperature: z.number().min(0).max(2).nullish(),
+    max_tokens: z.number().int().positive().nullish().openapi({ description: "Output limit of each model call" }),
+    max_turns: z.number().int().min(1).max(100).default(20),
+    continuation_message: z.string().default(""),
+    completion_marker: z.string().min(1).nullish(),
+    read_only: z.boolean().default(false),
+    tools: z.array(ToolSchema).max(64).default([]),
+    concurrency: z.number().int().min(1).max(32).default(4),
+    timeout_secs: z.number().positive().max(600).default(60).openapi({ description: "Per model call" }),
+    max_retries: z.number().int().min(0).max(10).default(3).openapi({ description: "Per model call, for transient errors and timeouts" }),
+    max_context_tokens: z.number().int().min(256).nullish().openapi({ description: "Compact older turns into a summary above this estimated prompt size" }),
+    max_total_tokens: z.number().int().positive().nullish().openapi({ description: "Per-item token budget; stop reason `budget`" }),
+    webhook: WebhookSchema.nullish(),
+    metadata: z.record(z.string(), z.unknown()).default({}),
+  })
+  .openapi("AgenticMapRequest");
+
+export type AgenticMapRequest = z.infer<typeof AgenticMapRequestSchema>;
+
+export const AgentMapResultSchema = z
+  .object({
+    index: z.number().int(),
+    input: z.unknown(),
+    session_id: z.string(),
+    output_text: z.string(),
+    success: z.boolean(),
+    error: z.string().nullable(),
+    error_kind: z.enum(["timeout", "validation", "llm_error", "schema_error"]).nullable(),
+    stop_reason: z.enum(["natural", "doom_loop", "max_tokens", "max_turns", "budget", "error"]),
+    turns: z.number().int(),
+    token_usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int() }),
+    intermediate_outputs: z.array(z.string()),
+  })
+  .openapi("AgentMapResult");
+
+export const SessionMessageSchema = z
+  .object({
+    role: z.enum(["user", "assistant", "tool"]),
+    content: z.string(),
+    tool_calls: z.array(z.object({ id: z.string(), name: z.string(), arguments: z.string() })).optional(),
+    tool_call_id: z.string().optional(),
+    name: z.string().optional(),
+    is_error: z.boolean().optional(),
+  })
+  .openapi("SessionMessage");
+
+export const SessionSummarySchema = z
+  .object({
+    session_id: z.string(),
+    job_id: z.string(),
+    index: z.number().int(),
+    status: z.enum(["running", "completed", "failed"]),
+    stop_reason: z.string().nullable(),
+    turns: z.number().int(),
+    compactions: z.number().int().openapi({ description: "How often older turns were folded into a summary" }),
+    token_usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int() }),
+  })
+  .openapi("SessionSummary");
+
+export const SessionSchema = SessionSummarySchema.extend({ messages: z.array(SessionMessageSchema) }).openapi("Session");
