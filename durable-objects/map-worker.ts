@@ -8,7 +8,8 @@
  * then reports it to the coordinator. If the report fails the alarm throws and the platform
  * retries it; the stored outcome is reported again without a second model call.
  *
- * Storage: `task` (the AttemptTask), `outcome` (once known). Both are deleted after the report.
+ * Storage: `task` (the AttemptTask), `outcome` (once known). They stay after the report (no
+ * extra write per item) and are replaced by the next `begin`; the alarm that ran them is spent.
  */
 import { DurableObject } from "cloudflare:workers";
 import { compileJob, runAttempt, type CompiledJob } from "../src/jobs/attempt";
@@ -22,9 +23,10 @@ export class MapWorker extends DurableObject<Env> {
   #compiled: { jobId: string; job: CompiledJob; endpoint: ProviderEndpoint | null } | null = null;
 
   async begin(task: AttemptTask): Promise<void> {
-    await this.ctx.storage.delete("outcome");
-    await this.ctx.storage.put("task", task);
-    await this.ctx.storage.setAlarm(Date.now());
+    // One commit: the output gate holds our answer until all three writes are durable.
+    void this.ctx.storage.delete("outcome");
+    void this.ctx.storage.put("task", task);
+    void this.ctx.storage.setAlarm(Date.now());
   }
 
   override async alarm(): Promise<void> {
@@ -37,9 +39,6 @@ export class MapWorker extends DurableObject<Env> {
     }
     const coordinator = this.env.JOB_COORDINATOR.get(this.env.JOB_COORDINATOR.idFromName(task.spec.jobId));
     await coordinator.report(task.index, task.token, outcome);
-    // A newer task may have arrived while we reported; only clear what we finished.
-    const current = await this.ctx.storage.get<AttemptTask>("task");
-    if (current?.token === task.token) await this.ctx.storage.delete(["task", "outcome"]);
   }
 
   async #attempt(task: MapTask): Promise<AttemptOutcome> {

@@ -48,13 +48,20 @@ function finishReason(reason: string | null): FinishReason {
   return "other";
 }
 
+const clients = new Map<string, Anthropic>(); // one per endpoint per isolate: building a client is not free
+
+function clientFor(endpoint: ProviderEndpoint): Anthropic {
+  const key = `${endpoint.apiKey}\u0000${endpoint.baseUrl}`;
+  let client = clients.get(key);
+  if (!client) {
+    client = new Anthropic({ apiKey: endpoint.apiKey, baseURL: endpoint.baseUrl ?? undefined, maxRetries: 0 }); // our retries only
+    clients.set(key, client);
+  }
+  return client;
+}
+
 export async function callAnthropic(request: ModelRequest, endpoint: ProviderEndpoint): Promise<ModelResponse> {
-  const client = new Anthropic({
-    apiKey: endpoint.apiKey,
-    baseURL: endpoint.baseUrl ?? undefined,
-    maxRetries: 0, // our retry policy is the only one
-    timeout: request.timeoutMs,
-  });
+  const client = clientFor(endpoint);
   const params: MessageCreateParamsNonStreaming = {
     model: request.model.name,
     max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
@@ -75,7 +82,7 @@ export async function callAnthropic(request: ModelRequest, endpoint: ProviderEnd
     ];
     params.tool_choice = { type: "tool", name: OUTPUT_TOOL };
   }
-  const message = await client.messages.create(params);
+  const message = await client.messages.create(params, { timeout: request.timeoutMs });
   let text = "";
   const toolCalls = [];
   for (const block of message.content) {

@@ -26,17 +26,28 @@ function finishReason(reason: string | null | undefined): FinishReason {
   return "other";
 }
 
+const clients = new Map<string, OpenAI>(); // one per endpoint per isolate: building a client is not free
+
+function clientFor(endpoint: ProviderEndpoint): OpenAI {
+  const key = `${endpoint.apiKey}\u0000${endpoint.baseUrl}`;
+  let client = clients.get(key);
+  if (!client) {
+    client = new OpenAI({
+      apiKey: endpoint.apiKey ?? "unused", // local OpenAI-compatible servers often take no key
+      baseURL: endpoint.baseUrl ?? undefined,
+      maxRetries: 0, // our retry policy is the only one
+    });
+    clients.set(key, client);
+  }
+  return client;
+}
+
 export async function callOpenAi(
   request: ModelRequest,
   endpoint: ProviderEndpoint,
   options: { nativeJson: boolean },
 ): Promise<ModelResponse> {
-  const client = new OpenAI({
-    apiKey: endpoint.apiKey ?? "unused", // local OpenAI-compatible servers often take no key
-    baseURL: endpoint.baseUrl ?? undefined,
-    maxRetries: 0, // our retry policy is the only one
-    timeout: request.timeoutMs,
-  });
+  const client = clientFor(endpoint);
   const params: ChatCompletionCreateParamsNonStreaming = {
     model: request.model.name,
     messages: toOpenAiMessages(request.system, request.messages),
@@ -54,7 +65,7 @@ export async function callOpenAi(
       json_schema: { name: "output", schema: request.outputSchema, strict: false },
     };
   }
-  const completion = await client.chat.completions.create(params);
+  const completion = await client.chat.completions.create(params, { timeout: request.timeoutMs });
   const choice = completion.choices[0];
   const toolCalls = (choice?.message.tool_calls ?? []).flatMap((c) =>
     c.type === "function" ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : [],

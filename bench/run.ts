@@ -1,0 +1,183 @@
+/**
+ * `npm run bench [-- --only S2,S3]`: Fanout against a hand-written p-limit + openai loop
+ * (baseline A) and LangChain's ChatOpenAI.batch (baseline B) on the same workloads, against the
+ * fake model server (fixed latency L). Prints a table and writes it into BENCHMARKS.md.
+ */
+import { spawn } from "node:child_process";
+import { cpus, totalmem } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { startFakeModelServer, type FakeModelServer } from "../test/fake-model/server.ts";
+import { startFanout, ROOT, type FanoutServer } from "../test/e2e/harness/fanout-server.ts";
+import { allResults, newTenant } from "../test/e2e/harness/api.ts";
+import { followJob, mapBody, runThroughFanout, startJob } from "./fanout-run.ts";
+import { samplePeak } from "./memory.ts";
+import type { RunFigures, Workload } from "./workload.ts";
+
+interface Row {
+  scenario: string;
+  runner: string;
+  w: Workload;
+  figures: RunFigures;
+  attempts: number;
+  peakMb: number;
+  note?: string;
+}
+
+const only = (() => {
+  const i = process.argv.indexOf("--only");
+  return i > 0 ? new Set((process.argv[i + 1] ?? "").split(",")) : null;
+})();
+
+let fake: FakeModelServer;
+let fanout: FanoutServer;
+let fanoutKey: string;
+const rows: Row[] = [];
+
+async function fakeConfig(config: { rateLimitFraction: number; proseFraction: number }): Promise<void> {
+  await fetch(`${fake.url}/_fake/config`, { method: "POST", body: JSON.stringify(config) });
+}
+
+async function requestsFor(tag: string): Promise<number> {
+  return ((await (await fetch(`${fake.url}/_fake/stats?tag=${tag}`)).json()) as { requests: number }).requests;
+}
+
+function runChild(script: string, w: Workload): Promise<{ figures: RunFigures; peakMb: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--max-old-space-size=4096", "--import", "tsx", script, JSON.stringify(w), `${fake.url}/v1`], { cwd: ROOT });
+    const sampler = samplePeak(() => child.pid);
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    child.on("exit", (code) => {
+      const peakMb = sampler.stop();
+      const line = out.trim().split("\n").at(-1);
+      if (code !== 0 || !line) return reject(new Error(`${script} exited ${code}: ${err.slice(-2000)}`));
+      resolve({ figures: JSON.parse(line) as RunFigures, peakMb });
+    });
+  });
+}
+
+async function runAll(scenario: string, base: Omit<Workload, "tag">, runners: ("fanout" | "a" | "b")[]): Promise<void> {
+  if (only && !only.has(scenario)) return;
+  for (const runner of runners) {
+    const w = { ...base, tag: `${scenario}-${runner}-${Date.now()}` };
+    process.stderr.write(`${scenario} ${runner}: N=${w.n} C=${w.concurrency} L=${w.latencyMs} ms … `);
+    if (runner === "fanout") {
+      const sampler = samplePeak(() => fanout.process.pid);
+      const figures = await runThroughFanout(fanout.url, fanoutKey, w);
+      rows.push({ scenario, runner: "Fanout", w, figures, attempts: await requestsFor(w.tag), peakMb: sampler.stop() });
+    } else {
+      const script = runner === "a" ? "bench/baseline-a.ts" : "bench/baseline-b.ts";
+      const { figures, peakMb } = await runChild(script, w);
+      rows.push({ scenario, runner: runner === "a" ? "A: p-limit + openai" : "B: LangChain batch", w, figures, attempts: await requestsFor(w.tag), peakMb });
+    }
+    process.stderr.write(`${((rows.at(-1) as Row).figures.wallMs / 1000).toFixed(2)} s\n`);
+  }
+}
+
+/** S5: 10 jobs at once from 3 tenants; every result must belong to its own job. */
+async function runConcurrentTenants(): Promise<void> {
+  if (only && !only.has("S5")) return;
+  const w = { n: 500, concurrency: 20, latencyMs: 300, tag: `S5-${Date.now()}` };
+  const tenants = await Promise.all([0, 1, 2].map(() => newTenant(fanout.url)));
+  const sampler = samplePeak(() => fanout.process.pid);
+  const started = performance.now();
+  process.stderr.write("S5: 10 jobs × 500 items from 3 tenants … ");
+  const jobs = await Promise.all(
+    Array.from({ length: 10 }, async (_, j) => {
+      const tenant = tenants[j % 3] as { key: string };
+      const prefix = `t${j % 3}-j${j}-`;
+      const jobId = await startJob(fanout.url, tenant.key, mapBody(w, prefix));
+      const followed = await followJob(fanout.url, tenant.key, jobId, started);
+      const results = await allResults(fanout.url, tenant.key, jobId);
+      const foreign = results.filter((r) => !String(r.input.id).startsWith(prefix)).length;
+      return { followed, results, foreign };
+    }),
+  );
+  const wallMs = performance.now() - started;
+  const firstResultMs = Math.min(...jobs.map((j) => j.followed.firstResultMs ?? Infinity));
+  const recorded = jobs.reduce((s, j) => s + new Set(j.results.map((r) => r.index)).size, 0);
+  const succeeded = jobs.reduce((s, j) => s + j.results.filter((r) => r.success).length, 0);
+  const foreign = jobs.reduce((s, j) => s + j.foreign, 0);
+  rows.push({
+    scenario: "S5",
+    runner: "Fanout",
+    w: { ...w, n: 5000, concurrency: 200 },
+    figures: { wallMs, firstResultMs, recorded, succeeded },
+    attempts: await requestsFor(w.tag),
+    peakMb: sampler.stop(),
+    note: `10 jobs, 3 tenants, C=20 each; ${foreign} results in a foreign job`,
+  });
+  process.stderr.write(`${(wallMs / 1000).toFixed(2)} s\n`);
+}
+
+function table(): string {
+  const baselineA = new Map(rows.filter((r) => r.runner.startsWith("A")).map((r) => [r.scenario, r.figures.wallMs]));
+  const lines = [
+    "| scenario | runner | N | C | L (ms) | wall (s) | ideal (s) | efficiency | × A | first result (s) | peak MB | succeeded | attempts | lost |",
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const r of rows) {
+    const ideal = r.scenario === "S5" ? Math.ceil(500 / 20) * 300 : Math.ceil(r.w.n / r.w.concurrency) * r.w.latencyMs;
+    const a = baselineA.get(r.scenario);
+    const cells = [
+      r.scenario,
+      r.runner + (r.note ? ` (${r.note})` : ""),
+      r.w.n,
+      r.w.concurrency,
+      r.w.latencyMs,
+      (r.figures.wallMs / 1000).toFixed(2),
+      (ideal / 1000).toFixed(2),
+      (ideal / r.figures.wallMs).toFixed(2),
+      a ? (r.figures.wallMs / a).toFixed(2) : "–",
+      r.figures.firstResultMs === null ? "–" : (r.figures.firstResultMs / 1000).toFixed(2),
+      Math.round(r.peakMb),
+      r.figures.succeeded,
+      r.attempts,
+      r.w.n - r.figures.recorded,
+    ];
+    lines.push(`| ${cells.join(" | ")} |`);
+  }
+  return lines.join("\n");
+}
+
+function machine(): string {
+  const workerd = execFileSync(`${ROOT}/node_modules/.bin/workerd`, ["--version"], { encoding: "utf8" }).trim();
+  return `${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${workerd}`;
+}
+
+function writeReport(): void {
+  const path = `${ROOT}/BENCHMARKS.md`;
+  const block = [
+    "<!-- bench:start -->",
+    `Run on ${new Date().toISOString().slice(0, 10)} with \`npm run bench${only ? ` -- --only ${[...only].join(",")}` : ""}\` on ${machine()}.`,
+    "",
+    table(),
+    "<!-- bench:end -->",
+  ].join("\n");
+  const current = readFileSync(path, "utf8");
+  const next = current.replace(/<!-- bench:start -->[\s\S]*<!-- bench:end -->/, block);
+  writeFileSync(path, next);
+}
+
+fake = await startFakeModelServer();
+fanout = await startFanout({
+  vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", MAX_REQUEST_BYTES: String(32 * 1024 * 1024) },
+});
+try {
+  fanoutKey = (await newTenant(fanout.url)).key;
+  await runAll("S1", { n: 1000, concurrency: 50, latencyMs: 1000 }, ["fanout", "a", "b"]);
+  await runAll("S2", { n: 1000, concurrency: 50, latencyMs: 200 }, ["fanout", "a", "b"]);
+  await fakeConfig({ rateLimitFraction: 0.1, proseFraction: 0.05 });
+  await runAll("S3", { n: 500, concurrency: 25, latencyMs: 500 }, ["fanout", "a", "b"]);
+  await fakeConfig({ rateLimitFraction: 0, proseFraction: 0 });
+  await runAll("S4", { n: 10_000, concurrency: 100, latencyMs: 500 }, ["fanout", "a", "b"]);
+  await runConcurrentTenants();
+  console.log(table());
+  if (!only) writeReport();
+} finally {
+  await fanout.stop();
+  await fake.close();
+}

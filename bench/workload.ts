@@ -1,0 +1,44 @@
+/** The benchmark workload, shared by Fanout and both baselines: same items, template, schema, validation. */
+import { extractJson } from "../src/output/extract-json.ts";
+import { compileOutputSchema } from "../src/output/validate.ts";
+import { compileTemplate } from "../src/template/jinja.ts";
+
+export interface Workload {
+  n: number;
+  concurrency: number;
+  latencyMs: number;
+  tag: string;
+}
+
+export const TEMPLATE = "Summarize this document: {{ item.text }} <<fake tag={{ item.tag }} id={{ item.id }} ms={{ item.ms }}>>";
+
+export const SCHEMA = {
+  type: "object",
+  properties: { echo: { type: "string" }, length: { type: "integer" } },
+  required: ["echo", "length"],
+};
+
+export const MODEL = "bench-model";
+
+export function items(w: Workload, prefix = "") {
+  return Array.from({ length: w.n }, (_, i) => ({ id: `${prefix}${i}`, text: `document number ${prefix}${i}`, tag: w.tag, ms: w.latencyMs }));
+}
+
+const template = compileTemplate(TEMPLATE);
+const validator = compileOutputSchema(SCHEMA);
+
+export const renderPrompt = (item: unknown): string => template.render(item);
+
+/** The output if the text is valid for the schema, else null (the same check Fanout applies). */
+export function validOutput(text: string): unknown {
+  const parsed = extractJson(text);
+  return parsed.ok && validator.validate(parsed.value).length === 0 ? parsed.value : null;
+}
+
+/** What every runner prints (one JSON line) and the driver tabulates. */
+export interface RunFigures {
+  wallMs: number;
+  firstResultMs: number | null;
+  recorded: number; // items with a result or an error on record
+  succeeded: number; // items with a valid output
+}
