@@ -3,7 +3,7 @@ import globals from "globals";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".wrangler/", "worker-configuration.d.ts", "dist/"] },
+  { ignores: ["node_modules/", ".wrangler/", "worker-configuration.d.ts", "**/dist/"] },
   eslint.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -7,8 +7,8 @@ import { spawn } from "node:child_process";
 import { cpus, totalmem } from "node:os";
 import { readFileSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
-import { startFakeModelServer, type FakeModelServer } from "../test/fake-model/server.ts";
-import { startFanout, ROOT, type FanoutServer } from "../test/e2e/harness/fanout-server.ts";
+import { startFakeModelServer } from "../test/fake-model/server.ts";
+import { startFanout, ROOT } from "../test/e2e/harness/fanout-server.ts";
 import { allResults, newTenant } from "../test/e2e/harness/api.ts";
 import { followJob, mapBody, runThroughFanout, startJob } from "./fanout-run.ts";
 import { samplePeak } from "./memory.ts";
@@ -29,8 +29,6 @@ const only = (() => {
   return i > 0 ? new Set((process.argv[i + 1] ?? "").split(",")) : null;
 })();
 
-let fake: FakeModelServer;
-let fanout: FanoutServer;
 let fanoutKey: string;
 const rows: Row[] = [];
 
@@ -162,8 +160,8 @@ function writeReport(): void {
   writeFileSync(path, next);
 }
 
-fake = await startFakeModelServer();
-fanout = await startFanout({
+const fake = await startFakeModelServer();
+const fanout = await startFanout({
   vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench", MAX_REQUEST_BYTES: String(32 * 1024 * 1024) },
 });
 try {

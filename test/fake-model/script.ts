@@ -43,15 +43,49 @@ export function okObject(prompt: string): { echo: string; length: number } {
   return { echo, length: echo.length };
 }
 
+type Schema = Record<string, unknown>;
+
+/**
+ * A value that satisfies `schema`, built from the prompt: strings are the echoed prompt, numbers
+ * its length, arrays one element. This is how the fake honours a requested JSON Schema.
+ */
+export function synthesize(schema: Schema | null | undefined, prompt: string): unknown {
+  const base = okObject(prompt);
+  if (!schema) return base;
+  const build = (s: Schema): unknown => {
+    if (Array.isArray(s.enum)) return s.enum[0];
+    if ("const" in s) return s.const;
+    const type = Array.isArray(s.type) ? s.type[0] : s.type;
+    switch (type) {
+      case "object": {
+        const props = (s.properties ?? {}) as Record<string, Schema>;
+        return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, k === "echo" ? base.echo : build(v)]));
+      }
+      case "array":
+        return [build((s.items ?? {}) as Schema)];
+      case "integer":
+      case "number":
+        return base.length;
+      case "boolean":
+        return true;
+      case "null":
+        return null;
+      default:
+        return base.echo;
+    }
+  };
+  return build(schema);
+}
+
 export type StepAnswer =
   | { kind: "text"; text: string; delayMs: number; finish?: "length" }
   | { kind: "tool"; name: string; args: Record<string, unknown>; delayMs: number }
   | { kind: "json"; value: unknown; delayMs: number }
   | { kind: "error"; status: number; retryAfter: number | null; delayMs: number };
 
-export function answerFor(step: string, prompt: string, id = "0"): StepAnswer {
+export function answerFor(step: string, prompt: string, id = "0", schema: Schema | null = null): StepAnswer {
   const [name, arg, extra] = step.split(":");
-  const value = okObject(prompt);
+  const value = synthesize(schema, prompt);
   const json = JSON.stringify(value);
   switch (name) {
     case "fence":

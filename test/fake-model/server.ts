@@ -81,6 +81,19 @@ function toolNames(body: Json): string[] {
   return (body.tools as Json[]).map((t) => String((t.function as Json | undefined)?.name ?? t.name));
 }
 
+/** The JSON Schema a request asks for: OpenAI `response_format`, or Anthropic's forced tool. */
+function requestedSchema(body: Json): Json | null {
+  const format = body.response_format as Json | undefined;
+  const jsonSchema = format?.json_schema as Json | undefined;
+  if (jsonSchema?.schema) return jsonSchema.schema as Json;
+  const choice = body.tool_choice as Json | undefined;
+  if (choice?.type === "tool" && Array.isArray(body.tools)) {
+    const tool = (body.tools as Json[]).find((t) => t.name === choice.name);
+    return (tool?.input_schema as Json | undefined) ?? null;
+  }
+  return null;
+}
+
 function lastUserText(messages: unknown): string {
   if (!Array.isArray(messages)) return "";
   for (let i = messages.length - 1; i >= 0; i--) {
@@ -150,7 +163,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     try {
       // A compaction request answers with a summary and does not consume the item's script.
       const step = compaction ? "text:SUMMARY_OF_EARLIER_TURNS" : nextStep(tag, directive?.id ?? prompt, directive?.steps ?? ["ok"], prompt);
-      const answer: StepAnswer = answerFor(step, prompt, directive?.id);
+      const answer: StepAnswer = answerFor(step, prompt, directive?.id, requestedSchema(body));
       await sleep((directive?.ms ?? config.latencyMs) + answer.delayMs);
       if (answer.kind === "error") {
         const headers: Record<string, string> = { "content-type": "application/json" };

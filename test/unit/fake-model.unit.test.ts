@@ -34,10 +34,11 @@ describe("fake model server", () => {
       model: "m",
       max_tokens: 100,
       messages: [{ role: "user", content: prompt }],
-      tools: [{ name: "output", input_schema: { type: "object" } }],
+      tools: [{ name: "output", input_schema: { type: "object", properties: { topic: { type: "string" }, tags: { type: "array", items: { type: "string" } }, n: { type: "integer" }, kind: { enum: ["a", "b"] } } } }],
       tool_choice: { type: "tool", name: "output" },
     });
-    expect(tool.content[0]).toMatchObject({ type: "tool_use", name: "output", input: { echo: "Describe cats", length: 13 } });
+    // It honours the requested schema: strings echo the prompt, numbers are its length.
+    expect(tool.content[0]).toMatchObject({ type: "tool_use", name: "output", input: { topic: "Describe cats", tags: ["Describe cats"], n: 13, kind: "a" } });
   });
 
   it("scripts faults per item and counts them per tag", async () => {

@@ -1,0 +1,185 @@
+#!/usr/bin/env node
+/**
+ * The `fanout` command line.
+ *   fanout map --model M --template prompt.j2 [--schema schema.json] --input items.jsonl|items.csv|items.json
+ *              [--out results.jsonl] [--concurrency N] [--max-retries N] [--timeout SECS] [--system TEXT]
+ *   fanout jobs [--status S] [--limit N]
+ *   fanout status JOB_ID
+ *   fanout results JOB_ID [--out FILE] [--order input|completion]
+ *   fanout cancel JOB_ID
+ * FANOUT_API_KEY and FANOUT_URL come from the environment (or --api-key, --url).
+ * Exit codes: 0 all succeeded, 1 some items failed, 2 usage or API error.
+ */
+import { createWriteStream, readFileSync } from "node:fs";
+import { extname } from "node:path";
+import { parseArgs } from "node:util";
+import { Fanout, FanoutError, type MapResult } from "./index.js";
+import { parseCsv } from "./csv.js";
+import { Progress } from "./progress.js";
+
+const USAGE = `usage:
+  fanout map --model M --template FILE [--schema FILE] --input FILE(.jsonl|.csv|.json) [--out FILE] [--concurrency N]
+             [--max-retries N] [--timeout SECS] [--system TEXT]
+  fanout jobs [--status S] [--limit N]
+  fanout status JOB_ID
+  fanout results JOB_ID [--out FILE] [--order input|completion]
+  fanout cancel JOB_ID
+environment: FANOUT_API_KEY (required), FANOUT_URL (default http://localhost:8787)`;
+
+class UsageError extends Error {}
+
+export function readInputs(path: string): unknown[] {
+  const text = readFileSync(path, "utf8");
+  switch (extname(path).toLowerCase()) {
+    case ".csv":
+      return parseCsv(text);
+    case ".json": {
+      const value: unknown = JSON.parse(text);
+      if (!Array.isArray(value)) throw new UsageError(`${path}: expected a JSON array`);
+      return value;
+    }
+    case ".jsonl":
+    case ".ndjson":
+      return text
+        .split("\n")
+        .map((line) => line.trim())
+        .filter(Boolean)
+        .map((line, i) => {
+          try {
+            return JSON.parse(line) as unknown;
+          } catch {
+            throw new UsageError(`${path}:${i + 1}: not a JSON line`);
+          }
+        });
+    default:
+      throw new UsageError(`${path}: use .jsonl, .csv or .json`);
+  }
+}
+
+function need(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`${flag} is required`);
+  return value;
+}
+
+function int(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n)) throw new UsageError(`${flag} takes a number`);
+  return n;
+}
+
+async function writeLines(path: string | undefined, lines: unknown[]): Promise<void> {
+  const text = lines.map((l) => JSON.stringify(l)).join("\n") + (lines.length ? "\n" : "");
+  if (!path) process.stdout.write(text);
+  else await new Promise<void>((resolve, reject) => createWriteStream(path).end(text, () => resolve()).on("error", reject));
+}
+
+async function runMap(client: Fanout, values: Record<string, string | undefined>): Promise<number> {
+  const inputs = readInputs(need(values.input, "--input"));
+  const job = client.map({
+    inputs,
+    model: need(values.model, "--model"),
+    promptTemplate: readFileSync(need(values.template, "--template"), "utf8"),
+    outputSchema: values.schema ? (JSON.parse(readFileSync(values.schema, "utf8")) as Record<string, unknown>) : undefined,
+    concurrency: int(values.concurrency, "--concurrency"),
+    maxRetries: int(values["max-retries"], "--max-retries"),
+    timeoutSecs: int(values.timeout, "--timeout"),
+    systemPrompt: values.system,
+  });
+  const out = values.out ? createWriteStream(values.out) : process.stdout;
+  const progress = new Progress();
+  const state = { done: 0, failed: 0, total: inputs.length };
+  let attempts = 0;
+  let status = "completed";
+  job.on({
+    MAP_COMPLETED: (e) => {
+      attempts = e.total_attempts;
+      status = e.status;
+    },
+  });
+  progress.update(state, true);
+  for await (const result of job as AsyncIterable<MapResult>) {
+    state.done++;
+    if (!result.success) state.failed++;
+    out.write(`${JSON.stringify(result)}\n`);
+    progress.update(state);
+  }
+  progress.update(state, true);
+  progress.finish();
+  if (out !== process.stdout) await new Promise<void>((resolve) => (out as NodeJS.WritableStream).end(() => resolve()));
+  process.stderr.write(
+    `${state.failed ? "done with failures" : "done"}: ${state.done}/${state.total} items, ${state.done - state.failed} succeeded, ` +
+      `${state.failed} failed, ${attempts} attempts, job ${await job.id()} ${status}\n`,
+  );
+  return state.failed > 0 || state.done < state.total ? 1 : 0;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      model: { type: "string" },
+      template: { type: "string" },
+      schema: { type: "string" },
+      input: { type: "string" },
+      out: { type: "string" },
+      concurrency: { type: "string" },
+      "max-retries": { type: "string" },
+      timeout: { type: "string" },
+      system: { type: "string" },
+      status: { type: "string" },
+      limit: { type: "string" },
+      order: { type: "string" },
+      "api-key": { type: "string" },
+      url: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const [command, id] = positionals;
+  if (values.help || !command) {
+    process.stdout.write(`${USAGE}\n`);
+    return values.help ? 0 : 2;
+  }
+  const apiKey = values["api-key"] ?? process.env.FANOUT_API_KEY;
+  if (!apiKey) throw new UsageError("set FANOUT_API_KEY (or pass --api-key)");
+  const client = new Fanout({ apiKey, baseUrl: values.url ?? process.env.FANOUT_URL ?? "http://localhost:8787" });
+  switch (command) {
+    case "map":
+      return runMap(client, values as Record<string, string | undefined>);
+    case "jobs": {
+      const page = await client.jobs({ status: values.status as never, limit: int(values.limit, "--limit") });
+      for (const j of page.jobs) process.stdout.write(`${j.id}\t${j.status}\t${j.completed}/${j.total}\t${j.failed} failed\t${j.model}\t${j.created_at}\n`);
+      return 0;
+    }
+    case "status":
+      process.stdout.write(`${JSON.stringify(await client.job(need(id, "JOB_ID")).status(), null, 2)}\n`);
+      return 0;
+    case "results": {
+      const order = values.order === "completion" ? "completion" : "input";
+      await writeLines(values.out, await client.job(need(id, "JOB_ID")).results({ order }));
+      return 0;
+    }
+    case "cancel": {
+      const job = await client.job(need(id, "JOB_ID")).cancel();
+      process.stdout.write(`${job.id} ${job.status}\n`);
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+function report(err: unknown): number {
+  if (err instanceof UsageError) process.stderr.write(`error: ${err.message}\n${USAGE}\n`);
+  else if (err instanceof FanoutError) {
+    process.stderr.write(`error: ${err.code} (HTTP ${err.status}): ${err.message}\n`);
+    if (Array.isArray(err.details)) for (const d of err.details as { path?: string; message?: string }[]) process.stderr.write(`  ${d.path}: ${d.message}\n`);
+  } else process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+  return 2;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => process.exit(report(err)),
+);

@@ -1,0 +1,50 @@
+/**
+ * Progress on stderr: a redrawn bar when stderr is a terminal, plain periodic lines otherwise
+ * (logs, CI), with done/total, failures, rate and ETA.
+ */
+export interface ProgressState {
+  done: number;
+  failed: number;
+  total: number;
+}
+
+const PLAIN_EVERY_MS = 2_000;
+const BAR_WIDTH = 30;
+
+function eta(state: ProgressState, elapsedMs: number): string {
+  if (state.done === 0) return "?";
+  const secs = ((state.total - state.done) * elapsedMs) / state.done / 1000;
+  return secs < 90 ? `${Math.ceil(secs)}s` : `${Math.ceil(secs / 60)}m`;
+}
+
+export function describe(state: ProgressState, elapsedMs: number): string {
+  const rate = state.done / Math.max(elapsedMs / 1000, 0.001);
+  return `${state.done}/${state.total} done, ${state.failed} failed, ${rate.toFixed(1)}/s, ETA ${eta(state, elapsedMs)}`;
+}
+
+export class Progress {
+  readonly #out: NodeJS.WriteStream;
+  readonly #tty: boolean;
+  readonly #started = Date.now();
+  #lastPlain = 0;
+
+  constructor(out: NodeJS.WriteStream = process.stderr) {
+    this.#out = out;
+    this.#tty = out.isTTY === true;
+  }
+
+  update(state: ProgressState, force = false): void {
+    const elapsed = Date.now() - this.#started;
+    if (this.#tty) {
+      const filled = state.total === 0 ? BAR_WIDTH : Math.round((state.done / state.total) * BAR_WIDTH);
+      this.#out.write(`\r[${"#".repeat(filled)}${"-".repeat(BAR_WIDTH - filled)}] ${describe(state, elapsed)}\u001b[K`);
+    } else if (force || elapsed - this.#lastPlain >= PLAIN_EVERY_MS) {
+      this.#lastPlain = elapsed;
+      this.#out.write(`progress: ${describe(state, elapsed)}\n`);
+    }
+  }
+
+  finish(): void {
+    if (this.#tty) this.#out.write("\n");
+  }
+}

@@ -1,0 +1,99 @@
+/** The `fanout` command line (the built bin) against a running Fanout and the fake model server. */
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
+import { base, uniqueTag } from "./harness/context.ts";
+import { ROOT } from "./harness/fanout-server.ts";
+
+function fanoutCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(ROOT, "client/dist/cli.js"), ...args], { env: { PATH: process.env.PATH ?? "", ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+async function setup() {
+  const { key } = await newTenant(base());
+  const dir = mkdtempSync(join(tmpdir(), "fanout-cli-"));
+  writeFileSync(join(dir, "prompt.j2"), "Summarize {{ item.title }} {{ item.d }}");
+  writeFileSync(join(dir, "schema.json"), JSON.stringify(ECHO_SCHEMA));
+  return { dir, env: { FANOUT_API_KEY: key, FANOUT_URL: base() } };
+}
+
+describe("fanout CLI", () => {
+  it("maps a CSV file to JSONL with plain progress lines when stderr is not a terminal", async () => {
+    const { dir, env } = await setup();
+    const tag = uniqueTag("cli-csv");
+    const rows = Array.from({ length: 6 }, (_, i) => `"Paper, part ${i}","${fake(tag, i, "ok", 300)}"`);
+    writeFileSync(join(dir, "items.csv"), `title,d\n${rows.join("\n")}\n`);
+    const out = join(dir, "results.jsonl");
+    const run = await fanoutCli(
+      ["map", "--model", "openai/gpt-4o-mini", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.csv"), "--out", out, "--concurrency", "2"],
+      env,
+    );
+    expect(run.code).toBe(0);
+    const results = readFileSync(out, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(results).toHaveLength(6);
+    expect(results.map((r) => r.index).sort()).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(results.find((r) => r.index === 3).output.echo).toBe("Summarize Paper, part 3");
+    expect(run.stderr).toMatch(/^progress: 0\/6 done, 0 failed/m);
+    expect(run.stderr).toMatch(/^progress: 6\/6 done, 0 failed, [\d.]+\/s, ETA/m);
+    expect(run.stderr).toMatch(/^done: 6\/6 items, 6 succeeded, 0 failed, 6 attempts, job job_\w+ completed$/m);
+    expect(run.stderr).not.toContain("\r");
+  });
+
+  it("maps JSONL, writes to stdout, and exits 1 with a summary when items fail", async () => {
+    const { dir, env } = await setup();
+    const tag = uniqueTag("cli-jsonl");
+    const lines = ["ok", "401", "ok"].map((s, i) => JSON.stringify({ title: `t${i}`, d: fake(tag, i, s) }));
+    writeFileSync(join(dir, "items.jsonl"), `${lines.join("\n")}\n`);
+    const run = await fanoutCli(["map", "--model", "openai/x", "--template", join(dir, "prompt.j2"), "--input", join(dir, "items.jsonl")], env);
+    expect(run.code).toBe(1);
+    expect(run.stdout.trim().split("\n")).toHaveLength(3);
+    expect(run.stderr).toMatch(/done with failures: 3\/3 items, 2 succeeded, 1 failed/);
+  });
+
+  it("lists jobs, shows status and results, and cancels", async () => {
+    const { dir, env } = await setup();
+    const tag = uniqueTag("cli-jobs");
+    writeFileSync(join(dir, "items.json"), JSON.stringify(Array.from({ length: 30 }, (_, i) => ({ title: `t${i}`, d: fake(tag, i, "ok", 400) }))));
+    const mapping = fanoutCli(["map", "--model", "openai/x", "--template", join(dir, "prompt.j2"), "--input", join(dir, "items.json"), "--concurrency", "1", "--out", join(dir, "o.jsonl")], env);
+    await new Promise((r) => setTimeout(r, 1_500));
+    const jobs = await fanoutCli(["jobs"], env);
+    expect(jobs.code).toBe(0);
+    const jobId = jobs.stdout.split("\t")[0] as string;
+    expect(jobId).toMatch(/^job_/);
+    const cancel = await fanoutCli(["cancel", jobId], env);
+    expect(cancel.stdout.trim()).toBe(`${jobId} cancelled`);
+    const map = await mapping;
+    expect(map.code).toBe(1); // not every item finished
+    expect(map.stderr).toMatch(/job job_\w+ cancelled/);
+    const status = await fanoutCli(["status", jobId], env);
+    expect(JSON.parse(status.stdout)).toMatchObject({ id: jobId, status: "cancelled" });
+    const results = await fanoutCli(["results", jobId, "--order", "completion"], env);
+    expect(results.stdout.trim().split("\n").length).toBe(JSON.parse(status.stdout).completed);
+  });
+
+  it("explains usage and API errors with exit code 2", async () => {
+    const { dir, env } = await setup();
+    const noKey = await fanoutCli(["jobs"], { FANOUT_URL: base() });
+    expect(noKey).toMatchObject({ code: 2 });
+    expect(noKey.stderr).toContain("FANOUT_API_KEY");
+    writeFileSync(join(dir, "bad.j2"), "no variable");
+    writeFileSync(join(dir, "one.jsonl"), '{"a":1}\n');
+    const bad = await fanoutCli(["map", "--model", "openai/x", "--template", join(dir, "bad.j2"), "--input", join(dir, "one.jsonl")], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("error: template_missing_item (HTTP 400)");
+    expect(bad.stderr).toContain("prompt_template:");
+    const unknown = await fanoutCli(["frobnicate"], env);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown command "frobnicate"');
+  });
+});

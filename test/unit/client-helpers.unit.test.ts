@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { parseCsv } from "../../client/src/csv.ts";
+import { describe as describeProgress, Progress } from "../../client/src/progress.ts";
+
+describe("CSV input", () => {
+  it("reads quoted fields, doubled quotes, commas and newlines inside quotes, CRLF", () => {
+    const text = 'title,notes\r\n"A, B","said ""hi"""\r\nplain,"two\nlines"\r\n\r\n';
+    expect(parseCsv(text)).toEqual([
+      { title: "A, B", notes: 'said "hi"' },
+      { title: "plain", notes: "two\nlines" },
+    ]);
+  });
+
+  it("fills missing trailing fields and handles no final newline", () => {
+    expect(parseCsv("a,b,c\n1,2")).toEqual([{ a: "1", b: "2", c: "" }]);
+    expect(parseCsv("")).toEqual([]);
+  });
+});
+
+describe("progress", () => {
+  it("describes done/total, failures, rate and ETA", () => {
+    expect(describeProgress({ done: 50, failed: 2, total: 200 }, 10_000)).toBe("50/200 done, 2 failed, 5.0/s, ETA 30s");
+    expect(describeProgress({ done: 0, failed: 0, total: 10 }, 1_000)).toBe("0/10 done, 0 failed, 0.0/s, ETA ?");
+  });
+
+  it("redraws one line on a terminal and writes plain lines otherwise", () => {
+    const written: string[] = [];
+    const fakeStream = (isTTY: boolean) => ({ isTTY, write: (s: string) => written.push(s) }) as unknown as NodeJS.WriteStream;
+    const tty = new Progress(fakeStream(true));
+    tty.update({ done: 1, failed: 0, total: 2 });
+    expect(written.pop()).toMatch(/^\r\[#{15}-{15}\] 1\/2 done/);
+    const plain = new Progress(fakeStream(false));
+    plain.update({ done: 1, failed: 0, total: 2 }, true);
+    plain.update({ done: 2, failed: 0, total: 2 }); // within 2 s of the last line: not written
+    expect(written).toEqual([expect.stringMatching(/^progress: 1\/2 done/)]);
+  });
+});
