@@ -2,7 +2,7 @@
 import { ApiError, type FieldIssue } from "../lib/errors";
 import { compileTemplate } from "../template/jinja";
 import type { ToolConfig } from "../jobs/spec";
-import { submitJob, type Submission } from "../jobs/submit";
+import { commonSpec, submitJob, type Submission } from "../jobs/submit";
 import type { AgenticMapRequest } from "../schemas/agentic";
 
 function checkTools(tools: AgenticMapRequest["tools"]): void {
@@ -26,17 +26,9 @@ export async function submitAgenticJob(env: Env, tenantId: string, body: Agentic
       : { type: "mcp", url: t.url, allowed_tools: t.allowed_tools ?? null },
   );
   return submitJob(env, tenantId, "agentic_map", body, idempotencyKey, (jobId) => ({
-    jobId,
-    tenantId,
+    ...commonSpec(jobId, tenantId, body),
     type: "agentic_map",
-    model: body.model,
     promptTemplate: body.agent_prompt_template,
-    systemPrompt: body.system_prompt ?? null,
-    temperature: body.temperature ?? null,
-    maxTokens: body.max_tokens ?? null,
-    timeoutMs: Math.round(body.timeout_secs * 1000),
-    maxRetries: body.max_retries,
-    concurrency: body.concurrency,
     maxTurns: body.max_turns,
     continuationMessage: body.continuation_message,
     completionMarker: body.completion_marker ?? null,
@@ -44,6 +36,5 @@ export async function submitAgenticJob(env: Env, tenantId: string, body: Agentic
     tools,
     maxContextTokens: body.max_context_tokens ?? null,
     maxTotalTokens: body.max_total_tokens ?? null,
-    webhook: body.webhook ? { url: body.webhook.url } : null,
   }));
 }

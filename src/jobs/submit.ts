@@ -51,8 +51,30 @@ export function checkWebhook(env: Env, webhook: { url: string; secret?: string }
 export interface CommonJobRequest {
   inputs: unknown[];
   model: string;
+  system_prompt?: string | null;
+  temperature?: number | null;
+  max_tokens?: number | null;
+  timeout_secs: number;
+  max_retries: number;
+  concurrency: number;
   webhook?: { url: string; secret?: string } | null;
   metadata: Record<string, unknown>;
+}
+
+/** The spec fields every operator shares, from the request fields every operator shares. */
+export function commonSpec(jobId: string, tenantId: string, body: CommonJobRequest) {
+  return {
+    jobId,
+    tenantId,
+    model: body.model,
+    systemPrompt: body.system_prompt ?? null,
+    temperature: body.temperature ?? null,
+    maxTokens: body.max_tokens ?? null,
+    timeoutMs: Math.round(body.timeout_secs * 1000),
+    maxRetries: body.max_retries,
+    concurrency: body.concurrency,
+    webhook: body.webhook ? { url: body.webhook.url } : null, // the secret stays sealed in D1
+  };
 }
 
 /**

@@ -39,6 +39,13 @@ describe("POST /v1/map rejects bad input before anything is stored", () => {
     expect(await countRows("jobs")).toBe(before);
   });
 
+  it("refuses workers-ai when the deployment has no AI binding", async () => {
+    const { key } = await tenantWithKey();
+    const res = await request("POST", "/v1/map", { token: key, body: { ...valid, model: "workers-ai/@cf/meta/llama-3.1-8b-instruct" } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatchObject({ code: "invalid_request", details: [{ path: "model", message: expect.stringContaining("not bound") }] });
+  });
+
   it("refuses a provider with no credential anywhere, naming how to add one", async () => {
     const { key } = await tenantWithKey();
     const before = await countRows("jobs");
