@@ -46,6 +46,12 @@ export class AgentSession extends DurableObject<Env> {
     ctx.storage.sql.exec(SCHEMA);
   }
 
+  /** The job was cancelled: no further turn starts (the turn under way, if any, is the last). */
+  async stop(): Promise<void> {
+    await this.ctx.storage.put("stopped", true);
+    await this.ctx.storage.deleteAlarm();
+  }
+
   /** Takes (or takes back, after a lost dispatch) the item; the alarm does the work. */
   async begin(task: AttemptTask): Promise<void> {
     await this.ctx.storage.put("task", task);
@@ -56,6 +62,7 @@ export class AgentSession extends DurableObject<Env> {
     const task = await this.ctx.storage.get<AttemptTask>("task");
     if (!task || task.spec.type !== "agentic_map" || !task.sessionId) return;
     const spec = task.spec;
+    if (await this.ctx.storage.get<boolean>("stopped")) return;
     let state = (await this.ctx.storage.get<SessionState>("state")) ?? this.#start(task, spec);
     if (!state.done) {
       state = await this.#runTurns(spec, task, state);
@@ -167,6 +174,12 @@ export class AgentSession extends DurableObject<Env> {
     }
     try {
       for (;;) {
+        if (await this.ctx.storage.get<boolean>("stopped")) {
+          state.done = this.#result(state, { error: "The job was cancelled.", kind: "llm_error" });
+          await this.#save(state);
+          await this.#mirror(spec, task, state);
+          return { ...state, done: null }; // nothing to report: the coordinator has ended the job
+        }
         const history = this.#history();
         await this.#compactIfNeeded(spec, task, state, history);
         let response: ModelResponse;

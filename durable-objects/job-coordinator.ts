@@ -121,6 +121,13 @@ export class JobCoordinator extends DurableObject<Env> {
 
   async cancel(): Promise<boolean> {
     if (!this.#spec || isTerminal(this.#status)) return false;
+    // Sub-sessions under way stop after their current turn, so a cancelled job spends no more tokens.
+    for (const row of this.#store.running()) {
+      if (row.session_id) {
+        this.env.AGENT_SESSION.get(this.env.AGENT_SESSION.idFromName(row.session_id)).stop()
+          .catch((err: unknown) => console.error("could not stop a session", err));
+      }
+    }
     await this.#finish("cancelled");
     return true;
   }

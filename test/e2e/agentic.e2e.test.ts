@@ -185,3 +185,27 @@ describe("POST /v1/agentic-map", () => {
     expect(batch.body.successes[0]).toMatchObject({ session_id: expect.stringMatching(/^ses_/), stop_reason: "natural" });
   });
 });
+
+describe("cancelling an agentic job", () => {
+  it("stops its sub-sessions after their current turn", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("agent-cancel");
+    const body = {
+      inputs: [0, 1].map((i) => ({ task: "Keep working", d: fake(tag, i, "text:working", 300) })),
+      agent_prompt_template: "{{ item.task }} {{ item.d }}",
+      model: "openai/gpt-4o-mini",
+      continuation_message: "Go on.",
+      max_turns: 50,
+      concurrency: 2,
+    };
+    const created = await call(base(), "POST", "/v1/agentic-map", { token: key, body });
+    await new Promise((r) => setTimeout(r, 1_000));
+    const cancelled = await call(base(), "POST", `/v1/jobs/${created.body.job_id}/cancel`, { token: key });
+    expect(cancelled.body.status).toBe("cancelled");
+    await new Promise((r) => setTimeout(r, 800)); // the turns under way finish
+    const requestsAfterCancel = (await fakeStats(tag)).requests;
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await fakeStats(tag)).requests).toBe(requestsAfterCancel);
+    expect(requestsAfterCancel).toBeLessThan(20);
+  });
+});
