@@ -35,7 +35,9 @@ export class MapWorker extends DurableObject<Env> {
     let outcome = await this.ctx.storage.get<AttemptOutcome>("outcome");
     if (!outcome) {
       outcome = await this.#attempt(task as MapTask);
-      await this.ctx.storage.put("outcome", outcome);
+      // Not waited for: the report need not sit behind a disk sync. If the object dies before the
+      // write lands, the interrupted alarm runs the attempt again; the coordinator keeps one result.
+      void this.ctx.storage.put("outcome", outcome, { allowUnconfirmed: true });
     }
     const coordinator = this.env.JOB_COORDINATOR.get(this.env.JOB_COORDINATOR.idFromName(task.spec.jobId));
     await coordinator.report(task.index, task.token, outcome);

@@ -209,3 +209,11 @@ describe("cancelling an agentic job", () => {
     expect(requestsAfterCancel).toBeLessThan(20);
   });
 });
+
+describe("agentic failures of the set-up", () => {
+  it("fails the item clearly when its MCP server cannot be reached", async () => {
+    const { result } = await runAgent("text:never", { tools: [{ type: "mcp", url: "http://127.0.0.1:1/mcp" }] });
+    expect(result).toMatchObject({ success: false, error_kind: "llm_error", turns: 0 });
+    expect(result.error).toMatch(/^Could not load the tools/);
+  });
+});
