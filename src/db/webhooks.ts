@@ -77,18 +77,24 @@ export async function getDelivery(db: D1Database, id: string): Promise<DeliveryR
  * due; a manual one (redeliver) any status. Either way no other attempt may be under way, so a
  * duplicate Queue message cannot send twice. Returns the attempt number, or null.
  */
-export async function claimAttempt(db: D1Database, id: string, now: number, leaseMs: number, manual: boolean): Promise<number | null> {
+export async function claimAttempt(
+  db: D1Database,
+  id: string,
+  now: number,
+  leaseMs: number,
+  manual: boolean,
+): Promise<{ attempt: number; scheduled: number } | null> {
   const due = manual ? "" : "AND status = 'pending' AND next_attempt_at <= ?";
-  const params: (string | number)[] = [now + leaseMs, id, now];
+  const params: (string | number)[] = [manual ? 0 : 1, now + leaseMs, id, now];
   if (!manual) params.push(now);
   const row = await db
     .prepare(
-      `UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, lease_until = ?
-       WHERE id = ? AND (lease_until IS NULL OR lease_until < ?) ${due} RETURNING attempt_count`,
+      `UPDATE webhook_deliveries SET attempt_count = attempt_count + 1, scheduled_attempts = scheduled_attempts + ?, lease_until = ?
+       WHERE id = ? AND (lease_until IS NULL OR lease_until < ?) ${due} RETURNING attempt_count, scheduled_attempts`,
     )
     .bind(...params)
-    .first<{ attempt_count: number }>();
-  return row?.attempt_count ?? null;
+    .first<{ attempt_count: number; scheduled_attempts: number }>();
+  return row ? { attempt: row.attempt_count, scheduled: row.scheduled_attempts } : null;
 }
 
 export async function recordAttempt(

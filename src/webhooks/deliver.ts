@@ -89,8 +89,9 @@ async function send(delivery: DeliveryRow, secret: string): Promise<Sent> {
 export async function attemptDelivery(env: Env, message: WebhookMessage): Promise<void> {
   const now = Date.now();
   const manual = message.manual === true;
-  const attempt = await claimAttempt(env.DB, message.delivery_id, now, LEASE_MS, manual);
-  if (attempt === null) return; // delivered, not due yet, or another attempt is under way: a duplicate
+  const claim = await claimAttempt(env.DB, message.delivery_id, now, LEASE_MS, manual);
+  if (claim === null) return; // delivered, not due yet, or another attempt is under way: a duplicate
+  const { attempt, scheduled } = claim;
   const delivery = await getDelivery(env.DB, message.delivery_id);
   if (!delivery) return;
   const secret = await jobWebhookSecret(env.DB, encryptionKey(env), delivery.job_id, delivery.tenant_id);
@@ -105,14 +106,14 @@ export async function attemptDelivery(env: Env, message: WebhookMessage): Promis
     // One extra attempt: it does not move the schedule of a delivery still retrying.
     status = delivery.status === "delivered" ? "failed" : delivery.status;
     nextAttemptAt = delivery.status === "pending" ? delivery.next_attempt_at : null;
-  } else if (attempt <= schedule.length) {
-    const delaySecs = Math.min(Math.max(schedule[attempt - 1] ?? 0, sent.retryAfter ?? 0), QUEUE_MAX_DELAY_SECS);
+  } else if (scheduled <= schedule.length) {
+    const delaySecs = Math.min(Math.max(schedule[scheduled - 1] ?? 0, sent.retryAfter ?? 0), QUEUE_MAX_DELAY_SECS);
     status = "pending";
     nextAttemptAt = Date.now() + delaySecs * 1000;
     await env.TASKS.send(message, { delaySeconds: Math.ceil(delaySecs) });
   } else {
     status = "failed";
-    await env.DEAD_LETTERS.send({ ...message, reason: `no 2xx after ${attempt} attempts` });
+    await env.DEAD_LETTERS.send({ ...message, reason: `no 2xx after ${scheduled} scheduled attempts` });
   }
   await recordAttempt(
     env.DB,

@@ -47,6 +47,17 @@ describe("webhook delivery attempts", () => {
     expect(delivery).toEqual({ status: "pending", attempt_count: 1 });
   });
 
+  it("does not move a retrying delivery along its schedule on a manual redeliver", async () => {
+    await pendingDelivery("whd_manual");
+    const due = Date.now() + 60_000;
+    await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ?, attempt_count = 2, scheduled_attempts = 2 WHERE id = 'whd_manual'").bind(due).run();
+    await attemptDelivery(env, { type: "deliver_webhook", delivery_id: "whd_manual", manual: true });
+    const row = await env.DB.prepare("SELECT status, attempt_count, scheduled_attempts, next_attempt_at FROM webhook_deliveries WHERE id = 'whd_manual'").first();
+    expect(row).toEqual({ status: "pending", attempt_count: 3, scheduled_attempts: 2, next_attempt_at: due });
+    const attempt = await env.DB.prepare("SELECT attempt, status_code, error FROM webhook_attempts WHERE delivery_id = 'whd_manual'").first();
+    expect(attempt).toMatchObject({ attempt: 3, status_code: null, error: expect.stringContaining("could not connect") });
+  });
+
   it("ignores messages for a delivered delivery", async () => {
     await pendingDelivery("whd_done");
     await env.DB.prepare("UPDATE webhook_deliveries SET status = 'delivered', next_attempt_at = NULL WHERE id = 'whd_done'").run();
