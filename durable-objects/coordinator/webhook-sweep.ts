@@ -8,7 +8,7 @@ import { createDelivery, getDelivery } from "../../src/db/webhooks";
 import { newId } from "../../src/lib/ids";
 import type { CoordinatorStore } from "./store";
 
-export const LOST_MESSAGE_GRACE_MS = 30_000;
+export const LOST_MESSAGE_GRACE_MS = 10_000; // a Queue message this late is presumed lost (they arrive in seconds)
 
 export interface CompletedEvent {
   completedAt: string;
@@ -38,5 +38,5 @@ export async function sweepWebhook(env: Env, store: CoordinatorStore, job: { job
     await env.TASKS.send({ type: "deliver_webhook", delivery_id: deliveryId });
     return now + LOST_MESSAGE_GRACE_MS;
   }
-  return Math.max(due, now) + LOST_MESSAGE_GRACE_MS;
+  return due + LOST_MESSAGE_GRACE_MS > now ? due + LOST_MESSAGE_GRACE_MS : now + LOST_MESSAGE_GRACE_MS;
 }
