@@ -22,8 +22,12 @@ const escapeHtml = (text: string): string =>
 
 const METHODS = ["get", "post", "put", "patch", "delete"];
 
+/** Pretty JSON whose `$ref`s link to the schema they name, further down the page. */
 function schemaBlock(schema: unknown): string {
-  return schema === undefined ? "" : `<pre>${escapeHtml(JSON.stringify(schema, null, 2))}</pre>`;
+  if (schema === undefined) return "";
+  const text = escapeHtml(JSON.stringify(schema, null, 2));
+  const linked = text.replace(/&#34;#\/components\/schemas\/([A-Za-z0-9_]+)&#34;/g, (match, name: string) => `<a href="#schema-${name}">${match}</a>`);
+  return `<pre>${linked}</pre>`;
 }
 
 function renderOperation(path: string, method: string, op: Operation): string {

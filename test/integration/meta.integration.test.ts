@@ -42,6 +42,8 @@ describe("open routes and the error envelope", () => {
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/html");
     expect(res.body).toContain("/v1/map");
+    expect(res.body).toContain(`<a href="#schema-MapRequest">`); // $refs link to their schemas
+    expect(res.body).toContain(`id="schema-MapRequest"`);
     expect(res.body).not.toMatch(/<script[^>]+src=/);
   });
 
