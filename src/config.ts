@@ -16,6 +16,7 @@ export const LIMIT_DEFAULTS = {
   maxRequestBytes: 32 * 1024 * 1024, // DO RPC arguments are capped at 32 MiB
   maxOutputBytes: 256_000, // one stored result's output
   waitLimitSecs: 60, // ?wait=true gives up (202) after this
+  maxActiveJobs: 100, // queued + running jobs per tenant: one tenant cannot flood a shared deployment
 } as const;
 
 export interface Limits {
@@ -24,6 +25,7 @@ export interface Limits {
   maxRequestBytes: number;
   maxOutputBytes: number;
   waitLimitSecs: number;
+  maxActiveJobs: number;
 }
 
 type Vars = Record<string, unknown>;
@@ -49,6 +51,7 @@ export function limits(env: object): Limits {
     maxRequestBytes: readPositiveInt(env, "MAX_REQUEST_BYTES", LIMIT_DEFAULTS.maxRequestBytes),
     maxOutputBytes: readPositiveInt(env, "MAX_OUTPUT_BYTES", LIMIT_DEFAULTS.maxOutputBytes),
     waitLimitSecs: readPositiveInt(env, "WAIT_LIMIT_SECS", LIMIT_DEFAULTS.waitLimitSecs),
+    maxActiveJobs: readPositiveInt(env, "MAX_ACTIVE_JOBS_PER_TENANT", LIMIT_DEFAULTS.maxActiveJobs),
   };
 }
 

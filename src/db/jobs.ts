@@ -72,6 +72,14 @@ export async function getJob(db: D1Database, tenantId: string, jobId: string): P
   return db.prepare("SELECT * FROM jobs WHERE id = ? AND tenant_id = ?").bind(jobId, tenantId).first<JobRow>();
 }
 
+export async function countActiveJobs(db: D1Database, tenantId: string): Promise<number> {
+  const row = await db
+    .prepare("SELECT COUNT(*) AS n FROM jobs WHERE tenant_id = ? AND status IN ('queued', 'running')")
+    .bind(tenantId)
+    .first<{ n: number }>();
+  return row?.n ?? 0;
+}
+
 export async function markJobFailed(db: D1Database, jobId: string): Promise<void> {
   await db.prepare("UPDATE jobs SET status = 'failed', completed_at = ? WHERE id = ?").bind(new Date().toISOString(), jobId).run();
 }

@@ -4,7 +4,7 @@
  * the id at once (the coordinator starts fan-out from its alarm).
  */
 import { encryptionKey, limits } from "../config";
-import { findJobByIdempotencyKey, insertJob, markJobFailed, type JobRow } from "../db/jobs";
+import { countActiveJobs, findJobByIdempotencyKey, insertJob, markJobFailed, type JobRow } from "../db/jobs";
 import { seal, sha256Hex } from "../lib/crypto";
 import { ApiError, type FieldIssue } from "../lib/errors";
 import { newId } from "../lib/ids";
@@ -14,6 +14,8 @@ import { parseModel } from "../llm/models";
 import { webhookUrlProblem } from "../webhooks/policy";
 import { secretProblem } from "../webhooks/signing";
 import type { JobSpec } from "./spec";
+
+const ACTIVE_JOBS_RETRY_AFTER_SECS = 10;
 
 export type Submission = { created: true; job: { id: string; total: number } } | { created: false; job: JobRow };
 
@@ -99,6 +101,13 @@ export async function submitJob(
   if (idempotencyKey) {
     const existing = await findJobByIdempotencyKey(env.DB, tenantId, idempotencyKey);
     if (existing) return replay(existing, requestHash);
+  }
+
+  const { maxActiveJobs } = limits(env);
+  if ((await countActiveJobs(env.DB, tenantId)) >= maxActiveJobs) {
+    throw new ApiError(429, "rate_limited", `This tenant already has ${maxActiveJobs} jobs queued or running; retry when one ends.`, {
+      headers: { "retry-after": String(ACTIVE_JOBS_RETRY_AFTER_SECS) },
+    });
   }
 
   const jobId = newId("job");

@@ -36,13 +36,13 @@ export async function countRows(table: string): Promise<number> {
 }
 
 /** A finished job row written straight to D1, for tests of read routes and tenant scoping. */
-export async function insertFinishedJob(tenantId: string, jobId: string): Promise<void> {
+export async function insertFinishedJob(tenantId: string, jobId: string, status = "completed"): Promise<void> {
   const now = new Date();
   await env.DB.batch([
     env.DB.prepare(
       `INSERT INTO jobs (id, tenant_id, type, status, model, total, completed, succeeded, request_hash, created_ms, created_at, completed_at)
-       VALUES (?, ?, 'map', 'completed', 'openai/x', 1, 1, 1, 'h', ?, ?, ?)`,
-    ).bind(jobId, tenantId, now.getTime(), now.toISOString(), now.toISOString()),
+       VALUES (?, ?, 'map', ?, 'openai/x', 1, 1, 1, 'h', ?, ?, ?)`,
+    ).bind(jobId, tenantId, status, now.getTime(), now.toISOString(), now.toISOString()),
     env.DB.prepare("INSERT INTO results (job_id, idx, completion_seq, success, data) VALUES (?, 0, 1, 1, ?)").bind(
       jobId,
       JSON.stringify({ index: 0, input: "a", output: "b", success: true, error: null, error_kind: null, attempts: 1, usage: { input_tokens: 1, output_tokens: 1 } }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countRows, request, tenantWithKey } from "./helpers";
+import { countRows, insertFinishedJob, request, tenantWithKey } from "./helpers";
 
 const valid = {
   inputs: ["a", "b"],
@@ -52,6 +52,22 @@ describe("POST /v1/map rejects bad input before anything is stored", () => {
     const res = await request("POST", "/v1/map", { token: key, body: valid });
     expect(res.status).toBe(400);
     expect(res.body.error.message).toContain("PUT /v1/providers/openai");
+    expect(await countRows("jobs")).toBe(before);
+  });
+});
+
+describe("active jobs per tenant (MAX_ACTIVE_JOBS_PER_TENANT=2 here)", () => {
+  it("answers 429 rate_limited with Retry-After once a tenant has that many jobs running", async () => {
+    const { key, tenantId } = await tenantWithKey();
+    await request("PUT", "/v1/providers/openai", { token: key, body: { api_key: "sk-test-1234", base_url: "https://models.example.com/v1" } });
+    await insertFinishedJob(tenantId, `job_run1_${tenantId}`, "running");
+    await insertFinishedJob(tenantId, `job_run2_${tenantId}`, "queued");
+    await insertFinishedJob(tenantId, `job_done_${tenantId}`, "completed");
+    const before = await countRows("jobs");
+    const res = await request("POST", "/v1/map", { token: key, body: valid });
+    expect(res.status).toBe(429);
+    expect(res.body.error.code).toBe("rate_limited");
+    expect(res.headers.get("retry-after")).toBe("10");
     expect(await countRows("jobs")).toBe(before);
   });
 });
