@@ -47,6 +47,7 @@ const mapRoute = createRoute({
       description: "The job was accepted (an SSE stream when `Accept: text/event-stream`)",
     },
     422: errorResponse("The Idempotency-Key was used with another body"),
+    429: errorResponse("Too many of this tenant's jobs are queued or running (see Retry-After)"),
     ...commonErrors,
   },
 });
