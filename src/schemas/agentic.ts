@@ -1,6 +1,6 @@
 /** Request and result schemas of POST /v1/agentic-map and GET /v1/sessions/{id}. */
 import { z } from "@hono/zod-openapi";
-import { WebhookSchema } from "./map";
+import { ErrorKindSchema, WebhookSchema } from "./map";
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/; // what both providers accept as a function/tool name
 
@@ -58,7 +58,7 @@ export const AgentMapResultSchema = z
     output_text: z.string(),
     success: z.boolean(),
     error: z.string().nullable(),
-    error_kind: z.enum(["timeout", "validation", "llm_error", "schema_error"]).nullable(),
+    error_kind: ErrorKindSchema,
     stop_reason: z.enum(["natural", "doom_loop", "max_tokens", "max_turns", "budget", "error"]),
     turns: z.number().int(),
     token_usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int() }),

@@ -45,6 +45,11 @@ export type MapRequest = z.infer<typeof MapRequestSchema>;
 
 export const UsageSchema = z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }).openapi("Usage");
 
+export const ErrorKindSchema = z
+  .enum(["timeout", "validation", "llm_error", "schema_error"])
+  .nullable()
+  .openapi("ErrorKind", { description: "Why an item failed; null on success" });
+
 export const MapResultSchema = z
   .object({
     index: z.number().int(),
@@ -52,7 +57,7 @@ export const MapResultSchema = z
     output: z.unknown(),
     success: z.boolean(),
     error: z.string().nullable(),
-    error_kind: z.enum(["timeout", "validation", "llm_error", "schema_error"]).nullable(),
+    error_kind: ErrorKindSchema,
     attempts: z.number().int(),
     usage: UsageSchema,
   })
