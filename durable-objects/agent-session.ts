@@ -134,22 +134,23 @@ export class AgentSession extends DurableObject<Env> {
     await this.ctx.storage.put("state", state);
   }
 
-  async #call(spec: AgentJobSpec, task: AttemptTask, request: Omit<ModelRequest, "model" | "temperature" | "maxTokens" | "timeoutMs">): Promise<ModelResponse> {
-    this.#endpoint ??= await resolveEndpoint(this.env, spec.tenantId, parseModel(spec.model).provider);
+  async #call(spec: AgentJobSpec, request: Omit<ModelRequest, "model" | "temperature" | "maxTokens" | "timeoutMs">): Promise<ModelResponse> {
+    const model = parseModel(spec.model);
+    this.#endpoint ??= await resolveEndpoint(this.env, spec.tenantId, model.provider);
     return callModel(
       this.env,
-      { ...request, model: parseModel(spec.model), temperature: spec.temperature, maxTokens: spec.maxTokens, timeoutMs: spec.timeoutMs },
+      { ...request, model, temperature: spec.temperature, maxTokens: spec.maxTokens, timeoutMs: spec.timeoutMs },
       this.#endpoint,
     );
   }
 
   /** Folds older turns into a summary when the context is over budget. A failed summary is skipped. */
-  async #compactIfNeeded(spec: AgentJobSpec, task: AttemptTask, state: SessionState, history: ChatMessage[]): Promise<void> {
+  async #compactIfNeeded(spec: AgentJobSpec, state: SessionState, history: ChatMessage[]): Promise<void> {
     if (spec.maxContextTokens === null || estimateTokens(this.#context(state, history), spec.systemPrompt) <= spec.maxContextTokens) return;
     const cut = compactionCut(history, state.tailFrom);
     if (cut === null) return;
     try {
-      const response = await this.#call(spec, task, {
+      const response = await this.#call(spec, {
         system: "You compress conversations faithfully.",
         messages: [{ role: "user", content: summaryPrompt(state.summary, history.slice(state.tailFrom, cut)) }],
       });
@@ -181,11 +182,11 @@ export class AgentSession extends DurableObject<Env> {
           return { ...state, done: null }; // nothing to report: the coordinator has ended the job
         }
         const history = this.#history();
-        await this.#compactIfNeeded(spec, task, state, history);
+        await this.#compactIfNeeded(spec, state, history);
         let response: ModelResponse;
         try {
           state.callAttempts++;
-          response = await this.#call(spec, task, {
+          response = await this.#call(spec, {
             system: spec.systemPrompt,
             messages: this.#context(state, history),
             tools: toolbox.offered.length ? toolbox.offered : undefined,

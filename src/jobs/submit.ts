@@ -151,3 +151,9 @@ function replay(existing: JobRow, requestHash: string): Submission {
 export function coordinatorFor(env: Env, jobId: string) {
   return env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(jobId));
 }
+
+/** The job's SSE stream from its coordinator: every event after `lastEventId` (0: from the start), then live. */
+export async function openEventStream(env: Env, jobId: string, lastEventId = "0"): Promise<Response> {
+  const request = new Request("https://coordinator/events", { headers: { "last-event-id": lastEventId } });
+  return (await coordinatorFor(env, jobId).fetch(request)) as unknown as Response;
+}

@@ -18,6 +18,6 @@ export function randomBase32(bytes: number): string {
   return out;
 }
 
-export type IdPrefix = "job" | "ses" | "key" | "ten" | "whd" | "evt";
+export type IdPrefix = "job" | "ses" | "key" | "ten" | "whd";
 
 export const newId = (prefix: IdPrefix): string => `${prefix}_${randomBase32(16)}`;

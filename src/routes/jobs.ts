@@ -1,7 +1,7 @@
 /** Job routes: list, get, results (two orders, status filter, cursor pages), batch, events, cancel. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { getJob, listJobs, listResults, type JobRow } from "../db/jobs";
-import { coordinatorFor } from "../jobs/submit";
+import { coordinatorFor, openEventStream } from "../jobs/submit";
 import { isTerminal } from "../jobs/spec";
 import { decodeCursor, encodeCursor, jobView } from "../jobs/views";
 import { ApiError, notFound } from "../lib/errors";
@@ -139,9 +139,7 @@ export function jobRoutes() {
     })
     .openapi(eventsRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
-      return coordinatorFor(c.env, job.id).fetch(
-        new Request("https://coordinator/events", { headers: { "last-event-id": c.req.header("last-event-id") ?? "0" } }),
-      ) as unknown as Response;
+      return openEventStream(c.env, job.id, c.req.header("last-event-id"));
     })
     .openapi(cancelRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);

@@ -6,7 +6,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { limits } from "../config";
 import { getJob } from "../db/jobs";
-import { coordinatorFor, type Submission } from "../jobs/submit";
+import { coordinatorFor, openEventStream, type Submission } from "../jobs/submit";
 import { submitMapJob } from "../jobs/map-job";
 import { jobLinks } from "../jobs/views";
 import { jsonBody, newRouter } from "../lib/router";
@@ -62,7 +62,7 @@ export async function answerSubmission(
   const jobId = submission.job.id;
   const coordinator = coordinatorFor(env, jobId);
   if (options.accept?.includes("text/event-stream")) {
-    return coordinator.fetch(new Request("https://coordinator/events")) as unknown as Response;
+    return openEventStream(env, jobId);
   }
   if (options.wait && (await coordinator.waitForEnd(limits(env).waitLimitSecs * 1000))) {
     const job = await getJob(env.DB, tenantId, jobId);
