@@ -3,7 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     name: "e2e",
-    include: ["test/e2e/**/*.e2e.test.ts"],
+    include: ["test/e2e/**/*.e2e.test.ts", "test/hostile/**/*.e2e.test.ts"],
     globalSetup: ["./test/e2e/global-setup.ts"],
     testTimeout: 120_000,
     hookTimeout: 120_000,

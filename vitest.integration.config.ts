@@ -10,7 +10,7 @@ export default defineConfig({
   ],
   test: {
     name: "integration",
-    include: ["test/integration/**/*.integration.test.ts"],
+    include: ["test/integration/**/*.integration.test.ts", "test/hostile/**/*.integration.test.ts"],
     setupFiles: ["./test/integration/apply-migrations.ts"],
   },
 });

@@ -9,6 +9,7 @@
  * Lifecycle: begin → alarm runs turns → done → report to the coordinator → task deleted.
  */
 import { DurableObject } from "cloudflare:workers";
+import { renderLimits } from "../src/config";
 import { compactionCut, estimateTokens, summaryNote, summaryPrompt } from "../src/agent/compaction";
 import type { AgentItemResult } from "../src/agent/result";
 import { openToolbox, type Toolbox } from "../src/agent/tools";
@@ -92,7 +93,7 @@ export class AgentSession extends DurableObject<Env> {
       done: null,
     };
     try {
-      this.#append({ role: "user", content: compileTemplate(spec.promptTemplate, "agent_prompt_template").render(task.input) });
+      this.#append({ role: "user", content: compileTemplate(spec.promptTemplate, "agent_prompt_template", "item", renderLimits(this.env)).render(task.input) });
     } catch (err) {
       state.done = this.#result(state, { error: `The template could not be rendered for this item: ${String(err)}`, kind: "validation" });
     }

@@ -12,6 +12,7 @@
  * extra write per item) and are replaced by the next `begin`; the alarm that ran them is spent.
  */
 import { DurableObject } from "cloudflare:workers";
+import { renderLimits } from "../src/config";
 import { compileJob, runAttempt, type CompiledJob } from "../src/jobs/attempt";
 import { resolveEndpoint } from "../src/llm/call-model";
 import { parseModel } from "../src/llm/models";
@@ -49,7 +50,7 @@ export class MapWorker extends DurableObject<Env> {
         const provider = parseModel(task.spec.model).provider;
         this.#compiled = {
           jobId: task.spec.jobId,
-          job: compileJob(task.spec),
+          job: compileJob(task.spec, renderLimits(this.env)),
           endpoint: await resolveEndpoint(this.env, task.spec.tenantId, provider),
         };
       }

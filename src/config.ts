@@ -4,6 +4,7 @@
  * are optional, so they are read here by name with documented defaults (see .dev.vars.example).
  */
 import { ApiError } from "./lib/errors";
+import { DEFAULT_RENDER_LIMITS, type RenderLimits } from "./template/budget";
 
 /** Used only when ENVIRONMENT is not "production"; refused in production. */
 export const LOCAL_ADMIN_TOKEN = "fanout-local-admin-token";
@@ -52,6 +53,16 @@ export function limits(env: object): Limits {
     maxOutputBytes: readPositiveInt(env, "MAX_OUTPUT_BYTES", LIMIT_DEFAULTS.maxOutputBytes),
     waitLimitSecs: readPositiveInt(env, "WAIT_LIMIT_SECS", LIMIT_DEFAULTS.waitLimitSecs),
     maxActiveJobs: readPositiveInt(env, "MAX_ACTIVE_JOBS_PER_TENANT", LIMIT_DEFAULTS.maxActiveJobs),
+  };
+}
+
+/** TEMPLATE_MAX_RANGE, TEMPLATE_MAX_STEPS, TEMPLATE_MAX_DEPTH, TEMPLATE_MAX_OUTPUT_CHARS: see template/budget.ts. */
+export function renderLimits(env: object): RenderLimits {
+  return {
+    maxRange: readPositiveInt(env, "TEMPLATE_MAX_RANGE", DEFAULT_RENDER_LIMITS.maxRange),
+    maxSteps: readPositiveInt(env, "TEMPLATE_MAX_STEPS", DEFAULT_RENDER_LIMITS.maxSteps),
+    maxDepth: readPositiveInt(env, "TEMPLATE_MAX_DEPTH", DEFAULT_RENDER_LIMITS.maxDepth),
+    maxOutputChars: readPositiveInt(env, "TEMPLATE_MAX_OUTPUT_CHARS", DEFAULT_RENDER_LIMITS.maxOutputChars),
   };
 }
 

@@ -1,4 +1,5 @@
 /** POST /v1/agentic-map submissions: the agentic operator's own checks, then the shared submission. */
+import { renderLimits } from "../config";
 import { ApiError, type FieldIssue } from "../lib/errors";
 import { compileTemplate } from "../template/jinja";
 import type { ToolConfig } from "../jobs/spec";
@@ -18,7 +19,7 @@ function checkTools(tools: AgenticMapRequest["tools"]): void {
 }
 
 export async function submitAgenticJob(env: Env, tenantId: string, body: AgenticMapRequest, idempotencyKey: string | null): Promise<Submission> {
-  compileTemplate(body.agent_prompt_template, "agent_prompt_template");
+  compileTemplate(body.agent_prompt_template, "agent_prompt_template", "item", renderLimits(env));
   checkTools(body.tools);
   const tools: ToolConfig[] = body.tools.map((t) =>
     t.type === "http"

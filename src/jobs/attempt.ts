@@ -5,6 +5,7 @@
 import { extractJson } from "../output/extract-json";
 import { compileOutputSchema, type OutputValidator } from "../output/validate";
 import { compileTemplate, type CompiledTemplate } from "../template/jinja";
+import type { RenderLimits } from "../template/budget";
 import { callModel } from "../llm/call-model";
 import { classify, describeFailure, retryAfterMs } from "../llm/errors";
 import { parseModel } from "../llm/models";
@@ -20,9 +21,9 @@ export interface CompiledJob {
   validator: OutputValidator | null;
 }
 
-export function compileJob(spec: MapJobSpec): CompiledJob {
+export function compileJob(spec: MapJobSpec, limits: RenderLimits): CompiledJob {
   return {
-    template: compileTemplate(spec.promptTemplate),
+    template: compileTemplate(spec.promptTemplate, "prompt_template", "item", limits),
     validator: spec.outputSchema ? compileOutputSchema(spec.outputSchema) : null,
   };
 }

@@ -1,12 +1,12 @@
 /** POST /v1/map submissions: the map operator's own checks, then the shared submission. */
-import { limits } from "../config";
+import { limits, renderLimits } from "../config";
 import { compileOutputSchema } from "../output/validate";
 import { compileTemplate } from "../template/jinja";
 import type { MapRequest } from "../schemas/map";
 import { commonSpec, submitJob, type Submission } from "./submit";
 
 export async function submitMapJob(env: Env, tenantId: string, body: MapRequest, idempotencyKey: string | null): Promise<Submission> {
-  compileTemplate(body.prompt_template);
+  compileTemplate(body.prompt_template, "prompt_template", "item", renderLimits(env));
   const outputSchema = body.output_schema ?? null;
   if (outputSchema) compileOutputSchema(outputSchema);
   return submitJob(env, tenantId, "map", body, idempotencyKey, (jobId) => ({

@@ -6,9 +6,11 @@
  */
 import { Environment, Interpreter, parse, tokenize } from "@huggingface/jinja";
 import { ApiError } from "../lib/errors";
+import { boundedRange, DEFAULT_RENDER_LIMITS, RenderBudget, type RenderLimits } from "./budget";
 import { EXTRA_FILTERS, PyFloat } from "./filters";
 import { pyStr } from "./python-str";
 import { templateReads } from "./references";
+import { staticLimitProblem } from "./static-limits";
 
 type Program = ReturnType<typeof parse>;
 type RuntimeValue = ReturnType<Environment["lookupVariable"]>;
@@ -18,6 +20,15 @@ interface FilterNode {
   callee?: { type: string; value?: string };
   args?: unknown[];
 }
+interface ForNode {
+  type: "For";
+  iterable: { type: string; lhs?: unknown };
+}
+interface CallNode {
+  type: "CallExpression";
+  callee: { type: string; computed?: boolean; object?: unknown; property?: { type: string; value?: unknown } };
+  args: unknown[];
+}
 
 /** Interpreter internals that TypeScript marks private; we extend them, as a subclass would. */
 interface InterpreterInternals {
@@ -25,6 +36,9 @@ interface InterpreterInternals {
   evaluateBlock(statements: { type: string }[], env: Environment): RuntimeValue;
   evaluateArguments(args: unknown[], env: Environment): [RuntimeValue[], Map<string, RuntimeValue>];
   evaluate(node: unknown, env: Environment): RuntimeValue;
+  evaluateCallExpression(expr: CallNode, env: Environment): RuntimeValue;
+  evaluateFor(node: ForNode, env: Environment): RuntimeValue;
+  budget: RenderBudget;
 }
 
 /** Statement nodes whose value is not output (their own output, if any, is already a string). */
@@ -62,15 +76,87 @@ function filterName(filter: FilterNode): string | undefined {
   return undefined;
 }
 
-class PythonJinjaInterpreter extends Interpreter {}
+class PythonJinjaInterpreter extends Interpreter {
+  readonly budget: RenderBudget;
+  constructor(env: Environment, limits: RenderLimits) {
+    super(env);
+    this.budget = new RenderBudget(limits);
+  }
+}
 const proto = PythonJinjaInterpreter.prototype as unknown as InterpreterInternals;
 const base = Interpreter.prototype as unknown as InterpreterInternals;
+const WIDTH_FILTERS = new Set(["center", "indent", "tojson"]); // a numeric argument is a width they allocate
+const SCRATCH = "__fanout_call_target";
+const LOOKUPS = new Set(["Identifier", "MemberExpression"]);
+
+/** The length `s.replace(old, new)` would have, found without building it. */
+function replacedLength(s: string, oldValue: string, newValue: string): number {
+  if (oldValue === "") return s.length + (s.length + 1) * newValue.length;
+  let count = 0;
+  for (let at = s.indexOf(oldValue); at !== -1; at = s.indexOf(oldValue, at + oldValue.length)) count++;
+  return s.length + count * (newValue.length - oldValue.length);
+}
+
+function checkReplace(budget: RenderBudget, target: RuntimeValue, args: RuntimeValue[]): void {
+  const [oldValue, newValue] = args;
+  if (target.type === "StringValue" && oldValue?.type === "StringValue" && newValue?.type === "StringValue") {
+    budget.expect(replacedLength(target.value as string, oldValue.value as string, newValue.value as string), "replace()");
+  }
+}
+
+function checkWidths(budget: RenderBudget, name: string, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>): void {
+  for (const value of [...args, ...kwargs.values()]) {
+    if (typeof value.value === "number") budget.expect(value.value, `${name}()`);
+  }
+}
+
+proto.evaluate = function (this: InterpreterInternals, node, env) {
+  const budget = this.budget;
+  budget.enter();
+  try {
+    const value = base.evaluate.call(this, node, env);
+    if (LOOKUPS.has((node as { type?: string } | undefined)?.type ?? "")) return value; // an existing value, already paid for
+    if (value.type === "StringValue") budget.chars((value.value as string).length);
+    else if (value.type === "ArrayValue" || value.type === "TupleValue") budget.list((value.value as unknown[]).length);
+    return value;
+  } finally {
+    budget.leave();
+  }
+};
+
+/** Loops are charged for every iteration before they start. The iterable is evaluated once. */
+proto.evaluateFor = function (this: InterpreterInternals, node, env) {
+  const select = node.iterable.type === "SelectExpression";
+  const iterable = this.evaluate(select ? node.iterable.lhs : node.iterable, env);
+  const size = iterable.type === "ArrayValue" ? (iterable.value as unknown[]).length : iterable.type === "ObjectValue" ? (iterable.value as Map<string, unknown>).size : 0;
+  this.budget.loop(size);
+  const scope = new Environment(env);
+  scope.setVariable(SCRATCH, iterable);
+  const bound = { type: "Identifier", value: SCRATCH };
+  return base.evaluateFor.call(this, { ...node, iterable: select ? { ...node.iterable, lhs: bound } : bound }, scope);
+};
+
+proto.evaluateCallExpression = function (this: InterpreterInternals, expr, env) {
+  const callee = expr.callee;
+  if (callee.type !== "MemberExpression" || callee.computed || callee.property?.value !== "replace") {
+    return base.evaluateCallExpression.call(this, expr, env);
+  }
+  // `s.replace(old, new)`: size the result before it is built. The target is evaluated once.
+  const target = this.evaluate(callee.object, env);
+  checkReplace(this.budget, target, this.evaluateArguments(expr.args, env)[0]);
+  const scope = new Environment(env);
+  scope.setVariable(SCRATCH, target);
+  const rebound: CallNode = { ...expr, callee: { ...callee, object: { type: "Identifier", value: SCRATCH } } };
+  return base.evaluateCallExpression.call(this, rebound, scope);
+};
 
 proto.applyFilter = function (this: InterpreterInternals, operand, filter, env) {
   const name = filterName(filter);
+  const [args, kwargs] = filter.type === "CallExpression" ? this.evaluateArguments(filter.args ?? [], env) : [[], new Map()];
+  if (name && WIDTH_FILTERS.has(name)) checkWidths(this.budget, name, args, kwargs);
+  if (name === "replace") checkReplace(this.budget, operand, args);
   const extra = name ? EXTRA_FILTERS.get(name) : undefined;
   if (!extra) return base.applyFilter.call(this, operand, filter, env);
-  const [args, kwargs] = filter.type === "CallExpression" ? this.evaluateArguments(filter.args ?? [], env) : [[], new Map()];
   const plainKwargs = new Map([...kwargs.entries()].map(([k, v]) => [k, toPlain(v)]));
   return toRuntime(extra(toPlain(operand), args.map(toPlain), plainKwargs));
 };
@@ -81,6 +167,7 @@ proto.evaluateBlock = function (this: InterpreterInternals, statements, env) {
     const value = this.evaluate(statement, env);
     if (SILENT_STATEMENTS.has(statement.type)) continue;
     out += pyStr(value);
+    this.budget.chars(out.length);
   }
   return toRuntime(out);
 };
@@ -90,16 +177,11 @@ export interface CompiledTemplate {
   render(item: unknown): string;
 }
 
-function globals(env: Environment): void {
+function globals(env: Environment, limits: RenderLimits): void {
   for (const [name, value] of Object.entries({ true: true, false: false, none: null, True: true, False: false, None: null })) {
     env.set(name, value);
   }
-  env.set("range", (start: number, stop?: number, step = 1) => {
-    const [from, to] = stop === undefined ? [0, start] : [start, stop];
-    const out: number[] = [];
-    for (let i = from; step > 0 ? i < to : i > to; i += step) out.push(i);
-    return out;
-  });
+  env.set("range", (start: number, stop?: number, step = 1) => boundedRange(limits, start, stop, step));
 }
 
 function parseSource(source: string, field: string): Program {
@@ -115,11 +197,23 @@ function parseSource(source: string, field: string): Program {
 }
 
 /**
- * Parses a template and checks that it reads `variable` (400 `template_missing_item` if not).
- * `field` names the request field in error details.
+ * Parses a template and checks that it reads `variable` (400 `template_missing_item` if not) and
+ * that no render could stay within `limits` whatever the item (400 `invalid_request`).
+ * `field` names the request field in error details. Each render is bounded by `limits`.
  */
-export function compileTemplate(source: string, field = "prompt_template", variable = "item"): CompiledTemplate {
+export function compileTemplate(
+  source: string,
+  field = "prompt_template",
+  variable = "item",
+  limits: RenderLimits = DEFAULT_RENDER_LIMITS,
+): CompiledTemplate {
   const program = parseSource(source, field);
+  const overLimit = staticLimitProblem(program, limits);
+  if (overLimit) {
+    throw new ApiError(400, "invalid_request", `The template cannot render within this deployment's limits: ${overLimit}.`, {
+      details: [{ path: field, message: overLimit }],
+    });
+  }
   if (!templateReads(program, variable)) {
     throw new ApiError(400, "template_missing_item", `The template must use the variable \`${variable}\`.`, {
       details: [{ path: field, message: `\`${variable}\` is never read (e.g. {{ ${variable} }})` }],
@@ -129,9 +223,9 @@ export function compileTemplate(source: string, field = "prompt_template", varia
     source,
     render(item: unknown): string {
       const env = new Environment();
-      globals(env);
+      globals(env, limits);
       env.set("item", item);
-      const result = new PythonJinjaInterpreter(env).run(program);
+      const result = new PythonJinjaInterpreter(env, limits).run(program);
       return typeof result.value === "string" ? result.value : pyStr(result);
     },
   };

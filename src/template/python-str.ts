@@ -54,6 +54,8 @@ export function pyStr(v: RuntimeLike): string {
       return "None";
     case "UndefinedValue":
       return "";
+    case "FunctionValue":
+      return "<function>"; // Python prints a repr (`<function …>`), never source code
     case "ArrayValue":
     case "TupleValue":
     case "ObjectValue":

@@ -1,0 +1,82 @@
+/**
+ * Hostile templates: each either is refused at submission (an ApiError, 400) or fails its render
+ * with a TemplateLimitError — quickly, without exhausting memory or the stack.
+ */
+import { describe, expect, test } from "vitest";
+import { ApiError } from "../../src/lib/errors";
+import { TemplateLimitError } from "../../src/template/budget";
+import { compileTemplate } from "../../src/template/jinja";
+
+const ITEM = { n: 10 ** 7, s: "a".repeat(5_000), l: Array.from({ length: 90_000 }, (_, i) => i) };
+const RENDER_BUDGET_MS = 250; // the slowest bounded render measures ~0.1 s here; leave room for a loaded CI core
+
+function renderFailure(source: string): { error: unknown; ms: number } {
+  const template = compileTemplate(source);
+  const started = performance.now();
+  try {
+    template.render(ITEM);
+    return { error: null, ms: performance.now() - started };
+  } catch (error) {
+    return { error, ms: performance.now() - started };
+  }
+}
+
+describe("refused at submission: visible without an item", () => {
+  test.each([
+    ["{% for x in range(10**7) %}{% endfor %}{{ item }}", /10000000 (items|iterations)/],
+    ["{{ range(0, 10**9, 2) | length }}{{ item }}", /range\(\) of 500000000 items/],
+    ["{% for a in range(1000) %}{% for b in range(1000) %}{% endfor %}{% endfor %}{{ item }}", /nested loops run 1000000 iterations/],
+    ["{% for x in range(30000) %}{{ x }}{% endfor %}{{ item }}", /nested loops run 30000 iterations/],
+  ])("%s", (source, message) => {
+    let error: unknown;
+    try {
+      compileTemplate(source);
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ApiError);
+    expect((error as ApiError).status).toBe(400);
+    expect((error as ApiError).message).toMatch(message);
+  });
+});
+
+describe("bounded at render time: a clean item failure", () => {
+  test.each([
+    ["{% for x in range(item.n) %}{% endfor %}{{ item }}", /range\(\) of 10000000 items is over the limit of 100000/],
+    ["{% for x in item.l %}{{ x }}{% endfor %}", /a loop of 90000 iterations/],
+    ["{% for x in item.l[:19000] %}{{ x }}{% endfor %}", /more than 100000 steps/],
+    ["{% set s = 'aaaaaaaaaa' %}{% for i in range(60) %}{% set s = s ~ s %}{% endfor %}{{ s }}{{ item }}", /a string of \d+ characters/],
+    ["{% set xs = [1] %}{% for i in range(40) %}{% set xs = xs + xs %}{% endfor %}{{ item }}", /a list of \d+ elements/],
+    ["{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}{{ item }}", /deeper than 300 levels/],
+    ["{{ item.s.replace('a', item.s) }}", /replace\(\) would produce 25000000 characters/],
+    ["{{ item.s | replace('a', item.s) }}", /replace\(\) would produce 25000000 characters/],
+    ["{{ item.s.replace('', item.s) }}", /replace\(\) would produce/],
+    ["{{ 'x' | center(1000000000) }}{{ item }}", /center\(\) would produce 1000000000 characters/],
+    ["{{ item.s | indent(10**9) }}", /indent\(\) would produce/],
+    ["{{ item | tojson(indent=100000000) }}", /tojson\(\) would produce/],
+  ])("%s", (source, message) => {
+    const { error, ms } = renderFailure(source);
+    expect(error).toBeInstanceOf(TemplateLimitError);
+    expect((error as Error).message).toMatch(message);
+    expect(ms).toBeLessThan(RENDER_BUDGET_MS);
+  });
+});
+
+describe("within the limits, templates render as before", () => {
+  test("a list of 90,000 numbers joins; a loop of 10,000 iterations runs", () => {
+    expect(compileTemplate("{{ item.l | join(',') }}").render(ITEM).length).toBeGreaterThan(90_000);
+    expect(compileTemplate("{% for x in item.l[:10000] %}.{% endfor %}").render(ITEM)).toBe(".".repeat(10_000));
+    expect(compileTemplate("{{ item.s.replace('a', 'bb') | length }}").render(ITEM)).toBe("10000");
+  });
+
+  test("functions render as Python would, never as source code", () => {
+    expect(compileTemplate("{{ range }}|{{ item }}").render("x")).toBe("<function>|x");
+    expect(compileTemplate("{% macro m() %}{% endmacro %}{{ m }}{{ item }}").render("x")).toBe("<function>x");
+  });
+
+  test("limits are per deployment", () => {
+    const tight = { maxRange: 10, maxSteps: 1_000, maxDepth: 50, maxOutputChars: 100 };
+    expect(() => compileTemplate("{% for x in range(11) %}{% endfor %}{{ item }}", "p", "item", tight)).toThrow(ApiError);
+    expect(() => compileTemplate("{{ item }}", "p", "item", tight).render("y".repeat(101))).toThrow(TemplateLimitError);
+  });
+});
