@@ -168,7 +168,7 @@ export class AgentSession extends DurableObject<Env> {
   async #runTurns(spec: AgentJobSpec, task: AttemptTask, state: SessionState): Promise<SessionState> {
     let toolbox: Toolbox;
     try {
-      toolbox = await openToolbox(spec.tools, spec.readOnly);
+      toolbox = await openToolbox(spec.tools, spec.readOnly, this.env);
     } catch (err) {
       state.done = this.#result(state, { error: `Could not load the tools: ${String(err)}`, kind: "llm_error" });
       await this.#save(state);

@@ -2,25 +2,28 @@
 import { renderLimits } from "../config";
 import { ApiError, type FieldIssue } from "../lib/errors";
 import { compileTemplate } from "../template/jinja";
+import { destinationProblem } from "../net/destination";
 import type { ToolConfig } from "../jobs/spec";
 import { commonSpec, submitJob, type Submission } from "../jobs/submit";
 import type { AgenticMapRequest } from "../schemas/agentic";
 
-function checkTools(tools: AgenticMapRequest["tools"]): void {
+function checkTools(env: Env, tools: AgenticMapRequest["tools"]): void {
   const seen = new Map<string, number>();
   const issues: FieldIssue[] = [];
   tools.forEach((tool, i) => {
+    const urlProblem = destinationProblem(env, tool.url);
+    if (urlProblem) issues.push({ path: `tools[${i}].url`, message: urlProblem });
     if (tool.type !== "http") return;
     const first = seen.get(tool.name);
     if (first !== undefined) issues.push({ path: `tools[${i}].name`, message: `"${tool.name}" is also the name of tools[${first}]` });
     else seen.set(tool.name, i);
   });
-  if (issues.length > 0) throw new ApiError(400, "invalid_request", "Tool names must be unique.", { details: issues });
+  if (issues.length > 0) throw new ApiError(400, "invalid_request", "The tools are not usable (see details).", { details: issues });
 }
 
 export async function submitAgenticJob(env: Env, tenantId: string, body: AgenticMapRequest, idempotencyKey: string | null): Promise<Submission> {
   compileTemplate(body.agent_prompt_template, "agent_prompt_template", "item", renderLimits(env));
-  checkTools(body.tools);
+  checkTools(env, body.tools);
   const tools: ToolConfig[] = body.tools.map((t) =>
     t.type === "http"
       ? { type: "http", name: t.name, description: t.description, input_schema: t.input_schema, url: t.url, read_only: t.read_only }

@@ -8,6 +8,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { ToolConfig } from "../jobs/spec";
+import { DestinationRefused, fetchWithPolicy, policyFetch } from "../net/destination";
 import type { ToolCall, ToolSpec } from "../llm/types";
 
 export const TOOL_TIMEOUT_MS = 30_000;
@@ -34,13 +35,13 @@ export function truncate(text: string): string {
   return text.length <= TOOL_RESULT_MAX_CHARS ? text : `${text.slice(0, TOOL_RESULT_MAX_CHARS)}\n…[truncated: ${text.length} characters in all]`;
 }
 
-function httpTool(config: Extract<ToolConfig, { type: "http" }>): Tool {
+function httpTool(config: Extract<ToolConfig, { type: "http" }>, env: object): Tool {
   return {
     spec: { name: config.name, description: config.description, input_schema: config.input_schema },
     readOnly: config.read_only,
     async run(args) {
       try {
-        const res = await fetch(config.url, {
+        const res = await fetchWithPolicy(env, config.url, {
           method: "POST",
           headers: { "content-type": "application/json", "user-agent": "Fanout-Agent/1" },
           body: JSON.stringify(args),
@@ -49,6 +50,7 @@ function httpTool(config: Extract<ToolConfig, { type: "http" }>): Tool {
         const text = truncate(await res.text());
         return res.ok ? { content: text, isError: false } : { content: `HTTP ${res.status}: ${text}`, isError: true };
       } catch (err) {
+        if (err instanceof DestinationRefused) return { content: `The tool was not called: ${err.message}`, isError: true };
         const timedOut = err instanceof Error && err.name === "TimeoutError";
         return { content: timedOut ? `the tool did not answer within ${TOOL_TIMEOUT_MS / 1000} s` : `the tool request failed: ${String(err)}`, isError: true };
       }
@@ -56,9 +58,9 @@ function httpTool(config: Extract<ToolConfig, { type: "http" }>): Tool {
   };
 }
 
-async function mcpTools(config: Extract<ToolConfig, { type: "mcp" }>, clients: Client[]): Promise<Tool[]> {
+async function mcpTools(config: Extract<ToolConfig, { type: "mcp" }>, clients: Client[], env: object): Promise<Tool[]> {
   const client = new Client({ name: "fanout", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(config.url)));
+  await client.connect(new StreamableHTTPClientTransport(new URL(config.url), { fetch: policyFetch(env) }));
   clients.push(client);
   const tools: Tool[] = [];
   let cursor: string | undefined;
@@ -86,11 +88,12 @@ async function mcpTools(config: Extract<ToolConfig, { type: "mcp" }>, clients: C
   return tools;
 }
 
-export async function openToolbox(configs: ToolConfig[], readOnly: boolean): Promise<Toolbox> {
+/** `env` carries the deployment's destination policy (../net/destination.ts), applied to every request and redirect. */
+export async function openToolbox(configs: ToolConfig[], readOnly: boolean, env: object): Promise<Toolbox> {
   const clients: Client[] = [];
   const all = new Map<string, Tool>();
   for (const config of configs) {
-    const tools = config.type === "http" ? [httpTool(config)] : await mcpTools(config, clients);
+    const tools = config.type === "http" ? [httpTool(config, env)] : await mcpTools(config, clients, env);
     for (const tool of tools) if (!all.has(tool.spec.name)) all.set(tool.spec.name, tool);
   }
   const offered = [...all.values()].filter((t) => !readOnly || t.readOnly);

@@ -5,10 +5,12 @@
  */
 import Anthropic from "@anthropic-ai/sdk";
 import type { ContentBlockParam, MessageCreateParamsNonStreaming, MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import { ProviderFailure } from "./errors";
 import { DEFAULT_MAX_TOKENS } from "./types";
 import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, ProviderEndpoint } from "./types";
 
 const OUTPUT_TOOL = "output";
+const count = (n: unknown): number => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? Math.round(n) : 0);
 
 function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
   const out: MessageParam[] = [];
@@ -51,10 +53,10 @@ function finishReason(reason: string | null): FinishReason {
 const clients = new Map<string, Anthropic>(); // one per endpoint per isolate: building a client is not free
 
 function clientFor(endpoint: ProviderEndpoint): Anthropic {
-  const key = `${endpoint.apiKey}\u0000${endpoint.baseUrl}`;
+  const key = `${endpoint.apiKey}\u0000${endpoint.baseUrl}\u0000${endpoint.fetch ? "guarded" : "trusted"}`;
   let client = clients.get(key);
   if (!client) {
-    client = new Anthropic({ apiKey: endpoint.apiKey, baseURL: endpoint.baseUrl ?? undefined, maxRetries: 0 }); // our retries only
+    client = new Anthropic({ apiKey: endpoint.apiKey, baseURL: endpoint.baseUrl ?? undefined, maxRetries: 0, fetch: endpoint.fetch }); // our retries only
     clients.set(key, client);
   }
   return client;
@@ -83,6 +85,9 @@ export async function callAnthropic(request: ModelRequest, endpoint: ProviderEnd
     params.tool_choice = { type: "tool", name: OUTPUT_TOOL };
   }
   const message = await client.messages.create(params, { timeout: request.timeoutMs });
+  if (!Array.isArray((message as { content?: unknown } | null)?.content)) {
+    throw new ProviderFailure("the provider's answer is not a Messages API message (it has no content list)", "permanent");
+  }
   let text = "";
   const toolCalls = [];
   for (const block of message.content) {
@@ -94,7 +99,7 @@ export async function callAnthropic(request: ModelRequest, endpoint: ProviderEnd
   }
   return {
     text,
-    usage: { input_tokens: message.usage.input_tokens, output_tokens: message.usage.output_tokens },
+    usage: { input_tokens: count(message.usage?.input_tokens), output_tokens: count(message.usage?.output_tokens) },
     finishReason: forcedTool && message.stop_reason === "tool_use" ? "stop" : finishReason(message.stop_reason),
     toolCalls,
   };

@@ -8,6 +8,7 @@ import { callAnthropic } from "./anthropic";
 import { ProviderFailure } from "./errors";
 import { callOpenAi } from "./openai";
 import { callWorkersAi, type AiBinding } from "./workers-ai";
+import { policyFetch } from "../net/destination";
 import type { Provider } from "./models";
 import type { ModelRequest, ModelResponse, ProviderEndpoint } from "./types";
 
@@ -38,10 +39,13 @@ export async function resolveEndpoint(
   if (provider === "workers-ai") return null;
   const stored = await getCredential(env.DB, encryptionKey(env), tenantId, provider);
   const names = ENV_NAMES[provider];
-  return {
+  const endpoint: ProviderEndpoint = {
     apiKey: stored?.apiKey ?? readVar(env, names.key) ?? null,
     baseUrl: stored?.baseUrl ?? readVar(env, names.url) ?? null,
   };
+  // A tenant's base URL is a tenant's destination; the deployment's own variables are trusted.
+  if (stored?.baseUrl) endpoint.fetch = policyFetch(env);
+  return endpoint;
 }
 
 export async function callModel(env: Env, request: ModelRequest, endpoint: ProviderEndpoint | null): Promise<ModelResponse> {

@@ -6,6 +6,7 @@
  */
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
+import { DestinationRefused } from "../net/destination";
 
 export type FailureClass = "transient" | "timeout" | "permanent";
 
@@ -58,7 +59,10 @@ export function isTimeout(err: unknown): boolean {
 
 export function isTransient(err: unknown): boolean {
   if (isTimeout(err)) return false;
-  for (const e of causes(err)) if (e instanceof ProviderFailure) return e.failureClass === "transient";
+  for (const e of causes(err)) {
+    if (e instanceof ProviderFailure) return e.failureClass === "transient";
+    if (e instanceof DestinationRefused) return false; // the tenant's base URL is refused: no retry helps
+  }
   const status = statusOf(err);
   if (status !== undefined) return TRANSIENT_STATUSES.has(status) || status >= 500;
   // No HTTP status: the request never got an answer (connection refused, reset, DNS).
@@ -96,10 +100,59 @@ export function retryAfterMs(err: unknown, now = Date.now()): number | undefined
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
 
-/** A message safe to show users: the provider's own message, never keys or stacks. */
+const MAX_PROVIDER_MESSAGE_CHARS = 300;
+const SECRETS = [
+  /\b(sk|pk|rk|fo|key|whsec|sess|tok|token|ghp|gho|xox[abp])[-_][A-Za-z0-9_-]{6,}/gi, // prefixed keys: sk-…, fo_…, whsec_…
+  /\bBearer\s+\S+/gi,
+  /\b(api[_-]?key|apikey|access[_-]?token|secret|password|authorization)(["']?\s*[:=]\s*["']?)[^\s"',}]+/gi,
+  /\/\/[^/\s:@]+:[^/\s@]+@/g, // credentials in a URL
+  /\b[A-Za-z0-9+/_-]{32,}={0,2}/g, // long opaque tokens (hex, base64)
+];
+
+/** Removes anything that looks like a credential from text we did not write. */
+export function redact(text: string): string {
+  let out = text;
+  for (const pattern of SECRETS) {
+    out = out.replace(pattern, (match, _p1: unknown, sep: unknown) =>
+      typeof sep === "string" && /[:=]/.test(sep) ? `${match.slice(0, match.indexOf(sep) + sep.length)}[redacted]` : "[redacted]",
+    );
+  }
+  return out;
+}
+
+/** The provider's own error message, from the parsed error body the SDKs attach (`{error: {message}}` or `{message}`). */
+function providerMessage(err: unknown): string | null {
+  for (const e of causes(err)) {
+    const body = (e as { error?: unknown }).error;
+    const candidates = [body, (body as { error?: unknown } | undefined)?.error];
+    for (const candidate of candidates) {
+      const message = (candidate as { message?: unknown } | undefined)?.message;
+      if (typeof message === "string" && message.trim()) return message.trim();
+    }
+  }
+  return null;
+}
+
+function cap(text: string): string {
+  const clean = redact(text.replace(/\s+/g, " "));
+  return clean.length > MAX_PROVIDER_MESSAGE_CHARS ? `${clean.slice(0, MAX_PROVIDER_MESSAGE_CHARS)}…` : clean;
+}
+
+/**
+ * A message safe to show users: the HTTP status and the provider's own error message (parsed,
+ * capped, redacted) — never a raw response body, a key or a stack.
+ */
 export function describeFailure(err: unknown): string {
+  for (const e of causes(err)) {
+    if (e instanceof DestinationRefused) return `the provider's base URL was refused: ${e.reason}`;
+    if (e instanceof ProviderFailure) return cap(e.message);
+  }
   const status = statusOf(err);
-  const message = err instanceof Error ? err.message : String(err);
-  const clean = message.replace(/(sk|key|fo)[-_][A-Za-z0-9_-]{8,}/g, "[redacted]").slice(0, 500);
-  return status ? `provider returned ${status}: ${clean}` : clean;
+  if (status !== undefined) {
+    const message = providerMessage(err);
+    return message ? `provider returned ${status}: ${cap(message)}` : `provider returned ${status}`;
+  }
+  if (isTimeout(err)) return "the provider did not answer in time";
+  if (isTransient(err)) return "could not connect to the provider";
+  return `the provider call failed (${err instanceof Error ? err.name : typeof err})`;
 }

@@ -1,6 +1,12 @@
 /** Chat Completions (OpenAI and any compatible server) through the official SDK, retries off. */
 import OpenAI from "openai";
-import type { ChatCompletionMessageParam, ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
+import type {
+  ChatCompletion,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionMessageToolCall,
+} from "openai/resources/chat/completions";
+import { ProviderFailure } from "./errors";
 import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, ProviderEndpoint } from "./types";
 
 function toOpenAiMessages(system: string | null, messages: ChatMessage[]): ChatCompletionMessageParam[] {
@@ -29,13 +35,14 @@ function finishReason(reason: string | null | undefined): FinishReason {
 const clients = new Map<string, OpenAI>(); // one per endpoint per isolate: building a client is not free
 
 function clientFor(endpoint: ProviderEndpoint): OpenAI {
-  const key = `${endpoint.apiKey}\u0000${endpoint.baseUrl}`;
+  const key = `${endpoint.apiKey}\u0000${endpoint.baseUrl}\u0000${endpoint.fetch ? "guarded" : "trusted"}`;
   let client = clients.get(key);
   if (!client) {
     client = new OpenAI({
       apiKey: endpoint.apiKey ?? "unused", // local OpenAI-compatible servers often take no key
       baseURL: endpoint.baseUrl ?? undefined,
       maxRetries: 0, // our retry policy is the only one
+      fetch: endpoint.fetch,
     });
     clients.set(key, client);
   }
@@ -65,18 +72,35 @@ export async function callOpenAi(
       json_schema: { name: "output", schema: request.outputSchema, strict: false },
     };
   }
-  const completion = await client.chat.completions.create(params, { timeout: request.timeoutMs });
-  const choice = completion.choices[0];
-  const toolCalls = (choice?.message.tool_calls ?? []).flatMap((c) =>
-    c.type === "function" ? [{ id: c.id, name: c.function.name, arguments: c.function.arguments }] : [],
+  const completion: unknown = await client.chat.completions.create(params, { timeout: request.timeoutMs });
+  return readCompletion(completion);
+}
+
+/** A 200 of the wrong shape is a permanent failure with a clear message, never a TypeError retried as a network error. */
+function readCompletion(completion: unknown): ModelResponse {
+  const body = completion as Partial<ChatCompletion> | null;
+  const choice = Array.isArray(body?.choices) ? body.choices[0] : undefined;
+  if (!choice || typeof choice.message !== "object" || choice.message === null) {
+    throw new ProviderFailure("the provider's answer is not a chat completion (it has no choices[0].message)", "permanent");
+  }
+  const content: unknown = choice.message.content;
+  if (content !== null && content !== undefined && typeof content !== "string") {
+    throw new ProviderFailure("the provider's answer is not a chat completion (message.content is not text)", "permanent");
+  }
+  const calls: unknown = choice.message.tool_calls ?? [];
+  if (!Array.isArray(calls)) throw new ProviderFailure("the provider's answer has malformed tool_calls", "permanent");
+  const toolCalls = (calls as ChatCompletionMessageToolCall[]).flatMap((c) =>
+    c?.type === "function" && typeof c.function?.name === "string"
+      ? [{ id: String(c.id), name: c.function.name, arguments: String(c.function.arguments ?? "") }]
+      : [],
   );
+  const usage = body?.usage;
   return {
-    text: choice?.message.content ?? "",
-    usage: {
-      input_tokens: completion.usage?.prompt_tokens ?? 0,
-      output_tokens: completion.usage?.completion_tokens ?? 0,
-    },
-    finishReason: finishReason(choice?.finish_reason),
+    text: typeof content === "string" ? content : "",
+    usage: { input_tokens: count(usage?.prompt_tokens), output_tokens: count(usage?.completion_tokens) },
+    finishReason: finishReason(choice.finish_reason),
     toolCalls,
   };
 }
+
+const count = (n: unknown): number => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? Math.round(n) : 0);

@@ -47,6 +47,8 @@ export interface ModelResponse {
 export interface ProviderEndpoint {
   apiKey: string | null;
   baseUrl: string | null;
+  /** The base URL is the tenant's: every request (and redirect) goes through the destination policy. */
+  fetch?: typeof fetch;
 }
 
 export const DEFAULT_MAX_TOKENS = 4096; // Anthropic requires max_tokens; a generous default for one item

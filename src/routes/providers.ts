@@ -2,16 +2,17 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { encryptionKey } from "../config";
 import { deleteCredential, listCredentials, putCredential } from "../db/providers";
-import { notFound } from "../lib/errors";
+import { invalidRequest, notFound } from "../lib/errors";
 import { jsonBody, jsonResponse, newRouter } from "../lib/router";
 import { isKeyedProvider, isProvider, KEYED_PROVIDERS, unknownProvider } from "../llm/models";
 import { ApiError } from "../lib/errors";
-import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";
+import { bearerSecurity, commonErrors, errorResponse, HttpUrlSchema } from "../schemas/common";
+import { destinationProblem } from "../net/destination";
 
 const CredentialBody = z
   .strictObject({
     api_key: z.string().min(1).max(4096),
-    base_url: z.url({ protocol: /^https?$/ }).nullish(),
+    base_url: HttpUrlSchema.nullish(),
   })
   .openapi("ProviderCredentialInput", { example: { api_key: "sk-...", base_url: null } });
 
@@ -66,6 +67,8 @@ export function providerRoutes() {
       }
       if (!isKeyedProvider(provider)) throw unknownProvider(provider, "provider");
       const body = c.req.valid("json");
+      const urlProblem = body.base_url ? destinationProblem(c.env, body.base_url) : null;
+      if (urlProblem) throw invalidRequest("The base_url is not an allowed destination.", [{ path: "base_url", message: urlProblem }]);
       const view = await putCredential(
         c.env.DB,
         encryptionKey(c.env),

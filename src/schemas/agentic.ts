@@ -1,6 +1,7 @@
 /** Request and result schemas of POST /v1/agentic-map and GET /v1/sessions/{id}. */
 import { z } from "@hono/zod-openapi";
 import { ErrorKindSchema, WebhookSchema } from "./map";
+import { HttpUrlSchema, ModelSchema, TimeoutSecsSchema } from "./common";
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/; // what both providers accept as a function/tool name
 
@@ -10,7 +11,7 @@ export const HttpToolSchema = z
     name: z.string().regex(TOOL_NAME, "1–64 letters, digits, _ or -"),
     description: z.string().max(2_000).default(""),
     input_schema: z.record(z.string(), z.unknown()).default({ type: "object", properties: {} }),
-    url: z.url({ protocol: /^https?$/ }),
+    url: HttpUrlSchema,
     read_only: z.boolean().default(false),
   })
   .openapi("HttpTool", { description: "The arguments are POSTed as JSON to `url`; the response text is the tool result." });
@@ -18,8 +19,8 @@ export const HttpToolSchema = z
 export const McpToolSchema = z
   .strictObject({
     type: z.literal("mcp"),
-    url: z.url({ protocol: /^https?$/ }),
-    allowed_tools: z.array(z.string()).nullish(),
+    url: HttpUrlSchema,
+    allowed_tools: z.array(z.string().max(64)).max(256).nullish(),
   })
   .openapi("McpServer", { description: "A remote MCP server over Streamable HTTP; `allowed_tools` limits which of its tools are offered." });
 
@@ -29,7 +30,7 @@ export const AgenticMapRequestSchema = z
   .strictObject({
     inputs: z.array(z.unknown()).min(1, "inputs must hold at least one item"),
     agent_prompt_template: z.string().min(1).openapi({ example: "Research {{ item.company }} and summarise its pricing." }),
-    model: z.string().min(1).openapi({ example: "anthropic/claude-sonnet-4-5" }),
+    model: ModelSchema,
     system_prompt: z.string().nullish(),
     temperature: z.number().min(0).max(2).nullish(),
     max_tokens: z.number().int().positive().nullish().openapi({ description: "Output limit of each model call" }),
@@ -39,7 +40,7 @@ export const AgenticMapRequestSchema = z
     read_only: z.boolean().default(false),
     tools: z.array(ToolSchema).max(64).default([]),
     concurrency: z.number().int().min(1).max(32).default(4),
-    timeout_secs: z.number().positive().max(600).default(60).openapi({ description: "Per model call" }),
+    timeout_secs: TimeoutSecsSchema.default(60).openapi({ description: "Per model call" }),
     max_retries: z.number().int().min(0).max(10).default(3).openapi({ description: "Per model call, for transient errors and timeouts" }),
     max_context_tokens: z.number().int().min(256).nullish().openapi({ description: "Compact older turns into a summary above this estimated prompt size" }),
     max_total_tokens: z.number().int().positive().nullish().openapi({ description: "Per-item token budget; stop reason `budget`" }),

@@ -41,3 +41,17 @@ export function zodIssues(error: z.ZodError): FieldIssue[] {
 
 export const bearerSecurity = [{ apiKey: [] }];
 export const adminSecurity = [{ adminToken: [] }];
+
+// Bounds shared by every request schema (an attacker's field has a size, a range and a form).
+export const MAX_MODEL_CHARS = 200;
+export const ModelSchema = z
+  .string()
+  .min(1)
+  .max(MAX_MODEL_CHARS)
+  .refine((s) => ![...s].some((ch) => (ch.codePointAt(0) ?? 0) < 0x20 || ch === "\u007f"), "must not contain control characters")
+  .openapi({ example: "openai/gpt-4o-mini", description: "`<provider>/<model name>`, at most 200 characters" });
+
+export const MAX_URL_CHARS = 2_048;
+export const HttpUrlSchema = z.url({ protocol: /^https?$/ }).max(MAX_URL_CHARS);
+
+export const TimeoutSecsSchema = z.number().min(1).max(600);

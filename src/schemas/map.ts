@@ -1,12 +1,13 @@
 /** Request and response schemas of POST /v1/map and of map results. */
 import { z } from "@hono/zod-openapi";
+import { ModelSchema, TimeoutSecsSchema } from "./common";
 
 export const DEFAULT_RETRY_GUIDANCE =
   "Your previous response was not valid JSON. Return only a JSON object matching the required schema.";
 
 export const WebhookSchema = z
   .strictObject({
-    url: z.url().openapi({ example: "https://example.com/hooks/fanout" }),
+    url: z.url().max(2_048).openapi({ example: "https://example.com/hooks/fanout" }),
     secret: z
       .string()
       .regex(/^whsec_[A-Za-z0-9+/=]+$/, "must look like whsec_<base64>")
@@ -28,11 +29,11 @@ export const MapRequestSchema = z
       description: "JSON Schema (2020-12 or draft-07) every output must match. Omitted: `output` is the text.",
       example: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
     }),
-    model: z.string().min(1).openapi({ example: "openai/gpt-4o-mini" }),
+    model: ModelSchema,
     system_prompt: z.string().nullish(),
     temperature: z.number().min(0).max(2).nullish().default(0),
     max_tokens: z.number().int().positive().nullish(),
-    timeout_secs: z.number().positive().max(600).default(60),
+    timeout_secs: TimeoutSecsSchema.default(60),
     max_retries: z.number().int().min(0).max(10).default(3),
     concurrency: z.number().int().min(1).max(128).default(16),
     retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),

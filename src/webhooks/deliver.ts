@@ -7,6 +7,7 @@
  */
 import { encryptionKey } from "../config";
 import { claimAttempt, getDelivery, jobWebhookSecret, recordAttempt, type DeliveryRow } from "../db/webhooks";
+import { assertDestination, DestinationRefused } from "../net/destination";
 import { QUEUE_MAX_DELAY_SECS, retrySchedule } from "./policy";
 import { sign } from "./signing";
 
@@ -58,10 +59,11 @@ interface Sent {
   durationMs: number;
 }
 
-async function send(delivery: DeliveryRow, secret: string): Promise<Sent> {
+async function send(env: Env, delivery: DeliveryRow, secret: string): Promise<Sent> {
   const timestamp = Math.floor(Date.now() / 1000);
   const started = Date.now();
   try {
+    await assertDestination(env, delivery.url); // judged again at send time: names are resolved now
     const res = await fetch(delivery.url, {
       method: "POST",
       headers: {
@@ -80,7 +82,7 @@ async function send(delivery: DeliveryRow, secret: string): Promise<Sent> {
     return { statusCode: res.status, error: ok ? null : `HTTP ${res.status}`, excerpt, retryAfter: retryAfterSecs(res), durationMs: Date.now() - started };
   } catch (err) {
     const timeout = err instanceof Error && err.name === "TimeoutError";
-    const error = timeout ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : `could not connect: ${err instanceof Error ? err.message : String(err)}`;
+    const error = err instanceof DestinationRefused ? `refused: ${err.reason}` : timeout ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : `could not connect: ${err instanceof Error ? err.message : String(err)}`;
     return { statusCode: null, error: error.slice(0, 500), excerpt: null, retryAfter: null, durationMs: Date.now() - started };
   }
 }
@@ -95,7 +97,7 @@ export async function attemptDelivery(env: Env, message: WebhookMessage): Promis
   const delivery = await getDelivery(env.DB, message.delivery_id);
   if (!delivery) return;
   const secret = await jobWebhookSecret(env.DB, encryptionKey(env), delivery.job_id, delivery.tenant_id);
-  const sent = await send(delivery, secret);
+  const sent = await send(env, delivery, secret);
 
   let status: DeliveryRow["status"];
   let nextAttemptAt: number | null = null;

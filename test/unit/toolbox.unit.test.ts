@@ -11,12 +11,12 @@ const tools = [
 
 describe("toolbox", () => {
   it("offers every tool normally and only read-only ones in a read-only session", async () => {
-    expect((await openToolbox(tools, false)).offered.map((t) => t.name)).toEqual(["read", "write"]);
-    expect((await openToolbox(tools, true)).offered.map((t) => t.name)).toEqual(["read"]);
+    expect((await openToolbox(tools, false, {})).offered.map((t) => t.name)).toEqual(["read", "write"]);
+    expect((await openToolbox(tools, true, {})).offered.map((t) => t.name)).toEqual(["read"]);
   });
 
   it("refuses a write tool in a read-only session without calling it", async () => {
-    const box = await openToolbox(tools, true);
+    const box = await openToolbox(tools, true, {});
     expect(await box.call({ id: "1", name: "write", arguments: "{}" })).toEqual({
       content: 'The tool "write" is not available: this session is read-only.',
       isError: true,
@@ -24,14 +24,14 @@ describe("toolbox", () => {
   });
 
   it("reports unknown tools and malformed arguments to the model", async () => {
-    const box = await openToolbox(tools, false);
+    const box = await openToolbox(tools, false, {});
     expect(await box.call({ id: "1", name: "nope", arguments: "{}" })).toEqual({ content: 'There is no tool named "nope".', isError: true });
     expect(await box.call({ id: "1", name: "read", arguments: "{not json" })).toEqual({ content: "The arguments are not valid JSON.", isError: true });
     expect(await box.call({ id: "1", name: "read", arguments: "[1]" })).toEqual({ content: "The arguments must be a JSON object.", isError: true });
   });
 
   it("reports a tool that cannot be reached as a tool error", async () => {
-    const box = await openToolbox(tools, false);
+    const box = await openToolbox(tools, false, {});
     const result = await box.call({ id: "1", name: "read", arguments: '{"q":"x"}' });
     expect(result.isError).toBe(true);
     expect(result.content).toMatch(/^the tool request failed/);
