@@ -4,8 +4,10 @@
  *
  * Item states (see ./coordinator/store.ts):
  *   pending ──dispatch──▶ running ──report──▶ done
- *      ▲                    │  └─(lost: no report within timeout + grace)─▶ pending
+ *      ▲                    │  └─(lost: no report within timeout + grace, or dispatch failed)─▶ pending
  *      └──── waiting ◀──────┘ retry with backoff (a Queue message and the alarm sweep both wake it)
+ * A lost dispatch counts as an attempt: after 1 + max_retries of them the item is done, failed
+ * with `internal`, so a poison item that kills its worker is never dispatched forever.
  * Job status: queued → running → completed | cancelled. A retry that waits holds no slot.
  *
  * The coordinator's storage is the truth; the Queue is only a timer. The alarm sweeps while the
@@ -22,6 +24,7 @@ import { writeJobProgress, type JobProgress } from "../src/db/jobs";
 import { EventHub } from "./coordinator/event-hub";
 import { CoordinatorStore, type ItemResult, type ItemRow } from "./coordinator/store";
 import { sweepWebhook, type CompletedEvent } from "./coordinator/webhook-sweep";
+import { lostSessionResult } from "../src/agent/result";
 
 const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
 const LOST_GRACE_MS = 15_000; // a dispatch with no report after timeout + this is presumed lost
@@ -162,12 +165,9 @@ export class JobCoordinator extends DurableObject<Env> {
     }
     const now = Date.now();
     for (const row of this.#store.running()) {
-      if ((row.dispatched_at ?? 0) + this.#lostAfterMs(this.#spec) < now) {
-        this.#store.markLost(row.idx);
-        if (row.slot !== null) this.#busySlots.delete(row.slot);
-        this.#bump({ total_attempts: -1 });
-      }
+      if ((row.dispatched_at ?? 0) + this.#lostAfterMs(this.#spec) < now) this.#lost(row, "no report from its worker in time");
     }
+    if (this.#counters.completed === this.#total) return this.#finish("completed");
     this.#store.releaseDue(now);
     this.#dispatch();
     await this.#flush();
@@ -219,13 +219,30 @@ export class JobCoordinator extends DurableObject<Env> {
       worker.begin(task).catch((err: unknown) => {
         console.error("dispatch failed; will retry", err);
         const current = this.#store.item(row.idx);
-        if (current?.token !== token) return;
-        this.#store.markLost(row.idx);
-        this.#busySlots.delete(slot);
-        this.#bump({ total_attempts: -1 });
+        if (current?.token !== token || current.state !== "running") return;
+        this.#lost(current, "its worker could not be reached");
         void this.#wakeAt(Date.now() + 1_000);
+        if (this.#counters.completed === this.#total) void this.#finish("completed");
       });
     }
+  }
+
+  /** A dispatch that will never report: it counts as an attempt; the last allowed one fails the item (`internal`). */
+  #lost(row: ItemRow, why: string): void {
+    const spec = this.#spec as JobSpec;
+    if (row.slot !== null) this.#busySlots.delete(row.slot);
+    if (row.attempts < 1 + spec.maxRetries) {
+      this.#store.markLost(row.idx);
+      return;
+    }
+    const error = `The attempt was lost ${row.attempts} times (${why}); the item is not retried again.`;
+    if (row.session_id) {
+      this.env.AGENT_SESSION.get(this.env.AGENT_SESSION.idFromName(row.session_id)).stop()
+        .catch((err: unknown) => console.error("could not stop a lost session", err));
+    }
+    const usage = { input_tokens: 0, output_tokens: 0 };
+    const outcome: AttemptOutcome = row.session_id ? { kind: "agent", result: lostSessionResult(row.session_id, error), usage } : { kind: "crash", error, usage };
+    this.#complete(row, outcome, { step: "fail", error, errorKind: "internal" });
   }
 
   /** How long a dispatch may go without a report before it is presumed lost. */
@@ -277,6 +294,8 @@ export class JobCoordinator extends DurableObject<Env> {
     if (!isTerminal(this.#status)) {
       this.#status = status;
       this.#store.transaction(() => {
+        // Attempts still under way produce no result: the job's count is that of its results.
+        if (status === "cancelled") this.#bump({ total_attempts: this.#store.doneAttempts() - this.#counters.total_attempts });
         this.#store.setMeta("status", status);
         this.#store.setMeta("completed_at", new Date().toISOString());
       });

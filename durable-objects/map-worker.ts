@@ -58,7 +58,7 @@ export class MapWorker extends DurableObject<Env> {
     } catch (err) {
       console.error("map attempt crashed", err);
       const usage = { input_tokens: 0, output_tokens: 0 };
-      return { kind: "transient", error: "internal error while running the attempt", retryAfterMs: null, usage };
+      return { kind: "crash", error: "the attempt failed with an internal error", usage };
     }
   }
 }

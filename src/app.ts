@@ -18,6 +18,7 @@ import { mapRoutes } from "./routes/map";
 import { webhookRoutes } from "./routes/webhooks";
 import { agenticRoutes } from "./routes/agentic";
 import type { AppEnv } from "./app-env";
+import { refuseDeepJson } from "./lib/body-checks";
 
 function toErrorResponse(err: unknown): { status: ApiError["status"]; body: object; headers: Record<string, string> } {
   if (err instanceof ApiError) {
@@ -25,6 +26,9 @@ function toErrorResponse(err: unknown): { status: ApiError["status"]; body: obje
   }
   if (err instanceof HTTPException && err.message.startsWith("Malformed JSON")) {
     return { status: 400, body: errorBody("invalid_json", "The request body is not valid JSON."), headers: {} };
+  }
+  if (err instanceof HTTPException && err.status === 415) {
+    return { status: 415, body: errorBody("unsupported_media_type", "Send the body as JSON with `Content-Type: application/json`."), headers: {} };
   }
   console.error("unhandled error", err);
   return { status: 500, body: errorBody("internal", "An internal error occurred."), headers: {} };
@@ -71,6 +75,7 @@ export function buildApp(): OpenAPIHono<AppEnv> {
   );
   app.use("/v1/admin/*", requireAdmin);
   app.use("/v1/*", async (c, next) => (c.req.path.startsWith("/v1/admin/") ? next() : requireApiKey(c, next)));
+  app.use("/v1/*", refuseDeepJson);
 
   app.route("/", metaRoutes(app));
   app.route("/v1/admin", adminRoutes());

@@ -10,7 +10,7 @@ export interface MapResult<T = unknown> {
   output: T | null;
   success: boolean;
   error: string | null;
-  error_kind: "timeout" | "validation" | "llm_error" | "schema_error" | null;
+  error_kind: "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | null;
   attempts: number;
   usage: Usage;
 }
@@ -22,7 +22,7 @@ export interface AgentMapResult {
   output_text: string;
   success: boolean;
   error: string | null;
-  error_kind: "timeout" | "validation" | "llm_error" | "schema_error" | null;
+  error_kind: "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | null;
   stop_reason: string;
   turns: number;
   token_usage: Usage & { total_tokens: number };

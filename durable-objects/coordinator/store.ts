@@ -119,12 +119,14 @@ export class CoordinatorStore {
     );
   }
 
-  /** A dispatch that never produced a report: back to pending, and that attempt does not count. */
+  /** A dispatch that never produced a report: back to pending. The lost attempt still counts. */
   markLost(idx: number): void {
-    this.#sql.exec(
-      "UPDATE items SET state = 'pending', slot = NULL, token = NULL, attempts = attempts - 1 WHERE idx = ? AND state = 'running'",
-      idx,
-    );
+    this.#sql.exec("UPDATE items SET state = 'pending', slot = NULL, token = NULL WHERE idx = ? AND state = 'running'", idx);
+  }
+
+  /** Attempts of the finished items: what their results add up to. */
+  doneAttempts(): number {
+    return this.#sql.exec<{ n: number | null }>("SELECT SUM(attempts) AS n FROM items WHERE state = 'done'").one().n ?? 0;
   }
 
   markRetry(idx: number, readyAt: number, problems: string[] | null, usage: { input_tokens: number; output_tokens: number }): void {

@@ -3,6 +3,7 @@ import { renderLimits } from "../config";
 import { ApiError, type FieldIssue } from "../lib/errors";
 import { compileTemplate } from "../template/jinja";
 import { destinationProblem } from "../net/destination";
+import { checkFieldCaps } from "../jobs/field-caps";
 import type { ToolConfig } from "../jobs/spec";
 import { commonSpec, submitJob, type Submission } from "../jobs/submit";
 import type { AgenticMapRequest } from "../schemas/agentic";
@@ -22,6 +23,7 @@ function checkTools(env: Env, tools: AgenticMapRequest["tools"]): void {
 }
 
 export async function submitAgenticJob(env: Env, tenantId: string, body: AgenticMapRequest, idempotencyKey: string | null): Promise<Submission> {
+  checkFieldCaps(body); // before any parsing: a 20 MB template costs nothing to refuse
   compileTemplate(body.agent_prompt_template, "agent_prompt_template", "item", renderLimits(env));
   checkTools(env, body.tools);
   const tools: ToolConfig[] = body.tools.map((t) =>

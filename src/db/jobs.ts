@@ -48,19 +48,29 @@ export interface NewJob {
   webhookSecretEnc: string | null;
 }
 
-/** Inserts a job; returns false when the tenant already has a job with this idempotency key. */
-export async function insertJob(db: D1Database, job: NewJob, now: Date): Promise<boolean> {
+/**
+ * Inserts a job unless the tenant already has `maxActive` jobs queued or running, or already has a
+ * job with this idempotency key; returns whether it was inserted. One statement, so concurrent
+ * submissions cannot race past the limit (D1 runs each statement atomically).
+ */
+export async function insertJob(db: D1Database, job: NewJob, now: Date, maxActive: number): Promise<boolean> {
   const result = await db
     .prepare(
       `INSERT INTO jobs (id, tenant_id, type, status, model, total, metadata, idempotency_key, request_hash, created_ms, created_at,
          webhook_url, webhook_secret_enc)
-       VALUES (?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       SELECT ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?
+       WHERE (SELECT COUNT(*) FROM jobs WHERE tenant_id = ? AND status IN ('queued', 'running')) < ?
        ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
     )
     .bind(job.id, job.tenantId, job.type, job.model, job.total, JSON.stringify(job.metadata), job.idempotencyKey,
-      job.requestHash, now.getTime(), now.toISOString(), job.webhookUrl, job.webhookSecretEnc)
+      job.requestHash, now.getTime(), now.toISOString(), job.webhookUrl, job.webhookSecretEnc, job.tenantId, maxActive)
     .run();
   return result.meta.changes > 0;
+}
+
+/** Removes a job whose coordinator never took it: a refused or failed submission leaves no trace. */
+export async function deleteJob(db: D1Database, jobId: string): Promise<void> {
+  await db.prepare("DELETE FROM jobs WHERE id = ?").bind(jobId).run();
 }
 
 export async function findJobByIdempotencyKey(db: D1Database, tenantId: string, key: string): Promise<JobRow | null> {
@@ -70,18 +80,6 @@ export async function findJobByIdempotencyKey(db: D1Database, tenantId: string, 
 /** A job of this tenant, or null: another tenant's job is indistinguishable from none. */
 export async function getJob(db: D1Database, tenantId: string, jobId: string): Promise<JobRow | null> {
   return db.prepare("SELECT * FROM jobs WHERE id = ? AND tenant_id = ?").bind(jobId, tenantId).first<JobRow>();
-}
-
-export async function countActiveJobs(db: D1Database, tenantId: string): Promise<number> {
-  const row = await db
-    .prepare("SELECT COUNT(*) AS n FROM jobs WHERE tenant_id = ? AND status IN ('queued', 'running')")
-    .bind(tenantId)
-    .first<{ n: number }>();
-  return row?.n ?? 0;
-}
-
-export async function markJobFailed(db: D1Database, jobId: string): Promise<void> {
-  await db.prepare("UPDATE jobs SET status = 'failed', completed_at = ? WHERE id = ?").bind(new Date().toISOString(), jobId).run();
 }
 
 export async function listJobs(

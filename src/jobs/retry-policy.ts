@@ -3,7 +3,9 @@
  * - invalid output (unparseable JSON, schema mismatch) → retry at once with guidance;
  * - transient provider error → retry after min(0.5·2^(attempt−1), 8) s, or Retry-After if longer;
  * - timeout → counts as an attempt, retried at once;
- * - permanent error → the item fails now.
+ * - permanent error → the item fails now;
+ * - crash (the attempt threw inside the worker, or its worker was lost) → counts as an attempt,
+ *   retried after the backoff; the last one fails the item with `internal`.
  * An item makes at most 1 + max_retries attempts; the last failure decides `error_kind`.
  */
 import type { Usage } from "../llm/types";
@@ -12,7 +14,7 @@ import type { AgentItemResult } from "../agent/result";
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_MAX_MS = 8_000;
 
-export type ErrorKind = "timeout" | "validation" | "llm_error" | "schema_error";
+export type ErrorKind = "timeout" | "validation" | "llm_error" | "schema_error" | "internal";
 
 export type AttemptOutcome =
   | { kind: "success"; output: unknown; usage: Usage }
@@ -20,6 +22,7 @@ export type AttemptOutcome =
   | { kind: "transient"; error: string; retryAfterMs: number | null; usage: Usage }
   | { kind: "timeout"; error: string; usage: Usage }
   | { kind: "permanent"; error: string; errorKind: ErrorKind; usage: Usage }
+  | { kind: "crash"; error: string; usage: Usage }
   | { kind: "agent"; result: AgentItemResult; usage: Usage }; // a finished sub-session: no retry here
 
 export type NextStep =
@@ -53,6 +56,10 @@ export function nextStep(outcome: AttemptOutcome, attempts: number, maxRetries: 
       return exhausted
         ? { step: "fail", error: outcome.error, errorKind: "llm_error" }
         : { step: "retry", delayMs: Math.max(backoffMs(attempts), outcome.retryAfterMs ?? 0), guidance: null };
+    case "crash":
+      return exhausted
+        ? { step: "fail", error: outcome.error, errorKind: "internal" }
+        : { step: "retry", delayMs: backoffMs(attempts), guidance: null };
   }
 }
 

@@ -4,7 +4,7 @@
  * the id at once (the coordinator starts fan-out from its alarm).
  */
 import { encryptionKey, limits } from "../config";
-import { countActiveJobs, findJobByIdempotencyKey, insertJob, markJobFailed, type JobRow } from "../db/jobs";
+import { deleteJob, findJobByIdempotencyKey, insertJob, type JobRow } from "../db/jobs";
 import { seal, sha256Hex } from "../lib/crypto";
 import { ApiError, type FieldIssue } from "../lib/errors";
 import { newId } from "../lib/ids";
@@ -103,13 +103,6 @@ export async function submitJob(
     if (existing) return replay(existing, requestHash);
   }
 
-  const { maxActiveJobs } = limits(env);
-  if ((await countActiveJobs(env.DB, tenantId)) >= maxActiveJobs) {
-    throw new ApiError(429, "rate_limited", `This tenant already has ${maxActiveJobs} jobs queued or running; retry when one ends.`, {
-      headers: { "retry-after": String(ACTIVE_JOBS_RETRY_AFTER_SECS) },
-    });
-  }
-
   const jobId = newId("job");
   const inserted = await insertJob(
     env.DB,
@@ -126,16 +119,21 @@ export async function submitJob(
       webhookSecretEnc: body.webhook?.secret ? await seal(body.webhook.secret, encryptionKey(env)) : null,
     },
     new Date(),
+    limits(env).maxActiveJobs,
   );
-  if (!inserted && idempotencyKey) {
-    // A concurrent request with the same key won the race.
-    const existing = await findJobByIdempotencyKey(env.DB, tenantId, idempotencyKey);
+  if (!inserted) {
+    // A concurrent request with the same key won the race, or the tenant is at its limit.
+    const existing = idempotencyKey ? await findJobByIdempotencyKey(env.DB, tenantId, idempotencyKey) : null;
     if (existing) return replay(existing, requestHash);
+    const { maxActiveJobs } = limits(env);
+    throw new ApiError(429, "rate_limited", `This tenant already has ${maxActiveJobs} jobs queued or running; retry when one ends.`, {
+      headers: { "retry-after": String(ACTIVE_JOBS_RETRY_AFTER_SECS) },
+    });
   }
   try {
     await coordinatorFor(env, jobId).start(buildSpec(jobId), body.inputs);
   } catch (err) {
-    await markJobFailed(env.DB, jobId);
+    await deleteJob(env.DB, jobId); // the job never started: leave nothing behind
     throw err;
   }
   return { created: true, job: { id: jobId, total: body.inputs.length } };

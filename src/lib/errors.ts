@@ -16,6 +16,7 @@ export type ErrorCode =
   | "method_not_allowed"
   | "conflict"
   | "payload_too_large"
+  | "unsupported_media_type"
   | "idempotency_mismatch"
   | "rate_limited"
   | "internal";

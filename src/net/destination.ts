@@ -121,6 +121,12 @@ export async function assertDestination(env: object, raw: string): Promise<void>
   if (problem) throw new DestinationRefused(raw, problem);
 }
 
+/** For a URL judged at submission: throws DestinationRefused unless its name resolves to allowed addresses now. */
+export async function assertResolvedDestination(env: object, raw: string): Promise<void> {
+  const problem = await resolvedProblem(env, new URL(raw));
+  if (problem) throw new DestinationRefused(raw, problem);
+}
+
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
 /**

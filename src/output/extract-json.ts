@@ -2,7 +2,12 @@
  * Turns a model's text into a JSON value: strip a code fence (```json … ```), parse, and if prose
  * surrounds a JSON object or array, extract the first balanced one that parses.
  */
+import { MAX_JSON_DEPTH, valueDepth } from "../lib/json-depth";
+
 export type ExtractResult = { ok: true; value: unknown } | { ok: false; error: string };
+
+// Each candidate costs a scan to its balanced end: a few keep a hostile "[[[[…" output linear.
+const MAX_CANDIDATES = 8;
 
 const FENCE = /```[a-zA-Z0-9_-]*[ \t]*\r?\n?([\s\S]*?)\r?\n?```/;
 
@@ -13,7 +18,9 @@ export function stripCodeFence(text: string): string {
 
 function tryParse(text: string): ExtractResult {
   try {
-    return { ok: true, value: JSON.parse(text) };
+    const value: unknown = JSON.parse(text);
+    if (valueDepth(value) > MAX_JSON_DEPTH) return { ok: false, error: `the JSON nests deeper than ${MAX_JSON_DEPTH} levels` };
+    return { ok: true, value };
   } catch (err) {
     return { ok: false, error: err instanceof Error ? err.message : String(err) };
   }
@@ -44,9 +51,11 @@ export function extractJson(text: string): ExtractResult {
   const body = stripCodeFence(text);
   const direct = tryParse(body);
   if (direct.ok) return direct;
-  for (let i = 0; i < body.length; i++) {
+  let candidates = 0;
+  for (let i = 0; i < body.length && candidates < MAX_CANDIDATES; i++) {
     const ch = body[i];
     if (ch !== "{" && ch !== "[") continue;
+    candidates++;
     const end = balancedEnd(body, i);
     if (end === -1) continue;
     const candidate = tryParse(body.slice(i, end));

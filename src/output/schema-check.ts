@@ -53,7 +53,7 @@ class SchemaWalker {
     for (const key of ["$ref", "$dynamicRef", "$recursiveRef"]) {
       if (s[key] === undefined) continue;
       if (typeof s[key] !== "string") this.problems.push(`${path}.${key}: must be a string`);
-      else this.#refs.push({ path: `${path}.${key}`, ref: s[key] as string });
+      else this.#refs.push({ path, ref: s[key] as string }); // reported at the schema that holds the reference
     }
     this.#checkKeywords(s, path);
     for (const key of SINGLE) if (s[key] !== undefined) this.#walk(s[key], `${path}.${key}`);

@@ -47,7 +47,7 @@ export type MapRequest = z.infer<typeof MapRequestSchema>;
 export const UsageSchema = z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }).openapi("Usage");
 
 export const ErrorKindSchema = z
-  .enum(["timeout", "validation", "llm_error", "schema_error"])
+  .enum(["timeout", "validation", "llm_error", "schema_error", "internal"])
   .nullable()
   .openapi("ErrorKind", { description: "Why an item failed; null on success" });
 

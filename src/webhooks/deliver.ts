@@ -7,7 +7,7 @@
  */
 import { encryptionKey } from "../config";
 import { claimAttempt, getDelivery, jobWebhookSecret, recordAttempt, type DeliveryRow } from "../db/webhooks";
-import { assertDestination, DestinationRefused } from "../net/destination";
+import { assertResolvedDestination, DestinationRefused } from "../net/destination";
 import { QUEUE_MAX_DELAY_SECS, retrySchedule } from "./policy";
 import { sign } from "./signing";
 
@@ -63,7 +63,7 @@ async function send(env: Env, delivery: DeliveryRow, secret: string): Promise<Se
   const timestamp = Math.floor(Date.now() / 1000);
   const started = Date.now();
   try {
-    await assertDestination(env, delivery.url); // judged again at send time: names are resolved now
+    await assertResolvedDestination(env, delivery.url); // judged at submission; its name is resolved now
     const res = await fetch(delivery.url, {
       method: "POST",
       headers: {

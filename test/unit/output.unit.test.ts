@@ -53,7 +53,7 @@ describe("output schemas", () => {
     [{ required: "a" }, "output_schema.required"],
     [{ anyOf: [] }, "output_schema.anyOf"],
     [{ pattern: "(" }, "output_schema.pattern"],
-    [{ $ref: "#/$defs/x" }, "output_schema.$ref"],
+    [{ $ref: "#/$defs/x" }, "output_schema"],
   ])("rejects %j at submission", (bad, path) => {
     try {
       compileOutputSchema(bad);

@@ -1,0 +1,33 @@
+/**
+ * Checks on request bodies that run before any route parses them:
+ * - a body of a POST/PUT/PATCH must be JSON (`Content-Type: application/json`), else 415
+ *   `unsupported_media_type`;
+ * - its JSON may nest at most MAX_JSON_DEPTH levels (400), found by an iterative scan, so nothing
+ *   after it (canonical JSON, schema walking, template values) can overflow the stack.
+ * Hono caches the body read here; the route's own parse reuses it.
+ */
+import { createMiddleware } from "hono/factory";
+import { ApiError } from "./errors";
+import { jsonDepth, MAX_JSON_DEPTH } from "./json-depth";
+import type { AppEnv } from "../app-env";
+
+const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+
+const isJson = (contentType: string | undefined): boolean =>
+  contentType !== undefined && /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(contentType.trim());
+
+export const refuseDeepJson = createMiddleware<AppEnv>(async (c, next) => {
+  if (!WITH_BODY.has(c.req.method)) return next();
+  const text = await c.req.text();
+  if (text.length === 0) return next();
+  if (!isJson(c.req.header("content-type"))) {
+    throw new ApiError(415, "unsupported_media_type", "Send the body as JSON with `Content-Type: application/json`.");
+  }
+  const depth = jsonDepth(text);
+  if (depth > MAX_JSON_DEPTH) {
+    throw new ApiError(400, "invalid_request", `The JSON body nests ${depth} levels deep; at most ${MAX_JSON_DEPTH}.`, {
+      details: [{ path: "(body)", message: `nested deeper than ${MAX_JSON_DEPTH} levels` }],
+    });
+  }
+  return next();
+});
