@@ -1,0 +1,59 @@
+/**
+ * A poison item whose worker dies (or never reports) on every attempt: each loss counts as an
+ * attempt, and after 1 + max_retries of them the item fails with error_kind `internal` and the
+ * job ends — it is never dispatched forever. Driven at the Durable Object level: the sweep
+ * (the coordinator's alarm) finds dispatches with no report past their deadline.
+ */
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JobCoordinator } from "../../durable-objects/job-coordinator";
+import type { MapJobSpec } from "../../src/jobs/spec";
+import { tenantWithKey } from "../integration/helpers";
+
+function spec(jobId: string, tenantId: string, maxRetries: number): MapJobSpec {
+  return {
+    jobId, tenantId, type: "map", model: "openai-compatible/m", promptTemplate: "{{ item }}", outputSchema: null,
+    systemPrompt: null, temperature: null, maxTokens: null, timeoutMs: 1_000, maxRetries, concurrency: 2,
+    retryGuidance: "retry", maxOutputBytes: 1_000, webhook: null,
+  };
+}
+
+type Row = { idx: number; state: string; attempts: number };
+
+/** Makes every running dispatch look lost: its token no longer matches and its deadline is long past. */
+async function loseRunningDispatches(stub: DurableObjectStub<JobCoordinator>): Promise<Row[]> {
+  return runInDurableObject(stub, (_instance, state) => {
+    state.storage.sql.exec("UPDATE items SET dispatched_at = 0, token = 'gone' WHERE state = 'running'");
+    return state.storage.sql.exec<Row>("SELECT idx, state, attempts FROM items ORDER BY idx").toArray();
+  });
+}
+
+describe("lost attempts", () => {
+  it("count as attempts and end the item with internal after max_retries", async () => {
+    const jobId = `job_lost${Date.now()}`;
+    const { tenantId } = await tenantWithKey();
+    const now = new Date();
+    await env.DB.prepare(
+      "INSERT INTO jobs (id, tenant_id, type, status, model, total, request_hash, created_ms, created_at) VALUES (?, ?, 'map', 'queued', 'openai-compatible/m', 1, 'h', ?, ?)",
+    ).bind(jobId, tenantId, now.getTime(), now.toISOString()).run();
+    const stub = env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(jobId)) as DurableObjectStub<JobCoordinator>;
+    await stub.start(spec(jobId, tenantId, 1), ["poison"]);
+    await runDurableObjectAlarm(stub); // begins the job and dispatches attempt 1
+    expect((await loseRunningDispatches(stub))[0]).toMatchObject({ state: "running", attempts: 1 });
+    await runDurableObjectAlarm(stub); // the sweep: attempt 1 lost, attempt 2 dispatched
+    expect((await loseRunningDispatches(stub))[0]).toMatchObject({ state: "running", attempts: 2 });
+    await runDurableObjectAlarm(stub); // attempt 2 lost: 1 + max_retries reached
+    const result = await runInDurableObject(stub, (_instance, state) => {
+      const item = state.storage.sql.exec<Row>("SELECT idx, state, attempts FROM items").one();
+      const events = state.storage.sql.exec<{ name: string; data: string }>("SELECT name, data FROM events ORDER BY id").toArray();
+      return { item, events };
+    });
+    expect(result.item).toMatchObject({ state: "done", attempts: 2 });
+    const completed = result.events.find((e) => e.name === "MAP_ITEM_COMPLETED");
+    expect(JSON.parse(completed?.data ?? "{}").result).toMatchObject({ success: false, error_kind: "internal", attempts: 2 });
+    const end = result.events.find((e) => e.name === "MAP_COMPLETED");
+    expect(JSON.parse(end?.data ?? "{}")).toMatchObject({ status: "completed", failed: 1, total_attempts: 2 });
+    const row = await env.DB.prepare("SELECT status, failed, total_attempts FROM jobs WHERE id = ?").bind(jobId).first();
+    expect(row).toMatchObject({ status: "completed", failed: 1, total_attempts: 2 });
+  });
+});
