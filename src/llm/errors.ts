@@ -101,22 +101,17 @@ export function retryAfterMs(err: unknown, now = Date.now()): number | undefined
 }
 
 const MAX_PROVIDER_MESSAGE_CHARS = 300;
+const ASSIGNED_SECRET = /\b(api[_-]?key|apikey|key|access[_-]?token|token|secret|password|authorization)(["']?\s*[:=]\s*["']?)[^\s"',}]+/gi;
 const SECRETS = [
   /\b(sk|pk|rk|fo|key|whsec|sess|tok|token|ghp|gho|xox[abp])[-_][A-Za-z0-9_-]{6,}/gi, // prefixed keys: sk-…, fo_…, whsec_…
   /\bBearer\s+\S+/gi,
-  /\b(api[_-]?key|apikey|access[_-]?token|secret|password|authorization)(["']?\s*[:=]\s*["']?)[^\s"',}]+/gi,
-  /\/\/[^/\s:@]+:[^/\s@]+@/g, // credentials in a URL
-  /\b[A-Za-z0-9+/_-]{32,}={0,2}/g, // long opaque tokens (hex, base64)
+  /[A-Za-z0-9+/_-]{32,}={0,2}/g, // long opaque tokens (hex, base64)
 ];
 
 /** Removes anything that looks like a credential from text we did not write. */
 export function redact(text: string): string {
-  let out = text;
-  for (const pattern of SECRETS) {
-    out = out.replace(pattern, (match, _p1: unknown, sep: unknown) =>
-      typeof sep === "string" && /[:=]/.test(sep) ? `${match.slice(0, match.indexOf(sep) + sep.length)}[redacted]` : "[redacted]",
-    );
-  }
+  let out = text.replace(ASSIGNED_SECRET, "$1$2[redacted]").replace(/\/\/[^/\s:@]+:[^/\s@]+@/g, "//[redacted]@");
+  for (const pattern of SECRETS) out = out.replace(pattern, "[redacted]");
   return out;
 }
 
