@@ -54,4 +54,4 @@ export const ModelSchema = z
 export const MAX_URL_CHARS = 2_048;
 export const HttpUrlSchema = z.url({ protocol: /^https?$/ }).max(MAX_URL_CHARS);
 
-export const TimeoutSecsSchema = z.number().min(1).max(600);
+export const TimeoutSecsSchema = z.number().min(0.1).max(600); // 0.1 s floor: sub-second timeouts serve fast local models (and v1 tests)

@@ -54,7 +54,7 @@ describe("refused before anything is stored", () => {
     ["a model name over 200 characters", { model: `openai/${"m".repeat(200)}` }, "model"],
     ["a model name with a control character", { model: "openai/gpt\u0000x" }, "model"],
     ["timeout_secs 0", { timeout_secs: 0 }, "timeout_secs"],
-    ["timeout_secs 0.5", { timeout_secs: 0.5 }, "timeout_secs"],
+    ["timeout_secs 0.05", { timeout_secs: 0.05 }, "timeout_secs"],
     ["timeout_secs 601", { timeout_secs: 601 }, "timeout_secs"],
     ["a webhook URL over 2,048 characters", { webhook: { url: `https://hooks.example.com/${"x".repeat(2_100)}` } }, "webhook.url"],
     ["a webhook to the metadata address", { webhook: { url: "https://169.254.169.254/latest" } }, "webhook.url"],
