@@ -126,10 +126,7 @@ export class JobCoordinator extends DurableObject<Env> {
     if (!this.#spec || isTerminal(this.#status)) return false;
     // Sub-sessions under way stop after their current turn, so a cancelled job spends no more tokens.
     for (const row of this.#store.running()) {
-      if (row.session_id) {
-        this.env.AGENT_SESSION.get(this.env.AGENT_SESSION.idFromName(row.session_id)).stop()
-          .catch((err: unknown) => console.error("could not stop a session", err));
-      }
+      if (row.session_id) this.#stopSession(row.session_id);
     }
     await this.#finish("cancelled");
     return true;
@@ -236,13 +233,16 @@ export class JobCoordinator extends DurableObject<Env> {
       return;
     }
     const error = `The attempt was lost ${row.attempts} times (${why}); the item is not retried again.`;
-    if (row.session_id) {
-      this.env.AGENT_SESSION.get(this.env.AGENT_SESSION.idFromName(row.session_id)).stop()
-        .catch((err: unknown) => console.error("could not stop a lost session", err));
-    }
+    if (row.session_id) this.#stopSession(row.session_id);
     const usage = { input_tokens: 0, output_tokens: 0 };
     const outcome: AttemptOutcome = row.session_id ? { kind: "agent", result: lostSessionResult(row.session_id, error), usage } : { kind: "crash", error, usage };
     this.#complete(row, outcome, { step: "fail", error, errorKind: "internal" });
+  }
+
+  /** Its current turn is its last; not waited for. */
+  #stopSession(sessionId: string): void {
+    this.env.AGENT_SESSION.get(this.env.AGENT_SESSION.idFromName(sessionId)).stop()
+      .catch((err: unknown) => console.error("could not stop a session", err));
   }
 
   /** How long a dispatch may go without a report before it is presumed lost. */

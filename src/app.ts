@@ -7,7 +7,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { limits } from "./config";
-import { ApiError, errorBody } from "./lib/errors";
+import { ApiError, errorBody, unsupportedMediaType } from "./lib/errors";
 import { newRouter } from "./lib/router";
 import { requireAdmin, requireApiKey } from "./lib/auth";
 import { adminRoutes } from "./routes/admin";
@@ -20,15 +20,14 @@ import { agenticRoutes } from "./routes/agentic";
 import type { AppEnv } from "./app-env";
 import { refuseDeepJson } from "./lib/body-checks";
 
-function toErrorResponse(err: unknown): { status: ApiError["status"]; body: object; headers: Record<string, string> } {
+function toErrorResponse(caught: unknown): { status: ApiError["status"]; body: object; headers: Record<string, string> } {
+  // The OpenAPI layer's own 415 (a route's body without a JSON content type) is ours too.
+  const err = caught instanceof HTTPException && caught.status === 415 ? unsupportedMediaType() : caught;
   if (err instanceof ApiError) {
     return { status: err.status, body: errorBody(err.code, err.message, err.details), headers: err.headers };
   }
   if (err instanceof HTTPException && err.message.startsWith("Malformed JSON")) {
     return { status: 400, body: errorBody("invalid_json", "The request body is not valid JSON."), headers: {} };
-  }
-  if (err instanceof HTTPException && err.status === 415) {
-    return { status: 415, body: errorBody("unsupported_media_type", "Send the body as JSON with `Content-Type: application/json`."), headers: {} };
   }
   console.error("unhandled error", err);
   return { status: 500, body: errorBody("internal", "An internal error occurred."), headers: {} };

@@ -7,7 +7,7 @@
  * Hono caches the body read here; the route's own parse reuses it.
  */
 import { createMiddleware } from "hono/factory";
-import { ApiError } from "./errors";
+import { ApiError, unsupportedMediaType } from "./errors";
 import { jsonDepth, MAX_JSON_DEPTH } from "./json-depth";
 import type { AppEnv } from "../app-env";
 
@@ -21,7 +21,7 @@ export const refuseDeepJson = createMiddleware<AppEnv>(async (c, next) => {
   const text = await c.req.text();
   if (text.length === 0) return next();
   if (!isJson(c.req.header("content-type"))) {
-    throw new ApiError(415, "unsupported_media_type", "Send the body as JSON with `Content-Type: application/json`.");
+    throw unsupportedMediaType();
   }
   const depth = jsonDepth(text);
   if (depth > MAX_JSON_DEPTH) {

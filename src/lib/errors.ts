@@ -50,6 +50,9 @@ export class ApiError extends Error {
 export const notFound = (what = "resource"): ApiError =>
   new ApiError(404, "not_found", `No such ${what}.`);
 
+export const unsupportedMediaType = (): ApiError =>
+  new ApiError(415, "unsupported_media_type", "Send the body as JSON with `Content-Type: application/json`.");
+
 export const unauthorized = (): ApiError =>
   new ApiError(401, "unauthorized", "Missing or invalid credentials.");
 

@@ -21,17 +21,3 @@ export function jsonDepth(text: string): number {
   }
   return deepest;
 }
-
-/** The depth of an already parsed value, without recursion. */
-export function valueDepth(value: unknown): number {
-  let deepest = 0;
-  const stack: [unknown, number][] = [[value, 0]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (typeof node !== "object" || node === null) continue;
-    deepest = Math.max(deepest, depth + 1);
-    if (deepest > MAX_JSON_DEPTH) return deepest;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, depth + 1]);
-  }
-  return deepest;
-}

@@ -6,11 +6,10 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { ContentBlockParam, MessageCreateParamsNonStreaming, MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { ProviderFailure } from "./errors";
-import { DEFAULT_MAX_TOKENS } from "./types";
+import { DEFAULT_MAX_TOKENS, tokenCount } from "./types";
 import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, ProviderEndpoint } from "./types";
 
 const OUTPUT_TOOL = "output";
-const count = (n: unknown): number => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? Math.round(n) : 0);
 
 function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
   const out: MessageParam[] = [];
@@ -99,7 +98,7 @@ export async function callAnthropic(request: ModelRequest, endpoint: ProviderEnd
   }
   return {
     text,
-    usage: { input_tokens: count(message.usage?.input_tokens), output_tokens: count(message.usage?.output_tokens) },
+    usage: { input_tokens: tokenCount(message.usage?.input_tokens), output_tokens: tokenCount(message.usage?.output_tokens) },
     finishReason: forcedTool && message.stop_reason === "tool_use" ? "stop" : finishReason(message.stop_reason),
     toolCalls,
   };

@@ -7,7 +7,7 @@ import type {
   ChatCompletionMessageToolCall,
 } from "openai/resources/chat/completions";
 import { ProviderFailure } from "./errors";
-import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, ProviderEndpoint } from "./types";
+import { tokenCount, type ChatMessage, type FinishReason, type ModelRequest, type ModelResponse, type ProviderEndpoint } from "./types";
 
 function toOpenAiMessages(system: string | null, messages: ChatMessage[]): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = system ? [{ role: "system", content: system }] : [];
@@ -97,10 +97,8 @@ function readCompletion(completion: unknown): ModelResponse {
   const usage = body?.usage;
   return {
     text: typeof content === "string" ? content : "",
-    usage: { input_tokens: count(usage?.prompt_tokens), output_tokens: count(usage?.completion_tokens) },
+    usage: { input_tokens: tokenCount(usage?.prompt_tokens), output_tokens: tokenCount(usage?.completion_tokens) },
     finishReason: finishReason(choice.finish_reason),
     toolCalls,
   };
 }
-
-const count = (n: unknown): number => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? Math.round(n) : 0);

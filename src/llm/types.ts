@@ -51,4 +51,7 @@ export interface ProviderEndpoint {
   fetch?: typeof fetch;
 }
 
+/** A provider's reported token count, or 0 when it is missing or not a count. */
+export const tokenCount = (n: unknown): number => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? Math.round(n) : 0);
+
 export const DEFAULT_MAX_TOKENS = 4096; // Anthropic requires max_tokens; a generous default for one item

@@ -2,7 +2,7 @@
  * Turns a model's text into a JSON value: strip a code fence (```json … ```), parse, and if prose
  * surrounds a JSON object or array, extract the first balanced one that parses.
  */
-import { MAX_JSON_DEPTH, valueDepth } from "../lib/json-depth";
+import { jsonDepth, MAX_JSON_DEPTH } from "../lib/json-depth";
 
 export type ExtractResult = { ok: true; value: unknown } | { ok: false; error: string };
 
@@ -18,9 +18,8 @@ export function stripCodeFence(text: string): string {
 
 function tryParse(text: string): ExtractResult {
   try {
-    const value: unknown = JSON.parse(text);
-    if (valueDepth(value) > MAX_JSON_DEPTH) return { ok: false, error: `the JSON nests deeper than ${MAX_JSON_DEPTH} levels` };
-    return { ok: true, value };
+    if (jsonDepth(text) > MAX_JSON_DEPTH) return { ok: false, error: `the JSON nests deeper than ${MAX_JSON_DEPTH} levels` };
+    return { ok: true, value: JSON.parse(text) };
   } catch (err) {
     return { ok: false, error: err instanceof Error ? err.message : String(err) };
   }

@@ -1,6 +1,7 @@
 /** Schemas shared by many routes: the error envelope, ids, and the validation-error formatter. */
 import { z } from "@hono/zod-openapi";
 import type { FieldIssue } from "../lib/errors";
+import { MAX_URL_CHARS } from "../net/destination";
 
 export const ErrorSchema = z
   .object({
@@ -21,7 +22,8 @@ export const errorResponse = (description: string) => ({
 export const commonErrors = {
   400: errorResponse("Invalid request (see `details`)"),
   401: errorResponse("Missing, unknown or revoked credentials"),
-  413: errorResponse("Request body too large"),
+  413: errorResponse("Request body, or one of its fields, too large"),
+  415: errorResponse("A request body that is not `application/json`"),
   500: errorResponse("Internal error"),
 } as const;
 
@@ -51,7 +53,6 @@ export const ModelSchema = z
   .refine((s) => ![...s].some((ch) => (ch.codePointAt(0) ?? 0) < 0x20 || ch === "\u007f"), "must not contain control characters")
   .openapi({ example: "openai/gpt-4o-mini", description: "`<provider>/<model name>`, at most 200 characters" });
 
-export const MAX_URL_CHARS = 2_048;
 export const HttpUrlSchema = z.url({ protocol: /^https?$/ }).max(MAX_URL_CHARS);
 
 export const TimeoutSecsSchema = z.number().min(0.1).max(600); // 0.1 s floor: sub-second timeouts serve fast local models (and v1 tests)

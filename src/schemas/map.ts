@@ -1,13 +1,14 @@
 /** Request and response schemas of POST /v1/map and of map results. */
 import { z } from "@hono/zod-openapi";
 import { ModelSchema, TimeoutSecsSchema } from "./common";
+import { MAX_URL_CHARS } from "../net/destination";
 
 export const DEFAULT_RETRY_GUIDANCE =
   "Your previous response was not valid JSON. Return only a JSON object matching the required schema.";
 
 export const WebhookSchema = z
   .strictObject({
-    url: z.url().max(2_048).openapi({ example: "https://example.com/hooks/fanout" }),
+    url: z.url().max(MAX_URL_CHARS).openapi({ example: "https://example.com/hooks/fanout" }),
     secret: z
       .string()
       .regex(/^whsec_[A-Za-z0-9+/=]+$/, "must look like whsec_<base64>")
