@@ -5,18 +5,21 @@
  * than starting over. Transient provider errors inside a turn are retried with the map operator's
  * backoff (the wait is an alarm, not a sleep); timeouts are retried at once.
  *
- * Storage: `task` (the AttemptTask), `state` (SessionState), table `messages(seq, message, mirrored)`.
- * Lifecycle: begin → alarm runs turns → done → report to the coordinator → task deleted.
+ * Storage: `task` (the TaskRef), `work` (the agent's spec, fetched once from the coordinator),
+ * `state` (SessionState), table `messages(seq, message, mirrored)`.
+ * Lifecycle: begin → alarm claims the task (a stale dispatch does nothing) and runs turns → done →
+ * report to the coordinator → task deleted.
  */
 import { DurableObject } from "cloudflare:workers";
 import { renderLimits } from "../src/config";
 import { compactionCut, estimateTokens, summaryNote, summaryPrompt } from "../src/agent/compaction";
 import type { AgentItemResult } from "../src/agent/result";
+import { jobCoordinator } from "../src/objects";
 import { openToolbox, type Toolbox } from "../src/agent/tools";
 import { decideAfterTurn, trackCalls, type DoomTracker } from "../src/agent/turn-rules";
 import { writeSession } from "../src/db/sessions";
-import { backoffMs, type AttemptOutcome, type ErrorKind } from "../src/jobs/retry-policy";
-import type { AgentJobSpec, AttemptTask } from "../src/jobs/spec";
+import { transientDelayMs, type AttemptOutcome, type ErrorKind } from "../src/engine/retry-policy";
+import type { AgentSpec, StageWork, TaskClaim, TaskRef } from "../src/engine/types";
 import { callModel, resolveEndpoint } from "../src/llm/call-model";
 import { classify, describeFailure, retryAfterMs } from "../src/llm/errors";
 import { parseModel } from "../src/llm/models";
@@ -37,6 +40,9 @@ interface SessionState {
   done: AgentItemResult | null;
 }
 
+/** The agent's spec with the job it belongs to. */
+type SessionSpec = AgentSpec & { jobId: string; tenantId: string };
+
 const SCHEMA = "CREATE TABLE IF NOT EXISTS messages (seq INTEGER PRIMARY KEY, message TEXT NOT NULL, mirrored INTEGER NOT NULL DEFAULT 0)";
 
 export class AgentSession extends DurableObject<Env> {
@@ -53,32 +59,45 @@ export class AgentSession extends DurableObject<Env> {
     await this.ctx.storage.deleteAlarm();
   }
 
-  /** Takes (or takes back, after a lost dispatch) the item; the alarm does the work. */
-  async begin(task: AttemptTask): Promise<void> {
-    await this.ctx.storage.put("task", task);
+  /** Takes (or takes back, after a lost dispatch) the task; the alarm does the work. */
+  async begin(ref: TaskRef): Promise<void> {
+    await this.ctx.storage.put("task", ref);
     await this.ctx.storage.setAlarm(Date.now());
   }
 
   override async alarm(): Promise<void> {
-    const task = await this.ctx.storage.get<AttemptTask>("task");
-    if (!task || task.spec.type !== "agentic_map" || !task.sessionId) return;
-    const spec = task.spec;
+    const task = await this.ctx.storage.get<TaskRef>("task");
+    if (!task?.sessionId) return;
     if (await this.ctx.storage.get<boolean>("stopped")) return;
-    let state = (await this.ctx.storage.get<SessionState>("state")) ?? this.#start(task, spec);
+    const coordinator = jobCoordinator(this.env, task.jobId);
+    const claim = (await coordinator.claim(task.stage, task.index, task.token)) as TaskClaim | null; // RPC types drop `unknown`
+    if (!claim) return; // a stale dispatch: the coordinator has moved on
+    let work = await this.ctx.storage.get<StageWork>("work");
+    if (!work) {
+      work = ((await coordinator.work(task.stage)) as StageWork | null) ?? undefined;
+      if (work?.kind !== "agent") return;
+      await this.ctx.storage.put("work", work);
+    }
+    if (work.kind !== "agent") return;
+    const spec: SessionSpec = { ...work.agent, jobId: task.jobId, tenantId: work.tenantId };
+    let state = (await this.ctx.storage.get<SessionState>("state")) ?? this.#start(task, spec, claim.vars);
     if (!state.done) {
       state = await this.#runTurns(spec, task, state);
       if (!state.done) return; // waiting for a retry: the alarm is set
     }
     await this.#mirror(spec, task, state);
     const usage = { input_tokens: state.inputTokens, output_tokens: state.outputTokens };
-    const outcome: AttemptOutcome = { kind: "agent", result: state.done as AgentItemResult, usage };
-    const coordinator = this.env.JOB_COORDINATOR.get(this.env.JOB_COORDINATOR.idFromName(spec.jobId));
-    await coordinator.report(task.index, task.token, outcome);
-    const current = await this.ctx.storage.get<AttemptTask>("task");
+    const done = state.done as AgentItemResult;
+    const details = { ...done } as Record<string, unknown>;
+    const outcome: AttemptOutcome = done.success
+      ? { kind: "success", output: done.output_text, usage, details }
+      : { kind: "permanent", error: done.error ?? "the sub-session failed", errorKind: done.error_kind ?? "llm_error", usage, details };
+    await coordinator.report({ stage: task.stage, index: task.index, token: task.token }, outcome);
+    const current = await this.ctx.storage.get<TaskRef>("task");
     if (current?.token === task.token) await this.ctx.storage.delete("task");
   }
 
-  #start(task: AttemptTask, spec: AgentJobSpec): SessionState {
+  #start(task: TaskRef, spec: SessionSpec, vars: Record<string, unknown>): SessionState {
     const state: SessionState = {
       sessionId: task.sessionId as string,
       turns: 0,
@@ -93,7 +112,7 @@ export class AgentSession extends DurableObject<Env> {
       done: null,
     };
     try {
-      this.#append({ role: "user", content: compileTemplate(spec.promptTemplate, "agent_prompt_template", "item", renderLimits(this.env)).render(task.input) });
+      this.#append({ role: "user", content: compileTemplate(spec.promptTemplate, "agent_prompt_template", [], renderLimits(this.env)).renderVars(vars) });
     } catch (err) {
       state.done = this.#result(state, { error: `The template could not be rendered for this item: ${String(err)}`, kind: "validation" });
     }
@@ -135,7 +154,7 @@ export class AgentSession extends DurableObject<Env> {
     await this.ctx.storage.put("state", state);
   }
 
-  async #call(spec: AgentJobSpec, request: Omit<ModelRequest, "model" | "temperature" | "maxTokens" | "timeoutMs">): Promise<ModelResponse> {
+  async #call(spec: SessionSpec, request: Omit<ModelRequest, "model" | "temperature" | "maxTokens" | "timeoutMs">): Promise<ModelResponse> {
     const model = parseModel(spec.model);
     this.#endpoint ??= await resolveEndpoint(this.env, spec.tenantId, model.provider);
     return callModel(
@@ -146,7 +165,7 @@ export class AgentSession extends DurableObject<Env> {
   }
 
   /** Folds older turns into a summary when the context is over budget. A failed summary is skipped. */
-  async #compactIfNeeded(spec: AgentJobSpec, state: SessionState, history: ChatMessage[]): Promise<void> {
+  async #compactIfNeeded(spec: SessionSpec, state: SessionState, history: ChatMessage[]): Promise<void> {
     if (spec.maxContextTokens === null || estimateTokens(this.#context(state, history), spec.systemPrompt) <= spec.maxContextTokens) return;
     const cut = compactionCut(history, state.tailFrom);
     if (cut === null) return;
@@ -165,7 +184,7 @@ export class AgentSession extends DurableObject<Env> {
     }
   }
 
-  async #runTurns(spec: AgentJobSpec, task: AttemptTask, state: SessionState): Promise<SessionState> {
+  async #runTurns(spec: SessionSpec, task: TaskRef, state: SessionState): Promise<SessionState> {
     let toolbox: Toolbox;
     try {
       toolbox = await openToolbox(spec.tools, spec.readOnly, this.env);
@@ -201,7 +220,7 @@ export class AgentSession extends DurableObject<Env> {
             return state;
           }
           if (failure === "transient") {
-            const delay = Math.max(backoffMs(state.callAttempts), retryAfterMs(err) ?? 0);
+            const delay = transientDelayMs(state.callAttempts, retryAfterMs(err) ?? null, Math.random);
             await this.#save(state);
             await this.ctx.storage.setAlarm(Date.now() + delay);
             return state;
@@ -240,7 +259,7 @@ export class AgentSession extends DurableObject<Env> {
   }
 
   /** Copies the session row and any new messages to D1; a failure is retried at the next turn. */
-  async #mirror(spec: AgentJobSpec, task: AttemptTask, state: SessionState): Promise<void> {
+  async #mirror(spec: SessionSpec, task: TaskRef, state: SessionState): Promise<void> {
     const pending = this.ctx.storage.sql
       .exec<{ seq: number; message: string }>("SELECT seq, message FROM messages WHERE mirrored = 0 ORDER BY seq")
       .toArray();

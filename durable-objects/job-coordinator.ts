@@ -1,30 +1,38 @@
 /**
- * JobCoordinator: one per job. Owns dispatch (at most `concurrency` attempts in flight), the item
- * state machine, the event log and live SSE streams, and completion.
+ * JobCoordinator: one per job. Runs any operator's plan of stages (src/engine/types.ts): it owns
+ * dispatch (at most `concurrency` attempts in flight), the task state machine, the token budget,
+ * the event log and live SSE streams, the outbox to D1, recover/resume and completion. It knows
+ * no operator: after every finished task it asks the job's operator which tasks become ready and
+ * whether the job has ended.
  *
- * Item states (see ./coordinator/store.ts):
- *   pending ──dispatch──▶ running ──report──▶ done
- *      ▲                    │  └─(lost: no report within timeout + grace, or dispatch failed)─▶ pending
- *      └──── waiting ◀──────┘ retry with backoff (a Queue message and the alarm sweep both wake it)
- * A lost dispatch counts as an attempt: after 1 + max_retries of them the item is done, failed
- * with `internal`, so a poison item that kills its worker is never dispatched forever.
- * Job status: queued → running → completed | cancelled. A retry that waits holds no slot.
+ * Task states (./coordinator/store.ts):
+ *   blocked ──(operator: inputs ready)──▶ pending ──dispatch──▶ running ──report──▶ done
+ *                                           ▲                     │ └─(lost: no report in time, or dispatch failed)─▶ pending
+ *                                           └──── waiting ◀───────┘ retry with backoff (Queue message + alarm sweep)
+ * A lost dispatch counts as an attempt: after 1 + max_retries of them the task fails `internal`.
+ * Job status: queued → running ⇄ paused (budget) → completed | failed | cancelled; recover takes an
+ * ended job back to running. A retry that waits holds no slot.
  *
  * The coordinator's storage is the truth; the Queue is only a timer. The alarm sweeps while the
- * job runs, so a lost Queue message or a restarted server loses nothing, and each index ends
- * with exactly one result (D1's primary key on (job_id, idx) enforces it too).
+ * job runs, so a lost Queue message or a restarted server loses nothing, and each task ends with
+ * one result (D1's primary key on (job_id, stage, idx) enforces it too).
  */
 import { DurableObject } from "cloudflare:workers";
-import { sseKeepaliveMs } from "../src/config";
+import { renderLimits, sseKeepaliveMs } from "../src/config";
 import { randomBase32 } from "../src/lib/ids";
-import { nextStep, type AttemptOutcome, type NextStep } from "../src/jobs/retry-policy";
-import { isTerminal, type AttemptTask, type JobSpec, type JobStatus } from "../src/jobs/spec";
-import { newId } from "../src/lib/ids";
-import { writeJobProgress, type JobProgress } from "../src/db/jobs";
+import { nextStep, type AttemptOutcome, type NextStep } from "../src/engine/retry-policy";
+import { isTerminal, type JobEnd, type JobStatus, type Operator, type PlanReader, type TaskClaim, type TaskRef, type TaskSeed, type StageWork } from "../src/engine/types";
+import { operatorFor, type JobSpec } from "../src/operators/registry";
+import { withOverrides, type RecoverOptions, type RecoverAnswer, type ResumeAnswer } from "../src/engine/recovery";
+import { writeJobProgress } from "../src/db/jobs";
+import { agentSession, callWorker } from "../src/objects";
+import { sendMessage } from "../src/queue-messages";
+import { compileTemplate, type CompiledTemplate } from "../src/template/jinja";
 import { EventHub } from "./coordinator/event-hub";
-import { CoordinatorStore, type ItemResult, type ItemRow } from "./coordinator/store";
+import { CoordinatorStore, taskView, type TaskRow } from "./coordinator/store";
 import { sweepWebhook, type CompletedEvent } from "./coordinator/webhook-sweep";
-import { lostSessionResult } from "../src/agent/result";
+import { addSpend, NO_SPEND, reservation, type Spend } from "./coordinator/budget";
+import { ZERO, budgetView, progressOf, stagesView, type Counters } from "./coordinator/progress";
 
 const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
 const LOST_GRACE_MS = 15_000; // a dispatch with no report after timeout + this is presumed lost
@@ -34,21 +42,10 @@ const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm: Queue delay
 const FLUSH_DELAY_MS = 100; // results are copied to D1 in batches at most this stale
 const FLUSH_BATCH = 50; // rows per D1 batch
 
-interface Counters {
-  completed: number;
-  succeeded: number;
-  failed: number;
-  total_attempts: number;
-  input_tokens: number;
-  output_tokens: number;
-}
-
-const ZERO: Counters = { completed: 0, succeeded: 0, failed: 0, total_attempts: 0, input_tokens: 0, output_tokens: 0 };
-
 export class JobCoordinator extends DurableObject<Env> {
   #store!: CoordinatorStore;
   #spec: JobSpec | null = null;
-  #total = 0;
+  #op: Operator | null = null;
   #status: JobStatus = "queued";
   #finalized = false;
   #counters: Counters = { ...ZERO };
@@ -58,6 +55,7 @@ export class JobCoordinator extends DurableObject<Env> {
   #waiters: (() => void)[] = [];
   #flushTimer: ReturnType<typeof setTimeout> | null = null;
   #flushing: Promise<void> = Promise.resolve();
+  #templates = new Map<string, CompiledTemplate>(); // per stage, for budget reservations
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -65,71 +63,93 @@ export class JobCoordinator extends DurableObject<Env> {
     void ctx.blockConcurrencyWhile(async () => {
       this.#store = new CoordinatorStore(ctx.storage);
       this.#spec = this.#store.getMeta<JobSpec>("spec") ?? null;
-      this.#total = this.#store.getMeta<number>("total") ?? 0;
+      this.#op = this.#spec ? operatorFor(this.#spec) : null;
       this.#status = this.#store.getMeta<JobStatus>("status") ?? "queued";
       this.#finalized = this.#store.getMeta<boolean>("finalized") ?? false;
-      this.#counters = this.#store.getMeta<Counters>("counters") ?? { ...ZERO };
+      this.#counters = { ...ZERO, ...this.#store.getMeta<Counters>("counters") };
       for (const row of this.#store.running()) if (row.slot !== null) this.#busySlots.add(row.slot);
       this.#alarmAt = await ctx.storage.getAlarm();
     });
   }
 
-  // ── RPC ────────────────────────────────────────────────────────────────────────────────────
+  // ── RPC: the job's owner ──────────────────────────────────────────────────────────────────
 
-  /** Stores the job and schedules its start; a second call for the same job does nothing. */
+  /** Stores the job's plan and schedules its start; a second call for the same job does nothing. */
   async start(spec: JobSpec, inputs: unknown[]): Promise<void> {
     if (this.#spec) return;
+    const op = operatorFor(spec);
+    const plan = op.plan(spec, inputs);
     this.#store.transaction(() => {
       this.#store.setMeta("spec", spec);
-      this.#store.setMeta("total", inputs.length);
       this.#store.setMeta("status", "queued");
       this.#store.setMeta("counters", ZERO);
-      this.#store.insertItems(inputs, () => (spec.type === "agentic_map" ? newId("ses") : null));
+      this.#store.setMeta("round", 1);
+      this.#store.insertStages(plan.stages);
+      this.#store.insertTasks(plan.tasks);
     });
     this.#spec = spec;
-    this.#total = inputs.length;
+    this.#op = op;
     await this.#wakeAt(Date.now());
-  }
-
-  /** A worker's report of one attempt. Reports for a dispatch that is no longer current are ignored. */
-  async report(index: number, token: string, outcome: AttemptOutcome): Promise<void> {
-    const spec = this.#spec;
-    const item = this.#store.item(index);
-    if (!spec || this.#status !== "running" || !item || item.state !== "running" || item.token !== token) return;
-    if (item.slot !== null) this.#busySlots.delete(item.slot);
-    const step = nextStep(outcome, item.attempts, spec.maxRetries);
-    if (step.step === "retry") {
-      const readyAt = Date.now() + step.delayMs;
-      this.#store.markRetry(index, readyAt, step.guidance, outcome.usage);
-      if (step.delayMs >= QUEUE_MIN_DELAY_MS) {
-        await this.env.TASKS.send(
-          { type: "wake_job", job_id: spec.jobId },
-          { delaySeconds: Math.ceil(step.delayMs / 1000) },
-        ).catch((err: unknown) => console.error("queue send failed; the sweep will retry", err));
-        await this.#wakeAt(readyAt + QUEUE_GRACE_MS);
-      } else if (step.delayMs > 0) await this.#wakeAt(readyAt);
-    } else {
-      this.#complete(item, outcome, step);
-    }
-    this.#dispatch();
-    if (this.#counters.completed === this.#total) await this.#finish("completed");
-  }
-
-  /** Called by the Queue consumer when a backoff is over. */
-  async wake(): Promise<void> {
-    if (!this.#spec || this.#status !== "running") return;
-    this.#store.releaseDue(Date.now());
-    this.#dispatch();
   }
 
   async cancel(): Promise<boolean> {
     if (!this.#spec || isTerminal(this.#status)) return false;
-    // Sub-sessions under way stop after their current turn, so a cancelled job spends no more tokens.
-    for (const row of this.#store.running()) {
-      if (row.session_id) this.#stopSession(row.session_id);
-    }
     await this.#finish("cancelled");
     return true;
+  }
+
+  /** Re-runs the failed and unfinished tasks of an ended job, keeping every finished one. */
+  async recover(options: RecoverOptions): Promise<RecoverAnswer> {
+    const spec = this.#spec;
+    if (!spec) return { ok: false, reason: "not_found" };
+    if (!isTerminal(this.#status) || !this.#finalized) return { ok: false, reason: "The job is still running or paused; only an ended job can be recovered." };
+    const rows = this.#store.recoverable(options.errorKinds);
+    if (rows.length === 0) return { ok: false, reason: "The job has no failed or unfinished task to re-run." };
+    const updated = withOverrides(spec, options);
+    this.#store.transaction(() => {
+      for (const row of rows) {
+        if (row.state === "done") {
+          this.#bump({ completed: -1, failed: -1 });
+          this.#store.uncountStageFailure(row.stage);
+        }
+        this.#store.resetTask(row);
+      }
+      for (const stage of new Set(rows.map((r) => r.stage))) this.#store.setStageStatus(stage, "pending");
+      this.#store.setMeta("spec", updated);
+      this.#store.setMeta("round", (this.#store.getMeta<number>("round") ?? 1) + 1);
+      this.#store.setMeta("completed_at", null);
+      this.#store.setMeta("error", null);
+      this.#store.setMeta("finalized", false);
+      this.#store.setMeta("webhook_settled", false);
+      this.#setStatus("running");
+      this.#emit("JOB_RECOVERING", { job_id: spec.jobId, tasks: rows.length });
+    });
+    this.#spec = updated;
+    this.#finalized = false;
+    this.#templates.clear();
+    this.#startStagesWithWork();
+    await this.#afterChange(this.#op?.advance(updated, this.#reader(), null) ?? { ready: [] });
+    return { ok: true, recovering: rows.length };
+  }
+
+  /** A paused job goes on, with a new budget total if given. */
+  async resume(budgetTotal: number | null): Promise<ResumeAnswer> {
+    const spec = this.#spec;
+    if (!spec) return { ok: false, reason: "not_found" };
+    if (this.#status !== "paused") return { ok: false, reason: `The job is ${this.#status}, not paused.` };
+    if (budgetTotal !== null && spec.budget) {
+      const updated: JobSpec = { ...spec, budget: { ...spec.budget, total: budgetTotal } };
+      this.#store.setMeta("spec", updated);
+      this.#spec = updated;
+    }
+    this.#store.transaction(() => {
+      this.#setStatus("running");
+      this.#store.setMeta("pause_reason", null);
+      this.#emit("JOB_RESUMED", { job_id: spec.jobId });
+    });
+    this.#dispatch();
+    await this.#wakeAt(Date.now() + SWEEP_INTERVAL_MS);
+    return { ok: true };
   }
 
   /** Resolves true once the job has ended, or false after `timeoutMs`. */
@@ -151,10 +171,58 @@ export class JobCoordinator extends DurableObject<Env> {
     return this.#hub.open(this.#store.eventsAfter(after), this.#finalized);
   }
 
+  // ── RPC: workers ──────────────────────────────────────────────────────────────────────────
+
+  /** What a stage's workers run (fetched once per worker and job). */
+  async work(stage: string): Promise<StageWork | null> {
+    return this.#spec && this.#op ? this.#op.work(this.#spec, stage) : null;
+  }
+
+  /** The inputs of a current dispatch, or null when the dispatch is stale (do no work). */
+  async claim(stage: string, index: number, token: string): Promise<TaskClaim | null> {
+    const task = this.#store.task(stage, index);
+    if (!this.#spec || !this.#op || !task || task.state !== "running" || task.token !== token) return null;
+    return {
+      vars: this.#op.vars(this.#spec, { stage, index, input: JSON.parse(task.input) as unknown }),
+      problems: task.problems ? (JSON.parse(task.problems) as string[]) : null,
+    };
+  }
+
+  /** A worker's report of one attempt. Reports for a dispatch that is no longer current are ignored. */
+  async report(ref: Pick<TaskRef, "stage" | "index" | "token">, outcome: AttemptOutcome): Promise<void> {
+    const spec = this.#spec;
+    const task = this.#store.task(ref.stage, ref.index);
+    const live = this.#status === "running" || this.#status === "paused";
+    if (!spec || !live || !task || task.state !== "running" || task.token !== ref.token) return;
+    if (task.slot !== null) this.#busySlots.delete(task.slot);
+    this.#spend(task.stage, outcome.usage.input_tokens + outcome.usage.output_tokens);
+    const step = nextStep(outcome, task.attempts, spec.maxRetries);
+    if (step.step === "retry") {
+      const readyAt = Date.now() + step.delayMs;
+      this.#store.markRetry(task, readyAt, step.guidance, outcome.usage);
+      if (step.delayMs >= QUEUE_MIN_DELAY_MS) {
+        await sendMessage(this.env, { type: "wake_job", job_id: spec.jobId }, Math.ceil(step.delayMs / 1000))
+          .catch((err: unknown) => console.error("queue send failed; the sweep will retry", err));
+        await this.#wakeAt(readyAt + QUEUE_GRACE_MS);
+      } else if (step.delayMs > 0) await this.#wakeAt(readyAt);
+      this.#dispatch();
+      return;
+    }
+    await this.#afterChange(this.#complete(task, outcome, step));
+  }
+
+  /** Called by the Queue consumer when a backoff is over. */
+  async wake(): Promise<void> {
+    if (!this.#spec || this.#status !== "running") return;
+    this.#store.releaseDue(Date.now());
+    this.#dispatch();
+  }
+
   override async alarm(): Promise<void> {
     this.#alarmAt = null;
-    if (!this.#spec) return;
-    if (this.#status === "queued") this.#begin();
+    const spec = this.#spec;
+    if (!spec) return;
+    if (this.#status === "queued") await this.#begin();
     if (isTerminal(this.#status)) {
       if (!this.#finalized) await this.#finish(this.#status);
       else await this.#watchWebhook();
@@ -162,9 +230,9 @@ export class JobCoordinator extends DurableObject<Env> {
     }
     const now = Date.now();
     for (const row of this.#store.running()) {
-      if ((row.dispatched_at ?? 0) + this.#lostAfterMs(this.#spec) < now) this.#lost(row, "no report from its worker in time");
+      if ((row.dispatched_at ?? 0) + this.#lostAfterMs(row.stage) < now) await this.#lost(row, "no report from its worker in time");
     }
-    if (this.#counters.completed === this.#total) return this.#finish("completed");
+    if (isTerminal(this.#status)) return;
     this.#store.releaseDue(now);
     this.#dispatch();
     await this.#flush();
@@ -174,129 +242,205 @@ export class JobCoordinator extends DurableObject<Env> {
 
   // ── internals ──────────────────────────────────────────────────────────────────────────────
 
-  #begin(): void {
-    const spec = this.#spec;
-    if (!spec) return;
-    this.#status = "running";
-    this.#store.setMeta("status", "running");
-    const kind = spec.type === "agentic_map" ? { type: "agentic" } : {};
-    this.#emit("MAP_STARTED", { job_id: spec.jobId, total: this.#total, model: spec.model, ...kind });
+  async #begin(): Promise<void> {
+    const spec = this.#spec as JobSpec;
+    const op = this.#op as Operator;
+    const total = this.#store.stages().reduce((n, s) => n + s.total, 0);
+    this.#store.transaction(() => {
+      this.#setStatus("running");
+      const kind = op.v1 ? (spec.type === "agentic_map" ? { type: "agentic" } : {}) : { type: spec.type };
+      this.#emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...kind });
+    });
+    this.#startStagesWithWork();
     this.#scheduleFlush();
+    await this.#afterChange(op.advance(spec, this.#reader(), null));
   }
 
-  /** Fills free slots with pending items. Never awaits a worker: `begin` only stores the task. */
+  #reader(): PlanReader {
+    return {
+      task: (stage, index) => {
+        const row = this.#store.task(stage, index);
+        return row ? taskView(row) : undefined;
+      },
+      open: () => this.#store.open(),
+    };
+  }
+
+  /** Applies what the operator said follows: tasks made ready, perhaps the job's end. */
+  async #afterChange(advance: { ready: TaskSeed[]; end?: JobEnd } | null): Promise<void> {
+    if (advance) {
+      for (const seed of advance.ready) this.#store.makeReady(seed);
+      if (advance.ready.length > 0) this.#startStagesWithWork();
+      if (advance.end) return this.#end(advance.end);
+    }
+    this.#dispatch();
+  }
+
+  /** Stages still pending that now have work get STAGE_STARTED (staged jobs). */
+  #startStagesWithWork(): void {
+    for (const stage of this.#store.stages()) {
+      if (stage.status !== "pending" || !this.#store.stageHasWork(stage.name)) continue;
+      this.#store.setStageStatus(stage.name, "running");
+      if (!this.#op?.v1) this.#emit("STAGE_STARTED", { job_id: this.#spec?.jobId, stage: stage.name, total: stage.total });
+    }
+  }
+
+  /** Fills free slots with pending tasks, critical path first. Never awaits a worker: `begin` only stores the reference. */
   #dispatch(): void {
     const spec = this.#spec;
-    if (!spec || this.#status !== "running") return;
+    if (!spec || !this.#op || this.#status !== "running") return;
     const free: number[] = [];
-    for (let slot = 0; slot < spec.concurrency && free.length < spec.concurrency; slot++) {
-      if (!this.#busySlots.has(slot)) free.push(slot);
-    }
+    for (let slot = 0; slot < spec.concurrency; slot++) if (!this.#busySlots.has(slot)) free.push(slot);
     if (free.length === 0) return;
     const now = Date.now();
     for (const [i, row] of this.#store.nextPending(free.length).entries()) {
+      const reserved = this.#reserve(row);
+      if (reserved === null) return this.#budgetExhausted();
       const slot = free[i] as number;
       const token = randomBase32(10);
-      this.#store.markRunning(row.idx, slot, token, now);
+      this.#store.markRunning(row, slot, token, now, reserved);
       this.#busySlots.add(slot);
       this.#bump({ total_attempts: 1 });
-      const task: AttemptTask = {
-        spec,
-        index: row.idx,
-        input: JSON.parse(row.input) as unknown,
-        attempt: row.attempts + 1,
-        token,
-        slot,
-        problems: row.problems ? (JSON.parse(row.problems) as string[]) : null,
-        sessionId: row.session_id,
-      };
-      const worker = row.session_id
-        ? this.env.AGENT_SESSION.get(this.env.AGENT_SESSION.idFromName(row.session_id))
-        : this.env.MAP_WORKER.get(this.env.MAP_WORKER.idFromName(`${spec.jobId}:${slot}`));
-      worker.begin(task).catch((err: unknown) => {
+      const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round: this.#round() };
+      const worker = row.session_id ? agentSession(this.env, row.session_id) : callWorker(this.env, spec.jobId, slot);
+      worker.begin(ref).catch(async (err: unknown) => {
         console.error("dispatch failed; will retry", err);
-        const current = this.#store.item(row.idx);
+        const current = this.#store.task(row.stage, row.idx);
         if (current?.token !== token || current.state !== "running") return;
-        this.#lost(current, "its worker could not be reached");
-        void this.#wakeAt(Date.now() + 1_000);
-        if (this.#counters.completed === this.#total) void this.#finish("completed");
+        await this.#lost(current, "its worker could not be reached");
+        await this.#wakeAt(Date.now() + 1_000);
       });
     }
   }
 
-  /** A dispatch that will never report: it counts as an attempt; the last allowed one fails the item (`internal`). */
-  #lost(row: ItemRow, why: string): void {
+  /** The tokens this dispatch reserves (0 without a budget), or null when they do not fit what is left. */
+  #reserve(row: TaskRow): number | null {
+    const spec = this.#spec as JobSpec;
+    if (!spec.budget) return 0;
+    const work = (this.#op as Operator).work(spec, row.stage);
+    const source = work.kind === "call" ? work.call.promptTemplate : work.agent.promptTemplate;
+    let template = this.#templates.get(row.stage);
+    if (!template) {
+      template = compileTemplate(source, "prompt_template", [], renderLimits(this.env));
+      this.#templates.set(row.stage, template);
+    }
+    const vars = (this.#op as Operator).vars(spec, { stage: row.stage, index: row.idx, input: JSON.parse(row.input) as unknown });
+    const tokens = reservation(work, template, vars);
+    const spent = (this.#store.getMeta<Spend>("spend") ?? NO_SPEND).total;
+    return spent + this.#store.reservedTokens() + tokens <= spec.budget.total ? tokens : null;
+  }
+
+  #budgetExhausted(): void {
+    const spec = this.#spec as JobSpec;
+    if (spec.budget?.onExhausted === "fail") {
+      const message = "The token budget cannot fit the next call.";
+      void this.#end({ status: "failed", output: null, error: { code: "budget_exhausted", message, stage: null, index: null, step: null } });
+      return;
+    }
+    this.#store.transaction(() => {
+      this.#setStatus("paused");
+      this.#store.setMeta("pause_reason", "budget_exhausted");
+      this.#emit("JOB_PAUSED", { job_id: spec.jobId, reason: "budget_exhausted", budget: this.#budgetView() });
+    });
+    this.#scheduleFlush();
+  }
+
+  #spend(stage: string, tokens: number): void {
+    this.#store.setMeta("spend", addSpend(this.#store.getMeta<Spend>("spend") ?? NO_SPEND, stage, tokens));
+  }
+
+  /** A dispatch that will never report: it counts as an attempt; the last allowed one fails the task (`internal`). */
+  async #lost(row: TaskRow, why: string): Promise<void> {
     const spec = this.#spec as JobSpec;
     if (row.slot !== null) this.#busySlots.delete(row.slot);
     if (row.attempts < 1 + spec.maxRetries) {
-      this.#store.markLost(row.idx);
+      this.#store.markLost(row);
       return;
     }
-    const error = `The attempt was lost ${row.attempts} times (${why}); the item is not retried again.`;
+    const error = `The attempt was lost ${row.attempts} times (${why}); the task is not retried again.`;
     if (row.session_id) this.#stopSession(row.session_id);
-    const usage = { input_tokens: 0, output_tokens: 0 };
-    const outcome: AttemptOutcome = row.session_id ? { kind: "agent", result: lostSessionResult(row.session_id, error), usage } : { kind: "crash", error, usage };
-    this.#complete(row, outcome, { step: "fail", error, errorKind: "internal" });
+    const outcome: AttemptOutcome = { kind: "crash", error, usage: { input_tokens: 0, output_tokens: 0 } };
+    await this.#afterChange(this.#complete(row, outcome, { step: "fail", error, errorKind: "internal" }));
   }
 
   /** Its current turn is its last; not waited for. */
   #stopSession(sessionId: string): void {
-    this.env.AGENT_SESSION.get(this.env.AGENT_SESSION.idFromName(sessionId)).stop()
-      .catch((err: unknown) => console.error("could not stop a session", err));
+    agentSession(this.env, sessionId).stop().catch((err: unknown) => console.error("could not stop a session", err));
   }
 
   /** How long a dispatch may go without a report before it is presumed lost. */
-  #lostAfterMs(spec: JobSpec): number {
-    const perCall = spec.timeoutMs * (1 + spec.maxRetries);
-    return spec.type === "map" ? spec.timeoutMs + LOST_GRACE_MS : spec.maxTurns * (perCall + AGENT_TURN_OVERHEAD_MS) + LOST_GRACE_MS;
+  #lostAfterMs(stage: string): number {
+    const work = (this.#op as Operator).work(this.#spec as JobSpec, stage);
+    if (work.kind === "call") return work.call.timeoutMs + LOST_GRACE_MS;
+    const a = work.agent;
+    return a.maxTurns * (a.timeoutMs * (1 + a.maxRetries) + AGENT_TURN_OVERHEAD_MS) + LOST_GRACE_MS;
   }
 
-  #complete(item: ItemRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" }>): void {
+  /** Stores a finished task and its result; returns what the operator says follows. */
+  #complete(task: TaskRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" }>) {
     const spec = this.#spec as JobSpec;
+    const op = this.#op as Operator;
     const success = step.step === "succeed";
-    this.#store.transaction(() => {
-      const row = this.#store.markDone(item.idx, outcome.usage);
-      const input = JSON.parse(item.input) as unknown;
-      const result: ItemResult =
-        outcome.kind === "agent"
-          ? { index: item.idx, input, ...outcome.result }
-          : {
-              index: item.idx,
-              input,
-              output: success ? step.output : null,
-              success,
-              error: success ? null : step.error,
-              error_kind: success ? null : step.errorKind,
-              attempts: item.attempts,
-              usage: { input_tokens: row.input_tokens, output_tokens: row.output_tokens },
-            };
-      this.#bump({
-        completed: 1,
-        succeeded: success ? 1 : 0,
-        failed: success ? 0 : 1,
-        input_tokens: row.input_tokens,
-        output_tokens: row.output_tokens,
-      });
-      this.#store.addToOutbox(result, this.#counters.completed);
-      this.#emit("MAP_ITEM_COMPLETED", {
-        job_id: spec.jobId,
-        completed: this.#counters.completed,
-        total: this.#total,
+    const advance = this.#store.transaction(() => {
+      const row = this.#store.markDone(task, outcome.usage, {
         success,
-        result,
+        output: success ? step.output : null,
+        error: success ? null : step.error,
+        errorKind: success ? null : step.errorKind,
       });
+      const usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
+      const details = outcome.kind === "success" || outcome.kind === "permanent" ? (outcome.details ?? null) : null;
+      const view = taskView(row);
+      const result = op.result(spec, view, {
+        success,
+        output: view.output,
+        error: row.error,
+        errorKind: step.step === "fail" ? step.errorKind : null,
+        attempts: row.attempts,
+        usage,
+        details,
+        sessionId: row.session_id,
+      });
+      this.#bump({ completed: 1, succeeded: success ? 1 : 0, failed: success ? 0 : 1, seq: 1, ...usage });
+      const stage = this.#store.countStageDone(row.stage, success, usage);
+      this.#store.addToOutbox(row.stage, result, this.#counters.seq);
+      if (op.v1) {
+        this.#emit("MAP_ITEM_COMPLETED", { job_id: spec.jobId, completed: this.#counters.completed, total: this.#total(), success, result });
+      } else {
+        this.#emit("TASK_COMPLETED", { job_id: spec.jobId, stage: row.stage, index: row.idx, success, result });
+      }
+      if (stage.completed === stage.total) {
+        this.#store.setStageStatus(stage.name, "completed");
+        if (!op.v1) this.#emit("STAGE_COMPLETED", { job_id: spec.jobId, stage: stage.name, succeeded: stage.succeeded, failed: stage.failed, usage: { input_tokens: stage.input_tokens, output_tokens: stage.output_tokens } });
+      }
+      return op.advance(spec, this.#reader(), view);
     });
     this.#scheduleFlush();
+    return advance;
+  }
+
+  /** The operator ended the job (or the budget did): keep its output and failure context, then finish. */
+  async #end(end: JobEnd): Promise<void> {
+    this.#store.transaction(() => {
+      this.#store.setMeta("output", end.output ?? null);
+      this.#store.setMeta("error", end.error);
+      if (end.error?.stage) this.#store.setStageStatus(end.error.stage, "failed");
+    });
+    await this.#finish(end.status);
   }
 
   async #finish(status: JobStatus): Promise<void> {
     const spec = this.#spec as JobSpec;
     if (!isTerminal(this.#status)) {
-      this.#status = status;
+      // Sub-sessions under way stop after their current turn, so an ended job spends no more tokens.
+      for (const row of this.#store.running()) if (row.session_id) this.#stopSession(row.session_id);
+      this.#busySlots.clear();
       this.#store.transaction(() => {
+        this.#store.releaseRunning(); // their reports are stale from now on; recover runs them again
+        for (const stage of this.#store.stages()) if (stage.status === "running") this.#store.setStageStatus(stage.name, status === "completed" ? "completed" : "failed");
         // Attempts still under way produce no result: the job's count is that of its results.
         if (status === "cancelled") this.#bump({ total_attempts: this.#store.doneAttempts() - this.#counters.total_attempts });
-        this.#store.setMeta("status", status);
+        this.#setStatus(status);
         this.#store.setMeta("completed_at", new Date().toISOString());
       });
     }
@@ -310,9 +454,11 @@ export class JobCoordinator extends DurableObject<Env> {
     if (this.#finalized) return;
     this.#finalized = true;
     this.#store.transaction(() => {
-      const data = { job_id: spec.jobId, status: this.#status, total: this.#total, ...this.#summary() };
+      const staged = this.#op?.v1 ? {} : { output: this.#store.getMeta("output") ?? null, error: this.#store.getMeta("error") ?? null };
+      const data = { job_id: spec.jobId, status: this.#status, total: this.#total(), ...this.#summary(), ...staged };
+      const completed: CompletedEvent = { completedAt: this.#store.getMeta<string>("completed_at") ?? new Date().toISOString(), data, round: this.#store.getMeta<number>("round") ?? 1 };
       this.#store.setMeta("finalized", true);
-      this.#store.setMeta("completed_event", { completedAt: this.#store.getMeta<string>("completed_at"), data });
+      this.#store.setMeta("completed_event", completed);
       this.#emit("MAP_COMPLETED", data);
     });
     this.#hub.closeAll();
@@ -337,6 +483,14 @@ export class JobCoordinator extends DurableObject<Env> {
     }
   }
 
+  #round(): number {
+    return this.#store.getMeta<number>("round") ?? 1;
+  }
+
+  #total(): number {
+    return this.#store.stages().reduce((n, s) => n + s.total, 0);
+  }
+
   #summary() {
     const c = this.#counters;
     return {
@@ -346,6 +500,16 @@ export class JobCoordinator extends DurableObject<Env> {
       total_attempts: c.total_attempts,
       usage: { input_tokens: c.input_tokens, output_tokens: c.output_tokens },
     };
+  }
+
+  #budgetView() {
+    const spec = this.#spec as JobSpec;
+    return budgetView(spec.budget, this.#store.getMeta<Spend>("spend") ?? NO_SPEND, this.#store.reservedTokens());
+  }
+
+  #setStatus(status: JobStatus): void {
+    this.#status = status;
+    this.#store.setMeta("status", status);
   }
 
   #emit(name: string, data: unknown): void {
@@ -371,7 +535,7 @@ export class JobCoordinator extends DurableObject<Env> {
     }, FLUSH_DELAY_MS);
   }
 
-  /** Copies finished results and the job's counters to D1. Flushes never overlap. */
+  /** Copies finished results and the job's progress to D1. Flushes never overlap. */
   #flush(): Promise<void> {
     const run = this.#flushing.catch(() => undefined).then(() => this.#flushOnce());
     this.#flushing = run;
@@ -382,13 +546,19 @@ export class JobCoordinator extends DurableObject<Env> {
     const spec = this.#spec as JobSpec;
     do {
       const rows = this.#store.outbox(FLUSH_BATCH);
-      const progress: JobProgress = {
+      const stages = this.#store.stages();
+      const progress = progressOf({
         status: this.#status,
-        ...this.#counters,
-        completed_at: this.#store.getMeta<string>("completed_at") ?? null,
-      };
+        counters: this.#counters,
+        stages: stagesView(stages),
+        completedAt: this.#store.getMeta<string | null>("completed_at") ?? null,
+        output: this.#op?.v1 ? null : (this.#store.getMeta("output") ?? null),
+        error: this.#store.getMeta("error") ?? null,
+        budget: spec.budget ? this.#budgetView() : null,
+        pauseReason: this.#store.getMeta<string | null>("pause_reason") ?? null,
+      });
       await writeJobProgress(this.env.DB, spec.jobId, progress, rows);
-      this.#store.removeFromOutbox(rows.map((r) => r.idx));
+      this.#store.removeFromOutbox(rows);
     } while (this.#store.outboxSize() > 0);
   }
 }

@@ -1,19 +1,24 @@
 /**
- * The coordinator's own SQLite storage: the truth about a job while it runs.
+ * The coordinator's own SQLite storage: the truth about a job while it runs (schema: ./schema.ts).
  *
- *   meta(k, v)        spec, status, counters (JSON values)
- *   items(idx, …)     one row per input; state: pending → running → (waiting → pending)* → done
- *   events(id, …)     the SSE event log, ids 1, 2, 3… per job
- *   outbox(idx, …)    finished results not yet copied to D1
+ *   meta(k, v)            spec, status, counters, budget, output, error (JSON values)
+ *   tasks(stage, idx, …)  one row per task; state: blocked → pending → running → (waiting → pending)* → done
+ *   stages(name, …)       each stage's status and counters, in plan order
+ *   events(id, …)         the SSE event log, ids 1, 2, 3… per job
+ *   outbox(stage, idx, …) finished results not yet copied to D1
  */
-export type ItemResult = { index: number; success: boolean } & Record<string, unknown>;
+import type { StagePlan, StageStatus, TaskSeed, TaskView } from "../../src/engine/types";
+import type { OutboxRow } from "../../src/db/jobs";
+import { migrate } from "./schema";
 
-export type ItemState = "pending" | "running" | "waiting" | "done";
+export type TaskState = TaskView["state"];
 
-export type ItemRow = {
+export type TaskRow = {
+  stage: string;
   idx: number;
   input: string;
-  state: ItemState;
+  state: TaskState;
+  priority: number;
   attempts: number;
   ready_at: number;
   slot: number | null;
@@ -22,42 +27,41 @@ export type ItemRow = {
   problems: string | null;
   input_tokens: number;
   output_tokens: number;
+  reserved: number;
   session_id: string | null;
+  success: number | null;
+  output: string | null;
+  error: string | null;
+  error_kind: string | null;
 };
 
-export type StoredEvent = {
-  id: number;
+export type StageRow = {
   name: string;
-  data: string;
+  ord: number;
+  status: StageStatus;
+  total: number;
+  completed: number;
+  succeeded: number;
+  failed: number;
+  input_tokens: number;
+  output_tokens: number;
 };
 
-export type OutboxRow = {
-  idx: number;
-  seq: number;
-  success: number;
-  data: string;
-};
+export type StoredEvent = { id: number; name: string; data: string };
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS items (
-  idx INTEGER PRIMARY KEY,
-  input TEXT NOT NULL,
-  state TEXT NOT NULL DEFAULT 'pending',
-  attempts INTEGER NOT NULL DEFAULT 0,
-  ready_at INTEGER NOT NULL DEFAULT 0,
-  slot INTEGER,
-  token TEXT,
-  dispatched_at INTEGER,
-  problems TEXT,
-  input_tokens INTEGER NOT NULL DEFAULT 0,
-  output_tokens INTEGER NOT NULL DEFAULT 0,
-  session_id TEXT -- agentic jobs: the item's sub-session
-);
-CREATE INDEX IF NOT EXISTS items_by_state ON items (state, ready_at, idx);
-CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY, name TEXT NOT NULL, data TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS outbox (idx INTEGER PRIMARY KEY, seq INTEGER NOT NULL, success INTEGER NOT NULL, data TEXT NOT NULL);
-`;
+type Usage = { input_tokens: number; output_tokens: number };
+
+export function taskView(row: TaskRow): TaskView {
+  return {
+    stage: row.stage,
+    index: row.idx,
+    state: row.state,
+    success: row.success === null ? null : row.success === 1,
+    output: row.output === null ? null : (JSON.parse(row.output) as unknown),
+    input: JSON.parse(row.input) as unknown,
+    error: row.error,
+  };
+}
 
 export class CoordinatorStore {
   readonly #sql: SqlStorage;
@@ -66,7 +70,7 @@ export class CoordinatorStore {
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
     this.#sql = storage.sql;
-    this.#sql.exec(SCHEMA);
+    migrate(storage);
   }
 
   transaction<T>(fn: () => T): T {
@@ -82,71 +86,171 @@ export class CoordinatorStore {
     this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", key, JSON.stringify(value));
   }
 
-  insertItems(inputs: unknown[], sessionId: (idx: number) => string | null): void {
-    inputs.forEach((input, idx) =>
-      this.#sql.exec("INSERT INTO items (idx, input, session_id) VALUES (?, ?, ?)", idx, JSON.stringify(input), sessionId(idx)),
+  // ── stages ──────────────────────────────────────────────────────────────────────────────────
+
+  insertStages(stages: StagePlan[]): void {
+    stages.forEach((s, ord) =>
+      this.#sql.exec("INSERT INTO stages (name, ord, status, total) VALUES (?, ?, ?, ?)", s.name, ord, s.skipped ? "skipped" : "pending", s.total),
     );
   }
 
-  item(idx: number): ItemRow | undefined {
-    return this.#sql.exec<ItemRow>("SELECT * FROM items WHERE idx = ?", idx).toArray()[0];
+  stages(): StageRow[] {
+    return this.#sql.exec<StageRow>("SELECT * FROM stages ORDER BY ord").toArray();
   }
 
-  nextPending(limit: number): ItemRow[] {
+  stage(name: string): StageRow | undefined {
+    return this.#sql.exec<StageRow>("SELECT * FROM stages WHERE name = ?", name).toArray()[0];
+  }
+
+  setStageStatus(name: string, status: StageStatus): void {
+    this.#sql.exec("UPDATE stages SET status = ? WHERE name = ?", status, name);
+  }
+
+  countStageDone(name: string, success: boolean, usage: Usage): StageRow {
     return this.#sql
-      .exec<ItemRow>("SELECT * FROM items WHERE state = 'pending' ORDER BY idx LIMIT ?", limit)
+      .exec<StageRow>(
+        `UPDATE stages SET completed = completed + 1, succeeded = succeeded + ?, failed = failed + ?,
+           input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE name = ? RETURNING *`,
+        success ? 1 : 0, success ? 0 : 1, usage.input_tokens, usage.output_tokens, name,
+      )
+      .one();
+  }
+
+  /** A failed task goes back to work (recover): its stage counts it as not finished again. */
+  uncountStageFailure(name: string): void {
+    this.#sql.exec("UPDATE stages SET completed = completed - 1, failed = failed - 1 WHERE name = ?", name);
+  }
+
+  // ── tasks ───────────────────────────────────────────────────────────────────────────────────
+
+  insertTasks(seeds: TaskSeed[]): void {
+    for (const s of seeds) {
+      this.#sql.exec(
+        "INSERT INTO tasks (stage, idx, input, state, priority, session_id) VALUES (?, ?, ?, ?, ?, ?)",
+        s.stage, s.index, JSON.stringify(s.input ?? null), s.blocked ? "blocked" : "pending", s.priority ?? 0, s.sessionId ?? null,
+      );
+    }
+  }
+
+  /** Makes a task ready with its (now known) input; inserts it if the plan had not. Returns false if it had already left `blocked`. */
+  makeReady(seed: TaskSeed): boolean {
+    const input = JSON.stringify(seed.input ?? null);
+    const existing = this.task(seed.stage, seed.index);
+    if (!existing) {
+      this.insertTasks([{ ...seed, blocked: false }]);
+      return true;
+    }
+    if (existing.state !== "blocked") return false;
+    this.#sql.exec("UPDATE tasks SET state = 'pending', input = ? WHERE stage = ? AND idx = ?", input, seed.stage, seed.index);
+    return true;
+  }
+
+  task(stage: string, idx: number): TaskRow | undefined {
+    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE stage = ? AND idx = ?", stage, idx).toArray()[0];
+  }
+
+  nextPending(limit: number): TaskRow[] {
+    return this.#sql
+      .exec<TaskRow>("SELECT * FROM tasks WHERE state = 'pending' ORDER BY priority, idx, stage LIMIT ?", limit)
       .toArray();
   }
 
-  running(): ItemRow[] {
-    return this.#sql.exec<ItemRow>("SELECT * FROM items WHERE state = 'running'").toArray();
+  running(): TaskRow[] {
+    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE state = 'running'").toArray();
   }
 
-  /** Waiting items whose time has come become pending; returns how many. */
+  /** Whether a stage has a task that is not blocked (ready, under way or done). */
+  stageHasWork(stage: string): boolean {
+    return this.#sql.exec("SELECT 1 FROM tasks WHERE stage = ? AND state != 'blocked' LIMIT 1", stage).toArray().length > 0;
+  }
+
+  /** Tasks not done, over every stage. */
+  open(): number {
+    return this.#sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tasks WHERE state != 'done'").one().n;
+  }
+
+  /** Waiting tasks whose time has come become pending. */
   releaseDue(now: number): number {
-    return this.#sql.exec("UPDATE items SET state = 'pending' WHERE state = 'waiting' AND ready_at <= ?", now).rowsWritten;
+    return this.#sql.exec("UPDATE tasks SET state = 'pending' WHERE state = 'waiting' AND ready_at <= ?", now).rowsWritten;
   }
 
   nextWaitingAt(): number | null {
-    const row = this.#sql.exec<{ t: number | null }>("SELECT MIN(ready_at) AS t FROM items WHERE state = 'waiting'").one();
-    return row.t;
+    return this.#sql.exec<{ t: number | null }>("SELECT MIN(ready_at) AS t FROM tasks WHERE state = 'waiting'").one().t;
   }
 
-  markRunning(idx: number, slot: number, token: string, now: number): void {
+  markRunning(row: TaskRow, slot: number, token: string, now: number, reserved: number): void {
     this.#sql.exec(
-      "UPDATE items SET state = 'running', slot = ?, token = ?, dispatched_at = ?, attempts = attempts + 1 WHERE idx = ?",
-      slot, token, now, idx,
+      "UPDATE tasks SET state = 'running', slot = ?, token = ?, dispatched_at = ?, attempts = attempts + 1, reserved = ? WHERE stage = ? AND idx = ?",
+      slot, token, now, reserved, row.stage, row.idx,
     );
   }
 
   /** A dispatch that never produced a report: back to pending. The lost attempt still counts. */
-  markLost(idx: number): void {
-    this.#sql.exec("UPDATE items SET state = 'pending', slot = NULL, token = NULL WHERE idx = ? AND state = 'running'", idx);
-  }
-
-  /** Attempts of the finished items: what their results add up to. */
-  doneAttempts(): number {
-    return this.#sql.exec<{ n: number | null }>("SELECT SUM(attempts) AS n FROM items WHERE state = 'done'").one().n ?? 0;
-  }
-
-  markRetry(idx: number, readyAt: number, problems: string[] | null, usage: { input_tokens: number; output_tokens: number }): void {
+  markLost(row: TaskRow): void {
     this.#sql.exec(
-      `UPDATE items SET state = ?, ready_at = ?, slot = NULL, token = NULL, problems = ?,
-         input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE idx = ?`,
-      readyAt > Date.now() ? "waiting" : "pending", readyAt, problems ? JSON.stringify(problems) : null,
-      usage.input_tokens, usage.output_tokens, idx,
+      "UPDATE tasks SET state = 'pending', slot = NULL, token = NULL, reserved = 0 WHERE stage = ? AND idx = ? AND state = 'running'",
+      row.stage, row.idx,
     );
   }
 
-  markDone(idx: number, usage: { input_tokens: number; output_tokens: number }): ItemRow {
+  /** Attempts of the finished tasks: what their results add up to. */
+  doneAttempts(): number {
+    return this.#sql.exec<{ n: number | null }>("SELECT SUM(attempts) AS n FROM tasks WHERE state = 'done'").one().n ?? 0;
+  }
+
+  /** Tokens reserved by the dispatches under way. */
+  reservedTokens(): number {
+    return this.#sql.exec<{ n: number | null }>("SELECT SUM(reserved) AS n FROM tasks WHERE state = 'running'").one().n ?? 0;
+  }
+
+  markRetry(row: TaskRow, readyAt: number, problems: string[] | null, usage: Usage): void {
+    this.#sql.exec(
+      `UPDATE tasks SET state = ?, ready_at = ?, slot = NULL, token = NULL, problems = ?, reserved = 0,
+         input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE stage = ? AND idx = ?`,
+      readyAt > Date.now() ? "waiting" : "pending", readyAt, problems ? JSON.stringify(problems) : null,
+      usage.input_tokens, usage.output_tokens, row.stage, row.idx,
+    );
+  }
+
+  markDone(
+    row: TaskRow,
+    usage: Usage,
+    end: { success: boolean; output: unknown; error: string | null; errorKind: string | null },
+  ): TaskRow {
     return this.#sql
-      .exec<ItemRow>(
-        `UPDATE items SET state = 'done', slot = NULL, token = NULL,
-           input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE idx = ? RETURNING *`,
-        usage.input_tokens, usage.output_tokens, idx,
+      .exec<TaskRow>(
+        `UPDATE tasks SET state = 'done', slot = NULL, token = NULL, reserved = 0, success = ?, output = ?, error = ?, error_kind = ?,
+           input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE stage = ? AND idx = ? RETURNING *`,
+        end.success ? 1 : 0, JSON.stringify(end.output ?? null), end.error, end.errorKind,
+        usage.input_tokens, usage.output_tokens, row.stage, row.idx,
       )
       .one();
   }
+
+  /** Tasks a recover runs again: failed ones (optionally only of some error kinds) and every one not finished. */
+  recoverable(errorKinds: string[] | null): TaskRow[] {
+    return this.#sql
+      .exec<TaskRow>("SELECT * FROM tasks WHERE state != 'done' OR success = 0 ORDER BY stage, idx")
+      .toArray()
+      .filter((t) => t.state !== "done" || errorKinds === null || (t.error_kind !== null && errorKinds.includes(t.error_kind)));
+  }
+
+  /** A task to run again from scratch: a fresh attempt count and usage, no guidance, nothing running. */
+  resetTask(row: TaskRow): void {
+    this.#sql.exec(
+      `UPDATE tasks SET state = CASE WHEN state = 'blocked' THEN 'blocked' ELSE 'pending' END, attempts = 0, ready_at = 0,
+         slot = NULL, token = NULL, problems = NULL, input_tokens = 0, output_tokens = 0, reserved = 0,
+         success = NULL, output = NULL, error = NULL, error_kind = NULL WHERE stage = ? AND idx = ?`,
+      row.stage, row.idx,
+    );
+  }
+
+  /** Running tasks give their slots back (a pause or the end): their reports will be stale. */
+  releaseRunning(): void {
+    this.#sql.exec("UPDATE tasks SET state = 'pending', slot = NULL, token = NULL, reserved = 0 WHERE state = 'running'");
+  }
+
+  // ── events and outbox ───────────────────────────────────────────────────────────────────────
 
   appendEvent(name: string, data: unknown): StoredEvent {
     return this.#sql
@@ -158,10 +262,10 @@ export class CoordinatorStore {
     return this.#sql.exec<StoredEvent>("SELECT id, name, data FROM events WHERE id > ? ORDER BY id", id).toArray();
   }
 
-  addToOutbox(result: ItemResult, seq: number): void {
+  addToOutbox(stage: string, result: { index: number; success: boolean }, seq: number): void {
     this.#sql.exec(
-      "INSERT OR IGNORE INTO outbox (idx, seq, success, data) VALUES (?, ?, ?, ?)",
-      result.index, seq, result.success ? 1 : 0, JSON.stringify(result),
+      "INSERT OR REPLACE INTO outbox (stage, idx, seq, success, data) VALUES (?, ?, ?, ?, ?)",
+      stage, result.index, seq, result.success ? 1 : 0, JSON.stringify(result),
     );
   }
 
@@ -169,8 +273,8 @@ export class CoordinatorStore {
     return this.#sql.exec<OutboxRow>("SELECT * FROM outbox ORDER BY seq LIMIT ?", limit).toArray();
   }
 
-  removeFromOutbox(indexes: number[]): void {
-    for (const idx of indexes) this.#sql.exec("DELETE FROM outbox WHERE idx = ?", idx);
+  removeFromOutbox(rows: OutboxRow[]): void {
+    for (const r of rows) this.#sql.exec("DELETE FROM outbox WHERE stage = ? AND idx = ? AND seq = ?", r.stage, r.idx, r.seq);
   }
 
   outboxSize(): number {

@@ -7,7 +7,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import type { ToolConfig } from "../jobs/spec";
+import type { ToolConfig } from "../engine/types";
 import { DestinationRefused, fetchWithPolicy, policyFetch } from "../net/destination";
 import type { ToolCall, ToolSpec } from "../llm/types";
 

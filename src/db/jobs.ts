@@ -1,6 +1,15 @@
 /** Jobs and results in D1: created by the API, kept current by each job's coordinator. */
-import type { OutboxRow } from "../../durable-objects/coordinator/store";
-import type { MapResult } from "../schemas/map";
+/** A finished task result waiting in a coordinator's outbox to be copied here. */
+export type OutboxRow = {
+  stage: string;
+  idx: number;
+  seq: number;
+  success: number;
+  data: string;
+};
+
+/** A result as stored: the operator's result shape (v1 results are unchanged). */
+export type StoredResult = { index: number; success: boolean } & Record<string, unknown>;
 
 export interface JobRow {
   id: string;
@@ -22,10 +31,18 @@ export interface JobRow {
   created_at: string;
   completed_at: string | null;
   webhook_url: string | null;
+  main_stage: string;
+  stage: string | null;
+  stages: string; // JSON
+  output: string | null; // JSON
+  error: string | null; // JSON
+  budget: string | null; // JSON
+  pause_reason: string | null;
 }
 
 export interface JobProgress {
   status: string;
+  total: number;
   completed: number;
   succeeded: number;
   failed: number;
@@ -33,6 +50,12 @@ export interface JobProgress {
   input_tokens: number;
   output_tokens: number;
   completed_at: string | null;
+  stage: string | null;
+  stages: unknown[];
+  output: unknown;
+  error: unknown;
+  budget: unknown;
+  pause_reason: string | null;
 }
 
 export interface NewJob {
@@ -41,6 +64,7 @@ export interface NewJob {
   type: string;
   model: string;
   total: number;
+  mainStage: string;
   metadata: Record<string, unknown>;
   idempotencyKey: string | null;
   requestHash: string;
@@ -56,13 +80,13 @@ export interface NewJob {
 export async function insertJob(db: D1Database, job: NewJob, now: Date, maxActive: number): Promise<boolean> {
   const result = await db
     .prepare(
-      `INSERT INTO jobs (id, tenant_id, type, status, model, total, metadata, idempotency_key, request_hash, created_ms, created_at,
-         webhook_url, webhook_secret_enc)
-       SELECT ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?
+      `INSERT INTO jobs (id, tenant_id, type, status, model, total, main_stage, metadata, idempotency_key, request_hash, created_ms,
+         created_at, webhook_url, webhook_secret_enc)
+       SELECT ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
        WHERE (SELECT COUNT(*) FROM jobs WHERE tenant_id = ? AND status IN ('queued', 'running')) < ?
        ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
     )
-    .bind(job.id, job.tenantId, job.type, job.model, job.total, JSON.stringify(job.metadata), job.idempotencyKey,
+    .bind(job.id, job.tenantId, job.type, job.model, job.total, job.mainStage, JSON.stringify(job.metadata), job.idempotencyKey,
       job.requestHash, now.getTime(), now.toISOString(), job.webhookUrl, job.webhookSecretEnc, job.tenantId, maxActive)
     .run();
   return result.meta.changes > 0;
@@ -108,17 +132,25 @@ export async function listJobs(
 export async function writeJobProgress(db: D1Database, jobId: string, progress: JobProgress, rows: OutboxRow[]): Promise<void> {
   const statements = rows.map((row) =>
     db
-      .prepare("INSERT OR IGNORE INTO results (job_id, idx, completion_seq, success, data) VALUES (?, ?, ?, ?, ?)")
-      .bind(jobId, row.idx, row.seq, row.success, row.data),
+      // A recovered task's newer result replaces the old one: one result per (stage, index), the newest.
+      .prepare(
+        `INSERT INTO results (job_id, stage, idx, completion_seq, success, data) VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (job_id, stage, idx) DO UPDATE SET completion_seq = excluded.completion_seq, success = excluded.success,
+           data = excluded.data WHERE excluded.completion_seq > results.completion_seq`,
+      )
+      .bind(jobId, row.stage, row.idx, row.seq, row.success, row.data),
   );
   statements.push(
     db
       .prepare(
-        `UPDATE jobs SET status = ?, completed = ?, succeeded = ?, failed = ?, total_attempts = ?,
-           input_tokens = ?, output_tokens = ?, completed_at = ? WHERE id = ?`,
+        `UPDATE jobs SET status = ?, total = ?, completed = ?, succeeded = ?, failed = ?, total_attempts = ?,
+           input_tokens = ?, output_tokens = ?, completed_at = ?, stage = ?, stages = ?, output = ?, error = ?, budget = ?,
+           pause_reason = ? WHERE id = ?`,
       )
-      .bind(progress.status, progress.completed, progress.succeeded, progress.failed, progress.total_attempts,
-        progress.input_tokens, progress.output_tokens, progress.completed_at, jobId),
+      .bind(progress.status, progress.total, progress.completed, progress.succeeded, progress.failed, progress.total_attempts,
+        progress.input_tokens, progress.output_tokens, progress.completed_at, progress.stage, JSON.stringify(progress.stages),
+        progress.output === undefined ? null : JSON.stringify(progress.output), progress.error ? JSON.stringify(progress.error) : null,
+        progress.budget ? JSON.stringify(progress.budget) : null, progress.pause_reason, jobId),
   );
   await db.batch(statements);
 }
@@ -128,11 +160,11 @@ export type ResultOrder = "input" | "completion";
 export async function listResults(
   db: D1Database,
   jobId: string,
-  options: { order: ResultOrder; status?: "succeeded" | "failed"; limit: number; after?: number },
-): Promise<{ results: MapResult[]; keys: number[] }> {
+  options: { stage: string; order: ResultOrder; status?: "succeeded" | "failed"; limit: number; after?: number },
+): Promise<{ results: StoredResult[]; keys: number[] }> {
   const column = options.order === "input" ? "idx" : "completion_seq";
-  const where = ["job_id = ?"];
-  const params: (string | number)[] = [jobId];
+  const where = ["job_id = ?", "stage = ?"];
+  const params: (string | number)[] = [jobId, options.stage];
   if (options.status) {
     where.push("success = ?");
     params.push(options.status === "succeeded" ? 1 : 0);
@@ -145,5 +177,5 @@ export async function listResults(
     .prepare(`SELECT ${column} AS k, data FROM results WHERE ${where.join(" AND ")} ORDER BY ${column} LIMIT ?`)
     .bind(...params, options.limit)
     .all<{ k: number; data: string }>();
-  return { results: results.map((r) => JSON.parse(r.data) as MapResult), keys: results.map((r) => r.k) };
+  return { results: results.map((r) => JSON.parse(r.data) as StoredResult), keys: results.map((r) => r.k) };
 }

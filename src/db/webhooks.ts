@@ -51,19 +51,19 @@ export async function jobWebhookSecret(db: D1Database, key: string, jobId: strin
 /** Creates the delivery of a job's event once; returns its id either way. */
 export async function createDelivery(
   db: D1Database,
-  delivery: { id: string; jobId: string; tenantId: string; eventType: string; url: string; payload: string },
+  delivery: { id: string; jobId: string; tenantId: string; eventType: string; round: number; url: string; payload: string },
   now: number,
 ): Promise<string> {
   await db
     .prepare(
-      `INSERT INTO webhook_deliveries (id, job_id, tenant_id, event_type, url, payload, status, next_attempt_at, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (job_id, event_type) DO NOTHING`,
+      `INSERT INTO webhook_deliveries (id, job_id, tenant_id, event_type, round, url, payload, status, next_attempt_at, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (job_id, event_type, round) DO NOTHING`,
     )
-    .bind(delivery.id, delivery.jobId, delivery.tenantId, delivery.eventType, delivery.url, delivery.payload, now, new Date(now).toISOString())
+    .bind(delivery.id, delivery.jobId, delivery.tenantId, delivery.eventType, delivery.round, delivery.url, delivery.payload, now, new Date(now).toISOString())
     .run();
   const row = await db
-    .prepare("SELECT id FROM webhook_deliveries WHERE job_id = ? AND event_type = ?")
-    .bind(delivery.jobId, delivery.eventType)
+    .prepare("SELECT id FROM webhook_deliveries WHERE job_id = ? AND event_type = ? AND round = ?")
+    .bind(delivery.jobId, delivery.eventType, delivery.round)
     .first<{ id: string }>();
   return row?.id ?? delivery.id;
 }

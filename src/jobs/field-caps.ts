@@ -16,6 +16,7 @@ export const FIELD_CAPS: Readonly<Record<string, number>> = {
   completion_marker: 1_000,
   metadata: 16_000,
   tools: 256_000,
+  initial_value: 256_000, // like one input
 };
 
 const encoder = new TextEncoder();
@@ -24,13 +25,21 @@ export function byteSize(value: unknown): number {
   return encoder.encode(typeof value === "string" ? value : (JSON.stringify(value) ?? "")).byteLength;
 }
 
-export function checkFieldCaps(body: Record<string, unknown>, caps: Readonly<Record<string, number>> = FIELD_CAPS): void {
+/** `nested` names sub-objects (a reduce's tasks) whose fields have the same caps, reported as `<name>.<field>`. */
+export function checkFieldCaps(body: Record<string, unknown>, caps: Readonly<Record<string, number>> = FIELD_CAPS, nested: string[] = []): void {
   const issues: FieldIssue[] = [];
-  for (const [field, max] of Object.entries(caps)) {
-    const value = body[field];
-    if (value === undefined || value === null) continue;
-    const size = byteSize(value);
-    if (size > max) issues.push({ path: field, message: `${size} bytes; at most ${max}` });
+  const check = (object: Record<string, unknown>, prefix: string) => {
+    for (const [field, max] of Object.entries(caps)) {
+      const value = object[field];
+      if (value === undefined || value === null) continue;
+      const size = byteSize(value);
+      if (size > max) issues.push({ path: `${prefix}${field}`, message: `${size} bytes; at most ${max}` });
+    }
+  };
+  check(body, "");
+  for (const name of nested) {
+    const value = body[name];
+    if (typeof value === "object" && value !== null) check(value as Record<string, unknown>, `${name}.`);
   }
   if (issues.length > 0) {
     throw new ApiError(413, "payload_too_large", `A field is over its size cap: ${issues.map((i) => i.path).join(", ")}.`, { details: issues });

@@ -1,33 +1,38 @@
 /**
- * Submission of a job: every check runs before anything is stored or started, so bad input leaves
- * no trace. Then the job row is written, the coordinator is given the job, and the caller gets
- * the id at once (the coordinator starts fan-out from its alarm).
+ * Submission of a job, for every operator: every check runs before anything is stored or started,
+ * so bad input leaves no trace. The operator's own checks have built its spec; here the shared
+ * ones run (sizes, webhook, every model and its credential), then the estimate (`?dry_run=true`
+ * answers with it; a `token_budget` it does not fit is 422), idempotency, the job row, and the
+ * hand-over to the coordinator. The caller gets the id at once (fan-out starts from the alarm).
  */
-import { encryptionKey, limits } from "../config";
+import { encryptionKey, limits, renderLimits } from "../config";
 import { deleteJob, findJobByIdempotencyKey, insertJob, type JobRow } from "../db/jobs";
 import { seal, sha256Hex } from "../lib/crypto";
 import { ApiError, type FieldIssue } from "../lib/errors";
-import { newId } from "../lib/ids";
 import { canonicalJson } from "../lib/canonical-json";
 import { endpointProblem, resolveEndpoint } from "../llm/call-model";
 import { parseModel } from "../llm/models";
 import { webhookUrlProblem } from "../webhooks/policy";
 import { secretProblem } from "../webhooks/signing";
-import type { JobSpec } from "./spec";
+import { budgetSuggestions, estimateJob, type Estimate } from "../engine/estimate-job";
+import { DEFAULT_MAX_TOKENS } from "../engine/estimate";
+import { operatorFor, type JobSpec } from "../operators/registry";
+import { jobCoordinator } from "../objects";
 
 const ACTIVE_JOBS_RETRY_AFTER_SECS = 10;
 
 export type Submission = { created: true; job: { id: string; total: number } } | { created: false; job: JobRow };
+export type SubmitAnswer = Submission | { dryRun: Estimate };
 
-function checkSizes(env: Env, inputs: unknown[]): void {
+function checkSizes(env: Env, values: unknown[]): void {
   const { maxItemsPerJob, maxItemBytes } = limits(env);
-  if (inputs.length > maxItemsPerJob) {
-    throw new ApiError(413, "payload_too_large", `A job takes at most ${maxItemsPerJob} items; got ${inputs.length}.`, {
+  if (values.length > maxItemsPerJob) {
+    throw new ApiError(413, "payload_too_large", `A job takes at most ${maxItemsPerJob} items; got ${values.length}.`, {
       details: [{ path: "inputs", message: `at most ${maxItemsPerJob} items` }],
     });
   }
   const oversized: FieldIssue[] = [];
-  inputs.forEach((input, i) => {
+  values.forEach((input, i) => {
     const bytes = new TextEncoder().encode(JSON.stringify(input) ?? "null").byteLength;
     if (bytes > maxItemBytes && oversized.length < 20) {
       oversized.push({ path: `inputs[${i}]`, message: `${bytes} bytes; at most ${maxItemBytes}` });
@@ -51,67 +56,93 @@ export function checkWebhook(env: Env, webhook: { url: string; secret?: string }
 }
 
 export interface CommonJobRequest {
-  inputs: unknown[];
   model: string;
-  system_prompt?: string | null;
-  temperature?: number | null;
-  max_tokens?: number | null;
-  timeout_secs: number;
   max_retries: number;
   concurrency: number;
   webhook?: { url: string; secret?: string } | null;
   metadata: Record<string, unknown>;
+  token_budget?: { total: number; on_exhausted: "pause" | "fail" } | null;
 }
 
 /** The spec fields every operator shares, from the request fields every operator shares. */
-export function commonSpec(jobId: string, tenantId: string, body: CommonJobRequest) {
+export function baseSpec(jobId: string, tenantId: string, body: CommonJobRequest) {
   return {
     jobId,
     tenantId,
     model: body.model,
-    systemPrompt: body.system_prompt ?? null,
-    temperature: body.temperature ?? null,
-    maxTokens: body.max_tokens ?? null,
-    timeoutMs: Math.round(body.timeout_secs * 1000),
     maxRetries: body.max_retries,
     concurrency: body.concurrency,
     webhook: body.webhook ? { url: body.webhook.url } : null, // the secret stays sealed in D1
+    budget: body.token_budget ? { total: body.token_budget.total, onExhausted: body.token_budget.on_exhausted } : null,
   };
 }
 
-/**
- * The checks every operator shares (sizes, webhook, model and its credential), then idempotency,
- * the job row, and the hand-over to the coordinator. Operator-specific checks run before this.
- */
-export async function submitJob(
-  env: Env,
-  tenantId: string,
-  type: JobSpec["type"],
-  body: CommonJobRequest,
-  idempotencyKey: string | null,
-  buildSpec: (jobId: string) => JobSpec,
-): Promise<Submission> {
-  checkSizes(env, body.inputs);
-  checkWebhook(env, body.webhook);
-  const model = parseModel(body.model);
-  const problem = endpointProblem(model.provider, await resolveEndpoint(env, tenantId, model.provider), env);
-  if (problem) throw new ApiError(400, "invalid_request", problem, { details: [{ path: "model", message: problem }] });
+/** With a budget every call is sent with an output bound, so a reservation covers it. */
+export function boundedMaxTokens(maxTokens: number | null | undefined, body: CommonJobRequest): number | null {
+  return maxTokens ?? (body.token_budget ? DEFAULT_MAX_TOKENS : null);
+}
 
-  const requestHash = await sha256Hex(canonicalJson({ type, body }));
+/** Every model the spec calls: the job's, and each call's or agent's own. */
+function modelsOf(spec: JobSpec): Set<string> {
+  const models = new Set<string>([spec.model]);
+  const walk = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(walk);
+    if (typeof value !== "object" || value === null) return;
+    const record = value as Record<string, unknown>;
+    if ("promptTemplate" in record && typeof record.model === "string") models.add(record.model);
+    Object.values(record).forEach(walk);
+  };
+  walk(spec);
+  return models;
+}
+
+export interface Prepared {
+  spec: JobSpec;
+  body: CommonJobRequest;
+  inputs: unknown[]; // what the operator's plan takes
+  values: unknown[]; // the input values, for the size limits
+}
+
+/**
+ * The checks every operator shares, then the estimate, idempotency, the job row, and the hand-over
+ * to the coordinator. Operator-specific checks run before this (they build `prepared`).
+ */
+export async function submitJob(env: Env, tenantId: string, prepared: Prepared, idempotencyKey: string | null, dryRun: boolean): Promise<SubmitAnswer> {
+  const { spec, body } = prepared;
+  checkSizes(env, prepared.values);
+  checkWebhook(env, body.webhook);
+  for (const name of modelsOf(spec)) {
+    const model = parseModel(name);
+    const problem = endpointProblem(model.provider, await resolveEndpoint(env, tenantId, model.provider), env);
+    if (problem) throw new ApiError(400, "invalid_request", problem, { details: [{ path: "model", message: problem }] });
+  }
+  const op = operatorFor(spec);
+  if (dryRun || spec.budget) {
+    const estimate = estimateJob(op, spec, prepared.inputs, renderLimits(env));
+    if (dryRun) return { dryRun: estimate };
+    if (spec.budget && estimate.total_tokens > spec.budget.total) {
+      throw new ApiError(422, "token_budget_exceeded", `The job's estimate (${estimate.total_tokens} tokens) is over its token_budget.total (${spec.budget.total}).`, {
+        details: { estimate, budget: spec.budget.total, suggestions: budgetSuggestions(estimate, spec.budget.total) },
+      });
+    }
+  }
+
+  const requestHash = await sha256Hex(canonicalJson({ type: spec.type, body }));
   if (idempotencyKey) {
     const existing = await findJobByIdempotencyKey(env.DB, tenantId, idempotencyKey);
     if (existing) return replay(existing, requestHash);
   }
 
-  const jobId = newId("job");
+  const total = op.plan(spec, prepared.inputs).stages.reduce((n, s) => n + s.total, 0);
   const inserted = await insertJob(
     env.DB,
     {
-      id: jobId,
+      id: spec.jobId,
       tenantId,
-      type,
+      type: spec.type,
       model: body.model,
-      total: body.inputs.length,
+      total,
+      mainStage: op.mainStage(spec),
       metadata: body.metadata,
       idempotencyKey,
       requestHash,
@@ -131,12 +162,12 @@ export async function submitJob(
     });
   }
   try {
-    await coordinatorFor(env, jobId).start(buildSpec(jobId), body.inputs);
+    await jobCoordinator(env, spec.jobId).start(spec, prepared.inputs);
   } catch (err) {
-    await deleteJob(env.DB, jobId); // the job never started: leave nothing behind
+    await deleteJob(env.DB, spec.jobId); // the job never started: leave nothing behind
     throw err;
   }
-  return { created: true, job: { id: jobId, total: body.inputs.length } };
+  return { created: true, job: { id: spec.jobId, total } };
 }
 
 function replay(existing: JobRow, requestHash: string): Submission {
@@ -146,12 +177,8 @@ function replay(existing: JobRow, requestHash: string): Submission {
   return { created: false, job: existing };
 }
 
-export function coordinatorFor(env: Env, jobId: string) {
-  return env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(jobId));
-}
-
 /** The job's SSE stream from its coordinator: every event after `lastEventId` (0: from the start), then live. */
 export async function openEventStream(env: Env, jobId: string, lastEventId = "0"): Promise<Response> {
   const request = new Request("https://coordinator/events", { headers: { "last-event-id": lastEventId } });
-  return (await coordinatorFor(env, jobId).fetch(request)) as unknown as Response;
+  return (await jobCoordinator(env, jobId).fetch(request)) as unknown as Response;
 }

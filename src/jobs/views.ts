@@ -1,12 +1,16 @@
 /** Shapes stored rows into the API's response bodies, and encodes opaque cursors. */
 import type { JobRow } from "../db/jobs";
 import { ApiError } from "../lib/errors";
+import type { z } from "@hono/zod-openapi";
+import type { BudgetSchema, JOB_STATUSES, JobErrorSchema, JobSchema } from "../schemas/jobs";
+
+const parsed = <T>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
 
 export function jobView(row: JobRow) {
   return {
     id: row.id,
-    type: row.type as "map" | "agentic_map",
-    status: row.status as "queued" | "running" | "completed" | "cancelled" | "failed",
+    type: row.type as "map" | "agentic_map" | "reduce",
+    status: row.status as (typeof JOB_STATUSES)[number],
     model: row.model,
     total: row.total,
     completed: row.completed,
@@ -17,6 +21,12 @@ export function jobView(row: JobRow) {
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
     created_at: row.created_at,
     completed_at: row.completed_at,
+    stage: row.stage,
+    stages: JSON.parse(row.stages) as z.infer<typeof JobSchema>["stages"],
+    output: parsed<unknown>(row.output),
+    error: parsed<z.infer<typeof JobErrorSchema>>(row.error),
+    budget: parsed<z.infer<typeof BudgetSchema>>(row.budget),
+    pause_reason: row.pause_reason,
   };
 }
 

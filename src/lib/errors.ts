@@ -8,6 +8,8 @@ export type ErrorCode =
   | "invalid_request"
   | "invalid_json"
   | "template_missing_item"
+  | "template_missing_variable"
+  | "token_budget_exceeded"
   | "template_syntax"
   | "invalid_output_schema"
   | "unknown_provider"

@@ -1,38 +1,14 @@
 /** POST /v1/agentic-map (one multi-turn, tool-using sub-session per item) and GET /v1/sessions/{id}. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { submitAgenticJob } from "../agent/agent-job";
+import { submitAgenticJob } from "../operators/agentic-map/submit";
 import { getJob } from "../db/jobs";
 import { getSession, listJobSessions, sessionMessages, type SessionRow } from "../db/sessions";
 import { notFound } from "../lib/errors";
-import { jsonBody, jsonResponse, newRouter } from "../lib/router";
+import { jsonResponse, newRouter } from "../lib/router";
 import { AgenticMapRequestSchema, SessionSchema, SessionSummarySchema } from "../schemas/agentic";
 import { JobIdParam } from "../schemas/jobs";
-import { BatchSchema } from "../schemas/jobs";
-import { JobCreatedSchema } from "../schemas/map";
 import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";
-import { answerSubmission, submissionHeaders, submissionQuery } from "./map";
-
-const agenticRoute = createRoute({
-  method: "post",
-  path: "/agentic-map",
-  tags: ["operators"],
-  summary: "Run a multi-turn, tool-using agent per input, each in its own durable sub-session",
-  security: bearerSecurity,
-  request: { body: jsonBody(AgenticMapRequestSchema), query: submissionQuery, headers: submissionHeaders },
-  responses: {
-    200: {
-      content: { "application/json": { schema: z.union([JobCreatedSchema, BatchSchema]) } },
-      description: "An idempotent replay of the original job, or (`?wait=true`) the finished batch",
-    },
-    202: {
-      content: { "application/json": { schema: JobCreatedSchema }, "text/event-stream": { schema: z.string() } },
-      description: "The job was accepted (an SSE stream when `Accept: text/event-stream`)",
-    },
-    422: errorResponse("The Idempotency-Key was used with another body"),
-    429: errorResponse("Too many of this tenant's jobs are queued or running (see Retry-After)"),
-    ...commonErrors,
-  },
-});
+import { operatorRoute } from "./operator-route";
 
 const sessionRoute = createRoute({
   method: "get",
@@ -77,11 +53,12 @@ function sessionSummary(session: SessionRow) {
 
 export function agenticRoutes() {
   return newRouter()
-    .openapi(agenticRoute, async (c) => {
-      const headers = c.req.valid("header");
-      const submission = await submitAgenticJob(c.env, c.get("tenantId"), c.req.valid("json"), headers["idempotency-key"] ?? null);
-      return answerSubmission(c.env, c.get("tenantId"), submission, { accept: headers.accept, wait: c.req.valid("query").wait === "true" });
-    })
+    .route("/", operatorRoute({
+      path: "/agentic-map",
+      summary: "Run a multi-turn, tool-using agent per input, each in its own durable sub-session",
+      schema: AgenticMapRequestSchema,
+      submit: submitAgenticJob,
+    }))
     .openapi(sessionRoute, async (c) => {
       const session = await getSession(c.env.DB, c.get("tenantId"), c.req.valid("param").session_id);
       if (!session) throw notFound("session");

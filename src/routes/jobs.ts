@@ -1,14 +1,17 @@
-/** Job routes: list, get, results (two orders, status filter, cursor pages), batch, events, cancel. */
+/** Job routes: list, get, results (per stage, two orders, status filter, cursor pages), batch, events, cancel, recover, resume. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { getJob, listJobs, listResults, type JobRow } from "../db/jobs";
-import { coordinatorFor, openEventStream } from "../jobs/submit";
-import { isTerminal } from "../jobs/spec";
+import { getJob, listJobs, listResults, type JobRow, type StoredResult } from "../db/jobs";
+import { openEventStream } from "../jobs/submit";
+import { isTerminal } from "../engine/types";
 import { decodeCursor, encodeCursor, jobView } from "../jobs/views";
-import { ApiError, notFound } from "../lib/errors";
+import { ApiError, invalidRequest, notFound } from "../lib/errors";
 import { jsonResponse, newRouter } from "../lib/router";
-import type { MapResult } from "../schemas/map";
-import { BatchSchema, JobIdParam, JobListQuery, JobListSchema, JobSchema, ResultPageSchema, ResultsQuery } from "../schemas/jobs";
-import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";
+import { jobCoordinator } from "../objects";
+import {
+  BatchSchema, JobIdParam, JobListQuery, JobListSchema, JobSchema, RecoverAnswerSchema, RecoverRequestSchema, ResultPageSchema, ResultsQuery,
+  ResumeRequestSchema, type ItemResult,
+} from "../schemas/jobs";
+import { bearerSecurity, commonErrors, errorResponse, zodIssues } from "../schemas/common";
 
 const BATCH_PAGE = 1000;
 const jobNotFound = { 404: errorResponse("No such job (or not this tenant's)") };
@@ -69,6 +72,48 @@ const cancelRoute = createRoute({
   responses: { 202: jsonResponse(JobSchema, "Cancelled (or already ended)"), ...jobNotFound, ...commonErrors },
 });
 
+const recoverRoute = createRoute({
+  ...route("post", "/{job_id}/recover", "Re-run the failed and unfinished tasks of an ended job; finished tasks are kept"),
+  description:
+    "For a job that ended `failed` or `cancelled`, or `completed` with failed tasks. Same job id and event stream; each re-run task " +
+    "starts a fresh attempt count; no finished task runs again. 409 while the job runs or is paused, or when nothing is left to re-run.",
+  // The body is optional, so it is parsed in the handler (an empty POST means no overrides).
+  request: { params: JobIdParam },
+  responses: {
+    202: jsonResponse(RecoverAnswerSchema, "The job is running again"),
+    409: errorResponse("The job is running or paused, or has nothing to re-run"),
+    ...jobNotFound,
+    ...commonErrors,
+  },
+});
+
+const resumeRoute = createRoute({
+  ...route("post", "/{job_id}/resume", "Resume a paused job, with a larger token budget"),
+  request: { params: JobIdParam },
+  responses: {
+    202: jsonResponse(JobSchema, "The job goes on where it stopped"),
+    409: errorResponse("The job is not paused"),
+    ...jobNotFound,
+    ...commonErrors,
+  },
+});
+
+/** A body that may be absent (an empty POST is `{}`); present, it must be valid JSON matching `schema`. */
+async function optionalBody<T extends z.ZodType>(request: Request, schema: T): Promise<z.infer<T>> {
+  const text = await request.clone().text();
+  let value: unknown = {};
+  if (text.trim() !== "") {
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new ApiError(400, "invalid_json", "The request body is not valid JSON.");
+    }
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw invalidRequest("The request is invalid.", zodIssues(parsed.error));
+  return parsed.data;
+}
+
 async function requireJob(db: D1Database, tenantId: string, jobId: string): Promise<JobRow> {
   const job = await getJob(db, tenantId, jobId);
   if (!job) throw notFound("job");
@@ -82,11 +127,12 @@ function cursorNumber(cursor: string | undefined): number | undefined {
   return value;
 }
 
-export async function allResults(db: D1Database, jobId: string): Promise<MapResult[]> {
-  const all: MapResult[] = [];
+/** Every result of the job's main stage, in input order. */
+export async function allResults(db: D1Database, job: JobRow): Promise<StoredResult[]> {
+  const all: StoredResult[] = [];
   let after: number | undefined;
   for (;;) {
-    const page = await listResults(db, jobId, { order: "input", limit: BATCH_PAGE, after });
+    const page = await listResults(db, job.id, { stage: job.main_stage, order: "input", limit: BATCH_PAGE, after });
     all.push(...page.results);
     const last = page.keys.at(-1);
     if (page.results.length < BATCH_PAGE || last === undefined) return all;
@@ -94,7 +140,8 @@ export async function allResults(db: D1Database, jobId: string): Promise<MapResu
   }
 }
 
-export function batchView(job: JobRow, results: MapResult[]) {
+export function batchView(job: JobRow, stored: StoredResult[]) {
+  const results = stored as ItemResult[]; // each stored in its operator's result shape
   return {
     job_id: job.id,
     successes: results.filter((r) => r.success),
@@ -126,16 +173,16 @@ export function jobRoutes() {
     })
     .openapi(resultsRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
-      const { order, status, limit, cursor } = c.req.valid("query");
-      const page = await listResults(c.env.DB, job.id, { order, status, limit: limit + 1, after: cursorNumber(cursor) });
+      const { stage, order, status, limit, cursor } = c.req.valid("query");
+      const page = await listResults(c.env.DB, job.id, { stage: stage ?? job.main_stage, order, status, limit: limit + 1, after: cursorNumber(cursor) });
       const lastKey = page.keys[limit - 1];
       const next = page.results.length > limit && lastKey !== undefined ? encodeCursor([lastKey]) : null;
-      return c.json({ results: page.results.slice(0, limit), next_cursor: next }, 200);
+      return c.json({ results: page.results.slice(0, limit) as ItemResult[], next_cursor: next }, 200);
     })
     .openapi(batchRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
       if (!isTerminal(job.status)) throw new ApiError(409, "conflict", "The job has not ended yet; its batch is not ready.");
-      return c.json(batchView(job, await allResults(c.env.DB, job.id)), 200);
+      return c.json(batchView(job, await allResults(c.env.DB, job)), 200);
     })
     .openapi(eventsRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
@@ -143,8 +190,29 @@ export function jobRoutes() {
     })
     .openapi(cancelRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
-      if (!isTerminal(job.status)) await coordinatorFor(c.env, job.id).cancel();
+      if (!isTerminal(job.status)) await jobCoordinator(c.env, job.id).cancel();
       const current = (await getJob(c.env.DB, c.get("tenantId"), job.id)) ?? job;
       return c.json(jobView(current), 202);
+    })
+    .openapi(recoverRoute, async (c) => {
+      const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
+      const o = await optionalBody(c.req.raw, RecoverRequestSchema);
+      const answer = await jobCoordinator(c.env, job.id).recover({
+        model: o.model ?? null,
+        maxRetries: o.max_retries ?? null,
+        timeoutMs: o.timeout_secs === undefined ? null : Math.round(o.timeout_secs * 1000),
+        errorKinds: o.error_kinds ?? null,
+        budgetTotal: o.token_budget?.total ?? null,
+      });
+      if (!answer.ok) throw new ApiError(409, "conflict", answer.reason);
+      return c.json({ job_id: job.id, status: "running" as const, recovering: answer.recovering }, 202);
+    })
+    .openapi(resumeRoute, async (c) => {
+      const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
+      const o = await optionalBody(c.req.raw, ResumeRequestSchema);
+      const answer = await jobCoordinator(c.env, job.id).resume(o.token_budget?.total ?? null);
+      if (!answer.ok) throw new ApiError(409, "conflict", answer.reason);
+      const current = (await getJob(c.env.DB, c.get("tenantId"), job.id)) ?? job;
+      return c.json({ ...jobView(current), status: "running" as const, pause_reason: null }, 202);
     });
 }

@@ -1,9 +1,10 @@
 /** Webhook routes: the tenant's default signing secret, and a job's deliveries (list, redeliver). */
+import { sendMessage } from "../queue-messages";
 import { createRoute, z } from "@hono/zod-openapi";
 import { encryptionKey } from "../config";
 import { getJob } from "../db/jobs";
 import { listDeliveries, rotateTenantSecret, tenantSecret } from "../db/webhooks";
-import { isTerminal } from "../jobs/spec";
+import { isTerminal } from "../engine/types";
 import { ApiError, notFound } from "../lib/errors";
 import { jsonResponse, newRouter } from "../lib/router";
 import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";
@@ -106,7 +107,7 @@ export function webhookRoutes() {
       if (!job.webhook_url) throw new ApiError(404, "not_found", "This job has no webhook.");
       const [delivery] = await listDeliveries(c.env.DB, job.id);
       if (!isTerminal(job.status) || !delivery) throw new ApiError(409, "conflict", "The job has not ended yet; there is nothing to redeliver.");
-      await c.env.TASKS.send({ type: "deliver_webhook", delivery_id: delivery.id, manual: true });
+      await sendMessage(c.env, { type: "deliver_webhook", delivery_id: delivery.id, manual: true });
       return c.json({ delivery_id: delivery.id }, 202);
     });
 }

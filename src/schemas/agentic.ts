@@ -1,6 +1,7 @@
 /** Request and result schemas of POST /v1/agentic-map and GET /v1/sessions/{id}. */
 import { z } from "@hono/zod-openapi";
 import { ErrorKindSchema, WebhookSchema } from "./map";
+import { TokenBudgetSchema } from "../operators/budget-schema";
 import { HttpUrlSchema, ModelSchema, TimeoutSecsSchema } from "./common";
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/; // what both providers accept as a function/tool name
@@ -46,6 +47,7 @@ export const AgenticMapRequestSchema = z
     max_total_tokens: z.number().int().positive().nullish().openapi({ description: "Per-item token budget; stop reason `budget`" }),
     webhook: WebhookSchema.nullish(),
     metadata: z.record(z.string(), z.unknown()).default({}),
+    token_budget: TokenBudgetSchema.nullish(),
   })
   .openapi("AgenticMapRequest");
 

@@ -1,15 +1,68 @@
 /** Schemas of the job routes' responses and query parameters. */
 import { z } from "@hono/zod-openapi";
-import { MapResultSchema, UsageSchema } from "./map";
+import { ErrorKindSchema, MapResultSchema, UsageSchema } from "./map";
 import { AgentMapResultSchema } from "./agentic";
+import { ModelSchema, TimeoutSecsSchema } from "./common";
 
-const ItemResultSchema = z.union([MapResultSchema, AgentMapResultSchema]);
+export const TaskResultSchema = z
+  .object({
+    stage: z.string(),
+    index: z.number().int(),
+    success: z.boolean(),
+    output: z.unknown(),
+    error: z.string().nullable(),
+    error_kind: ErrorKindSchema,
+    attempts: z.number().int(),
+    usage: UsageSchema,
+  })
+  .catchall(z.unknown())
+  .openapi("TaskResult", { description: "A finished task of a staged job; each operator adds its fields (reduce: `name`, `accumulator`)" });
+
+const ItemResultSchema = z.union([MapResultSchema, AgentMapResultSchema, TaskResultSchema]);
+export type ItemResult = z.infer<typeof ItemResultSchema>;
+
+export const JOB_STATUSES = ["queued", "running", "paused", "completed", "cancelled", "failed"] as const;
+
+const StageSchema = z
+  .object({
+    name: z.string(),
+    status: z.enum(["pending", "running", "completed", "failed", "skipped"]),
+    total: z.number().int(),
+    completed: z.number().int(),
+    succeeded: z.number().int(),
+    failed: z.number().int(),
+    usage: UsageSchema,
+  })
+  .openapi("Stage");
+
+export const JobErrorSchema = z
+  .object({ code: z.string(), message: z.string(), stage: z.string().nullable(), index: z.number().int().nullable(), step: z.string().nullable() })
+  .openapi("JobError", { description: "Why a job failed, and where" });
+
+export const BudgetSchema = z
+  .object({ total: z.number().int(), spent: z.number().int(), reserved: z.number().int(), by_stage: z.record(z.string(), z.number().int()) })
+  .openapi("Budget");
+
+const StageEstimateSchema = z.object({ calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int() });
+
+export const EstimateSchema = z
+  .object({
+    estimate: z.object({
+      calls: z.number().int(),
+      input_tokens: z.number().int(),
+      output_tokens: z.number().int(),
+      total_tokens: z.number().int(),
+      by_stage: z.record(z.string(), StageEstimateSchema),
+      method: z.string(),
+    }),
+  })
+  .openapi("Estimate");
 
 export const JobSchema = z
   .object({
     id: z.string(),
-    type: z.enum(["map", "agentic_map"]),
-    status: z.enum(["queued", "running", "completed", "cancelled", "failed"]),
+    type: z.enum(["map", "agentic_map", "reduce", "map_reduce", "pipeline"]),
+    status: z.enum(JOB_STATUSES),
     model: z.string(),
     total: z.number().int(),
     completed: z.number().int(),
@@ -20,6 +73,12 @@ export const JobSchema = z
     metadata: z.record(z.string(), z.unknown()),
     created_at: z.string(),
     completed_at: z.string().nullable(),
+    stage: z.string().nullable(),
+    stages: z.array(StageSchema),
+    output: z.unknown(),
+    error: JobErrorSchema.nullable(),
+    budget: BudgetSchema.nullable(),
+    pause_reason: z.string().nullable(),
   })
   .openapi("Job");
 
@@ -43,16 +102,35 @@ const limitParam = (max: number, fallback: number) =>
   z.coerce.number().int().min(1).max(max).default(fallback).openapi({ description: `1–${max}, default ${fallback}` });
 
 export const JobListQuery = z.object({
-  status: z.enum(["queued", "running", "completed", "cancelled", "failed"]).optional(),
+  status: z.enum(JOB_STATUSES).optional(),
   limit: limitParam(100, 20),
   cursor: z.string().optional(),
 });
 
 export const ResultsQuery = z.object({
+  stage: z.string().max(200).optional().openapi({ description: "The stage whose tasks to page (default: the job's main stage)" }),
   order: z.enum(["input", "completion"]).default("input"),
   status: z.enum(["succeeded", "failed"]).optional(),
   limit: limitParam(1000, 100),
   cursor: z.string().optional(),
 });
+
+export const RecoverRequestSchema = z
+  .strictObject({
+    model: ModelSchema.optional(),
+    max_retries: z.number().int().min(0).max(10).optional(),
+    timeout_secs: TimeoutSecsSchema.optional(),
+    error_kinds: z.array(ErrorKindSchema.unwrap()).min(1).max(5).optional().openapi({ description: "Only failed tasks of these kinds (unfinished tasks always run)" }),
+    token_budget: z.strictObject({ total: z.number().int().positive().max(1e12) }).optional(),
+  })
+  .openapi("RecoverRequest");
+
+export const RecoverAnswerSchema = z
+  .object({ job_id: z.string(), status: z.literal("running"), recovering: z.number().int() })
+  .openapi("Recovering");
+
+export const ResumeRequestSchema = z
+  .strictObject({ token_budget: z.strictObject({ total: z.number().int().positive().max(1e12) }).optional() })
+  .openapi("ResumeRequest");
 
 export const JobIdParam = z.object({ job_id: z.string().openapi({ example: "job_3kq…" }) });

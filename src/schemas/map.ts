@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { ModelSchema, TimeoutSecsSchema } from "./common";
 import { MAX_URL_CHARS } from "../net/destination";
+import { TokenBudgetSchema } from "../operators/budget-schema";
 
 export const DEFAULT_RETRY_GUIDANCE =
   "Your previous response was not valid JSON. Return only a JSON object matching the required schema.";
@@ -40,6 +41,7 @@ export const MapRequestSchema = z
     retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),
     webhook: WebhookSchema.nullish(),
     metadata: z.record(z.string(), z.unknown()).default({}),
+    token_budget: TokenBudgetSchema.nullish(),
   })
   .openapi("MapRequest");
 

@@ -174,7 +174,10 @@ proto.evaluateBlock = function (this: InterpreterInternals, statements, env) {
 
 export interface CompiledTemplate {
   source: string;
+  /** Renders with `item` bound (v1 operators). */
   render(item: unknown): string;
+  /** Renders with every variable in `vars` bound. */
+  renderVars(vars: Record<string, unknown>): string;
 }
 
 function globals(env: Environment, limits: RenderLimits): void {
@@ -196,16 +199,21 @@ function parseSource(source: string, field: string): Program {
   }
 }
 
+/** v1 operators name a missing `item` with their own code; v2 operators use `template_missing_variable`. */
+export type MissingCode = "template_missing_item" | "template_missing_variable";
+
 /**
- * Parses a template and checks that it reads `variable` (400 `template_missing_item` if not) and
- * that no render could stay within `limits` whatever the item (400 `invalid_request`).
- * `field` names the request field in error details. Each render is bounded by `limits`.
+ * Parses a template and checks that it reads each of `required` (400 `template_missing_item` or
+ * `template_missing_variable`, naming the variable) and that no render could stay within `limits`
+ * whatever the input (400 `invalid_request`). `field` names the request field in error details.
+ * Each render is bounded by `limits`.
  */
 export function compileTemplate(
   source: string,
   field = "prompt_template",
-  variable = "item",
+  required: string | string[] = "item",
   limits: RenderLimits = DEFAULT_RENDER_LIMITS,
+  missingCode: MissingCode = "template_missing_item",
 ): CompiledTemplate {
   const program = parseSource(source, field);
   const overLimit = staticLimitProblem(program, limits);
@@ -214,19 +222,18 @@ export function compileTemplate(
       details: [{ path: field, message: overLimit }],
     });
   }
-  if (!templateReads(program, variable)) {
-    throw new ApiError(400, "template_missing_item", `The template must use the variable \`${variable}\`.`, {
+  for (const variable of typeof required === "string" ? [required] : required) {
+    if (templateReads(program, variable)) continue;
+    throw new ApiError(400, missingCode, `The template \`${field}\` must use the variable \`${variable}\`.`, {
       details: [{ path: field, message: `\`${variable}\` is never read (e.g. {{ ${variable} }})` }],
     });
   }
-  return {
-    source,
-    render(item: unknown): string {
-      const env = new Environment();
-      globals(env, limits);
-      env.set("item", item);
-      const result = new PythonJinjaInterpreter(env, limits).run(program);
-      return typeof result.value === "string" ? result.value : pyStr(result);
-    },
+  const renderVars = (vars: Record<string, unknown>): string => {
+    const env = new Environment();
+    globals(env, limits);
+    for (const [name, value] of Object.entries(vars)) env.set(name, value);
+    const result = new PythonJinjaInterpreter(env, limits).run(program);
+    return typeof result.value === "string" ? result.value : pyStr(result);
   };
+  return { source, render: (item) => renderVars({ item }), renderVars };
 }

@@ -16,7 +16,7 @@ const MAX_READ_BYTES = 64 * 1024;
 const MAX_KEPT_BYTES = 1024;
 const LEASE_MS = DELIVERY_TIMEOUT_MS + 15_000; // an attempt that dies mid-way frees its lease after this
 
-export type WebhookMessage = { type: "deliver_webhook"; delivery_id: string; manual?: boolean };
+import { sendMessage, type WebhookMessage } from "../queue-messages";
 
 async function readLimited(res: Response): Promise<string> {
   if (!res.body) return "";
@@ -112,7 +112,7 @@ export async function attemptDelivery(env: Env, message: WebhookMessage): Promis
     const delaySecs = Math.min(Math.max(schedule[scheduled - 1] ?? 0, sent.retryAfter ?? 0), QUEUE_MAX_DELAY_SECS);
     status = "pending";
     nextAttemptAt = Date.now() + delaySecs * 1000;
-    await env.TASKS.send(message, { delaySeconds: Math.ceil(delaySecs) });
+    await sendMessage(env, message, Math.ceil(delaySecs));
   } else {
     status = "failed";
     await env.DEAD_LETTERS.send({ ...message, reason: `no 2xx after ${scheduled} scheduled attempts` });

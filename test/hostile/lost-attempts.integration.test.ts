@@ -7,14 +7,16 @@
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JobCoordinator } from "../../durable-objects/job-coordinator";
-import type { MapJobSpec } from "../../src/jobs/spec";
+import type { MapJobSpec } from "../../src/operators/map/plan";
 import { tenantWithKey } from "../integration/helpers";
 
 function spec(jobId: string, tenantId: string, maxRetries: number): MapJobSpec {
   return {
-    jobId, tenantId, type: "map", model: "openai-compatible/m", promptTemplate: "{{ item }}", outputSchema: null,
-    systemPrompt: null, temperature: null, maxTokens: null, timeoutMs: 1_000, maxRetries, concurrency: 2,
-    retryGuidance: "retry", maxOutputBytes: 1_000, webhook: null,
+    jobId, tenantId, type: "map", model: "openai-compatible/m", maxRetries, concurrency: 2, webhook: null, budget: null,
+    call: {
+      model: "openai-compatible/m", promptTemplate: "{{ item }}", templateField: "prompt_template", outputSchema: null,
+      systemPrompt: null, temperature: null, maxTokens: null, timeoutMs: 1_000, retryGuidance: "retry", maxOutputBytes: 1_000,
+    },
   };
 }
 
@@ -23,8 +25,8 @@ type Row = { idx: number; state: string; attempts: number };
 /** Makes every running dispatch look lost: its token no longer matches and its deadline is long past. */
 async function loseRunningDispatches(stub: DurableObjectStub<JobCoordinator>): Promise<Row[]> {
   return runInDurableObject(stub, (_instance, state) => {
-    state.storage.sql.exec("UPDATE items SET dispatched_at = 0, token = 'gone' WHERE state = 'running'");
-    return state.storage.sql.exec<Row>("SELECT idx, state, attempts FROM items ORDER BY idx").toArray();
+    state.storage.sql.exec("UPDATE tasks SET dispatched_at = 0, token = 'gone' WHERE state = 'running'");
+    return state.storage.sql.exec<Row>("SELECT idx, state, attempts FROM tasks ORDER BY idx").toArray();
   });
 }
 
@@ -44,7 +46,7 @@ describe("lost attempts", () => {
     expect((await loseRunningDispatches(stub))[0]).toMatchObject({ state: "running", attempts: 2 });
     await runDurableObjectAlarm(stub); // attempt 2 lost: 1 + max_retries reached
     const result = await runInDurableObject(stub, (_instance, state) => {
-      const item = state.storage.sql.exec<Row>("SELECT idx, state, attempts FROM items").one();
+      const item = state.storage.sql.exec<Row>("SELECT idx, state, attempts FROM tasks").one();
       const events = state.storage.sql.exec<{ name: string; data: string }>("SELECT name, data FROM events ORDER BY id").toArray();
       return { item, events };
     });

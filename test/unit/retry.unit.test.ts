@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { backoffMs, nextStep, promptWithGuidance, type AttemptOutcome } from "../../src/jobs/retry-policy";
+import { backoffCapMs, backoffMs, nextStep, promptWithGuidance, type AttemptOutcome } from "../../src/engine/retry-policy";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { classify, retryAfterMs, ProviderFailure } from "../../src/llm/errors";
@@ -7,8 +7,22 @@ import { classify, retryAfterMs, ProviderFailure } from "../../src/llm/errors";
 const usage = { input_tokens: 1, output_tokens: 1 };
 
 describe("retry policy", () => {
-  it("backs off min(0.5·2^(n−1), 8) s", () => {
-    expect([1, 2, 3, 4, 5, 6].map(backoffMs)).toEqual([500, 1000, 2000, 4000, 8000, 8000]);
+  it("backs off with full jitter under min(0.5·2^(n−1), 8) s", () => {
+    expect([1, 2, 3, 4, 5, 6].map((n) => backoffCapMs(n))).toEqual([500, 1000, 2000, 4000, 8000, 8000]);
+    expect(backoffMs(3, () => 0)).toBe(0);
+    expect(backoffMs(3, () => 0.5)).toBe(1000);
+    expect(backoffMs(3, () => 0.9999)).toBe(1999);
+  });
+
+  it("spreads a burst of simultaneous 429s instead of sending them back in lockstep", () => {
+    const transient: AttemptOutcome = { kind: "transient", error: "429", retryAfterMs: null, usage };
+    const delays = Array.from({ length: 100 }, () => {
+      const step = nextStep(transient, 3, 5);
+      return step.step === "retry" ? step.delayMs : -1;
+    });
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...delays)).toBeLessThan(2000);
+    expect(new Set(delays).size).toBeGreaterThan(50);
   });
 
   it("retries invalid output at once with its problems, then fails as validation", () => {
@@ -19,8 +33,9 @@ describe("retry policy", () => {
 
   it("honours Retry-After when longer than the backoff", () => {
     const transient: AttemptOutcome = { kind: "transient", error: "429", retryAfterMs: 3000, usage };
-    expect(nextStep(transient, 1, 3)).toEqual({ step: "retry", delayMs: 3000, guidance: null });
-    expect(nextStep({ ...transient, retryAfterMs: 100 }, 2, 3)).toEqual({ step: "retry", delayMs: 1000, guidance: null });
+    const half = () => 0.5;
+    expect(nextStep(transient, 1, 3, half)).toEqual({ step: "retry", delayMs: 3250, guidance: null });
+    expect(nextStep({ ...transient, retryAfterMs: 100 }, 2, 3, half)).toEqual({ step: "retry", delayMs: 500, guidance: null });
     expect(nextStep(transient, 4, 3)).toMatchObject({ step: "fail", errorKind: "llm_error" });
   });
 

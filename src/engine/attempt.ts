@@ -1,6 +1,7 @@
 /**
- * Runs one attempt of one map item: render the prompt, call the model, extract JSON, validate.
- * Never throws: every failure becomes an AttemptOutcome the retry policy understands.
+ * Runs one attempt of one call task (any operator's): render the prompt from the task's
+ * variables, call the model, extract JSON, validate. Never throws: every failure becomes an
+ * AttemptOutcome the retry policy understands.
  */
 import { extractJson } from "../output/extract-json";
 import { compileOutputSchema, type OutputValidator } from "../output/validate";
@@ -11,24 +12,25 @@ import { classify, describeFailure, retryAfterMs } from "../llm/errors";
 import { parseModel } from "../llm/models";
 import type { ProviderEndpoint, Usage } from "../llm/types";
 import { promptWithGuidance, type AttemptOutcome } from "./retry-policy";
-import type { MapJobSpec, MapTask } from "./spec";
+import type { CallSpec } from "./types";
 
 const NO_USAGE: Usage = { input_tokens: 0, output_tokens: 0 };
 
-/** Per-job compiled artefacts, cached by the worker that runs the job's attempts. */
-export interface CompiledJob {
+/** A call stage's compiled artefacts, cached by the worker that runs its attempts. */
+export interface CompiledCall {
   template: CompiledTemplate;
   validator: OutputValidator | null;
 }
 
-export function compileJob(spec: MapJobSpec, limits: RenderLimits): CompiledJob {
+/** Its variables were checked at submission; here the template is only parsed. */
+export function compileCall(call: CallSpec, limits: RenderLimits): CompiledCall {
   return {
-    template: compileTemplate(spec.promptTemplate, "prompt_template", "item", limits),
-    validator: spec.outputSchema ? compileOutputSchema(spec.outputSchema) : null,
+    template: compileTemplate(call.promptTemplate, call.templateField, [], limits),
+    validator: call.outputSchema ? compileOutputSchema(call.outputSchema) : null,
   };
 }
 
-export function interpretText(text: string, job: CompiledJob, maxOutputBytes: number, usage: Usage): AttemptOutcome {
+export function interpretText(text: string, job: CompiledCall, maxOutputBytes: number, usage: Usage): AttemptOutcome {
   if (!job.validator) {
     if (text.length > maxOutputBytes) {
       return { kind: "invalid", error: `output exceeds ${maxOutputBytes} bytes`, problems: ["the response is too long"], usage };
@@ -51,14 +53,15 @@ export function interpretText(text: string, job: CompiledJob, maxOutputBytes: nu
 
 export async function runAttempt(
   env: Env,
-  task: MapTask,
-  job: CompiledJob,
+  spec: CallSpec,
+  job: CompiledCall,
   endpoint: ProviderEndpoint | null,
+  vars: Record<string, unknown>,
+  problems: string[] | null,
 ): Promise<AttemptOutcome> {
-  const { spec } = task;
   let prompt: string;
   try {
-    prompt = promptWithGuidance(job.template.render(task.input), spec.retryGuidance, task.problems);
+    prompt = promptWithGuidance(job.template.renderVars(vars), spec.retryGuidance, problems);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return { kind: "permanent", error: `The template could not be rendered for this item: ${message}`, errorKind: "validation", usage: NO_USAGE };

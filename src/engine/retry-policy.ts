@@ -1,46 +1,58 @@
 /**
- * What happens after one attempt of one item. Pure, so the policy is tested on its own:
+ * What happens after one attempt of one task. Pure (the random source is a parameter), so the
+ * policy is tested on its own:
  * - invalid output (unparseable JSON, schema mismatch) → retry at once with guidance;
- * - transient provider error → retry after min(0.5·2^(attempt−1), 8) s, or Retry-After if longer;
+ * - transient provider error → retry after a delay drawn uniformly from [0, min(0.5·2^(attempt−1), 8)) s
+ *   ("full jitter": a burst of 429s does not come back in lockstep), or, when the provider's
+ *   Retry-After is longer than that cap, Retry-After plus a jitter of up to the cap;
  * - timeout → counts as an attempt, retried at once;
- * - permanent error → the item fails now;
+ * - permanent error → the task fails now;
  * - crash (the attempt threw inside the worker, or its worker was lost) → counts as an attempt,
- *   retried after the backoff; the last one fails the item with `internal`.
- * An item makes at most 1 + max_retries attempts; the last failure decides `error_kind`.
+ *   retried after a jittered backoff; the last one fails the task with `internal`.
+ * A task makes at most 1 + max_retries attempts; the last failure decides `error_kind`.
+ * Executors that retry inside themselves (an agent's sub-session) report `success` or `permanent`.
  */
 import type { Usage } from "../llm/types";
-import type { AgentItemResult } from "../agent/result";
 
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_MAX_MS = 8_000;
 
 export type ErrorKind = "timeout" | "validation" | "llm_error" | "schema_error" | "internal";
 
+type Details = { details?: Record<string, unknown> | null };
+
 export type AttemptOutcome =
-  | { kind: "success"; output: unknown; usage: Usage }
+  | ({ kind: "success"; output: unknown; usage: Usage } & Details)
   | { kind: "invalid"; error: string; problems: string[]; usage: Usage }
   | { kind: "transient"; error: string; retryAfterMs: number | null; usage: Usage }
   | { kind: "timeout"; error: string; usage: Usage }
-  | { kind: "permanent"; error: string; errorKind: ErrorKind; usage: Usage }
-  | { kind: "crash"; error: string; usage: Usage }
-  | { kind: "agent"; result: AgentItemResult; usage: Usage }; // a finished sub-session: no retry here
+  | ({ kind: "permanent"; error: string; errorKind: ErrorKind; usage: Usage } & Details)
+  | { kind: "crash"; error: string; usage: Usage };
 
 export type NextStep =
   | { step: "succeed"; output: unknown }
   | { step: "fail"; error: string; errorKind: ErrorKind }
   | { step: "retry"; delayMs: number; guidance: string[] | null };
 
-export function backoffMs(attempt: number): number {
+/** The backoff's upper bound before the attempt after `attempt`: min(0.5·2^(attempt−1), 8) s. */
+export function backoffCapMs(attempt: number): number {
   return Math.min(BACKOFF_BASE_MS * 2 ** (attempt - 1), BACKOFF_MAX_MS);
 }
 
+/** A full-jitter delay: uniform in [0, cap), so simultaneous failures spread out. */
+export function backoffMs(attempt: number, random: () => number = Math.random): number {
+  return Math.floor(random() * backoffCapMs(attempt));
+}
+
+export function transientDelayMs(attempts: number, retryAfter: number | null, random: () => number): number {
+  const cap = backoffCapMs(attempts);
+  if (retryAfter !== null && retryAfter > cap) return retryAfter + Math.floor(random() * cap);
+  return backoffMs(attempts, random);
+}
+
 /** `attempts` counts the attempt that produced `outcome` (1 for the first). */
-export function nextStep(outcome: AttemptOutcome, attempts: number, maxRetries: number): NextStep {
+export function nextStep(outcome: AttemptOutcome, attempts: number, maxRetries: number, random: () => number = Math.random): NextStep {
   if (outcome.kind === "success") return { step: "succeed", output: outcome.output };
-  if (outcome.kind === "agent") {
-    const r = outcome.result;
-    return r.success ? { step: "succeed", output: r.output_text } : { step: "fail", error: r.error ?? "failed", errorKind: r.error_kind ?? "llm_error" };
-  }
   if (outcome.kind === "permanent") return { step: "fail", error: outcome.error, errorKind: outcome.errorKind };
   const exhausted = attempts >= 1 + maxRetries;
   switch (outcome.kind) {
@@ -55,11 +67,11 @@ export function nextStep(outcome: AttemptOutcome, attempts: number, maxRetries: 
     case "transient":
       return exhausted
         ? { step: "fail", error: outcome.error, errorKind: "llm_error" }
-        : { step: "retry", delayMs: Math.max(backoffMs(attempts), outcome.retryAfterMs ?? 0), guidance: null };
+        : { step: "retry", delayMs: transientDelayMs(attempts, outcome.retryAfterMs, random), guidance: null };
     case "crash":
       return exhausted
         ? { step: "fail", error: outcome.error, errorKind: "internal" }
-        : { step: "retry", delayMs: backoffMs(attempts), guidance: null };
+        : { step: "retry", delayMs: backoffMs(attempts, random), guidance: null };
   }
 }
 

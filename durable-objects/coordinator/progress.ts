@@ -1,0 +1,64 @@
+/** The job's counters and the views of its stages and budget, as D1 and the API show them. */
+import type { JobProgress } from "../../src/db/jobs";
+import type { BudgetSpec, JobStatus } from "../../src/engine/types";
+import type { Spend } from "./budget";
+import type { StageRow } from "./store";
+
+export interface Counters {
+  completed: number;
+  succeeded: number;
+  failed: number;
+  total_attempts: number;
+  input_tokens: number;
+  output_tokens: number;
+  seq: number; // completion order of results, increasing across recovers
+}
+
+export const ZERO: Counters = { completed: 0, succeeded: 0, failed: 0, total_attempts: 0, input_tokens: 0, output_tokens: 0, seq: 0 };
+
+export function stagesView(stages: StageRow[]) {
+  return stages.map((s) => ({
+    name: s.name,
+    status: s.status,
+    total: s.total,
+    completed: s.completed,
+    succeeded: s.succeeded,
+    failed: s.failed,
+    usage: { input_tokens: s.input_tokens, output_tokens: s.output_tokens },
+  }));
+}
+
+export function budgetView(budget: BudgetSpec | null, spend: Spend, reserved: number) {
+  if (!budget) return null;
+  return { total: budget.total, spent: spend.total, reserved, by_stage: spend.by_stage };
+}
+
+export function progressOf(p: {
+  status: JobStatus;
+  counters: Counters;
+  stages: ReturnType<typeof stagesView>;
+  completedAt: string | null;
+  output: unknown;
+  error: unknown;
+  budget: ReturnType<typeof budgetView>;
+  pauseReason: string | null;
+}): JobProgress {
+  const c = p.counters;
+  return {
+    status: p.status,
+    total: p.stages.reduce((n, s) => n + s.total, 0),
+    completed: c.completed,
+    succeeded: c.succeeded,
+    failed: c.failed,
+    total_attempts: c.total_attempts,
+    input_tokens: c.input_tokens,
+    output_tokens: c.output_tokens,
+    completed_at: p.completedAt,
+    stage: p.stages.find((s) => s.status === "running")?.name ?? null,
+    stages: p.stages,
+    output: p.output,
+    error: p.error,
+    budget: p.budget,
+    pause_reason: p.pauseReason,
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * The coordinator's SQLite schema, versioned like D1's migrations: `meta.schema_version` holds the
+ * number of steps applied, and each step runs once, in order, inside one transaction with the
+ * version bump. An object created by an older deploy is brought up to date when it next wakes.
+ *
+ *   1  items(idx, …), events, outbox(idx, …)              — v1: one stage of independent items
+ *   2  tasks(stage, idx, …), stages, outbox(stage, idx, …) — plans of stages; v1 items become
+ *      the stage `items`, and a v1 spec is rewritten in the staged form
+ */
+type Step = (sql: SqlStorage) => void;
+
+const STEPS: Step[] = [
+  (sql) =>
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS items (
+        idx INTEGER PRIMARY KEY, input TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending',
+        attempts INTEGER NOT NULL DEFAULT 0, ready_at INTEGER NOT NULL DEFAULT 0, slot INTEGER, token TEXT,
+        dispatched_at INTEGER, problems TEXT, input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0, session_id TEXT);
+      CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY, name TEXT NOT NULL, data TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS outbox (idx INTEGER PRIMARY KEY, seq INTEGER NOT NULL, success INTEGER NOT NULL, data TEXT NOT NULL);`),
+  (sql) => {
+    sql.exec(`
+      CREATE TABLE tasks (
+        stage TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        input TEXT NOT NULL,
+        state TEXT NOT NULL DEFAULT 'pending', -- blocked | pending | running | waiting | done
+        priority INTEGER NOT NULL DEFAULT 0,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        ready_at INTEGER NOT NULL DEFAULT 0,
+        slot INTEGER,
+        token TEXT,
+        dispatched_at INTEGER,
+        problems TEXT,
+        input_tokens INTEGER NOT NULL DEFAULT 0,
+        output_tokens INTEGER NOT NULL DEFAULT 0,
+        reserved INTEGER NOT NULL DEFAULT 0, -- tokens reserved against the budget by the dispatch under way
+        session_id TEXT,
+        success INTEGER,
+        output TEXT,
+        error TEXT,
+        error_kind TEXT,
+        PRIMARY KEY (stage, idx));
+      CREATE INDEX tasks_by_state ON tasks (state, priority, ready_at, idx);
+      CREATE TABLE stages (
+        name TEXT PRIMARY KEY, ord INTEGER NOT NULL, status TEXT NOT NULL, total INTEGER NOT NULL,
+        completed INTEGER NOT NULL DEFAULT 0, succeeded INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
+        input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0);
+      INSERT INTO tasks (stage, idx, input, state, attempts, ready_at, slot, token, dispatched_at, problems,
+          input_tokens, output_tokens, session_id)
+        SELECT 'items', idx, input, state, attempts, ready_at, slot, token, dispatched_at, problems,
+          input_tokens, output_tokens, session_id FROM items;
+      DROP TABLE items;
+      CREATE TABLE outbox2 (stage TEXT NOT NULL, idx INTEGER NOT NULL, seq INTEGER NOT NULL, success INTEGER NOT NULL,
+        data TEXT NOT NULL, PRIMARY KEY (stage, idx));
+      INSERT INTO outbox2 SELECT 'items', idx, seq, success, data FROM outbox;
+      DROP TABLE outbox;
+      ALTER TABLE outbox2 RENAME TO outbox;`);
+    upgradeV1Spec(sql);
+  },
+];
+
+type Row = Record<string, unknown>;
+
+/** A job stored by a v1 deploy: its flat spec becomes the staged one, its items the stage `items`. */
+function upgradeV1Spec(sql: SqlStorage): void {
+  const row = sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = 'spec'").toArray()[0];
+  if (!row) return;
+  const old = JSON.parse(row.v) as Row;
+  if ("call" in old || "agent" in old) return;
+  const base = {
+    jobId: old.jobId, tenantId: old.tenantId, type: old.type, model: old.model, concurrency: old.concurrency,
+    maxRetries: old.maxRetries, webhook: old.webhook, budget: null,
+  };
+  const shared = { model: old.model, systemPrompt: old.systemPrompt, promptTemplate: old.promptTemplate, temperature: old.temperature, maxTokens: old.maxTokens, timeoutMs: old.timeoutMs };
+  const spec =
+    old.type === "map"
+      ? { ...base, call: { ...shared, templateField: "prompt_template", outputSchema: old.outputSchema, retryGuidance: old.retryGuidance, maxOutputBytes: old.maxOutputBytes } }
+      : { ...base, agent: { ...shared, maxRetries: old.maxRetries, maxTurns: old.maxTurns, continuationMessage: old.continuationMessage, completionMarker: old.completionMarker, readOnly: old.readOnly, tools: old.tools, maxContextTokens: old.maxContextTokens, maxTotalTokens: old.maxTotalTokens } };
+  sql.exec("UPDATE meta SET v = ? WHERE k = 'spec'", JSON.stringify(spec));
+  const total = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tasks").one().n;
+  const done = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tasks WHERE state = 'done'").one().n;
+  sql.exec("INSERT INTO stages (name, ord, status, total, completed) VALUES ('items', 0, 'running', ?, ?)", total, done);
+}
+
+export const SCHEMA_VERSION = STEPS.length;
+
+/** Applies the steps this object has not seen yet. */
+export function migrate(storage: DurableObjectStorage): void {
+  const sql = storage.sql;
+  sql.exec("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
+  const row = sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = 'schema_version'").toArray()[0];
+  let version = row ? Number(JSON.parse(row.v)) : legacyVersion(sql);
+  while (version < STEPS.length) {
+    const step = STEPS[version] as Step;
+    storage.transactionSync(() => {
+      step(sql);
+      version++;
+      sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('schema_version', ?)", JSON.stringify(version));
+    });
+  }
+}
+
+/** Objects from before versioning have the step-1 tables (with a spec) or nothing. */
+function legacyVersion(sql: SqlStorage): number {
+  const items = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'items'").one().n;
+  return items > 0 ? 1 : 0;
+}

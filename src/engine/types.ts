@@ -1,0 +1,173 @@
+/**
+ * The stage engine's vocabulary. A job is a plan of **stages**, each a set of **tasks** keyed by
+ * (stage, index). An operator (src/operators/<name>/) compiles a request into a JobSpec and says,
+ * through pure functions over what has finished so far, which tasks become ready next and when
+ * the job ends. The coordinator knows no operator: it stores tasks, dispatches ready ones under
+ * the concurrency cap, applies the retry policy, and asks the operator what follows.
+ */
+import type { ErrorKind } from "./retry-policy";
+
+export type JobType = "map" | "agentic_map" | "reduce";
+export type JobStatus = "queued" | "running" | "paused" | "completed" | "cancelled" | "failed";
+export type StageStatus = "pending" | "running" | "completed" | "failed" | "skipped";
+
+export const isTerminal = (status: string): boolean =>
+  status === "completed" || status === "cancelled" || status === "failed";
+
+/** One model call per attempt: what a task of a call stage runs. */
+export interface CallSpec {
+  model: string;
+  systemPrompt: string | null;
+  promptTemplate: string;
+  templateField: string; // the request field the template came from, for error details
+  outputSchema: Record<string, unknown> | null;
+  temperature: number | null;
+  maxTokens: number | null;
+  timeoutMs: number;
+  retryGuidance: string;
+  maxOutputBytes: number;
+}
+
+export type ToolConfig =
+  | { type: "http"; name: string; description: string; input_schema: Record<string, unknown>; url: string; read_only: boolean }
+  | { type: "mcp"; url: string; allowed_tools: string[] | null };
+
+/** One multi-turn sub-session per task: what a task of an agent stage runs. */
+export interface AgentSpec {
+  model: string;
+  promptTemplate: string;
+  systemPrompt: string | null;
+  temperature: number | null;
+  maxTokens: number | null;
+  timeoutMs: number; // per model call
+  maxRetries: number; // per model call, for transient errors and timeouts
+  maxTurns: number;
+  continuationMessage: string;
+  completionMarker: string | null;
+  readOnly: boolean;
+  tools: ToolConfig[];
+  maxContextTokens: number | null;
+  maxTotalTokens: number | null;
+}
+
+/** What the workers of one stage need, fetched once per worker from the coordinator. */
+export type StageWork =
+  | { kind: "call"; tenantId: string; call: CallSpec }
+  | { kind: "agent"; tenantId: string; agent: AgentSpec };
+
+export interface BudgetSpec {
+  total: number;
+  onExhausted: "pause" | "fail";
+}
+
+/** The fields every job spec has; each operator adds its own. */
+export interface JobSpecBase {
+  jobId: string;
+  tenantId: string;
+  type: JobType;
+  model: string;
+  concurrency: number;
+  maxRetries: number;
+  webhook: { url: string } | null;
+  budget: BudgetSpec | null;
+}
+
+/** A task the plan adds or makes ready. `blocked` tasks exist (their stage's size is known) but wait for earlier outputs. */
+export interface TaskSeed {
+  stage: string;
+  index: number;
+  input: unknown;
+  blocked?: boolean;
+  priority?: number; // lower runs first; the critical path of a plan gets 0
+  sessionId?: string | null;
+}
+
+export interface TaskView {
+  stage: string;
+  index: number;
+  state: "blocked" | "pending" | "running" | "waiting" | "done";
+  success: boolean | null;
+  output: unknown;
+  input: unknown;
+  error: string | null;
+}
+
+/** Read access to the plan's tasks, for the operator's pure functions. */
+export interface PlanReader {
+  task(stage: string, index: number): TaskView | undefined;
+  /** Tasks not done, over every stage. */
+  open(): number;
+}
+
+export interface JobError {
+  code: string;
+  message: string;
+  stage: string | null;
+  index: number | null;
+  step: string | null;
+}
+
+export interface JobEnd {
+  status: "completed" | "failed";
+  output: unknown;
+  error: JobError | null;
+}
+
+/** What follows a change in the plan: tasks that become ready, and perhaps the job's end. */
+export interface Advance {
+  ready: TaskSeed[];
+  end?: JobEnd;
+}
+
+/** How one task ended, as the operator's result shape needs it. */
+export interface TaskFinish {
+  success: boolean;
+  output: unknown;
+  error: string | null;
+  errorKind: ErrorKind | null;
+  attempts: number;
+  usage: { input_tokens: number; output_tokens: number };
+  details: Record<string, unknown> | null; // executor-specific fields (an agent's session)
+  sessionId: string | null;
+}
+
+export type TaskResult = { index: number; success: boolean } & Record<string, unknown>;
+
+export interface StagePlan {
+  name: string;
+  total: number;
+  skipped?: boolean;
+}
+
+/** An operator: the only place that knows what its tasks mean. Every function is pure. */
+export interface Operator<S extends JobSpecBase = JobSpecBase> {
+  /** v1 jobs (map, agentic-map) keep v1's events and result shapes. */
+  readonly v1: boolean;
+  mainStage(spec: S): string;
+  plan(spec: S, inputs: unknown[]): { stages: StagePlan[]; tasks: TaskSeed[] };
+  /** After `trigger` finished (null: re-evaluate everything, after a recover or resume). */
+  advance(spec: S, reader: PlanReader, trigger: TaskView | null): Advance;
+  work(spec: S, stage: string): StageWork;
+  vars(spec: S, task: { stage: string; index: number; input: unknown }): Record<string, unknown>;
+  result(spec: S, task: { stage: string; index: number; input: unknown }, finish: TaskFinish): TaskResult;
+  /** For estimates of tasks whose inputs are earlier outputs: variables without them, and the tokens they can add. */
+  estimateVars?(spec: S, task: { stage: string; index: number; input: unknown }): { vars: Record<string, unknown>; boundTokens: number };
+}
+
+/** What the coordinator hands a worker: a reference to one attempt of one task, never its inputs. */
+export interface TaskRef {
+  jobId: string;
+  stage: string;
+  index: number;
+  attempt: number;
+  token: string; // identifies this dispatch; a claim or report with another token is stale and ignored
+  slot: number;
+  sessionId: string | null; // agent stages: the task's sub-session
+  round: number; // 1, then one more per recover: what a worker caches of the job is per round (a recover may change the model)
+}
+
+/** What a worker reads back for a current dispatch: the template variables and the retry guidance. */
+export interface TaskClaim {
+  vars: Record<string, unknown>;
+  problems: string[] | null; // what was wrong with the previous output, for the retry guidance
+}

@@ -1,0 +1,33 @@
+/**
+ * The request fields every job-creating POST shares, defined once: each operator's schema spreads
+ * them and adds its own. Defaults and bounds are the contract's.
+ */
+import { z } from "@hono/zod-openapi";
+import { ModelSchema, TimeoutSecsSchema } from "../schemas/common";
+import { DEFAULT_RETRY_GUIDANCE, WebhookSchema } from "../schemas/map";
+import { TokenBudgetSchema } from "./budget-schema";
+
+export const JsonSchemaField = z.record(z.string(), z.unknown()).nullish();
+
+/** Fields of one model call that a task may set for itself (the request's values are the defaults). */
+export const callOverrideFields = {
+  model: ModelSchema.optional(),
+  system_prompt: z.string().nullish(),
+  output_schema: JsonSchemaField,
+  max_tokens: z.number().int().positive().nullish(),
+  temperature: z.number().min(0).max(2).nullish(),
+};
+
+export const baseJobFields = {
+  model: ModelSchema,
+  system_prompt: z.string().nullish(),
+  temperature: z.number().min(0).max(2).nullish().default(0),
+  max_tokens: z.number().int().positive().nullish(),
+  timeout_secs: TimeoutSecsSchema.default(60),
+  max_retries: z.number().int().min(0).max(10).default(3),
+  concurrency: z.number().int().min(1).max(128).default(16),
+  retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),
+  webhook: WebhookSchema.nullish(),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+  token_budget: TokenBudgetSchema.nullish(),
+};

@@ -1,0 +1,83 @@
+/**
+ * One route factory for every job-creating POST (`/v1/map`, `/v1/agentic-map`, `/v1/reduce`, …):
+ * 202 with the job's id and links; `Accept: text/event-stream` → the job's event stream;
+ * `?wait=true` → 200 once the job ends (v1 jobs: the batch; staged jobs: the job with its output),
+ * 202 if it has not within WAIT_LIMIT_SECS; `?dry_run=true` → 200 with the estimate, nothing stored.
+ * An `Idempotency-Key` replays the original job (200) or is 422 on another body.
+ */
+import { createRoute, z } from "@hono/zod-openapi";
+import { limits } from "../config";
+import { getJob } from "../db/jobs";
+import { openEventStream, type Submission, type SubmitAnswer } from "../jobs/submit";
+import { jobLinks, jobView } from "../jobs/views";
+import { jsonBody, newRouter } from "../lib/router";
+import { jobCoordinator } from "../objects";
+import { BatchSchema, EstimateSchema, JobSchema } from "../schemas/jobs";
+import { JobCreatedSchema } from "../schemas/map";
+import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";
+import { allResults, batchView } from "./jobs";
+
+const IDEMPOTENCY_KEY_MAX = 255;
+const flag = (description: string) => z.enum(["true", "false"]).optional().openapi({ description });
+
+export const submissionQuery = z.object({
+  wait: flag("Wait for the job to end"),
+  dry_run: flag("Validate and estimate only: nothing is stored or started"),
+});
+export const submissionHeaders = z.object({
+  "idempotency-key": z.string().min(1).max(IDEMPOTENCY_KEY_MAX).optional(),
+  accept: z.string().optional(),
+});
+
+type Submit<B> = (env: Env, tenantId: string, body: B, idempotencyKey: string | null, dryRun: boolean) => Promise<SubmitAnswer>;
+
+/** The answer to a job-creating POST: the event stream, the ended job (`?wait=true`), or the job's id. */
+export async function answerSubmission(
+  env: Env,
+  tenantId: string,
+  submission: Submission,
+  options: { accept: string | undefined; wait: boolean },
+): Promise<Response> {
+  const jobId = submission.job.id;
+  if (options.accept?.includes("text/event-stream")) return openEventStream(env, jobId);
+  if (options.wait && (await jobCoordinator(env, jobId).waitForEnd(limits(env).waitLimitSecs * 1000))) {
+    const job = await getJob(env.DB, tenantId, jobId);
+    if (job?.main_stage === "items") return Response.json(batchView(job, await allResults(env.DB, job)), { status: 200 });
+    if (job) return Response.json(jobView(job), { status: 200 });
+  }
+  const status = submission.created ? "queued" : submission.job.status;
+  const body = { job_id: jobId, status, total: submission.job.total, links: jobLinks(jobId) };
+  return Response.json(body, { status: submission.created ? 202 : 200 });
+}
+
+export function operatorRoute<S extends z.ZodType>(options: { path: string; summary: string; schema: S; submit: Submit<z.infer<S>> }) {
+  const route = createRoute({
+    method: "post",
+    path: options.path,
+    tags: ["operators"],
+    summary: options.summary,
+    security: bearerSecurity,
+    request: { body: jsonBody(options.schema), query: submissionQuery, headers: submissionHeaders },
+    responses: {
+      200: {
+        content: { "application/json": { schema: z.union([JobCreatedSchema, BatchSchema, JobSchema, EstimateSchema]) } },
+        description: "An idempotent replay of the original job, the ended job (`?wait=true`), or the estimate (`?dry_run=true`)",
+      },
+      202: {
+        content: { "application/json": { schema: JobCreatedSchema }, "text/event-stream": { schema: z.string() } },
+        description: "The job was accepted (an SSE stream when `Accept: text/event-stream`)",
+      },
+      422: errorResponse("The Idempotency-Key was used with another body, or the estimate is over `token_budget.total` (`token_budget_exceeded`)"),
+      429: errorResponse("Too many of this tenant's jobs are queued or running (see Retry-After)"),
+      ...commonErrors,
+    },
+  });
+  return newRouter().openapi(route, async (c) => {
+    // Validated by the route's schemas above; read plainly because the body schema is generic here.
+    const tenantId = c.get("tenantId");
+    const body = c.req.valid("json" as never) as z.infer<S>;
+    const answer = await options.submit(c.env, tenantId, body, c.req.header("idempotency-key") ?? null, c.req.query("dry_run") === "true");
+    if ("dryRun" in answer) return Response.json({ estimate: answer.dryRun }, { status: 200 });
+    return answerSubmission(c.env, tenantId, answer, { accept: c.req.header("accept"), wait: c.req.query("wait") === "true" });
+  });
+}
