@@ -5,7 +5,7 @@ PRAGMA defer_foreign_keys = true;
 
 CREATE TABLE results_v2 (
   job_id TEXT NOT NULL REFERENCES jobs(id),
-  stage TEXT NOT NULL,
+  stage TEXT NOT NULL DEFAULT 'items', -- v1 operators' one stage
   idx INTEGER NOT NULL,
   completion_seq INTEGER NOT NULL,
   success INTEGER NOT NULL,

@@ -2,13 +2,13 @@
  * What happens after one attempt of one task. Pure (the random source is a parameter), so the
  * policy is tested on its own:
  * - invalid output (unparseable JSON, schema mismatch) → retry at once with guidance;
- * - transient provider error → retry after a delay drawn uniformly from [0, min(0.5·2^(attempt−1), 8)) s
- *   ("full jitter": a burst of 429s does not come back in lockstep), or, when the provider's
- *   Retry-After is longer than that cap, Retry-After plus a jitter of up to the cap;
+ * - transient provider error → retry after d = min(0.5·2^(attempt−1), 8) s (the contract's "retry
+ *   after", so a floor) plus a jitter drawn uniformly from [0, d/2), so a burst of 429s does not
+ *   come back in lockstep; when the provider's Retry-After is longer, Retry-After plus that jitter;
  * - timeout → counts as an attempt, retried at once;
  * - permanent error → the task fails now;
  * - crash (the attempt threw inside the worker, or its worker was lost) → counts as an attempt,
- *   retried after a jittered backoff; the last one fails the task with `internal`.
+ *   retried after the same jittered backoff; the last one fails the task with `internal`.
  * A task makes at most 1 + max_retries attempts; the last failure decides `error_kind`.
  * Executors that retry inside themselves (an agent's sub-session) report `success` or `permanent`.
  */
@@ -34,20 +34,24 @@ export type NextStep =
   | { step: "fail"; error: string; errorKind: ErrorKind }
   | { step: "retry"; delayMs: number; guidance: string[] | null };
 
-/** The backoff's upper bound before the attempt after `attempt`: min(0.5·2^(attempt−1), 8) s. */
+/** The contract's backoff after attempt `attempt`: min(0.5·2^(attempt−1), 8) s. */
 export function backoffCapMs(attempt: number): number {
   return Math.min(BACKOFF_BASE_MS * 2 ** (attempt - 1), BACKOFF_MAX_MS);
 }
 
-/** A full-jitter delay: uniform in [0, cap), so simultaneous failures spread out. */
+/** The jitter added to a delay: uniform in [0, half the backoff), so simultaneous failures spread out. */
+function jitterMs(attempt: number, random: () => number): number {
+  return Math.floor((random() * backoffCapMs(attempt)) / 2);
+}
+
+/** The contract's backoff (a floor) plus jitter: uniform in [d, 1.5·d). */
 export function backoffMs(attempt: number, random: () => number = Math.random): number {
-  return Math.floor(random() * backoffCapMs(attempt));
+  return backoffCapMs(attempt) + jitterMs(attempt, random);
 }
 
 export function transientDelayMs(attempts: number, retryAfter: number | null, random: () => number): number {
-  const cap = backoffCapMs(attempts);
-  if (retryAfter !== null && retryAfter > cap) return retryAfter + Math.floor(random() * cap);
-  return backoffMs(attempts, random);
+  const base = Math.max(backoffCapMs(attempts), retryAfter ?? 0);
+  return base + jitterMs(attempts, random);
 }
 
 /** `attempts` counts the attempt that produced `outcome` (1 for the first). */

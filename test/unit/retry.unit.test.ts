@@ -7,11 +7,11 @@ import { classify, retryAfterMs, ProviderFailure } from "../../src/llm/errors";
 const usage = { input_tokens: 1, output_tokens: 1 };
 
 describe("retry policy", () => {
-  it("backs off with full jitter under min(0.5·2^(n−1), 8) s", () => {
+  it("backs off at least min(0.5·2^(n−1), 8) s, plus up to half of that in jitter", () => {
     expect([1, 2, 3, 4, 5, 6].map((n) => backoffCapMs(n))).toEqual([500, 1000, 2000, 4000, 8000, 8000]);
-    expect(backoffMs(3, () => 0)).toBe(0);
-    expect(backoffMs(3, () => 0.5)).toBe(1000);
-    expect(backoffMs(3, () => 0.9999)).toBe(1999);
+    expect(backoffMs(3, () => 0)).toBe(2000);
+    expect(backoffMs(3, () => 0.5)).toBe(2500);
+    expect(backoffMs(3, () => 0.9999)).toBe(2999);
   });
 
   it("spreads a burst of simultaneous 429s instead of sending them back in lockstep", () => {
@@ -20,8 +20,8 @@ describe("retry policy", () => {
       const step = nextStep(transient, 3, 5);
       return step.step === "retry" ? step.delayMs : -1;
     });
-    expect(Math.min(...delays)).toBeGreaterThanOrEqual(0);
-    expect(Math.max(...delays)).toBeLessThan(2000);
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(2000);
+    expect(Math.max(...delays)).toBeLessThan(3000);
     expect(new Set(delays).size).toBeGreaterThan(50);
   });
 
@@ -34,8 +34,8 @@ describe("retry policy", () => {
   it("honours Retry-After when longer than the backoff", () => {
     const transient: AttemptOutcome = { kind: "transient", error: "429", retryAfterMs: 3000, usage };
     const half = () => 0.5;
-    expect(nextStep(transient, 1, 3, half)).toEqual({ step: "retry", delayMs: 3250, guidance: null });
-    expect(nextStep({ ...transient, retryAfterMs: 100 }, 2, 3, half)).toEqual({ step: "retry", delayMs: 500, guidance: null });
+    expect(nextStep(transient, 1, 3, half)).toEqual({ step: "retry", delayMs: 3125, guidance: null });
+    expect(nextStep({ ...transient, retryAfterMs: 100 }, 2, 3, half)).toEqual({ step: "retry", delayMs: 1250, guidance: null });
     expect(nextStep(transient, 4, 3)).toMatchObject({ step: "fail", errorKind: "llm_error" });
   });
 
