@@ -129,6 +129,7 @@ export class JobCoordinator extends DurableObject<Env> {
     this.#templates.clear();
     this.#startStagesWithWork();
     await this.#afterChange(this.#op?.advance(updated, this.#reader(), null) ?? { ready: [] });
+    await this.#flush(); // D1 says `running` before the caller hears 202
     return { ok: true, recovering: rows.length };
   }
 
@@ -149,6 +150,7 @@ export class JobCoordinator extends DurableObject<Env> {
     });
     this.#dispatch();
     await this.#wakeAt(Date.now() + SWEEP_INTERVAL_MS);
+    await this.#flush(); // D1 says `running` before the caller hears 202
     return { ok: true };
   }
 

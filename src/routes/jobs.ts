@@ -99,8 +99,7 @@ const resumeRoute = createRoute({
 });
 
 /** A body that may be absent (an empty POST is `{}`); present, it must be valid JSON matching `schema`. */
-async function optionalBody<T extends z.ZodType>(request: Request, schema: T): Promise<z.infer<T>> {
-  const text = await request.clone().text();
+function optionalBody<T extends z.ZodType>(text: string, schema: T): z.infer<T> {
   let value: unknown = {};
   if (text.trim() !== "") {
     try {
@@ -196,7 +195,7 @@ export function jobRoutes() {
     })
     .openapi(recoverRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
-      const o = await optionalBody(c.req.raw, RecoverRequestSchema);
+      const o = optionalBody(await c.req.text(), RecoverRequestSchema);
       const answer = await jobCoordinator(c.env, job.id).recover({
         model: o.model ?? null,
         maxRetries: o.max_retries ?? null,
@@ -209,7 +208,7 @@ export function jobRoutes() {
     })
     .openapi(resumeRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
-      const o = await optionalBody(c.req.raw, ResumeRequestSchema);
+      const o = optionalBody(await c.req.text(), ResumeRequestSchema);
       const answer = await jobCoordinator(c.env, job.id).resume(o.token_budget?.total ?? null);
       if (!answer.ok) throw new ApiError(409, "conflict", answer.reason);
       const current = (await getJob(c.env.DB, c.get("tenantId"), job.id)) ?? job;

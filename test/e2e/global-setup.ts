@@ -27,6 +27,7 @@ export async function setup(project: TestProject): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
+  if (process.env.E2E_SERVER_LOGS) console.log(fanout?.logs()); // debugging aid: the server's output
   await fanout?.stop();
   await fake?.close();
 }

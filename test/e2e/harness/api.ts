@@ -87,10 +87,15 @@ export function openEvents(base: string, token: string, jobId: string, lastEvent
 
 /** Polls GET /v1/jobs/{id} until the job ends. */
 export async function waitForJob(base: string, token: string, jobId: string, timeoutMs = 60_000): Promise<any> {
+  return waitForStatus(base, token, jobId, ["completed", "cancelled", "failed"], timeoutMs);
+}
+
+/** Polls GET /v1/jobs/{id} until its status is one of `statuses`. */
+export async function waitForStatus(base: string, token: string, jobId: string, statuses: string[], timeoutMs = 60_000): Promise<any> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const res = await call(base, "GET", `/v1/jobs/${jobId}`, { token });
-    if (["completed", "cancelled", "failed"].includes(res.body?.status)) return res.body;
+    if (statuses.includes(res.body?.status)) return res.body;
     if (Date.now() > deadline) throw new Error(`job ${jobId} did not end: ${JSON.stringify(res.body)}`);
     await new Promise((r) => setTimeout(r, 200));
   }
