@@ -56,6 +56,7 @@ export class JobCoordinator extends DurableObject<Env> {
   #flushTimer: ReturnType<typeof setTimeout> | null = null;
   #flushing: Promise<void> = Promise.resolve();
   #templates = new Map<string, CompiledTemplate>(); // per stage, for budget reservations
+  #ending: Promise<void> | null = null; // an end begun inside the synchronous dispatch; the RPC or alarm that caused it waits for it
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -148,7 +149,7 @@ export class JobCoordinator extends DurableObject<Env> {
       this.#store.setMeta("pause_reason", null);
       this.#emit("JOB_RESUMED", { job_id: spec.jobId });
     });
-    this.#dispatch();
+    await this.#dispatchAndSettle();
     await this.#wakeAt(Date.now() + SWEEP_INTERVAL_MS);
     await this.#flush(); // D1 says `running` before the caller hears 202
     return { ok: true };
@@ -207,8 +208,7 @@ export class JobCoordinator extends DurableObject<Env> {
           .catch((err: unknown) => console.error("queue send failed; the sweep will retry", err));
         await this.#wakeAt(readyAt + QUEUE_GRACE_MS);
       } else if (step.delayMs > 0) await this.#wakeAt(readyAt);
-      this.#dispatch();
-      return;
+      return this.#dispatchAndSettle();
     }
     await this.#afterChange(this.#complete(task, outcome, step));
   }
@@ -217,7 +217,7 @@ export class JobCoordinator extends DurableObject<Env> {
   async wake(): Promise<void> {
     if (!this.#spec || this.#status !== "running") return;
     this.#store.releaseDue(Date.now());
-    this.#dispatch();
+    await this.#dispatchAndSettle();
   }
 
   override async alarm(): Promise<void> {
@@ -236,7 +236,8 @@ export class JobCoordinator extends DurableObject<Env> {
     }
     if (isTerminal(this.#status)) return;
     this.#store.releaseDue(now);
-    this.#dispatch();
+    await this.#dispatchAndSettle();
+    if (isTerminal(this.#status)) return;
     await this.#flush();
     const waiting = this.#store.nextWaitingAt();
     await this.#wakeAt(Math.min(now + SWEEP_INTERVAL_MS, waiting === null ? Infinity : waiting + QUEUE_GRACE_MS));
@@ -275,7 +276,7 @@ export class JobCoordinator extends DurableObject<Env> {
       if (advance.ready.length > 0) this.#startStagesWithWork();
       if (advance.end) return this.#end(advance.end);
     }
-    this.#dispatch();
+    await this.#dispatchAndSettle();
   }
 
   /** Stages still pending that now have work get STAGE_STARTED (staged jobs). */
@@ -284,6 +285,16 @@ export class JobCoordinator extends DurableObject<Env> {
       if (stage.status !== "pending" || !this.#store.stageHasWork(stage.name)) continue;
       this.#store.setStageStatus(stage.name, "running");
       if (!this.#op?.v1) this.#emit("STAGE_STARTED", { job_id: this.#spec?.jobId, stage: stage.name, total: stage.total });
+    }
+  }
+
+  /** Dispatches, then waits for an end the dispatch began (a budget that ran out with `fail`). */
+  async #dispatchAndSettle(): Promise<void> {
+    this.#dispatch();
+    const ending = this.#ending;
+    if (ending) {
+      await ending;
+      this.#ending = null;
     }
   }
 
@@ -336,7 +347,7 @@ export class JobCoordinator extends DurableObject<Env> {
     const spec = this.#spec as JobSpec;
     if (spec.budget?.onExhausted === "fail") {
       const message = "The token budget cannot fit the next call.";
-      void this.#end({ status: "failed", output: null, error: { code: "budget_exhausted", message, stage: null, index: null, step: null } });
+      this.#ending ??= this.#end({ status: "failed", output: null, error: { code: "budget_exhausted", message, stage: null, index: null, step: null } });
       return;
     }
     this.#store.transaction(() => {

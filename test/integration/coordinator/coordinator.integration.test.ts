@@ -1,0 +1,163 @@
+/**
+ * The JobCoordinator at the Durable Object level: stale reports, stage transitions of a fold,
+ * reservations that do not fit, a failed final flush, and recover/resume in every state.
+ */
+import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { MapJobSpec } from "../../../src/operators/map/plan";
+import type { ReduceJobSpec } from "../../../src/operators/reduce/plan";
+import { base, call, events, failed, insertJobRow, meta, ok, report, startJob, takeOver, tasks, tick } from "./drive";
+
+const NO_RECOVER = { model: null, maxRetries: null, timeoutMs: null, errorKinds: null, budgetTotal: null };
+
+const mapSpec = (over: Partial<MapJobSpec> = {}) => (jobId: string, tenantId: string): MapJobSpec => ({
+  ...base(jobId, tenantId), type: "map", call: call(), ...over,
+});
+
+const reduceSpec = (jobId: string, tenantId: string): ReduceJobSpec => ({
+  ...base(jobId, tenantId), type: "reduce", inner: call({ promptTemplate: "{{ item }}" }),
+  reduction: call({ promptTemplate: "{{ accumulator }} {{ current_result }}" }), initialValue: "init", total: 2,
+});
+
+describe("coordinator: reports", () => {
+  it("ignores a report with a stale token and a second report of the same dispatch", async () => {
+    const { stub, jobId } = await startJob(mapSpec(), ["a"]);
+    const [task] = await tick(stub);
+    expect(task).toMatchObject({ state: "running", attempts: 1 });
+    await report(stub, "items", 0, ok("x"), "not-the-token");
+    expect((await tasks(stub))[0]).toMatchObject({ state: "running", attempts: 1 });
+    await report(stub, "items", 0, ok("x"));
+    await report(stub, "items", 0, ok("y")); // the same dispatch again: stale now
+    const names = (await events(stub)).map((e) => e.name);
+    expect(names).toEqual(["MAP_STARTED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]);
+    const row = await env.DB.prepare("SELECT data FROM results WHERE job_id = ?").bind(jobId).all<{ data: string }>();
+    expect(row.results.map((r) => JSON.parse(r.data).output)).toEqual(["x"]);
+  });
+});
+
+describe("coordinator: stages of a fold", () => {
+  it("releases reduction i only after inner i and reduction i−1, critical path first, then completes with the accumulator", async () => {
+    const { stub, jobId } = await startJob(reduceSpec, [{ name: "0", value: "v0" }, { name: "1", value: "v1" }]);
+    let rows = await tick(stub);
+    expect(rows.map((r) => `${r.stage}:${r.idx}:${r.state}`)).toEqual(["inner:0:running", "inner:1:running", "reduction:0:blocked", "reduction:1:blocked"]);
+    await report(stub, "inner", 1, ok("I1"));
+    expect((await tasks(stub)).find((r) => r.stage === "reduction" && r.idx === 1)?.state).toBe("blocked");
+    await report(stub, "inner", 0, ok("I0"));
+    rows = await takeOver(stub);
+    const r0 = rows.find((r) => r.stage === "reduction" && r.idx === 0);
+    expect(r0?.state).toBe("running");
+    expect(JSON.parse(r0?.input ?? "{}")).toEqual({ name: "0", original_input: "v0", accumulator: "init", current_result: "I0" });
+    await report(stub, "reduction", 0, ok("A0"));
+    rows = await takeOver(stub);
+    expect(JSON.parse(rows.find((r) => r.stage === "reduction" && r.idx === 1)?.input ?? "{}")).toMatchObject({ accumulator: "A0", current_result: "I1" });
+    await report(stub, "reduction", 1, ok("A1"));
+    const log = await events(stub);
+    expect(log.map((e) => e.name)).toEqual([
+      "MAP_STARTED", "STAGE_STARTED", "TASK_COMPLETED", "TASK_COMPLETED", "STAGE_COMPLETED", "STAGE_STARTED",
+      "TASK_COMPLETED", "TASK_COMPLETED", "STAGE_COMPLETED", "MAP_COMPLETED",
+    ]);
+    expect(log.at(-1)?.data).toMatchObject({ status: "completed", output: "A1", error: null, total: 4, succeeded: 4 });
+    const job = await env.DB.prepare("SELECT status, output, stages, main_stage FROM jobs WHERE id = ?").bind(jobId).first<Record<string, string>>();
+    expect(job).toMatchObject({ status: "completed", output: '"A1"' });
+    expect(JSON.parse(job?.stages ?? "[]").map((s: { status: string }) => s.status)).toEqual(["completed", "completed"]);
+  });
+
+  it("fails the job at a failed task with its context and keeps the partial accumulator", async () => {
+    const { stub } = await startJob(reduceSpec, [{ name: "a", value: 1 }, { name: "b", value: 2 }]);
+    await tick(stub);
+    await report(stub, "inner", 0, ok("I0"));
+    await takeOver(stub);
+    await report(stub, "reduction", 0, ok("A0"));
+    await report(stub, "inner", 1, failed("the provider said no"));
+    const end = (await events(stub)).at(-1);
+    expect(end).toMatchObject({ name: "MAP_COMPLETED", data: { status: "failed", output: "A0" } });
+    expect(end?.data.error).toEqual({ code: "task_failed", message: "the provider said no", stage: "inner", index: 1, step: "b" });
+    // Recover re-runs the failed inner task and the reduction it blocked; finished tasks stay done.
+    const answer = await stub.recover(NO_RECOVER);
+    expect(answer).toEqual({ ok: true, recovering: 2 });
+    const rows = await takeOver(stub);
+    expect(rows.map((r) => `${r.stage}:${r.idx}:${r.state}:${r.attempts}`)).toEqual(["inner:0:done:1", "inner:1:running:1", "reduction:0:done:1", "reduction:1:blocked:0"]);
+  });
+});
+
+describe("coordinator: budgets", () => {
+  it("pauses when a reservation does not fit, stays paused on a resume that still does not fit, and goes on with a larger one", async () => {
+    const budget = { total: 5, onExhausted: "pause" as const };
+    const { stub, jobId } = await startJob(mapSpec({ budget }), ["a", "b"]);
+    const rows = await tick(stub);
+    expect(rows.every((r) => r.state === "pending")).toBe(true); // 1 prompt token + 10 output > 5
+    expect(await meta(stub, "status")).toBe("paused");
+    const paused = (await events(stub)).find((e) => e.name === "JOB_PAUSED");
+    expect(paused?.data).toEqual({ job_id: jobId, reason: "budget_exhausted", budget: { total: 5, spent: 0, reserved: 0, by_stage: {} } });
+    expect(await stub.resume(null)).toEqual({ ok: true });
+    expect(await meta(stub, "status")).toBe("paused");
+    expect(await stub.resume(1_000)).toEqual({ ok: true });
+    const running = await takeOver(stub);
+    expect(running.map((r) => [r.state, r.reserved])).toEqual([["running", 11], ["running", 11]]);
+    await report(stub, "items", 0, ok("x"));
+    await report(stub, "items", 1, ok("y"));
+    expect(await meta(stub, "status")).toBe("completed");
+    expect(await meta(stub, "spend")).toEqual({ total: 10, by_stage: { items: 10 } });
+    const names = (await events(stub)).map((e) => e.name);
+    expect(names.filter((n) => n === "JOB_PAUSED")).toHaveLength(2);
+    expect(names.filter((n) => n === "JOB_RESUMED")).toHaveLength(2);
+  });
+
+  it("fails with budget_exhausted when on_exhausted is fail", async () => {
+    const { stub } = await startJob(mapSpec({ budget: { total: 5, onExhausted: "fail" } }), ["a"]);
+    await tick(stub);
+    expect(await meta(stub, "status")).toBe("failed");
+    expect(await meta(stub, "error")).toMatchObject({ code: "budget_exhausted" });
+    expect((await events(stub)).at(-1)).toMatchObject({ name: "MAP_COMPLETED", data: { status: "failed" } }); // v1 data: no `error` field
+  });
+});
+
+describe("coordinator: recover and resume in every state", () => {
+  it("answers each with a reason where the state does not allow it", async () => {
+    const { stub } = await startJob(mapSpec(), ["a", "b"]);
+    expect(await stub.recover(NO_RECOVER)).toMatchObject({ ok: false }); // queued
+    await tick(stub);
+    expect(await stub.recover(NO_RECOVER)).toMatchObject({ ok: false, reason: expect.stringMatching(/running/) });
+    expect(await stub.resume(null)).toMatchObject({ ok: false, reason: expect.stringMatching(/running/) });
+    await report(stub, "items", 0, ok("x"));
+    expect(await stub.cancel()).toBe(true);
+    expect(await stub.resume(null)).toMatchObject({ ok: false, reason: expect.stringMatching(/cancelled/) });
+    expect(await stub.recover(NO_RECOVER)).toEqual({ ok: true, recovering: 1 }); // item 1 never finished
+    await takeOver(stub);
+    await report(stub, "items", 1, ok("y"));
+    expect(await meta(stub, "status")).toBe("completed");
+    expect(await stub.recover(NO_RECOVER)).toMatchObject({ ok: false, reason: expect.stringMatching(/no failed/) });
+    expect(await stub.resume(null)).toMatchObject({ ok: false });
+  });
+
+  it("re-runs only failed tasks of the given error kinds, with a fresh attempt count and overrides", async () => {
+    const { stub } = await startJob(mapSpec(), ["a", "b", "c"]);
+    await tick(stub);
+    await report(stub, "items", 0, failed());
+    await report(stub, "items", 1, { kind: "permanent", error: "bad", errorKind: "validation", usage: { input_tokens: 1, output_tokens: 1 } });
+    await report(stub, "items", 2, ok("z"));
+    expect(await stub.recover({ ...NO_RECOVER, errorKinds: ["timeout"] })).toMatchObject({ ok: false });
+    expect(await stub.recover({ ...NO_RECOVER, errorKinds: ["validation"], model: "openai-compatible/other" })).toEqual({ ok: true, recovering: 1 });
+    const rows = await takeOver(stub);
+    expect(rows.map((r) => `${r.idx}:${r.state}:${r.attempts}`)).toEqual(["0:done:1", "1:running:1", "2:done:1"]);
+    expect((await meta<MapJobSpec>(stub, "spec"))?.call.model).toBe("openai-compatible/other");
+    expect(await meta(stub, "counters")).toMatchObject({ completed: 2, failed: 1, succeeded: 1 });
+  });
+});
+
+describe("coordinator: the final flush", () => {
+  it("emits MAP_COMPLETED only once D1 has every result; a failed flush is retried by the alarm", async () => {
+    const { stub, jobId } = await startJob(mapSpec(), ["a"], false); // no job row yet: D1's foreign key refuses the results
+    await tick(stub);
+    await report(stub, "items", 0, ok("x"));
+    expect(await meta(stub, "status")).toBe("completed");
+    expect(await meta(stub, "finalized")).toBeFalsy();
+    expect((await events(stub)).map((e) => e.name)).toEqual(["MAP_STARTED", "MAP_ITEM_COMPLETED"]);
+    const spec = await meta<MapJobSpec>(stub, "spec");
+    await insertJobRow(jobId, spec?.tenantId ?? "", "map");
+    await runDurableObjectAlarm(stub);
+    expect((await events(stub)).map((e) => e.name)).toEqual(["MAP_STARTED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]);
+    const row = await env.DB.prepare("SELECT status, completed FROM jobs WHERE id = ?").bind(jobId).first();
+    expect(row).toMatchObject({ status: "completed", completed: 1 });
+  });
+});
