@@ -7,7 +7,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { limits } from "./config";
-import { ApiError, errorBody, unsupportedMediaType } from "./lib/errors";
+import { ApiError, errorBody, InputError, unsupportedMediaType } from "./lib/errors";
 import { newRouter } from "./lib/router";
 import { requireAdmin, requireApiKey } from "./lib/auth";
 import { adminRoutes } from "./routes/admin";
@@ -26,6 +26,7 @@ function toErrorResponse(caught: unknown): { status: ApiError["status"]; body: o
   if (err instanceof ApiError) {
     return { status: err.status, body: errorBody(err.code, err.message, err.details), headers: err.headers };
   }
+  if (err instanceof InputError) return { status: 400, body: errorBody(err.code, err.message, err.details), headers: {} };
   if (err instanceof HTTPException && err.message.startsWith("Malformed JSON")) {
     return { status: 400, body: errorBody("invalid_json", "The request body is not valid JSON."), headers: {} };
   }

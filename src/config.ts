@@ -3,7 +3,7 @@
  * Bindings are typed by `wrangler types` (worker-configuration.d.ts); plain variables and secrets
  * are optional, so they are read here by name with documented defaults (see .dev.vars.example).
  */
-import { ApiError } from "./lib/errors";
+import { ConfigurationError } from "./lib/errors";
 import { DEFAULT_RENDER_LIMITS, type RenderLimits } from "./template/budget";
 
 /** Used only when ENVIRONMENT is not "production"; refused in production. */
@@ -71,9 +71,9 @@ export function sseKeepaliveMs(env: object): number {
   return Math.min(readPositiveInt(env, "SSE_KEEPALIVE_SECS", 15), 20) * 1000;
 }
 
-function misconfigured(message: string): ApiError {
+function misconfigured(message: string): ConfigurationError {
   console.error(`configuration error: ${message}`);
-  return new ApiError(500, "internal", "The server is misconfigured.");
+  return new ConfigurationError("The server is misconfigured.");
 }
 
 /** The admin token, or null when admin access is impossible (production without a real token). */

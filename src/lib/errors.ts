@@ -49,6 +49,28 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * A domain error: input that cannot be used (a template, schema or model name), raised by the
+ * modules that parse them wherever they run — routes, Durable Objects, the Queue consumer. Only
+ * the edge (app.onError) turns it into an HTTP answer: 400 with its code and details.
+ */
+export class InputError extends Error {
+  readonly code: ErrorCode;
+  readonly details: FieldIssue[];
+
+  constructor(code: ErrorCode, message: string, details: FieldIssue[]) {
+    super(message);
+    this.name = "InputError";
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** A deployment whose configuration cannot work; the edge answers a generic 500. */
+export class ConfigurationError extends Error {
+  override readonly name = "ConfigurationError";
+}
+
 export const notFound = (what = "resource"): ApiError =>
   new ApiError(404, "not_found", `No such ${what}.`);
 

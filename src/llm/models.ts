@@ -2,7 +2,7 @@
  * Model names are `<provider>/<model>`. This module knows the providers and parses model strings;
  * an unknown provider prefix is 400 `unknown_provider` before any work starts.
  */
-import { ApiError } from "../lib/errors";
+import { InputError } from "../lib/errors";
 
 export const PROVIDERS = ["openai", "anthropic", "openai-compatible", "workers-ai"] as const;
 export type Provider = (typeof PROVIDERS)[number];
@@ -20,10 +20,8 @@ export const isProvider = (value: string): value is Provider => (PROVIDERS as re
 export const isKeyedProvider = (value: string): value is KeyedProvider =>
   (KEYED_PROVIDERS as readonly string[]).includes(value);
 
-export function unknownProvider(provider: string, path = "model"): ApiError {
-  return new ApiError(400, "unknown_provider", `Unknown provider "${provider}". Use one of: ${PROVIDERS.join(", ")}.`, {
-    details: [{ path, message: `unknown provider "${provider}"` }],
-  });
+export function unknownProvider(provider: string, path = "model"): InputError {
+  return new InputError("unknown_provider", `Unknown provider "${provider}". Use one of: ${PROVIDERS.join(", ")}.`, [{ path, message: `unknown provider "${provider}"` }]);
 }
 
 export function parseModel(model: string): ModelRef {
@@ -32,9 +30,7 @@ export function parseModel(model: string): ModelRef {
   const name = slash > 0 ? model.slice(slash + 1) : "";
   if (!isProvider(provider)) throw unknownProvider(provider);
   if (!name) {
-    throw new ApiError(400, "invalid_request", "The model needs a name after the provider.", {
-      details: [{ path: "model", message: `expected "${provider}/<model name>"` }],
-    });
+    throw new InputError("invalid_request", "The model needs a name after the provider.", [{ path: "model", message: `expected "${provider}/<model name>"` }]);
   }
   return { provider, name };
 }

@@ -5,7 +5,7 @@
  * time (./linear-regexp). All errors are collected, not only the first.
  */
 import { Validator, type OutputUnit, type Schema } from "@cfworker/json-schema";
-import { ApiError } from "../lib/errors";
+import { InputError } from "../lib/errors";
 import { withLinearRegExp } from "./linear-regexp";
 import { schemaProblems } from "./schema-check";
 
@@ -47,10 +47,9 @@ export function compileOutputSchema(schema: unknown): OutputValidator {
       problems.push(`output_schema: ${(err instanceof Error ? err.message : String(err)).split("\n")[0]?.trim()}`);
     }
   }
-  throw new ApiError(400, "invalid_output_schema", "The output_schema is not a valid JSON Schema.", {
-    details: problems.map((p) => {
+  throw new InputError("invalid_output_schema", "The output_schema is not a valid JSON Schema.", problems.map((p) => {
       const [path, ...rest] = p.split(": ");
-      return { path, message: rest.join(": ") };
+      return { path: path ?? "output_schema", message: rest.join(": ") };
     }),
-  });
+  );
 }

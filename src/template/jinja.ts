@@ -5,7 +5,7 @@
  * A template is parsed once (`compileTemplate`) and rendered once per item.
  */
 import { Environment, Interpreter, parse, tokenize } from "@huggingface/jinja";
-import { ApiError } from "../lib/errors";
+import { InputError } from "../lib/errors";
 import { boundedRange, DEFAULT_RENDER_LIMITS, RenderBudget, type RenderLimits } from "./budget";
 import { EXTRA_FILTERS, PyFloat } from "./filters";
 import { pyStr } from "./python-str";
@@ -193,9 +193,7 @@ function parseSource(source: string, field: string): Program {
     return parse(tokenize(source, { lstrip_blocks: false, trim_blocks: false }));
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    throw new ApiError(400, "template_syntax", `The template has a syntax error: ${message}`, {
-      details: [{ path: field, message }],
-    });
+    throw new InputError("template_syntax", `The template has a syntax error: ${message}`, [{ path: field, message }]);
   }
 }
 
@@ -218,15 +216,13 @@ export function compileTemplate(
   const program = parseSource(source, field);
   const overLimit = staticLimitProblem(program, limits);
   if (overLimit) {
-    throw new ApiError(400, "invalid_request", `The template cannot render within this deployment's limits: ${overLimit}.`, {
-      details: [{ path: field, message: overLimit }],
-    });
+    throw new InputError("invalid_request", `The template cannot render within this deployment's limits: ${overLimit}.`, [{ path: field, message: overLimit }]);
   }
   for (const variable of typeof required === "string" ? [required] : required) {
     if (templateReads(program, variable)) continue;
-    throw new ApiError(400, missingCode, `The template \`${field}\` must use the variable \`${variable}\`.`, {
-      details: [{ path: field, message: `\`${variable}\` is never read (e.g. {{ ${variable} }})` }],
-    });
+    throw new InputError(missingCode, `The template \`${field}\` must use the variable \`${variable}\`.`, [
+      { path: field, message: `\`${variable}\` is never read (e.g. {{ ${variable} }})` },
+    ]);
   }
   const renderVars = (vars: Record<string, unknown>): string => {
     const env = new Environment();

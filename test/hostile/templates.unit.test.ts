@@ -1,9 +1,9 @@
 /**
- * Hostile templates: each either is refused at submission (an ApiError, 400) or fails its render
+ * Hostile templates: each either is refused at submission (an InputError, 400) or fails its render
  * with a TemplateLimitError — quickly, without exhausting memory or the stack.
  */
 import { describe, expect, test } from "vitest";
-import { ApiError } from "../../src/lib/errors";
+import { InputError } from "../../src/lib/errors";
 import { TemplateLimitError } from "../../src/template/budget";
 import { compileTemplate } from "../../src/template/jinja";
 
@@ -34,9 +34,8 @@ describe("refused at submission: visible without an item", () => {
     } catch (err) {
       error = err;
     }
-    expect(error).toBeInstanceOf(ApiError);
-    expect((error as ApiError).status).toBe(400);
-    expect((error as ApiError).message).toMatch(message);
+    expect(error).toBeInstanceOf(InputError); // the edge answers 400
+    expect((error as InputError).message).toMatch(message);
   });
 });
 
@@ -76,7 +75,7 @@ describe("within the limits, templates render as before", () => {
 
   test("limits are per deployment", () => {
     const tight = { maxRange: 10, maxSteps: 1_000, maxDepth: 50, maxOutputChars: 100 };
-    expect(() => compileTemplate("{% for x in range(11) %}{% endfor %}{{ item }}", "p", "item", tight)).toThrow(ApiError);
+    expect(() => compileTemplate("{% for x in range(11) %}{% endfor %}{{ item }}", "p", "item", tight)).toThrow(InputError);
     expect(() => compileTemplate("{{ item }}", "p", "item", tight).render("y".repeat(101))).toThrow(TemplateLimitError);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { extractJson, stripCodeFence } from "../../src/output/extract-json";
 import { compileOutputSchema } from "../../src/output/validate";
-import { ApiError } from "../../src/lib/errors";
+import { InputError } from "../../src/lib/errors";
 
 describe("extractJson", () => {
   it.each([
@@ -59,8 +59,8 @@ describe("output schemas", () => {
       compileOutputSchema(bad);
       expect.unreachable();
     } catch (err) {
-      expect((err as ApiError).code).toBe("invalid_output_schema");
-      expect((err as ApiError).details).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
+      expect((err as InputError).code).toBe("invalid_output_schema");
+      expect((err as InputError).details).toEqual(expect.arrayContaining([expect.objectContaining({ path })]));
     }
   });
 });

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { compileTemplate } from "../../src/template/jinja";
-import { ApiError } from "../../src/lib/errors";
+import { InputError } from "../../src/lib/errors";
 
 function codeOf(source: string): string | null {
   try {
     compileTemplate(source);
     return null;
   } catch (err) {
-    return err instanceof ApiError ? err.code : "other";
+    return err instanceof InputError ? err.code : "other";
   }
 }
 
@@ -48,7 +48,7 @@ describe("the item check on the parsed template", () => {
     try {
       compileTemplate("{% for %}");
     } catch (err) {
-      expect((err as ApiError).details).toEqual([{ path: "prompt_template", message: expect.any(String) }]);
+      expect((err as InputError).details).toEqual([{ path: "prompt_template", message: expect.any(String) }]);
     }
   });
 
