@@ -1,40 +1,41 @@
 #!/usr/bin/env node
 /**
- * The `fanout` command line.
- *   fanout map --model M --template prompt.j2 [--schema schema.json] --input items.jsonl|items.csv|items.json
- *              [--out results.jsonl] [--concurrency N] [--max-retries N] [--timeout SECS] [--system TEXT]
- *   fanout jobs [--status S] [--limit N]
- *   fanout status JOB_ID
- *   fanout results JOB_ID [--out FILE] [--order input|completion]
- *   fanout cancel JOB_ID
- * FANOUT_API_KEY and FANOUT_URL come from the environment (or --api-key, --url).
- * Exit codes: 0 all succeeded, 1 some items failed, 2 usage or API error.
+ * The `fanout` command line (USAGE below). FANOUT_API_KEY and FANOUT_URL come from the
+ * environment (or --api-key, --url). Exit codes: 0 all succeeded, 1 some items (or the job)
+ * failed, 2 usage or API error.
  */
 import { createWriteStream, readFileSync } from "node:fs";
 import { extname } from "node:path";
 import { parseArgs } from "node:util";
 import { Fanout, FanoutError, type MapResult } from "./index.js";
+import { budgetFlag, int, need, reduceOptions, runRecover, runReduce, runResume, UsageError, type Flags } from "./cli-staged.js";
 import { parseCsv } from "./csv.js";
 import { Progress } from "./progress.js";
 
 const USAGE = `usage:
   fanout map --model M --template FILE [--schema FILE] --input FILE(.jsonl|.csv|.json) [--out FILE] [--concurrency N]
-             [--max-retries N] [--timeout SECS] [--system TEXT]
+             [--max-retries N] [--timeout SECS] [--system TEXT] [--budget TOKENS [--on-exhausted pause|fail]]
+  fanout reduce --model M --reduction-template FILE [--schema FILE] [--inner-template FILE [--inner-schema FILE]]
+             --input FILE (a .json list or object of named inputs, .jsonl, .csv) [--initial JSON] [--out FILE]
+             [--concurrency N] [--budget TOKENS]
+  fanout estimate map|reduce (the flags of that command): the dry-run estimate, nothing is created
   fanout jobs [--status S] [--limit N]
   fanout status JOB_ID
-  fanout results JOB_ID [--out FILE] [--order input|completion]
+  fanout results JOB_ID [--stage NAME] [--out FILE] [--order input|completion]
   fanout cancel JOB_ID
+  fanout recover JOB_ID [--error-kinds K1,K2] [--model M] [--max-retries N] [--timeout SECS] [--budget TOKENS]
+  fanout resume JOB_ID [--budget TOKENS]
 environment: FANOUT_API_KEY (required), FANOUT_URL (default http://localhost:8787)`;
 
-class UsageError extends Error {}
-
-export function readInputs(path: string): unknown[] {
+/** Inputs from a file; `allowObject`: a .json object is named inputs (reduce). */
+export function readInputs(path: string, allowObject = false): unknown[] {
   const text = readFileSync(path, "utf8");
   switch (extname(path).toLowerCase()) {
     case ".csv":
       return parseCsv(text);
     case ".json": {
       const value: unknown = JSON.parse(text);
+      if (allowObject && typeof value === "object" && value !== null && !Array.isArray(value)) return value as unknown[];
       if (!Array.isArray(value)) throw new UsageError(`${path}: expected a JSON array`);
       return value;
     }
@@ -56,37 +57,41 @@ export function readInputs(path: string): unknown[] {
   }
 }
 
-function need(value: string | undefined, flag: string): string {
-  if (!value) throw new UsageError(`${flag} is required`);
-  return value;
-}
-
-function int(value: string | undefined, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n)) throw new UsageError(`${flag} takes a number`);
-  return n;
-}
-
 async function writeLines(path: string | undefined, lines: unknown[]): Promise<void> {
   const text = lines.map((l) => JSON.stringify(l)).join("\n") + (lines.length ? "\n" : "");
   if (!path) process.stdout.write(text);
   else await new Promise<void>((resolve, reject) => createWriteStream(path).end(text, () => resolve()).on("error", reject));
 }
 
-async function runMap(client: Fanout, values: Record<string, string | undefined>): Promise<number> {
-  const inputs = readInputs(need(values.input, "--input"));
-  const job = client.map({
+function mapOptions(values: Flags, inputs: unknown[]) {
+  return {
     inputs,
     model: need(values.model, "--model"),
     promptTemplate: readFileSync(need(values.template, "--template"), "utf8"),
-    outputSchema: values.schema ? (JSON.parse(readFileSync(values.schema, "utf8")) as Record<string, unknown>) : undefined,
+    outputSchema: typeof values.schema === "string" ? (JSON.parse(readFileSync(values.schema, "utf8")) as Record<string, unknown>) : undefined,
     concurrency: int(values.concurrency, "--concurrency"),
     maxRetries: int(values["max-retries"], "--max-retries"),
     timeoutSecs: int(values.timeout, "--timeout"),
-    systemPrompt: values.system,
-  });
-  const out = values.out ? createWriteStream(values.out) : process.stdout;
+    systemPrompt: typeof values.system === "string" ? values.system : undefined,
+    tokenBudget: budgetFlag(values),
+  };
+}
+
+async function runEstimate(client: Fanout, kind: string | undefined, values: Flags): Promise<number> {
+  const input = need(values.input, "--input");
+  const estimate =
+    kind === "map" ? await client.dryRun("map", mapOptions(values, readInputs(input)))
+    : kind === "reduce" ? await client.dryRun("reduce", reduceOptions(values, readInputs(input, true)))
+    : null;
+  if (!estimate) throw new UsageError("fanout estimate map|reduce …");
+  process.stdout.write(`${JSON.stringify(estimate, null, 2)}\n`);
+  return 0;
+}
+
+async function runMap(client: Fanout, values: Flags): Promise<number> {
+  const inputs = readInputs(need(values.input, "--input"));
+  const job = client.map(mapOptions(values, inputs));
+  const out = typeof values.out === "string" ? createWriteStream(values.out) : process.stdout;
   const progress = new Progress();
   const state = { done: 0, failed: 0, total: inputs.length };
   let attempts = 0;
@@ -128,6 +133,14 @@ export async function main(argv: string[]): Promise<number> {
       "max-retries": { type: "string" },
       timeout: { type: "string" },
       system: { type: "string" },
+      budget: { type: "string" },
+      "on-exhausted": { type: "string" },
+      "reduction-template": { type: "string" },
+      "inner-template": { type: "string" },
+      "inner-schema": { type: "string" },
+      initial: { type: "string" },
+      stage: { type: "string" },
+      "error-kinds": { type: "string" },
       status: { type: "string" },
       limit: { type: "string" },
       order: { type: "string" },
@@ -146,7 +159,15 @@ export async function main(argv: string[]): Promise<number> {
   const client = new Fanout({ apiKey, baseUrl: values.url ?? process.env.FANOUT_URL ?? "http://localhost:8787" });
   switch (command) {
     case "map":
-      return runMap(client, values as Record<string, string | undefined>);
+      return runMap(client, values);
+    case "reduce":
+      return runReduce(client, values, readInputs(need(values.input, "--input"), true));
+    case "estimate":
+      return runEstimate(client, id, values);
+    case "recover":
+      return runRecover(client, need(id, "JOB_ID"), values);
+    case "resume":
+      return runResume(client, need(id, "JOB_ID"), values);
     case "jobs": {
       const page = await client.jobs({ status: values.status as never, limit: int(values.limit, "--limit") });
       for (const j of page.jobs) process.stdout.write(`${j.id}\t${j.status}\t${j.completed}/${j.total}\t${j.failed} failed\t${j.model}\t${j.created_at}\n`);
@@ -157,7 +178,7 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     case "results": {
       const order = values.order === "completion" ? "completion" : "input";
-      await writeLines(values.out, await client.job(need(id, "JOB_ID")).results({ order }));
+      await writeLines(values.out, await client.job(need(id, "JOB_ID")).results({ order, stage: values.stage }));
       return 0;
     }
     case "cancel": {

@@ -1,9 +1,10 @@
 /**
- * The Fanout client: `new Fanout({ apiKey, baseUrl })`, then `fanout.map({...})` or
- * `fanout.agenticMap({...})`. A job handle is an AsyncIterable of results in completion order
+ * The Fanout client: `new Fanout({ apiKey, baseUrl })`, then `fanout.map({...})`,
+ * `fanout.agenticMap({...})` or `fanout.reduce({...})`; `fanout.dryRun(kind, options)` estimates
+ * a job without creating it. A job handle is an AsyncIterable of results in completion order
  * (read from the job's event stream, resumed with Last-Event-ID if the connection drops), with
- * `runAll()`, `cancel()`, `status()`, `results()` and event callbacks. Runs on Node ≥ 20,
- * browsers and Workers (it only needs fetch).
+ * `runAll()`, `output()`, `cancel()`, `recover()`, `resume()`, `status()`, `results()` and event
+ * callbacks. Runs on Node ≥ 20, browsers and Workers (it only needs fetch).
  */
 import { FanoutError } from "./errors.js";
 import { eventStream } from "./sse.js";
@@ -11,13 +12,15 @@ import type {
   AgentMapResult,
   AgenticMapOptions,
   Batch,
+  Estimate,
   EventHandlers,
   Job,
-  MapCompletedEvent,
-  MapItemCompletedEvent,
   MapOptions,
   MapResult,
-  MapStartedEvent,
+  RecoverOptions,
+  ReduceOptions,
+  ReduceTask,
+  TaskResult,
 } from "./types.js";
 
 export { FanoutError } from "./errors.js";
@@ -79,66 +82,33 @@ export class Fanout {
 
   map<S = undefined>(options: MapOptions<S, MapResult<OutputOf<S>>>): JobHandle<MapResult<OutputOf<S>>> {
     const schema = options.outputSchema;
-    const created = (async () => {
-      // The schema of what the model must produce: the input side of any transforms.
-      const outputSchema = isZod(schema) ? (await import("zod")).toJSONSchema(schema as never, { io: "input", unrepresentable: "any" }) : schema;
-      return this.request<{ job_id: string }>(
-        "POST",
-        "/v1/map",
-        compact({
-          inputs: options.inputs,
-          prompt_template: options.promptTemplate,
-          output_schema: outputSchema,
-          model: options.model,
-          system_prompt: options.systemPrompt,
-          temperature: options.temperature,
-          max_tokens: options.maxTokens,
-          timeout_secs: options.timeoutSecs,
-          max_retries: options.maxRetries,
-          concurrency: options.concurrency,
-          retry_guidance: options.retryGuidance,
-          webhook: options.webhook,
-          metadata: options.metadata,
-        }),
-        options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {},
-      );
-    })();
+    const created = mapBody(options).then((body) => this.#create("/v1/map", body, options.idempotencyKey));
     const parse = (result: MapResult<OutputOf<S>>): MapResult<OutputOf<S>> =>
       isZod(schema) && result.success ? { ...result, output: schema.parse(result.output) as OutputOf<S> } : result;
     return new JobHandle(this, created, parse, options.onEvent);
   }
 
   agenticMap(options: AgenticMapOptions): JobHandle<AgentMapResult> {
-    const created = this.request<{ job_id: string }>(
-      "POST",
-      "/v1/agentic-map",
-      compact({
-        inputs: options.inputs,
-        agent_prompt_template: options.agentPromptTemplate,
-        model: options.model,
-        system_prompt: options.systemPrompt,
-        temperature: options.temperature,
-        max_tokens: options.maxTokens,
-        max_turns: options.maxTurns,
-        continuation_message: options.continuationMessage,
-        completion_marker: options.completionMarker,
-        read_only: options.readOnly,
-        tools: options.tools?.map((t) =>
-          t.type === "http"
-            ? compact({ type: "http", name: t.name, description: t.description, input_schema: t.inputSchema, url: t.url, read_only: t.readOnly })
-            : compact({ type: "mcp", url: t.url, allowed_tools: t.allowedTools }),
-        ),
-        concurrency: options.concurrency,
-        timeout_secs: options.timeoutSecs,
-        max_retries: options.maxRetries,
-        max_context_tokens: options.maxContextTokens,
-        max_total_tokens: options.maxTotalTokens,
-        webhook: options.webhook,
-        metadata: options.metadata,
-      }),
-      options.idempotencyKey ? { "idempotency-key": options.idempotencyKey } : {},
-    );
-    return new JobHandle(this, created, (r) => r, options.onEvent);
+    return new JobHandle(this, this.#create("/v1/agentic-map", agenticBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+  }
+
+  /** An ordered fold: the handle yields each finished task; `output()` is the final accumulator. */
+  reduce(options: ReduceOptions): JobHandle<TaskResult> {
+    return new JobHandle(this, this.#create("/v1/reduce", reduceBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+  }
+
+  /** The estimate of a job, after every check a submission runs; nothing is created. */
+  async dryRun(kind: "map", options: MapOptions<unknown, MapResult>): Promise<Estimate>;
+  async dryRun(kind: "agentic-map", options: AgenticMapOptions): Promise<Estimate>;
+  async dryRun(kind: "reduce", options: ReduceOptions): Promise<Estimate>;
+  async dryRun(kind: "map" | "agentic-map" | "reduce", options: unknown): Promise<Estimate> {
+    const body =
+      kind === "map" ? await mapBody(options as AnyMapOptions) : kind === "reduce" ? reduceBody(options as ReduceOptions) : agenticBody(options as AgenticMapOptions);
+    return (await this.request<{ estimate: Estimate }>("POST", `/v1/${kind}?dry_run=true`, body)).estimate;
+  }
+
+  #create(path: string, body: Record<string, unknown>, idempotencyKey: string | undefined): Promise<{ job_id: string }> {
+    return this.request<{ job_id: string }>("POST", path, body, idempotencyKey ? { "idempotency-key": idempotencyKey } : {});
   }
 
   /** A handle for a job created earlier (e.g. by its id from `fanout jobs`). */
@@ -157,6 +127,7 @@ export class JobHandle<R> implements AsyncIterable<R> {
   readonly #created: Promise<{ job_id: string }>;
   readonly #parse: (result: R) => R;
   readonly #handlers: EventHandlers<R>;
+  #ended = false; // the stream was followed to MAP_COMPLETED: waiting again needs no second pass
 
   constructor(client: Fanout, created: Promise<{ job_id: string }>, parse: (result: R) => R, handlers: EventHandlers<R> = {}) {
     this.#client = client;
@@ -171,7 +142,7 @@ export class JobHandle<R> implements AsyncIterable<R> {
     return (await this.#created).job_id;
   }
 
-  /** Adds event callbacks (MAP_STARTED, MAP_ITEM_COMPLETED, MAP_COMPLETED). */
+  /** Adds event callbacks (MAP_STARTED, MAP_ITEM_COMPLETED or TASK_COMPLETED, STAGE_*, JOB_*, MAP_COMPLETED). */
   on(handlers: EventHandlers<R>): this {
     Object.assign(this.#handlers, handlers);
     return this;
@@ -181,19 +152,51 @@ export class JobHandle<R> implements AsyncIterable<R> {
   async *[Symbol.asyncIterator](): AsyncIterator<R> {
     const jobId = await this.id();
     for await (const event of eventStream({ open: (last) => this.#client.openEvents(jobId, last), until: "MAP_COMPLETED" })) {
-      if (event.event === "MAP_STARTED") this.#handlers.MAP_STARTED?.(event.data as MapStartedEvent);
-      else if (event.event === "MAP_ITEM_COMPLETED") {
-        const data = event.data as MapItemCompletedEvent<R>;
+      const name = event.event as keyof EventHandlers<R>;
+      if (name === "MAP_ITEM_COMPLETED" || name === "TASK_COMPLETED") {
+        const data = event.data as { result: R };
         const result = this.#parse(data.result);
-        this.#handlers.MAP_ITEM_COMPLETED?.({ ...data, result });
+        (this.#handlers[name] as ((d: unknown) => void) | undefined)?.({ ...data, result });
         yield result;
-      } else if (event.event === "MAP_COMPLETED") this.#handlers.MAP_COMPLETED?.(event.data as MapCompletedEvent);
+      } else (this.#handlers[name] as ((d: unknown) => void) | undefined)?.(event.data);
     }
+    this.#ended = true;
+  }
+
+  /** Follows the stream to the job's end (callbacks fire), unless that was done already. */
+  async #waitForEnd(): Promise<void> {
+    if (this.#ended) return;
+    for await (const result of this) void result;
+  }
+
+  /** Waits for the job to end; its final value (reduce: the final accumulator; null for map jobs). */
+  async output(): Promise<unknown> {
+    await this.#waitForEnd();
+    return (await this.status()).output;
+  }
+
+  /** Re-runs the failed and unfinished tasks of an ended job (same id and stream); finished tasks are kept. */
+  async recover(options: RecoverOptions = {}): Promise<{ job_id: string; status: "running"; recovering: number }> {
+    this.#ended = false; // the job runs again: its stream goes on to a new MAP_COMPLETED
+    const body = compact({
+      model: options.model,
+      max_retries: options.maxRetries,
+      timeout_secs: options.timeoutSecs,
+      error_kinds: options.errorKinds,
+      token_budget: options.tokenBudget,
+    });
+    return this.#client.request("POST", `/v1/jobs/${await this.id()}/recover`, body);
+  }
+
+  /** Resumes a job paused by its token budget, with a larger total if given. */
+  async resume(tokenBudgetTotal?: number): Promise<Job> {
+    const body = tokenBudgetTotal === undefined ? {} : { token_budget: { total: tokenBudgetTotal } };
+    return this.#client.request("POST", `/v1/jobs/${await this.id()}/resume`, body);
   }
 
   /** Waits for the job to end; then every result, split like the reference library's run_all. */
   async runAll(): Promise<Batch<R>> {
-    for await (const result of this) void result; // follow the stream to its end (callbacks fire)
+    await this.#waitForEnd();
     const jobId = await this.id();
     const batch = await this.#client.request<{ job_id: string; successes: R[]; failures: R[]; total: number; total_attempts: number }>(
       "GET",
@@ -216,17 +219,88 @@ export class JobHandle<R> implements AsyncIterable<R> {
     return this.#client.request("POST", `/v1/jobs/${await this.id()}/cancel`);
   }
 
-  /** Every stored result (all pages), in input or completion order. */
-  async results(options: { order?: "input" | "completion"; status?: "succeeded" | "failed" } = {}): Promise<R[]> {
+  /** Every stored result (all pages) of a stage (default: the job's main stage), in input or completion order. */
+  async results(options: { stage?: string; order?: "input" | "completion"; status?: "succeeded" | "failed" } = {}): Promise<R[]> {
     const jobId = await this.id();
     const out: R[] = [];
     let cursor: string | null = null;
     do {
-      const query = new URLSearchParams(compact({ order: options.order, status: options.status, limit: "1000", cursor: cursor ?? undefined }) as Record<string, string>);
+      const query = new URLSearchParams(
+        compact({ stage: options.stage, order: options.order, status: options.status, limit: "1000", cursor: cursor ?? undefined }) as Record<string, string>,
+      );
       const page: { results: R[]; next_cursor: string | null } = await this.#client.request("GET", `/v1/jobs/${jobId}/results?${query}`);
       out.push(...page.results.map(this.#parse));
       cursor = page.next_cursor;
     } while (cursor);
     return out;
   }
+}
+
+// ── request bodies: the options in the API's spelling ────────────────────────────────────────
+
+/** Options without their callbacks: what a request body is built from. */
+type Fields<T> = Omit<T, "onEvent">;
+type AnyMapOptions = Fields<MapOptions<unknown, never>>;
+
+function common(o: AnyMapOptions | Fields<AgenticMapOptions> | Fields<ReduceOptions>): Record<string, unknown> {
+  return {
+    model: o.model,
+    system_prompt: o.systemPrompt,
+    temperature: o.temperature,
+    max_tokens: o.maxTokens,
+    timeout_secs: o.timeoutSecs,
+    max_retries: o.maxRetries,
+    concurrency: o.concurrency,
+    webhook: o.webhook,
+    metadata: o.metadata,
+    token_budget: o.tokenBudget ? compact({ total: o.tokenBudget.total, on_exhausted: o.tokenBudget.onExhausted }) : undefined,
+  };
+}
+
+async function mapBody(o: AnyMapOptions): Promise<Record<string, unknown>> {
+  // The schema of what the model must produce: the input side of any transforms.
+  const schema = o.outputSchema;
+  const outputSchema = isZod(schema) ? (await import("zod")).toJSONSchema(schema as never, { io: "input", unrepresentable: "any" }) : schema;
+  return compact({ ...common(o), inputs: o.inputs, prompt_template: o.promptTemplate, output_schema: outputSchema, retry_guidance: o.retryGuidance });
+}
+
+function agenticBody(o: Fields<AgenticMapOptions>): Record<string, unknown> {
+  return compact({
+    ...common(o),
+    inputs: o.inputs,
+    agent_prompt_template: o.agentPromptTemplate,
+    max_turns: o.maxTurns,
+    continuation_message: o.continuationMessage,
+    completion_marker: o.completionMarker,
+    read_only: o.readOnly,
+    tools: o.tools?.map((t) =>
+      t.type === "http"
+        ? compact({ type: "http", name: t.name, description: t.description, input_schema: t.inputSchema, url: t.url, read_only: t.readOnly })
+        : compact({ type: "mcp", url: t.url, allowed_tools: t.allowedTools }),
+    ),
+    max_context_tokens: o.maxContextTokens,
+    max_total_tokens: o.maxTotalTokens,
+  });
+}
+
+function taskBody(t: ReduceTask): Record<string, unknown> {
+  return compact({
+    prompt_template: t.promptTemplate,
+    output_schema: t.outputSchema,
+    model: t.model,
+    system_prompt: t.systemPrompt,
+    max_tokens: t.maxTokens,
+    temperature: t.temperature,
+  });
+}
+
+function reduceBody(o: Fields<ReduceOptions>): Record<string, unknown> {
+  return compact({
+    ...common(o),
+    inputs: o.inputs,
+    initial_value: o.initialValue,
+    inner_task: o.innerTask ? taskBody(o.innerTask) : undefined,
+    reduction_task: taskBody(o.reductionTask),
+    retry_guidance: o.retryGuidance,
+  });
 }

@@ -1,49 +1,21 @@
-/** The API's shapes, in camelCase on the way in and as the API sends them on the way out. */
-export interface Usage {
-  input_tokens: number;
-  output_tokens: number;
-}
+/**
+ * The client's types. Every shape the API sends (jobs, results, events, estimates) comes from
+ * ./api.ts, generated from the server's OpenAPI document; the options below are the client's
+ * camelCase spelling of the request fields.
+ */
+import type * as Api from "./api.js";
 
-export interface MapResult<T = unknown> {
-  index: number;
-  input: unknown;
-  output: T | null;
-  success: boolean;
-  error: string | null;
-  error_kind: "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | null;
-  attempts: number;
-  usage: Usage;
-}
-
-export interface AgentMapResult {
-  index: number;
-  input: unknown;
-  session_id: string;
-  output_text: string;
-  success: boolean;
-  error: string | null;
-  error_kind: "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | null;
-  stop_reason: string;
-  turns: number;
-  token_usage: Usage & { total_tokens: number };
-  intermediate_outputs: string[];
-}
-
-export interface Job {
-  id: string;
-  type: "map" | "agentic_map";
-  status: "queued" | "running" | "completed" | "cancelled" | "failed";
-  model: string;
-  total: number;
-  completed: number;
-  succeeded: number;
-  failed: number;
-  total_attempts: number;
-  usage: Usage;
-  metadata: Record<string, unknown>;
-  created_at: string;
-  completed_at: string | null;
-}
+export type Usage = Api.Usage;
+export type Job = Api.Job;
+export type JobError = Api.JobError;
+export type Budget = Api.Budget;
+export type Stage = Api.Stage;
+export type Estimate = Api.Estimate["estimate"];
+export type AgentMapResult = Api.AgentMapResult;
+/** A map item's result; with a zod output schema, `output` is typed by it. */
+export type MapResult<T = unknown> = Omit<Api.MapResult, "output"> & { output: T | null };
+/** A finished task of a staged job (reduce: `name`, and `accumulator` for reductions). */
+export type TaskResult<T = unknown> = Omit<Api.TaskResult, "output"> & { output: T | null; name?: string; accumulator?: unknown };
 
 export interface Batch<R> {
   jobId: string;
@@ -53,36 +25,31 @@ export interface Batch<R> {
   totalAttempts: number;
 }
 
-export interface MapStartedEvent {
-  job_id: string;
-  total: number;
-  model: string;
-  type?: "agentic";
-}
-
-export interface MapItemCompletedEvent<R> {
-  job_id: string;
-  completed: number;
-  total: number;
-  success: boolean;
-  result: R;
-}
-
-export interface MapCompletedEvent {
-  job_id: string;
-  status: Job["status"];
-  total: number;
-  completed: number;
-  succeeded: number;
-  failed: number;
-  total_attempts: number;
-  usage: Usage;
-}
+export type MapStartedEvent = Api.MapStartedEvent;
+export type MapItemCompletedEvent<R> = Omit<Api.MapItemCompletedEvent, "result"> & { result: R };
+export type MapCompletedEvent = Api.MapCompletedEvent;
+export type TaskCompletedEvent<R> = Omit<Api.TaskCompletedEvent, "result"> & { result: R };
+export type StageStartedEvent = Api.StageStartedEvent;
+export type StageCompletedEvent = Api.StageCompletedEvent;
+export type JobPausedEvent = Api.JobPausedEvent;
+export type JobResumedEvent = Api.JobResumedEvent;
+export type JobRecoveringEvent = Api.JobRecoveringEvent;
 
 export interface EventHandlers<R> {
   MAP_STARTED?: (data: MapStartedEvent) => void;
   MAP_ITEM_COMPLETED?: (data: MapItemCompletedEvent<R>) => void;
+  TASK_COMPLETED?: (data: TaskCompletedEvent<R>) => void;
+  STAGE_STARTED?: (data: StageStartedEvent) => void;
+  STAGE_COMPLETED?: (data: StageCompletedEvent) => void;
+  JOB_PAUSED?: (data: JobPausedEvent) => void;
+  JOB_RESUMED?: (data: JobResumedEvent) => void;
+  JOB_RECOVERING?: (data: JobRecoveringEvent) => void;
   MAP_COMPLETED?: (data: MapCompletedEvent) => void;
+}
+
+export interface TokenBudget {
+  total: number;
+  onExhausted?: "pause" | "fail";
 }
 
 export interface Webhook {
@@ -91,7 +58,6 @@ export interface Webhook {
 }
 
 interface CommonOptions<R> {
-  inputs: unknown[];
   model: string;
   systemPrompt?: string;
   temperature?: number;
@@ -101,11 +67,13 @@ interface CommonOptions<R> {
   concurrency?: number;
   webhook?: Webhook;
   metadata?: Record<string, unknown>;
+  tokenBudget?: TokenBudget;
   idempotencyKey?: string;
   onEvent?: EventHandlers<R>;
 }
 
 export interface MapOptions<S, R> extends CommonOptions<R> {
+  inputs: unknown[];
   promptTemplate: string;
   /** A zod schema (outputs are then typed and parsed by it) or a JSON Schema object. */
   outputSchema?: S;
@@ -116,6 +84,7 @@ export type HttpTool = { type: "http"; name: string; description?: string; input
 export type McpTool = { type: "mcp"; url: string; allowedTools?: string[] };
 
 export interface AgenticMapOptions extends CommonOptions<AgentMapResult> {
+  inputs: unknown[];
   agentPromptTemplate: string;
   maxTurns?: number;
   continuationMessage?: string;
@@ -124,4 +93,31 @@ export interface AgenticMapOptions extends CommonOptions<AgentMapResult> {
   tools?: (HttpTool | McpTool)[];
   maxContextTokens?: number;
   maxTotalTokens?: number;
+}
+
+/** One task of a fold; the fold's values are its defaults. */
+export interface ReduceTask {
+  promptTemplate: string;
+  outputSchema?: Record<string, unknown>;
+  model?: string;
+  systemPrompt?: string;
+  maxTokens?: number;
+  temperature?: number;
+}
+
+export interface ReduceOptions extends CommonOptions<TaskResult> {
+  /** A list, or named inputs (an object, taken in key order). */
+  inputs: unknown[] | Record<string, unknown>;
+  initialValue?: unknown;
+  innerTask?: ReduceTask;
+  reductionTask: ReduceTask;
+  retryGuidance?: string;
+}
+
+export interface RecoverOptions {
+  model?: string;
+  maxRetries?: number;
+  timeoutSecs?: number;
+  errorKinds?: NonNullable<Api.ErrorKind>[];
+  tokenBudget?: { total: number };
 }

@@ -3,13 +3,15 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { renderDocsPage, type OpenApiDocument } from "./docs-page";
 import type { AppEnv } from "../app-env";
+import { EVENT_SCHEMAS } from "../schemas/events";
 
 const API_INFO = {
   title: "Fanout API",
   version: "1.0.0",
   description:
-    "Run LLM work over lists of items: one model call per item (`/v1/map`) or one multi-turn agent per item, " +
-    "with retries, validated structured output, live Server-Sent Events and signed webhooks.",
+    "Run LLM work over lists of items: one model call per item (`/v1/map`), one multi-turn agent per item " +
+    "(`/v1/agentic-map`) or an ordered fold (`/v1/reduce`), with retries, validated structured output, token budgets, " +
+    "dry-run estimates, recovery, live Server-Sent Events and signed webhooks.",
 };
 
 /** Builds the document from the app's registered routes (the same zod schemas that validate requests). */
@@ -24,6 +26,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>) {
     scheme: "bearer",
     description: "The deployment's ADMIN_TOKEN.",
   });
+  for (const [name, schema] of Object.entries(EVENT_SCHEMAS)) app.openAPIRegistry.register(name, schema);
   return app.getOpenAPI31Document({ openapi: "3.1.0", info: API_INFO });
 }
 

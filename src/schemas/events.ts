@@ -1,0 +1,30 @@
+/**
+ * The data of every event on a job's stream, as zod schemas registered in the OpenAPI document
+ * (components), so the client's event types are generated from the same source as the server's.
+ */
+import { z } from "@hono/zod-openapi";
+import { UsageSchema } from "./map";
+import { BudgetSchema, JobErrorSchema, JOB_STATUSES, TaskResultSchema } from "./jobs";
+
+export const EVENT_SCHEMAS = {
+  MapStartedEvent: z.object({ job_id: z.string(), total: z.number().int(), model: z.string(), type: z.string().optional() }),
+  MapItemCompletedEvent: z.object({ job_id: z.string(), completed: z.number().int(), total: z.number().int(), success: z.boolean(), result: z.unknown() }),
+  MapCompletedEvent: z.object({
+    job_id: z.string(),
+    status: z.enum(JOB_STATUSES),
+    total: z.number().int(),
+    completed: z.number().int(),
+    succeeded: z.number().int(),
+    failed: z.number().int(),
+    total_attempts: z.number().int(),
+    usage: UsageSchema,
+    output: z.unknown().optional().openapi({ description: "Staged jobs: the job's final value" }),
+    error: JobErrorSchema.nullable().optional().openapi({ description: "Staged jobs: the failure context" }),
+  }),
+  StageStartedEvent: z.object({ job_id: z.string(), stage: z.string(), total: z.number().int() }),
+  StageCompletedEvent: z.object({ job_id: z.string(), stage: z.string(), succeeded: z.number().int(), failed: z.number().int(), usage: UsageSchema }),
+  TaskCompletedEvent: z.object({ job_id: z.string(), stage: z.string(), index: z.number().int(), success: z.boolean(), result: TaskResultSchema }),
+  JobPausedEvent: z.object({ job_id: z.string(), reason: z.string(), budget: BudgetSchema.nullable() }),
+  JobResumedEvent: z.object({ job_id: z.string() }),
+  JobRecoveringEvent: z.object({ job_id: z.string(), tasks: z.number().int() }),
+} as const;

@@ -1,0 +1,114 @@
+/** The client and the CLI on the v2 surface: reduce, dry runs, recover and resume, typed events. */
+import { spawn } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, expectTypeOf, it } from "vitest";
+import { Fanout, type Estimate, type TaskResult } from "../../client/src/index.ts";
+import { ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
+import { base, fakeStats, uniqueTag } from "./harness/context.ts";
+import { ROOT } from "./harness/fanout-server.ts";
+
+const MODEL = "openai/gpt-4o-mini";
+const foldTemplate = (tag: string) =>
+  `{{ accumulator.echo if accumulator else '' }}+{{ current_result.echo }} <<fake tag=${tag} id=r{{ index }} steps={{ original_input.steps or 'ok' }}>>`;
+
+async function client() {
+  const { key } = await newTenant(base());
+  return { fanout: new Fanout({ apiKey: key, baseUrl: base() }), key };
+}
+
+function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [join(ROOT, "client/dist/cli.js"), ...args], { env: { PATH: process.env.PATH ?? "", ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+describe("client: reduce, dry runs, recover", () => {
+  it("runs a fold, yields its tasks with typed events, and returns the final accumulator", async () => {
+    const { fanout } = await client();
+    const tag = uniqueTag("client-fold");
+    const stages: string[] = [];
+    const job = fanout.reduce({
+      inputs: { first: { v: "a" }, second: { v: "b" } },
+      initialValue: "",
+      innerTask: { promptTemplate: `{{ item.v }} ${fake(tag, "i{{ index }}")}`, outputSchema: ECHO_SCHEMA },
+      reductionTask: { promptTemplate: foldTemplate(tag), outputSchema: ECHO_SCHEMA },
+      model: MODEL,
+      onEvent: {
+        STAGE_STARTED: (e) => stages.push(`start ${e.stage}`),
+        STAGE_COMPLETED: (e) => stages.push(`done ${e.stage}`),
+        TASK_COMPLETED: (e) => expectTypeOf(e.result).toEqualTypeOf<TaskResult>(),
+      },
+    });
+    const tasks: TaskResult[] = [];
+    for await (const task of job) tasks.push(task);
+    expect(tasks).toHaveLength(4);
+    expect(tasks.filter((t) => t.stage === "reduction").map((t) => t.name)).toEqual(["first", "second"]);
+    expect(await job.output()).toEqual({ echo: "+a+b", length: 4 });
+    expect(stages.sort()).toEqual(["done inner", "done reduction", "start inner", "start reduction"]);
+    expect((await job.results({ stage: "reduction" })).map((t) => t.accumulator)).toEqual([{ echo: "+a", length: 2 }, { echo: "+a+b", length: 4 }]);
+  });
+
+  it("estimates without creating, and recovers a failed fold", async () => {
+    const { fanout } = await client();
+    const tag = uniqueTag("client-recover");
+    const options = {
+      inputs: [{ v: "x" }, { v: "y", steps: "400,ok" }],
+      reductionTask: { promptTemplate: foldTemplate(tag), outputSchema: ECHO_SCHEMA, maxTokens: 50 },
+      innerTask: { promptTemplate: "{{ item.v }}", outputSchema: ECHO_SCHEMA, maxTokens: 10 },
+      model: MODEL,
+    };
+    const estimate = await fanout.dryRun("reduce", options);
+    expectTypeOf(estimate).toEqualTypeOf<Estimate>();
+    expect(estimate).toMatchObject({ calls: 4, output_tokens: 120 });
+    expect((await fanout.jobs()).jobs).toEqual([]);
+    const job = fanout.reduce(options);
+    const failed = await job.output().then(() => job.status());
+    expect(failed).toMatchObject({ status: "failed", error: { code: "task_failed", stage: "reduction", index: 1 } });
+    expect(await job.recover()).toMatchObject({ status: "running", recovering: 1 });
+    const done = await job.output();
+    expect(done).toEqual({ echo: "+x+y", length: 4 });
+    expect((await fakeStats(tag)).requests).toBe(3);
+  });
+});
+
+describe("CLI: reduce, estimate, recover", () => {
+  it("folds named inputs from a JSON file and prints the final accumulator; estimates; recovers", async () => {
+    const { key } = await newTenant(base());
+    const env = { FANOUT_API_KEY: key, FANOUT_URL: base() };
+    const dir = mkdtempSync(join(tmpdir(), "fanout-cli-"));
+    const tag = uniqueTag("cli-fold");
+    writeFileSync(join(dir, "reduce.j2"), `{{ accumulator.echo if accumulator else '' }}+{{ name }} <<fake tag=${tag} id={{ name }} steps={{ current_result.steps or 'ok' }}>>`);
+    writeFileSync(join(dir, "schema.json"), JSON.stringify(ECHO_SCHEMA));
+    writeFileSync(join(dir, "inputs.json"), JSON.stringify({ alpha: {}, beta: { steps: "400,ok" }, gamma: {} }));
+    const flags = ["--model", MODEL, "--reduction-template", join(dir, "reduce.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "inputs.json"), "--initial", '""'];
+
+    const estimate = await cli(["estimate", "reduce", ...flags], env);
+    expect(estimate.code).toBe(0);
+    expect(JSON.parse(estimate.stdout)).toMatchObject({ calls: 3, by_stage: { reduction: { calls: 3 } } });
+
+    const failed = await cli(["reduce", ...flags], env);
+    expect(failed.code).toBe(1);
+    expect(JSON.parse(failed.stdout)).toEqual({ echo: "+alpha", length: 6 }); // the partial accumulator
+    const id = /job (job_\w+) failed/.exec(failed.stderr)?.[1] ?? "";
+    expect(failed.stderr).toContain(`fanout recover ${id}`);
+    const recovered = await cli(["recover", id], env);
+    expect(recovered).toMatchObject({ code: 0 });
+    expect(recovered.stdout).toMatch(/running: 2 tasks to run again/);
+    let job: { status: string; output: unknown } = { status: "running", output: null };
+    for (let i = 0; i < 50 && job.status === "running"; i++) {
+      job = JSON.parse((await cli(["status", id], env)).stdout);
+      if (job.status === "running") await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(job).toMatchObject({ status: "completed", output: { echo: "+alpha+beta+gamma" } });
+    const resume = await cli(["resume", id], env);
+    expect(resume.code).toBe(2); // not paused: 409
+    expect(resume.stderr).toMatch(/conflict/);
+  });
+});
