@@ -1,0 +1,60 @@
+/**
+ * The README's v2 examples (reduce, recover, resume, dry run), extracted and sent as written to
+ * the test server (whose `openai/…` models are the fake model server).
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { call, newTenant, waitForJob, waitForStatus } from "./harness/api.ts";
+import { base, scriptedMap, uniqueTag } from "./harness/context.ts";
+import { ROOT } from "./harness/fanout-server.ts";
+
+function example(name: string): Record<string, unknown> {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const marker = `<!-- example: ${name} -->\n\`\`\`json\n`;
+  const start = readme.indexOf(marker);
+  if (start < 0) throw new Error(`README has no example "${name}"`);
+  const body = readme.slice(start + marker.length, readme.indexOf("```", start + marker.length));
+  return JSON.parse(body) as Record<string, unknown>;
+}
+
+describe("the README's v2 examples", () => {
+  it("reduce: folds the named inputs and answers with the ended job", async () => {
+    const { key } = await newTenant(base());
+    const res = await call(base(), "POST", "/v1/reduce?wait=true", { token: key, body: example("POST /v1/reduce?wait=true") });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ type: "reduce", status: "completed", total: 6, succeeded: 6 });
+    expect(res.body.output).toHaveProperty("facts");
+  });
+
+  it("dry run: the estimate, as the README shows it", async () => {
+    const { key } = await newTenant(base());
+    const res = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body: example("POST /v1/map?dry_run=true") });
+    expect(res.status).toBe(200);
+    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const shown = readme.slice(readme.indexOf("<!-- example: POST /v1/map?dry_run=true -->"));
+    const answer = /```json\n(\{"estimate"[\s\S]*?)```/.exec(shown)?.[1] ?? "{}";
+    expect(res.body).toEqual(JSON.parse(answer));
+  });
+
+  it("recover: the body re-runs a failed item with its overrides", async () => {
+    const { key } = await newTenant(base());
+    const created = await call(base(), "POST", "/v1/map", { token: key, body: scriptedMap(uniqueTag("readme"), ["ok", "500,ok"], { max_retries: 0 }) });
+    const job = await waitForJob(base(), key, created.body.job_id);
+    expect(job.failed).toBe(1);
+    const res = await call(base(), "POST", `/v1/jobs/${job.id}/recover`, { token: key, body: example("recover") });
+    expect(res).toMatchObject({ status: 202, body: { recovering: 1 } });
+    await waitForJob(base(), key, job.id);
+  });
+
+  it("resume: the body resumes a paused job", async () => {
+    const { key } = await newTenant(base());
+    const body = scriptedMap(uniqueTag("readme"), ["bad,ok", "bad,ok", "bad,ok"], { max_tokens: 20, concurrency: 1, max_retries: 1 });
+    const total = (await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body })).body.estimate.total_tokens;
+    const created = await call(base(), "POST", "/v1/map", { token: key, body: { ...body, token_budget: { total } } });
+    await waitForStatus(base(), key, created.body.job_id, ["paused"], 30_000);
+    const res = await call(base(), "POST", `/v1/jobs/${created.body.job_id}/resume`, { token: key, body: example("resume") });
+    expect(res.status).toBe(202);
+    expect((await waitForJob(base(), key, created.body.job_id)).status).toBe("completed");
+  });
+});
