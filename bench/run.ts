@@ -12,6 +12,7 @@ import { startFanout, ROOT } from "../test/e2e/harness/fanout-server.ts";
 import { allResults, newTenant } from "../test/e2e/harness/api.ts";
 import { followJob, mapBody, runThroughFanout, startJob } from "./fanout-run.ts";
 import { samplePeak } from "./memory.ts";
+import { runFold } from "./reduce-run.ts";
 import type { RunFigures, Workload } from "./workload.ts";
 
 interface Row {
@@ -111,6 +112,25 @@ async function runConcurrentTenants(): Promise<void> {
   process.stderr.write(`${(wallMs / 1000).toFixed(2)} s\n`);
 }
 
+/** S6: a fold of 100 inputs, inner L = 500 ms, reduction R = 200 ms, C = 16; ideal N·R + L. */
+let foldRow = "";
+async function runFoldScenario(): Promise<void> {
+  if (only && !only.has("S6")) return;
+  const w = { n: 100, concurrency: 16, innerMs: 500, reductionMs: 200, tag: `S6-${Date.now()}` };
+  process.stderr.write(`S6: fold of ${w.n}, L=${w.innerMs} ms, R=${w.reductionMs} ms, C=${w.concurrency} … `);
+  const sampler = samplePeak(() => fanout.process.pid);
+  const r = await runFold(fanout.url, fanoutKey, w);
+  const peak = sampler.stop();
+  const ideal = w.n * w.reductionMs + w.innerMs;
+  const naive = w.n * (w.innerMs + w.reductionMs);
+  process.stderr.write(`${(r.wallMs / 1000).toFixed(2)} s\n`);
+  foldRow = [
+    "| scenario | N | C | L inner (ms) | R reduction (ms) | wall (s) | ideal N·R + L (s) | efficiency | N·(L + R), inner then reduction in turn (s) | reductions in order | succeeded | attempts | peak MB |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|",
+    `| S6 reduce | ${w.n} | ${w.concurrency} | ${w.innerMs} | ${w.reductionMs} | ${(r.wallMs / 1000).toFixed(2)} | ${(ideal / 1000).toFixed(2)} | ${(ideal / r.wallMs).toFixed(2)} | ${(naive / 1000).toFixed(2)} | ${r.inOrder ? "yes" : "NO"} | ${r.succeeded} | ${r.attempts} | ${Math.round(peak)} |`,
+  ].join("\n");
+}
+
 function table(): string {
   const baselineA = new Map(rows.filter((r) => r.runner.startsWith("A")).map((r) => [r.scenario, r.figures.wallMs]));
   const lines = [
@@ -146,6 +166,20 @@ function machine(): string {
   return `${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${workerd}`;
 }
 
+/** The fold's own block: written whenever S6 ran (its columns differ from the map table's). */
+function writeFoldReport(): void {
+  if (!foldRow) return;
+  const path = `${ROOT}/BENCHMARKS.md`;
+  const block = [
+    "<!-- bench-reduce:start -->",
+    `Run on ${new Date().toISOString().slice(0, 10)} with \`npm run bench${only ? ` -- --only ${[...only].join(",")}` : ""}\` on ${machine()}.`,
+    "",
+    foldRow,
+    "<!-- bench-reduce:end -->",
+  ].join("\n");
+  writeFileSync(path, readFileSync(path, "utf8").replace(/<!-- bench-reduce:start -->[\s\S]*<!-- bench-reduce:end -->/, block));
+}
+
 function writeReport(): void {
   const path = `${ROOT}/BENCHMARKS.md`;
   const block = [
@@ -173,8 +207,11 @@ try {
   await fakeConfig({ rateLimitFraction: 0, proseFraction: 0 });
   await runAll("S4", { n: 10_000, concurrency: 100, latencyMs: 500 }, ["fanout", "a", "b"]);
   await runConcurrentTenants();
+  await runFoldScenario();
   console.log(table());
+  if (foldRow) console.log(foldRow);
   if (!only) writeReport();
+  writeFoldReport();
 } finally {
   await fanout.stop();
   await fake.close();

@@ -19,7 +19,7 @@
  */
 import { DurableObject } from "cloudflare:workers";
 import { renderLimits, sseKeepaliveMs } from "../src/config";
-import { randomBase32 } from "../src/lib/ids";
+import { newId, randomBase32 } from "../src/lib/ids";
 import { nextStep, type AttemptOutcome, type NextStep } from "../src/engine/retry-policy";
 import { isTerminal, type JobEnd, type JobStatus, type Operator, type PlanReader, type TaskClaim, type TaskRef, type TaskSeed, type StageWork } from "../src/engine/types";
 import { operatorFor, type JobSpec } from "../src/operators/registry";
@@ -56,6 +56,7 @@ export class JobCoordinator extends DurableObject<Env> {
   #flushTimer: ReturnType<typeof setTimeout> | null = null;
   #flushing: Promise<void> = Promise.resolve();
   #templates = new Map<string, CompiledTemplate>(); // per stage, for budget reservations
+  #spent: Spend = NO_SPEND; // mirrors meta `spend`
   #ending: Promise<void> | null = null; // an end begun inside the synchronous dispatch; the RPC or alarm that caused it waits for it
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -68,6 +69,7 @@ export class JobCoordinator extends DurableObject<Env> {
       this.#status = this.#store.getMeta<JobStatus>("status") ?? "queued";
       this.#finalized = this.#store.getMeta<boolean>("finalized") ?? false;
       this.#counters = { ...ZERO, ...this.#store.getMeta<Counters>("counters") };
+      this.#spent = this.#store.getMeta<Spend>("spend") ?? NO_SPEND;
       for (const row of this.#store.running()) if (row.slot !== null) this.#busySlots.add(row.slot);
       this.#alarmAt = await ctx.storage.getAlarm();
     });
@@ -113,7 +115,7 @@ export class JobCoordinator extends DurableObject<Env> {
           this.#bump({ completed: -1, failed: -1 });
           this.#store.uncountStageFailure(row.stage);
         }
-        this.#store.resetTask(row);
+        this.#store.resetTask(row, row.session_id ? newId("ses") : null);
       }
       for (const stage of new Set(rows.map((r) => r.stage))) this.#store.setStageStatus(stage, "pending");
       this.#store.setMeta("spec", updated);
@@ -339,8 +341,7 @@ export class JobCoordinator extends DurableObject<Env> {
     }
     const vars = (this.#op as Operator).vars(spec, { stage: row.stage, index: row.idx, input: JSON.parse(row.input) as unknown });
     const tokens = reservation(work, template, vars);
-    const spent = (this.#store.getMeta<Spend>("spend") ?? NO_SPEND).total;
-    return spent + this.#store.reservedTokens() + tokens <= spec.budget.total ? tokens : null;
+    return this.#spent.total + this.#store.reservedTokens() + tokens <= spec.budget.total ? tokens : null;
   }
 
   #budgetExhausted(): void {
@@ -359,7 +360,8 @@ export class JobCoordinator extends DurableObject<Env> {
   }
 
   #spend(stage: string, tokens: number): void {
-    this.#store.setMeta("spend", addSpend(this.#store.getMeta<Spend>("spend") ?? NO_SPEND, stage, tokens));
+    this.#spent = addSpend(this.#spent, stage, tokens);
+    this.#store.setMeta("spend", this.#spent);
   }
 
   /** A dispatch that will never report: it counts as an attempt; the last allowed one fails the task (`internal`). */
@@ -517,7 +519,7 @@ export class JobCoordinator extends DurableObject<Env> {
 
   #budgetView() {
     const spec = this.#spec as JobSpec;
-    return budgetView(spec.budget, this.#store.getMeta<Spend>("spend") ?? NO_SPEND, this.#store.reservedTokens());
+    return budgetView(spec.budget, this.#spent, this.#store.reservedTokens());
   }
 
   #setStatus(status: JobStatus): void {

@@ -43,7 +43,8 @@ const STEPS: Step[] = [
         error TEXT,
         error_kind TEXT,
         PRIMARY KEY (stage, idx));
-      CREATE INDEX tasks_by_state ON tasks (state, priority, ready_at, idx);
+      CREATE INDEX tasks_ready ON tasks (state, priority, idx, stage); -- dispatch order, read straight off the index
+      CREATE INDEX tasks_waiting ON tasks (state, ready_at); -- backoffs that are due
       CREATE TABLE stages (
         name TEXT PRIMARY KEY, ord INTEGER NOT NULL, status TEXT NOT NULL, total INTEGER NOT NULL,
         completed INTEGER NOT NULL DEFAULT 0, succeeded INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,

@@ -164,9 +164,9 @@ export class CoordinatorStore {
     return this.#sql.exec("SELECT 1 FROM tasks WHERE stage = ? AND state != 'blocked' LIMIT 1", stage).toArray().length > 0;
   }
 
-  /** Tasks not done, over every stage. */
+  /** Tasks not done, over every stage: from the stage counters (a handful of rows), not a scan of the tasks. */
   open(): number {
-    return this.#sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tasks WHERE state != 'done'").one().n;
+    return this.#sql.exec<{ n: number | null }>("SELECT SUM(total - completed) AS n FROM stages").one().n ?? 0;
   }
 
   /** Waiting tasks whose time has come become pending. */
@@ -235,13 +235,16 @@ export class CoordinatorStore {
       .filter((t) => t.state !== "done" || errorKinds === null || (t.error_kind !== null && errorKinds.includes(t.error_kind)));
   }
 
-  /** A task to run again from scratch: a fresh attempt count and usage, no guidance, nothing running. */
-  resetTask(row: TaskRow): void {
+  /**
+   * A task to run again from scratch: a fresh attempt count and usage, no guidance, nothing
+   * running. An agent task gets a new sub-session (`sessionId`): the old one keeps its history.
+   */
+  resetTask(row: TaskRow, sessionId: string | null): void {
     this.#sql.exec(
       `UPDATE tasks SET state = CASE WHEN state = 'blocked' THEN 'blocked' ELSE 'pending' END, attempts = 0, ready_at = 0,
          slot = NULL, token = NULL, problems = NULL, input_tokens = 0, output_tokens = 0, reserved = 0,
-         success = NULL, output = NULL, error = NULL, error_kind = NULL WHERE stage = ? AND idx = ?`,
-      row.stage, row.idx,
+         success = NULL, output = NULL, error = NULL, error_kind = NULL, session_id = ? WHERE stage = ? AND idx = ?`,
+      sessionId, row.stage, row.idx,
     );
   }
 
