@@ -24,23 +24,19 @@ import { nextStep, type AttemptOutcome, type NextStep } from "../src/engine/retr
 import { isTerminal, type JobEnd, type JobStatus, type Operator, type PlanReader, type TaskClaim, type TaskRef, type TaskSeed, type StageWork } from "../src/engine/types";
 import { operatorFor, type JobSpec } from "../src/operators/registry";
 import { withOverrides, type RecoverOptions, type RecoverAnswer, type ResumeAnswer } from "../src/engine/recovery";
-import { writeJobProgress } from "../src/db/jobs";
+import type { JobProgress } from "../src/db/jobs";
 import { agentSession, callWorker } from "../src/objects";
 import { sendMessage } from "../src/queue-messages";
-import { compileTemplate, type CompiledTemplate } from "../src/template/jinja";
 import { EventHub } from "./coordinator/event-hub";
 import { CoordinatorStore, taskView, type TaskRow } from "./coordinator/store";
 import { sweepWebhook, type CompletedEvent } from "./coordinator/webhook-sweep";
-import { addSpend, NO_SPEND, reservation, type Spend } from "./coordinator/budget";
-import { ZERO, budgetView, progressOf, stagesView, type Counters } from "./coordinator/progress";
+import { BudgetKeeper, lostAfterMs } from "./coordinator/budget";
+import { D1Mirror } from "./coordinator/d1-mirror";
+import { ZERO, progressOf, stagesView, type Counters } from "./coordinator/progress";
 
 const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
-const LOST_GRACE_MS = 15_000; // a dispatch with no report after timeout + this is presumed lost
-const AGENT_TURN_OVERHEAD_MS = 30_000; // per turn of a sub-session: tool calls and storage on top of the model call
 const QUEUE_GRACE_MS = 2_000; // the sweep picks up a backoff retry this long after its Queue message is due
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm: Queue delays are whole seconds
-const FLUSH_DELAY_MS = 100; // results are copied to D1 in batches at most this stale
-const FLUSH_BATCH = 50; // rows per D1 batch
 
 export class JobCoordinator extends DurableObject<Env> {
   #store!: CoordinatorStore;
@@ -53,10 +49,8 @@ export class JobCoordinator extends DurableObject<Env> {
   #alarmAt: number | null = null;
   #hub: EventHub;
   #waiters: (() => void)[] = [];
-  #flushTimer: ReturnType<typeof setTimeout> | null = null;
-  #flushing: Promise<void> = Promise.resolve();
-  #templates = new Map<string, CompiledTemplate>(); // per stage, for budget reservations
-  #spent: Spend = NO_SPEND; // mirrors meta `spend`
+  #mirror!: D1Mirror;
+  #budget!: BudgetKeeper;
   #ending: Promise<void> | null = null; // an end begun inside the synchronous dispatch; the RPC or alarm that caused it waits for it
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -64,12 +58,13 @@ export class JobCoordinator extends DurableObject<Env> {
     this.#hub = new EventHub(sseKeepaliveMs(env));
     void ctx.blockConcurrencyWhile(async () => {
       this.#store = new CoordinatorStore(ctx.storage);
+      this.#mirror = new D1Mirror(env.DB, this.#store, () => this.#progress());
       this.#spec = this.#store.getMeta<JobSpec>("spec") ?? null;
       this.#op = this.#spec ? operatorFor(this.#spec) : null;
       this.#status = this.#store.getMeta<JobStatus>("status") ?? "queued";
       this.#finalized = this.#store.getMeta<boolean>("finalized") ?? false;
       this.#counters = { ...ZERO, ...this.#store.getMeta<Counters>("counters") };
-      this.#spent = this.#store.getMeta<Spend>("spend") ?? NO_SPEND;
+      this.#budget = new BudgetKeeper(this.#store, renderLimits(env));
       for (const row of this.#store.running()) if (row.slot !== null) this.#busySlots.add(row.slot);
       this.#alarmAt = await ctx.storage.getAlarm();
     });
@@ -110,29 +105,21 @@ export class JobCoordinator extends DurableObject<Env> {
     if (rows.length === 0) return { ok: false, reason: "The job has no failed or unfinished task to re-run." };
     const updated = withOverrides(spec, options);
     this.#store.transaction(() => {
-      for (const row of rows) {
-        if (row.state === "done") {
-          this.#bump({ completed: -1, failed: -1 });
-          this.#store.uncountStageFailure(row.stage);
-        }
-        this.#store.resetTask(row, row.session_id ? newId("ses") : null);
+      const failed = this.#store.reopen(rows, () => newId("ses"));
+      this.#bump({ completed: -failed, failed: -failed });
+      const round = (this.#store.getMeta<number>("round") ?? 1) + 1;
+      for (const [key, value] of Object.entries({ spec: updated, round, completed_at: null, error: null, finalized: false, webhook_settled: false })) {
+        this.#store.setMeta(key, value);
       }
-      for (const stage of new Set(rows.map((r) => r.stage))) this.#store.setStageStatus(stage, "pending");
-      this.#store.setMeta("spec", updated);
-      this.#store.setMeta("round", (this.#store.getMeta<number>("round") ?? 1) + 1);
-      this.#store.setMeta("completed_at", null);
-      this.#store.setMeta("error", null);
-      this.#store.setMeta("finalized", false);
-      this.#store.setMeta("webhook_settled", false);
       this.#setStatus("running");
       this.#emit("JOB_RECOVERING", { job_id: spec.jobId, tasks: rows.length });
     });
     this.#spec = updated;
     this.#finalized = false;
-    this.#templates.clear();
+    this.#budget.respec();
     this.#startStagesWithWork();
     await this.#afterChange(this.#op?.advance(updated, this.#reader(), null) ?? { ready: [] });
-    await this.#flush(); // D1 says `running` before the caller hears 202
+    await this.#mirror.flush(); // D1 says `running` before the caller hears 202
     return { ok: true, recovering: rows.length };
   }
 
@@ -153,7 +140,7 @@ export class JobCoordinator extends DurableObject<Env> {
     });
     await this.#dispatchAndSettle();
     await this.#wakeAt(Date.now() + SWEEP_INTERVAL_MS);
-    await this.#flush(); // D1 says `running` before the caller hears 202
+    await this.#mirror.flush(); // D1 says `running` before the caller hears 202
     return { ok: true };
   }
 
@@ -200,7 +187,7 @@ export class JobCoordinator extends DurableObject<Env> {
     const live = this.#status === "running" || this.#status === "paused";
     if (!spec || !live || !task || task.state !== "running" || task.token !== ref.token) return;
     if (task.slot !== null) this.#busySlots.delete(task.slot);
-    this.#spend(task.stage, outcome.usage.input_tokens + outcome.usage.output_tokens);
+    this.#budget.spend(task.stage, outcome.usage.input_tokens + outcome.usage.output_tokens);
     const step = nextStep(outcome, task.attempts, spec.maxRetries);
     if (step.step === "retry") {
       const readyAt = Date.now() + step.delayMs;
@@ -234,13 +221,13 @@ export class JobCoordinator extends DurableObject<Env> {
     }
     const now = Date.now();
     for (const row of this.#store.running()) {
-      if ((row.dispatched_at ?? 0) + this.#lostAfterMs(row.stage) < now) await this.#lost(row, "no report from its worker in time");
+      if ((row.dispatched_at ?? 0) + lostAfterMs((this.#op as Operator).work(this.#spec as JobSpec, row.stage)) < now) await this.#lost(row, "no report from its worker in time");
     }
     if (isTerminal(this.#status)) return;
     this.#store.releaseDue(now);
     await this.#dispatchAndSettle();
     if (isTerminal(this.#status)) return;
-    await this.#flush();
+    await this.#mirror.flush();
     const waiting = this.#store.nextWaitingAt();
     await this.#wakeAt(Math.min(now + SWEEP_INTERVAL_MS, waiting === null ? Infinity : waiting + QUEUE_GRACE_MS));
   }
@@ -257,7 +244,7 @@ export class JobCoordinator extends DurableObject<Env> {
       this.#emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...kind });
     });
     this.#startStagesWithWork();
-    this.#scheduleFlush();
+    this.#mirror.schedule();
     await this.#afterChange(op.advance(spec, this.#reader(), null));
   }
 
@@ -309,7 +296,9 @@ export class JobCoordinator extends DurableObject<Env> {
     if (free.length === 0) return;
     const now = Date.now();
     for (const [i, row] of this.#store.nextPending(free.length).entries()) {
-      const reserved = this.#reserve(row);
+      const work = this.#op.work(spec, row.stage);
+      const vars = () => (this.#op as Operator).vars(spec, { stage: row.stage, index: row.idx, input: JSON.parse(row.input) as unknown });
+      const reserved = this.#budget.reserve(spec.budget, row.stage, work, vars);
       if (reserved === null) return this.#budgetExhausted();
       const slot = free[i] as number;
       const token = randomBase32(10);
@@ -329,21 +318,6 @@ export class JobCoordinator extends DurableObject<Env> {
   }
 
   /** The tokens this dispatch reserves (0 without a budget), or null when they do not fit what is left. */
-  #reserve(row: TaskRow): number | null {
-    const spec = this.#spec as JobSpec;
-    if (!spec.budget) return 0;
-    const work = (this.#op as Operator).work(spec, row.stage);
-    const source = work.kind === "call" ? work.call.promptTemplate : work.agent.promptTemplate;
-    let template = this.#templates.get(row.stage);
-    if (!template) {
-      template = compileTemplate(source, "prompt_template", [], renderLimits(this.env));
-      this.#templates.set(row.stage, template);
-    }
-    const vars = (this.#op as Operator).vars(spec, { stage: row.stage, index: row.idx, input: JSON.parse(row.input) as unknown });
-    const tokens = reservation(work, template, vars);
-    return this.#spent.total + this.#store.reservedTokens() + tokens <= spec.budget.total ? tokens : null;
-  }
-
   #budgetExhausted(): void {
     const spec = this.#spec as JobSpec;
     if (spec.budget?.onExhausted === "fail") {
@@ -354,14 +328,9 @@ export class JobCoordinator extends DurableObject<Env> {
     this.#store.transaction(() => {
       this.#setStatus("paused");
       this.#store.setMeta("pause_reason", "budget_exhausted");
-      this.#emit("JOB_PAUSED", { job_id: spec.jobId, reason: "budget_exhausted", budget: this.#budgetView() });
+      this.#emit("JOB_PAUSED", { job_id: spec.jobId, reason: "budget_exhausted", budget: this.#budget.view((this.#spec as JobSpec).budget) });
     });
-    this.#scheduleFlush();
-  }
-
-  #spend(stage: string, tokens: number): void {
-    this.#spent = addSpend(this.#spent, stage, tokens);
-    this.#store.setMeta("spend", this.#spent);
+    this.#mirror.schedule();
   }
 
   /** A dispatch that will never report: it counts as an attempt; the last allowed one fails the task (`internal`). */
@@ -381,14 +350,6 @@ export class JobCoordinator extends DurableObject<Env> {
   /** Its current turn is its last; not waited for. */
   #stopSession(sessionId: string): void {
     agentSession(this.env, sessionId).stop().catch((err: unknown) => console.error("could not stop a session", err));
-  }
-
-  /** How long a dispatch may go without a report before it is presumed lost. */
-  #lostAfterMs(stage: string): number {
-    const work = (this.#op as Operator).work(this.#spec as JobSpec, stage);
-    if (work.kind === "call") return work.call.timeoutMs + LOST_GRACE_MS;
-    const a = work.agent;
-    return a.maxTurns * (a.timeoutMs * (1 + a.maxRetries) + AGENT_TURN_OVERHEAD_MS) + LOST_GRACE_MS;
   }
 
   /** Stores a finished task and its result; returns what the operator says follows. */
@@ -430,7 +391,7 @@ export class JobCoordinator extends DurableObject<Env> {
       }
       return op.advance(spec, this.#reader(), view);
     });
-    this.#scheduleFlush();
+    this.#mirror.schedule();
     return advance;
   }
 
@@ -460,7 +421,7 @@ export class JobCoordinator extends DurableObject<Env> {
       });
     }
     try {
-      await this.#flush();
+      await this.#mirror.flush();
     } catch (err) {
       console.error("final flush failed; the alarm retries", err);
       await this.#wakeAt(Date.now() + 1_000);
@@ -498,6 +459,24 @@ export class JobCoordinator extends DurableObject<Env> {
     }
   }
 
+  /** The job as D1 shows it: status, counters, stages, output, error, budget. */
+  #progress(): { jobId: string; progress: JobProgress } {
+    const spec = this.#spec as JobSpec;
+    return {
+      jobId: spec.jobId,
+      progress: progressOf({
+        status: this.#status,
+        counters: this.#counters,
+        stages: stagesView(this.#store.stages()),
+        completedAt: this.#store.getMeta<string | null>("completed_at") ?? null,
+        output: this.#op?.v1 ? null : (this.#store.getMeta("output") ?? null),
+        error: this.#store.getMeta("error") ?? null,
+        budget: spec.budget ? this.#budget.view((this.#spec as JobSpec).budget) : null,
+        pauseReason: this.#store.getMeta<string | null>("pause_reason") ?? null,
+      }),
+    };
+  }
+
   #round(): number {
     return this.#store.getMeta<number>("round") ?? 1;
   }
@@ -515,11 +494,6 @@ export class JobCoordinator extends DurableObject<Env> {
       total_attempts: c.total_attempts,
       usage: { input_tokens: c.input_tokens, output_tokens: c.output_tokens },
     };
-  }
-
-  #budgetView() {
-    const spec = this.#spec as JobSpec;
-    return budgetView(spec.budget, this.#spent, this.#store.reservedTokens());
   }
 
   #setStatus(status: JobStatus): void {
@@ -540,40 +514,5 @@ export class JobCoordinator extends DurableObject<Env> {
     if (this.#alarmAt !== null && this.#alarmAt <= time) return;
     this.#alarmAt = time;
     await this.ctx.storage.setAlarm(time);
-  }
-
-  #scheduleFlush(): void {
-    if (this.#flushTimer !== null) return;
-    this.#flushTimer = setTimeout(() => {
-      this.#flushTimer = null;
-      this.#flush().catch((err: unknown) => console.error("flush failed; the alarm retries", err));
-    }, FLUSH_DELAY_MS);
-  }
-
-  /** Copies finished results and the job's progress to D1. Flushes never overlap. */
-  #flush(): Promise<void> {
-    const run = this.#flushing.catch(() => undefined).then(() => this.#flushOnce());
-    this.#flushing = run;
-    return run;
-  }
-
-  async #flushOnce(): Promise<void> {
-    const spec = this.#spec as JobSpec;
-    do {
-      const rows = this.#store.outbox(FLUSH_BATCH);
-      const stages = this.#store.stages();
-      const progress = progressOf({
-        status: this.#status,
-        counters: this.#counters,
-        stages: stagesView(stages),
-        completedAt: this.#store.getMeta<string | null>("completed_at") ?? null,
-        output: this.#op?.v1 ? null : (this.#store.getMeta("output") ?? null),
-        error: this.#store.getMeta("error") ?? null,
-        budget: spec.budget ? this.#budgetView() : null,
-        pauseReason: this.#store.getMeta<string | null>("pause_reason") ?? null,
-      });
-      await writeJobProgress(this.env.DB, spec.jobId, progress, rows);
-      this.#store.removeFromOutbox(rows);
-    } while (this.#store.outboxSize() > 0);
   }
 }

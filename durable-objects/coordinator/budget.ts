@@ -1,12 +1,26 @@
 /**
- * Token budgets inside the coordinator: what a dispatch reserves, and whether it fits.
+ * Token budgets inside the coordinator: what a dispatch reserves, and whether it fits (and how
+ * long a dispatch may take, which bounds what it holds).
  * Reserve-then-settle: a dispatch reserves its estimate (prompt + output bound) and the report
  * settles it to the provider's usage, so spend passes the total only by the error of the prompt
  * estimates of calls already in flight.
  */
 import { outputBound, promptTokens } from "../../src/engine/estimate";
-import type { StageWork } from "../../src/engine/types";
-import type { CompiledTemplate } from "../../src/template/jinja";
+import type { BudgetSpec, StageWork } from "../../src/engine/types";
+import { budgetView } from "./progress";
+import type { CoordinatorStore } from "./store";
+import type { RenderLimits } from "../../src/template/budget";
+import { compileTemplate, type CompiledTemplate } from "../../src/template/jinja";
+
+const LOST_GRACE_MS = 15_000; // a dispatch with no report after timeout + this is presumed lost
+const AGENT_TURN_OVERHEAD_MS = 30_000; // per turn of a sub-session: tool calls and storage on top of the model call
+
+/** How long a dispatch of this stage's work may go without a report before it is presumed lost. */
+export function lostAfterMs(work: StageWork): number {
+  if (work.kind === "call") return work.call.timeoutMs + LOST_GRACE_MS;
+  const a = work.agent;
+  return a.maxTurns * (a.timeoutMs * (1 + a.maxRetries) + AGENT_TURN_OVERHEAD_MS) + LOST_GRACE_MS;
+}
 
 export interface Spend {
   total: number;
@@ -33,4 +47,62 @@ export function reservation(work: StageWork, template: CompiledTemplate, vars: R
   // A sub-session makes up to max_turns calls; its own token cap bounds it when smaller.
   const turns = perCall * work.agent.maxTurns;
   return work.agent.maxTotalTokens === null ? turns : Math.min(turns, work.agent.maxTotalTokens + outputBound(spec.maxTokens));
+}
+
+/** The reservations of one job: each stage's template compiled once. */
+class Reservations {
+  readonly #templates = new Map<string, CompiledTemplate>();
+
+  tokens(stage: string, work: StageWork, vars: Record<string, unknown>, limits: RenderLimits): number {
+    let template = this.#templates.get(stage);
+    if (!template) {
+      template = compileTemplate(work.kind === "call" ? work.call.promptTemplate : work.agent.promptTemplate, "prompt_template", [], limits);
+      this.#templates.set(stage, template);
+    }
+    return reservation(work, template, vars);
+  }
+
+  /** A recover may change the spec: compile again. */
+  clear(): void {
+    this.#templates.clear();
+  }
+}
+
+/**
+ * One job's budget: what it has spent (meta `spend`, mirrored in memory), what a dispatch would
+ * reserve, and the figures the API shows. Without a budget every dispatch fits and reserves 0.
+ */
+export class BudgetKeeper {
+  readonly #store: CoordinatorStore;
+  readonly #limits: RenderLimits;
+  readonly #reservations = new Reservations();
+  #spent: Spend;
+
+  constructor(store: CoordinatorStore, limits: RenderLimits) {
+    this.#store = store;
+    this.#limits = limits;
+    this.#spent = store.getMeta<Spend>("spend") ?? NO_SPEND;
+  }
+
+  /** The tokens a dispatch reserves, or null when they do not fit what is left. */
+  reserve(budget: BudgetSpec | null, stage: string, work: StageWork, vars: () => Record<string, unknown>): number | null {
+    if (!budget) return 0;
+    const tokens = this.#reservations.tokens(stage, work, vars(), this.#limits);
+    return this.#spent.total + this.#store.reservedTokens() + tokens <= budget.total ? tokens : null;
+  }
+
+  /** A report settles: the provider's usage is spent (the dispatch's reservation is released with its row). */
+  spend(stage: string, tokens: number): void {
+    this.#spent = addSpend(this.#spent, stage, tokens);
+    this.#store.setMeta("spend", this.#spent);
+  }
+
+  view(budget: BudgetSpec | null) {
+    return budgetView(budget, this.#spent, this.#store.reservedTokens());
+  }
+
+  /** A recover may change the spec: templates are compiled again. */
+  respec(): void {
+    this.#reservations.clear();
+  }
 }

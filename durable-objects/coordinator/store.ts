@@ -116,11 +116,6 @@ export class CoordinatorStore {
       .one();
   }
 
-  /** A failed task goes back to work (recover): its stage counts it as not finished again. */
-  uncountStageFailure(name: string): void {
-    this.#sql.exec("UPDATE stages SET completed = completed - 1, failed = failed - 1 WHERE name = ?", name);
-  }
-
   // ── tasks ───────────────────────────────────────────────────────────────────────────────────
 
   insertTasks(seeds: TaskSeed[]): void {
@@ -233,6 +228,24 @@ export class CoordinatorStore {
       .exec<TaskRow>("SELECT * FROM tasks WHERE state != 'done' OR success = 0 ORDER BY stage, idx")
       .toArray()
       .filter((t) => t.state !== "done" || errorKinds === null || (t.error_kind !== null && errorKinds.includes(t.error_kind)));
+  }
+
+  /**
+   * Recover: `rows` run again from scratch and their stages are pending again; a failed task is no
+   * longer counted as finished by its stage. Agent tasks get a new session id. Returns how many
+   * of the rows were finished (failed) tasks.
+   */
+  reopen(rows: TaskRow[], newSessionId: () => string): number {
+    let failed = 0;
+    for (const row of rows) {
+      if (row.state === "done") {
+        failed++;
+        this.#sql.exec("UPDATE stages SET completed = completed - 1, failed = failed - 1 WHERE name = ?", row.stage);
+      }
+      this.resetTask(row, row.session_id ? newSessionId() : null);
+    }
+    for (const stage of new Set(rows.map((r) => r.stage))) this.setStageStatus(stage, "pending");
+    return failed;
   }
 
   /**

@@ -4,8 +4,21 @@
  */
 import { z } from "@hono/zod-openapi";
 import { ModelSchema, TimeoutSecsSchema } from "../schemas/common";
-import { DEFAULT_RETRY_GUIDANCE, WebhookSchema } from "../schemas/map";
+import { MAX_URL_CHARS } from "../net/destination";
 import { TokenBudgetSchema } from "./budget-schema";
+
+export const DEFAULT_RETRY_GUIDANCE =
+  "Your previous response was not valid JSON. Return only a JSON object matching the required schema.";
+
+export const WebhookSchema = z
+  .strictObject({
+    url: z.url().max(MAX_URL_CHARS).openapi({ example: "https://example.com/hooks/fanout" }),
+    secret: z
+      .string()
+      .regex(/^whsec_[A-Za-z0-9+/=]+$/, "must look like whsec_<base64>")
+      .optional(),
+  })
+  .openapi("WebhookConfig");
 
 export const JsonSchemaField = z.record(z.string(), z.unknown()).nullish();
 
@@ -18,16 +31,22 @@ export const callOverrideFields = {
   temperature: z.number().min(0).max(2).nullish(),
 };
 
-export const baseJobFields = {
+/** Every operator's fields. */
+export const sharedJobFields = {
   model: ModelSchema,
   system_prompt: z.string().nullish(),
-  temperature: z.number().min(0).max(2).nullish().default(0),
   max_tokens: z.number().int().positive().nullish(),
   timeout_secs: TimeoutSecsSchema.default(60),
   max_retries: z.number().int().min(0).max(10).default(3),
-  concurrency: z.number().int().min(1).max(128).default(16),
-  retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),
   webhook: WebhookSchema.nullish(),
   metadata: z.record(z.string(), z.unknown()).default({}),
   token_budget: TokenBudgetSchema.nullish(),
+};
+
+/** The fields of operators of one model call per task (map, reduce): the shared ones and theirs. */
+export const baseJobFields = {
+  ...sharedJobFields,
+  temperature: z.number().min(0).max(2).nullish().default(0),
+  concurrency: z.number().int().min(1).max(128).default(16),
+  retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),
 };

@@ -1,8 +1,8 @@
 /** Request and result schemas of POST /v1/agentic-map and GET /v1/sessions/{id}. */
 import { z } from "@hono/zod-openapi";
-import { ErrorKindSchema, WebhookSchema } from "./map";
-import { TokenBudgetSchema } from "../operators/budget-schema";
-import { HttpUrlSchema, ModelSchema, TimeoutSecsSchema } from "./common";
+import { ErrorKindSchema } from "./map";
+import { sharedJobFields } from "../operators/base-fields";
+import { HttpUrlSchema, TimeoutSecsSchema } from "./common";
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/; // what both providers accept as a function/tool name
 
@@ -31,8 +31,7 @@ export const AgenticMapRequestSchema = z
   .strictObject({
     inputs: z.array(z.unknown()).min(1, "inputs must hold at least one item"),
     agent_prompt_template: z.string().min(1).openapi({ example: "Research {{ item.company }} and summarise its pricing." }),
-    model: ModelSchema,
-    system_prompt: z.string().nullish(),
+    ...sharedJobFields,
     temperature: z.number().min(0).max(2).nullish(),
     max_tokens: z.number().int().positive().nullish().openapi({ description: "Output limit of each model call" }),
     max_turns: z.number().int().min(1).max(100).default(20),
@@ -45,9 +44,6 @@ export const AgenticMapRequestSchema = z
     max_retries: z.number().int().min(0).max(10).default(3).openapi({ description: "Per model call, for transient errors and timeouts" }),
     max_context_tokens: z.number().int().min(256).nullish().openapi({ description: "Compact older turns into a summary above this estimated prompt size" }),
     max_total_tokens: z.number().int().positive().nullish().openapi({ description: "Per-item token budget; stop reason `budget`" }),
-    webhook: WebhookSchema.nullish(),
-    metadata: z.record(z.string(), z.unknown()).default({}),
-    token_budget: TokenBudgetSchema.nullish(),
   })
   .openapi("AgenticMapRequest");
 

@@ -1,21 +1,8 @@
 /** Request and response schemas of POST /v1/map and of map results. */
 import { z } from "@hono/zod-openapi";
-import { ModelSchema, TimeoutSecsSchema } from "./common";
-import { MAX_URL_CHARS } from "../net/destination";
-import { TokenBudgetSchema } from "../operators/budget-schema";
+import { baseJobFields } from "../operators/base-fields";
 
-export const DEFAULT_RETRY_GUIDANCE =
-  "Your previous response was not valid JSON. Return only a JSON object matching the required schema.";
-
-export const WebhookSchema = z
-  .strictObject({
-    url: z.url().max(MAX_URL_CHARS).openapi({ example: "https://example.com/hooks/fanout" }),
-    secret: z
-      .string()
-      .regex(/^whsec_[A-Za-z0-9+/=]+$/, "must look like whsec_<base64>")
-      .optional(),
-  })
-  .openapi("WebhookConfig");
+export { DEFAULT_RETRY_GUIDANCE, WebhookSchema } from "../operators/base-fields";
 
 export const MapRequestSchema = z
   .strictObject({
@@ -31,17 +18,7 @@ export const MapRequestSchema = z
       description: "JSON Schema (2020-12 or draft-07) every output must match. Omitted: `output` is the text.",
       example: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
     }),
-    model: ModelSchema,
-    system_prompt: z.string().nullish(),
-    temperature: z.number().min(0).max(2).nullish().default(0),
-    max_tokens: z.number().int().positive().nullish(),
-    timeout_secs: TimeoutSecsSchema.default(60),
-    max_retries: z.number().int().min(0).max(10).default(3),
-    concurrency: z.number().int().min(1).max(128).default(16),
-    retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),
-    webhook: WebhookSchema.nullish(),
-    metadata: z.record(z.string(), z.unknown()).default({}),
-    token_budget: TokenBudgetSchema.nullish(),
+    ...baseJobFields,
   })
   .openapi("MapRequest");
 

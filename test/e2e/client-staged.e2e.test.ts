@@ -1,5 +1,4 @@
 /** The client and the CLI on the v2 surface: reduce, dry runs, recover and resume, typed events. */
-import { spawn } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,7 +6,7 @@ import { describe, expect, expectTypeOf, it } from "vitest";
 import { Fanout, type Estimate, type TaskResult } from "../../client/src/index.ts";
 import { ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
-import { ROOT } from "./harness/fanout-server.ts";
+import { fanoutCli } from "./harness/cli.ts";
 
 const MODEL = "openai/gpt-4o-mini";
 const foldTemplate = (tag: string) =>
@@ -18,16 +17,6 @@ async function client() {
   return { fanout: new Fanout({ apiKey: key, baseUrl: base() }), key };
 }
 
-function cli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, "client/dist/cli.js"), ...args], { env: { PATH: process.env.PATH ?? "", ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 describe("client: reduce, dry runs, recover", () => {
   it("runs a fold, yields its tasks with typed events, and returns the final accumulator", async () => {
@@ -89,25 +78,25 @@ describe("CLI: reduce, estimate, recover", () => {
     writeFileSync(join(dir, "inputs.json"), JSON.stringify({ alpha: {}, beta: { steps: "400,ok" }, gamma: {} }));
     const flags = ["--model", MODEL, "--reduction-template", join(dir, "reduce.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "inputs.json"), "--initial", '""'];
 
-    const estimate = await cli(["estimate", "reduce", ...flags], env);
+    const estimate = await fanoutCli(["estimate", "reduce", ...flags], env);
     expect(estimate.code).toBe(0);
     expect(JSON.parse(estimate.stdout)).toMatchObject({ calls: 3, by_stage: { reduction: { calls: 3 } } });
 
-    const failed = await cli(["reduce", ...flags], env);
+    const failed = await fanoutCli(["reduce", ...flags], env);
     expect(failed.code).toBe(1);
     expect(JSON.parse(failed.stdout)).toEqual({ echo: "+alpha", length: 6 }); // the partial accumulator
     const id = /job (job_\w+) failed/.exec(failed.stderr)?.[1] ?? "";
     expect(failed.stderr).toContain(`fanout recover ${id}`);
-    const recovered = await cli(["recover", id], env);
+    const recovered = await fanoutCli(["recover", id], env);
     expect(recovered).toMatchObject({ code: 0 });
     expect(recovered.stdout).toMatch(/running: 2 tasks to run again/);
     let job: { status: string; output: unknown } = { status: "running", output: null };
     for (let i = 0; i < 50 && job.status === "running"; i++) {
-      job = JSON.parse((await cli(["status", id], env)).stdout);
+      job = JSON.parse((await fanoutCli(["status", id], env)).stdout);
       if (job.status === "running") await new Promise((r) => setTimeout(r, 200));
     }
     expect(job).toMatchObject({ status: "completed", output: { echo: "+alpha+beta+gamma" } });
-    const resume = await cli(["resume", id], env);
+    const resume = await fanoutCli(["resume", id], env);
     expect(resume.code).toBe(2); // not paused: 409
     expect(resume.stderr).toMatch(/conflict/);
   });

@@ -1,11 +1,11 @@
 /**
- * The agentic-map operator's plan: one stage, `items`, one sub-session per input (its id fixed at
- * submission, so a re-dispatch resumes the same session). The session reports its own result
+ * The agentic-map operator's plan: one sub-session per input, in the single stage `items` (the
+ * session id is fixed when the plan is stored, so a re-dispatch resumes the same session). The session reports its own result
  * fields as `details`; a session lost as often as retries allow gets a result built here.
  */
 import { newId } from "../../lib/ids";
 import type { AgentSpec, JobSpecBase, Operator, TaskResult } from "../../engine/types";
-import { ITEMS_STAGE } from "../map/plan";
+import { completeWhenAllDone, ITEMS_STAGE, itemsPlan } from "../single-stage";
 
 export interface AgentJobSpec extends JobSpecBase {
   type: "agentic_map";
@@ -15,11 +15,8 @@ export interface AgentJobSpec extends JobSpecBase {
 export const agenticMapOperator: Operator<AgentJobSpec> = {
   v1: true,
   mainStage: () => ITEMS_STAGE,
-  plan: (_spec, inputs) => ({
-    stages: [{ name: ITEMS_STAGE, total: inputs.length }],
-    tasks: inputs.map((input, index) => ({ stage: ITEMS_STAGE, index, input, sessionId: newId("ses") })),
-  }),
-  advance: (_spec, reader) => (reader.open() === 0 ? { ready: [], end: { status: "completed", output: null, error: null } } : { ready: [] }),
+  plan: (_spec, inputs) => itemsPlan(inputs, () => newId("ses")),
+  advance: (_spec, reader) => completeWhenAllDone(reader),
   work: (spec) => ({ kind: "agent", tenantId: spec.tenantId, agent: spec.agent }),
   vars: (_spec, task) => ({ item: task.input }),
   result: (_spec, task, finish): TaskResult => ({

@@ -1,24 +1,17 @@
-/**
- * The map operator's plan: one stage, `items`, one independent task per input. A failed item does
- * not stop the others; the job completes once every item has a result.
- */
+/** The map operator's plan: one model call per input, in the single stage `items`. */
 import type { CallSpec, JobSpecBase, Operator, TaskResult } from "../../engine/types";
+import { completeWhenAllDone, ITEMS_STAGE, itemsPlan } from "../single-stage";
 
 export interface MapJobSpec extends JobSpecBase {
   type: "map";
   call: CallSpec;
 }
 
-export const ITEMS_STAGE = "items";
-
 export const mapOperator: Operator<MapJobSpec> = {
   v1: true,
   mainStage: () => ITEMS_STAGE,
-  plan: (_spec, inputs) => ({
-    stages: [{ name: ITEMS_STAGE, total: inputs.length }],
-    tasks: inputs.map((input, index) => ({ stage: ITEMS_STAGE, index, input })),
-  }),
-  advance: (_spec, reader) => (reader.open() === 0 ? { ready: [], end: { status: "completed", output: null, error: null } } : { ready: [] }),
+  plan: (_spec, inputs) => itemsPlan(inputs),
+  advance: (_spec, reader) => completeWhenAllDone(reader),
   work: (spec) => ({ kind: "call", tenantId: spec.tenantId, call: spec.call }),
   vars: (_spec, task) => ({ item: task.input }),
   result: (_spec, task, finish): TaskResult => ({

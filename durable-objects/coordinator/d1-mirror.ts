@@ -1,0 +1,48 @@
+/**
+ * The coordinator's copy of its job in D1: finished results from the outbox, in batches, and the
+ * job's progress with each batch. `schedule()` coalesces the writes of a burst of completions
+ * (at most FLUSH_DELAY_MS stale); `flush()` writes now. Flushes never overlap, and a row leaves
+ * the outbox only once D1 has it.
+ */
+import { writeJobProgress, type JobProgress } from "../../src/db/jobs";
+import type { CoordinatorStore } from "./store";
+
+const FLUSH_DELAY_MS = 100; // results are copied to D1 in batches at most this stale
+const FLUSH_BATCH = 50; // rows per D1 batch
+
+export class D1Mirror {
+  readonly #db: D1Database;
+  readonly #store: CoordinatorStore;
+  readonly #progress: () => { jobId: string; progress: JobProgress };
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #flushing: Promise<void> = Promise.resolve();
+
+  constructor(db: D1Database, store: CoordinatorStore, progress: () => { jobId: string; progress: JobProgress }) {
+    this.#db = db;
+    this.#store = store;
+    this.#progress = progress;
+  }
+
+  schedule(): void {
+    if (this.#timer !== null) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.flush().catch((err: unknown) => console.error("flush failed; the alarm retries", err));
+    }, FLUSH_DELAY_MS);
+  }
+
+  flush(): Promise<void> {
+    const run = this.#flushing.catch(() => undefined).then(() => this.#flushOnce());
+    this.#flushing = run;
+    return run;
+  }
+
+  async #flushOnce(): Promise<void> {
+    do {
+      const rows = this.#store.outbox(FLUSH_BATCH);
+      const { jobId, progress } = this.#progress();
+      await writeJobProgress(this.#db, jobId, progress, rows);
+      this.#store.removeFromOutbox(rows);
+    } while (this.#store.outboxSize() > 0);
+  }
+}
