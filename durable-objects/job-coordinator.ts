@@ -240,8 +240,7 @@ export class JobCoordinator extends DurableObject<Env> {
     const total = this.#store.stages().reduce((n, s) => n + s.total, 0);
     this.#store.transaction(() => {
       this.#setStatus("running");
-      const kind = op.v1 ? (spec.type === "agentic_map" ? { type: "agentic" } : {}) : { type: spec.type };
-      this.#emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...kind });
+      this.#emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...op.startedFields });
     });
     this.#startStagesWithWork();
     this.#mirror.schedule();

@@ -7,28 +7,28 @@ export type AgenticMapRequest = {
   /** `<provider>/<model name>`, at most 200 characters */
   model: string;
   system_prompt?: string | null;
-  temperature?: number | null;
   /** Output limit of each model call */
   max_tokens?: number | null;
+  /** Per model call */
+  timeout_secs?: number;
+  /** Per model call, for transient errors and timeouts */
+  max_retries?: number;
+  webhook?: WebhookConfig;
+  metadata?: {
+    [key: string]: unknown;
+  };
+  token_budget?: TokenBudget;
+  temperature?: number | null;
   max_turns?: number;
   continuation_message?: string;
   completion_marker?: string | null;
   read_only?: boolean;
   tools?: (HttpTool | McpServer)[];
   concurrency?: number;
-  /** Per model call */
-  timeout_secs?: number;
-  /** Per model call, for transient errors and timeouts */
-  max_retries?: number;
   /** Compact older turns into a summary above this estimated prompt size */
   max_context_tokens?: number | null;
   /** Per-item token budget; stop reason `budget` */
   max_total_tokens?: number | null;
-  webhook?: WebhookConfig;
-  metadata?: {
-    [key: string]: unknown;
-  };
-  token_budget?: TokenBudget;
 };
 
 export type AgentMapResult = {
@@ -219,17 +219,17 @@ export type MapRequest = {
   /** `<provider>/<model name>`, at most 200 characters */
   model: string;
   system_prompt?: string | null;
-  temperature?: number | null;
   max_tokens?: number | null;
   timeout_secs?: number;
   max_retries?: number;
-  concurrency?: number;
-  retry_guidance?: string;
   webhook?: WebhookConfig;
   metadata?: {
     [key: string]: unknown;
   };
   token_budget?: TokenBudget;
+  temperature?: number | null;
+  concurrency?: number;
+  retry_guidance?: string;
 };
 
 export type MapResult = {
@@ -308,17 +308,17 @@ export type ReduceRequest = {
   /** `<provider>/<model name>`, at most 200 characters */
   model: string;
   system_prompt?: string | null;
-  temperature?: number | null;
   max_tokens?: number | null;
   timeout_secs?: number;
   max_retries?: number;
-  concurrency?: number;
-  retry_guidance?: string;
   webhook?: WebhookConfig;
   metadata?: {
     [key: string]: unknown;
   };
   token_budget?: TokenBudget;
+  temperature?: number | null;
+  concurrency?: number;
+  retry_guidance?: string;
 };
 
 export type ResultPage = {
@@ -439,6 +439,8 @@ export type WebhookDelivery = {
   /** Also the `webhook-id` header: stable across retries */
   id: string;
   event_type: string;
+  /** 1, then one more per recover of the job (each ends with a new MAP_COMPLETED) */
+  round: number;
   url: string;
   status: "pending" | "delivered" | "failed" | "disabled";
   created_at: string;

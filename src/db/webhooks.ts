@@ -7,6 +7,7 @@ export interface DeliveryRow {
   job_id: string;
   tenant_id: string;
   event_type: string;
+  round: number; // 1, then one more per recover of the job
   url: string;
   payload: string;
   status: "pending" | "delivered" | "failed" | "disabled";
@@ -119,7 +120,7 @@ export async function recordAttempt(
 
 export async function listDeliveries(db: D1Database, jobId: string): Promise<(DeliveryRow & { attempts: AttemptRow[] })[]> {
   const [deliveries, attempts] = await db.batch([
-    db.prepare("SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY created_at").bind(jobId),
+    db.prepare("SELECT * FROM webhook_deliveries WHERE job_id = ? ORDER BY round, created_at").bind(jobId),
     db
       .prepare(
         `SELECT a.* FROM webhook_attempts a JOIN webhook_deliveries d ON d.id = a.delivery_id

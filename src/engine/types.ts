@@ -143,6 +143,8 @@ export interface StagePlan {
 export interface Operator<S extends JobSpecBase = JobSpecBase> {
   /** v1 jobs (map, agentic-map) keep v1's events and result shapes. */
   readonly v1: boolean;
+  /** What MAP_STARTED adds to `{job_id, total, model}` (v1 map: nothing; the others their `type`). */
+  readonly startedFields: Record<string, unknown>;
   mainStage(spec: S): string;
   plan(spec: S, inputs: unknown[]): { stages: StagePlan[]; tasks: TaskSeed[] };
   /** After `trigger` finished (null: re-evaluate everything, after a recover or resume). */

@@ -28,6 +28,7 @@ const DeliverySchema = z
   .object({
     id: z.string().openapi({ description: "Also the `webhook-id` header: stable across retries" }),
     event_type: z.string(),
+    round: z.number().int().openapi({ description: "1, then one more per recover of the job (each ends with a new MAP_COMPLETED)" }),
     url: z.string(),
     status: z.enum(["pending", "delivered", "failed", "disabled"]),
     created_at: z.string(),
@@ -93,6 +94,7 @@ export function webhookRoutes() {
       const deliveries = (await listDeliveries(c.env.DB, job.id)).map((d) => ({
         id: d.id,
         event_type: d.event_type,
+        round: d.round,
         url: d.url,
         status: d.status,
         created_at: d.created_at,
@@ -105,7 +107,7 @@ export function webhookRoutes() {
       const job = await getJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
       if (!job) throw notFound("job");
       if (!job.webhook_url) throw new ApiError(404, "not_found", "This job has no webhook.");
-      const [delivery] = await listDeliveries(c.env.DB, job.id);
+      const delivery = (await listDeliveries(c.env.DB, job.id)).at(-1); // the latest round's
       if (!isTerminal(job.status) || !delivery) throw new ApiError(409, "conflict", "The job has not ended yet; there is nothing to redeliver.");
       await sendMessage(c.env, { type: "deliver_webhook", delivery_id: delivery.id, manual: true });
       return c.json({ delivery_id: delivery.id }, 202);

@@ -9,6 +9,7 @@ export interface MapJobSpec extends JobSpecBase {
 
 export const mapOperator: Operator<MapJobSpec> = {
   v1: true,
+  startedFields: {}, // v1's MAP_STARTED has no type
   mainStage: () => ITEMS_STAGE,
   plan: (_spec, inputs) => itemsPlan(inputs),
   advance: (_spec, reader) => completeWhenAllDone(reader),

@@ -99,6 +99,7 @@ function advance(spec: ReduceJobSpec, reader: PlanReader, trigger: TaskView | nu
 
 export const reduceOperator: Operator<ReduceJobSpec> = {
   v1: false,
+  startedFields: { type: "reduce" },
   mainStage: (spec) => (spec.inner ? INNER : REDUCTION),
   plan: (spec, inputs) => {
     const list = inputs as { name: string; value: unknown }[];
