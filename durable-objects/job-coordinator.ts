@@ -221,13 +221,16 @@ export class JobCoordinator extends DurableObject<Env> {
     }
     const now = Date.now();
     for (const row of this.#store.running()) {
-      if ((row.dispatched_at ?? 0) + lostAfterMs((this.#op as Operator).work(this.#spec as JobSpec, row.stage)) < now) await this.#lost(row, "no report from its worker in time");
+      const deadline = (row.dispatched_at ?? 0) + lostAfterMs((this.#op as Operator).work(spec, row.stage));
+      if (deadline < now) await this.#lost(row, "no report from its worker in time");
     }
     if (isTerminal(this.#status)) return;
     this.#store.releaseDue(now);
     await this.#dispatchAndSettle();
     if (isTerminal(this.#status)) return;
     await this.#mirror.flush();
+    // A paused job with nothing under way has nothing to sweep: resume or cancel wakes it.
+    if (this.#status === "paused" && this.#store.running().length === 0) return;
     const waiting = this.#store.nextWaitingAt();
     await this.#wakeAt(Math.min(now + SWEEP_INTERVAL_MS, waiting === null ? Infinity : waiting + QUEUE_GRACE_MS));
   }

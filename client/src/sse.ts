@@ -10,7 +10,11 @@ export interface SseEvent {
 
 export interface StreamOptions {
   open: (lastEventId: number) => Promise<Response>;
-  /** Stop after this event name (the server closes after it too). */
+  /**
+   * The stream's last event: the server closes the stream after it. A job that was recovered has
+   * it more than once (one per round), so the stream is done only when the server closes right
+   * after one; events after it mean the job went on.
+   */
   until: string;
   maxReconnects?: number;
   reconnectDelayMs?: number;
@@ -62,11 +66,8 @@ export async function* eventStream(options: StreamOptions): AsyncGenerator<SseEv
         if (event.id <= lastId) continue; // never repeat an event
         lastId = event.id;
         reconnects = 0;
+        ended = event.event === options.until;
         yield event;
-        if (event.event === options.until) {
-          ended = true;
-          break;
-        }
       }
     } catch (err) {
       if ((err as { name?: string }).name === "FanoutError") throw err; // an API answer, not a dropped line

@@ -2,7 +2,7 @@
  * The JobCoordinator at the Durable Object level: stale reports, stage transitions of a fold,
  * reservations that do not fit, a failed final flush, and recover/resume in every state.
  */
-import { env, runDurableObjectAlarm } from "cloudflare:test";
+import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { MapJobSpec } from "../../../src/operators/map/plan";
 import type { ReduceJobSpec } from "../../../src/operators/reduce/plan";
@@ -87,6 +87,7 @@ describe("coordinator: budgets", () => {
     const rows = await tick(stub);
     expect(rows.every((r) => r.state === "pending")).toBe(true); // 1 prompt token + 10 output > 5
     expect(await meta(stub, "status")).toBe("paused");
+    expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBeNull(); // nothing to sweep while paused
     const paused = (await events(stub)).find((e) => e.name === "JOB_PAUSED");
     expect(paused?.data).toEqual({ job_id: jobId, reason: "budget_exhausted", budget: { total: 5, spent: 0, reserved: 0, by_stage: {} } });
     expect(await stub.resume(null)).toEqual({ ok: true });
