@@ -20,8 +20,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { renderLimits, sseKeepaliveMs } from "../src/config";
 import { newId, randomBase32 } from "../src/lib/ids";
-import { nextStep, type AttemptOutcome, type NextStep } from "../src/engine/retry-policy";
-import { isTerminal, type JobEnd, type JobStatus, type Operator, type PlanReader, type TaskClaim, type TaskRef, type TaskSeed, type StageWork } from "../src/engine/types";
+import { nextStep, type AttemptOutcome, type ErrorKind, type NextStep } from "../src/engine/retry-policy";
+import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type TaskClaim, type TaskRef, type TaskSeed, type StageWork } from "../src/engine/types";
 import { operatorFor, type JobSpec } from "../src/operators/registry";
 import { withOverrides, type RecoverOptions, type RecoverAnswer, type ResumeAnswer } from "../src/engine/recovery";
 import type { JobProgress } from "../src/db/jobs";
@@ -257,14 +257,25 @@ export class JobCoordinator extends DurableObject<Env> {
         return row ? taskView(row) : undefined;
       },
       open: () => this.#store.open(),
+      done: (stage) => this.#store.doneTasks(stage).map(taskView),
     };
   }
 
-  /** Applies what the operator said follows: tasks made ready, perhaps the job's end. */
-  async #afterChange(advance: { ready: TaskSeed[]; end?: JobEnd } | null): Promise<void> {
-    if (advance) {
+  /**
+   * Applies what the operator said follows: stage sizes now known, tasks made ready, tasks it
+   * finished itself (each may lead to more), perhaps the job's end.
+   */
+  async #afterChange(first: Advance | null): Promise<void> {
+    const queue: Advance[] = first ? [first] : [];
+    for (let advance = queue.shift(); advance; advance = queue.shift()) {
+      for (const [stage, total] of Object.entries(advance.totals ?? {})) this.#store.setStageTotal(stage, total);
       for (const seed of advance.ready) this.#store.makeReady(seed);
-      if (advance.ready.length > 0) this.#startStagesWithWork();
+      if (advance.ready.length > 0 || advance.local?.length) this.#startStagesWithWork();
+      for (const local of advance.local ?? []) {
+        this.#store.makeReady(local);
+        const row = this.#store.task(local.stage, local.index) as TaskRow;
+        queue.push(this.#record(row, { success: true, output: local.output, error: null, errorKind: null }, { input_tokens: 0, output_tokens: 0 }, null));
+      }
       if (advance.end) return this.#end(advance.end);
     }
     await this.#dispatchAndSettle();
@@ -354,26 +365,35 @@ export class JobCoordinator extends DurableObject<Env> {
     agentSession(this.env, sessionId).stop().catch((err: unknown) => console.error("could not stop a session", err));
   }
 
-  /** Stores a finished task and its result; returns what the operator says follows. */
-  #complete(task: TaskRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" }>) {
+  /** Stores a finished attempt's task and its result; returns what the operator says follows. */
+  #complete(task: TaskRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" }>): Advance {
+    const success = step.step === "succeed";
+    const end = success
+      ? { success, output: step.output, error: null, errorKind: null }
+      : { success, output: null, error: step.error, errorKind: step.errorKind };
+    const details = outcome.kind === "success" || outcome.kind === "permanent" ? (outcome.details ?? null) : null;
+    return this.#record(task, end, outcome.usage, details);
+  }
+
+  /** Stores a finished task (an attempt's, or one the operator finished itself) and its result. */
+  #record(
+    task: TaskRow,
+    end: { success: boolean; output: unknown; error: string | null; errorKind: ErrorKind | null },
+    attemptUsage: { input_tokens: number; output_tokens: number },
+    details: Record<string, unknown> | null,
+  ): Advance {
     const spec = this.#spec as JobSpec;
     const op = this.#op as Operator;
-    const success = step.step === "succeed";
+    const success = end.success;
     const advance = this.#store.transaction(() => {
-      const row = this.#store.markDone(task, outcome.usage, {
-        success,
-        output: success ? step.output : null,
-        error: success ? null : step.error,
-        errorKind: success ? null : step.errorKind,
-      });
+      const row = this.#store.markDone(task, attemptUsage, end);
       const usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
-      const details = outcome.kind === "success" || outcome.kind === "permanent" ? (outcome.details ?? null) : null;
       const view = taskView(row);
       const result = op.result(spec, view, {
         success,
         output: view.output,
         error: row.error,
-        errorKind: step.step === "fail" ? step.errorKind : null,
+        errorKind: end.errorKind,
         attempts: row.attempts,
         usage,
         details,

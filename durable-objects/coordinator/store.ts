@@ -102,6 +102,15 @@ export class CoordinatorStore {
     return this.#sql.exec<StageRow>("SELECT * FROM stages WHERE name = ?", name).toArray()[0];
   }
 
+  setStageTotal(name: string, total: number): void {
+    this.#sql.exec("UPDATE stages SET total = ? WHERE name = ?", total, name);
+  }
+
+  /** The finished tasks of a stage, in index order. */
+  doneTasks(stage: string): TaskRow[] {
+    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE stage = ? AND state = 'done' ORDER BY idx", stage).toArray();
+  }
+
   setStageStatus(name: string, status: StageStatus): void {
     this.#sql.exec("UPDATE stages SET status = ? WHERE name = ?", status, name);
   }

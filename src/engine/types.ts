@@ -97,6 +97,8 @@ export interface PlanReader {
   task(stage: string, index: number): TaskView | undefined;
   /** Tasks not done, over every stage. */
   open(): number;
+  /** The finished tasks of a stage, in index order. */
+  done(stage: string): TaskView[];
 }
 
 export interface JobError {
@@ -113,9 +115,14 @@ export interface JobEnd {
   error: JobError | null;
 }
 
-/** What follows a change in the plan: tasks that become ready, and perhaps the job's end. */
+/**
+ * What follows a change in the plan: tasks that become ready, tasks the operator finished itself
+ * (no model call: a shuffle), stages whose size is now known, and perhaps the job's end.
+ */
 export interface Advance {
   ready: TaskSeed[];
+  local?: (TaskSeed & { output: unknown })[];
+  totals?: Record<string, number>;
   end?: JobEnd;
 }
 
