@@ -21,7 +21,7 @@ import { DurableObject } from "cloudflare:workers";
 import { renderLimits, sseKeepaliveMs } from "../src/config";
 import { newId, randomBase32 } from "../src/lib/ids";
 import { nextStep, type AttemptOutcome, type ErrorKind, type NextStep } from "../src/engine/retry-policy";
-import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type TaskClaim, type TaskRef, type TaskSeed, type StageWork } from "../src/engine/types";
+import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type TaskClaim, type TaskRef, type StageWork } from "../src/engine/types";
 import { operatorFor, type JobSpec } from "../src/operators/registry";
 import { withOverrides, type RecoverOptions, type RecoverAnswer, type ResumeAnswer } from "../src/engine/recovery";
 import type { JobProgress } from "../src/db/jobs";
