@@ -258,6 +258,7 @@ export class JobCoordinator extends DurableObject<Env> {
       },
       open: () => this.#store.open(),
       done: (stage) => this.#store.doneTasks(stage).map(taskView),
+      stage: (name) => this.#store.stage(name),
     };
   }
 

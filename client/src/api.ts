@@ -207,6 +207,82 @@ export type MapItemCompletedEvent = {
   result?: unknown;
 };
 
+export type MapReduceRequest = {
+  /** The documents */
+  inputs: unknown[];
+  /** Runs per batch; its template must use `items` (also sees `indices`; `item` when docs_per_mapper is 1) and output a list of extraction objects, or an object whose `extractions` is one */
+  mapper: {
+    prompt_template: string;
+    /** `<provider>/<model name>`, at most 200 characters */
+    model?: string;
+    system_prompt?: string | null;
+    output_schema?: {
+      [key: string]: unknown;
+    } | null;
+    max_tokens?: number | null;
+    temperature?: number | null;
+  };
+  docs_per_mapper?: number;
+  /** The job's cap on calls in flight, in every stage */
+  max_parallel_mappers?: number;
+  shuffle?: {
+    /** A field name or dotted path */
+    key?: string;
+    dedupe?: "exact" | "none";
+    dedupe_fields?: string[] | null;
+    conflict?: "first" | "most_frequent" | "highest_confidence";
+  };
+  /** Its template must use `items` (also sees `key`, `level`, `groups`, `total_documents`) */
+  reducer: {
+    prompt_template: string;
+    /** `<provider>/<model name>`, at most 200 characters */
+    model?: string;
+    system_prompt?: string | null;
+    output_schema?: {
+      [key: string]: unknown;
+    } | null;
+    max_tokens?: number | null;
+    temperature?: number | null;
+  };
+  reduction_strategy?: "hierarchical" | "flat" | "category";
+  fan_in?: number;
+  /** One call over the reduce stage's final outputs; its template must use `results` */
+  synthesis?: {
+    prompt_template: string;
+    /** `<provider>/<model name>`, at most 200 characters */
+    model?: string;
+    system_prompt?: string | null;
+    output_schema?: {
+      [key: string]: unknown;
+    } | null;
+    max_tokens?: number | null;
+    temperature?: number | null;
+  } | null;
+  map_failures?: "fail" | "continue";
+  /** `<provider>/<model name>`, at most 200 characters */
+  model: string;
+  system_prompt?: string | null;
+  max_tokens?: number | null;
+  timeout_secs?: number;
+  max_retries?: number;
+  webhook?: WebhookConfig;
+  metadata?: {
+    [key: string]: unknown;
+  };
+  token_budget?: {
+    total: number;
+    on_exhausted?: "pause" | "fail";
+    allocation?: {
+      map: number;
+      shuffle: number;
+      reduce: number;
+      synthesis: number;
+    };
+  } | null;
+  temperature?: number | null;
+  retry_guidance?: string;
+};
+
 export type MapRequest = {
   /** The items; each is rendered into the template as `item`. */
   inputs: unknown[];

@@ -141,9 +141,10 @@ export class CoordinatorStore {
     const input = JSON.stringify(seed.input ?? null);
     const existing = this.task(seed.stage, seed.index);
     if (!existing) {
-      this.insertTasks([{ ...seed, blocked: false }]);
-      return true;
+      this.insertTasks([seed]); // a new task: ready, or blocked when the plan says so
+      return !seed.blocked;
     }
+    if (seed.blocked) return false;
     if (existing.state !== "blocked") return false;
     this.#sql.exec("UPDATE tasks SET state = 'pending', input = ? WHERE stage = ? AND idx = ?", input, seed.stage, seed.index);
     return true;

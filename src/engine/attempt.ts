@@ -20,6 +20,16 @@ const NO_USAGE: Usage = { input_tokens: 0, output_tokens: 0 };
 export interface CompiledCall {
   template: CompiledTemplate;
   validator: OutputValidator | null;
+  shape?: "extractions";
+}
+
+const SHAPE_PROBLEM = "the output must be a JSON list of extraction objects, or an object whose `extractions` is such a list";
+
+/** A mapper's extractions: a list of objects, or an object whose `extractions` is one; else null. */
+export function extractionsOf(value: unknown): Record<string, unknown>[] | null {
+  const list = Array.isArray(value) ? value : typeof value === "object" && value !== null ? (value as { extractions?: unknown }).extractions : null;
+  if (!Array.isArray(list)) return null;
+  return list.every((e) => typeof e === "object" && e !== null && !Array.isArray(e)) ? (list as Record<string, unknown>[]) : null;
 }
 
 /** Its variables were checked at submission; here the template is only parsed. */
@@ -27,11 +37,12 @@ export function compileCall(call: CallSpec, limits: RenderLimits): CompiledCall 
   return {
     template: compileTemplate(call.promptTemplate, call.templateField, [], limits),
     validator: call.outputSchema ? compileOutputSchema(call.outputSchema) : null,
+    shape: call.shape,
   };
 }
 
 export function interpretText(text: string, job: CompiledCall, maxOutputBytes: number, usage: Usage): AttemptOutcome {
-  if (!job.validator) {
+  if (!job.validator && !job.shape) {
     if (text.length > maxOutputBytes) {
       return { kind: "invalid", error: `output exceeds ${maxOutputBytes} bytes`, problems: ["the response is too long"], usage };
     }
@@ -41,9 +52,12 @@ export function interpretText(text: string, job: CompiledCall, maxOutputBytes: n
   if (!parsed.ok) {
     return { kind: "invalid", error: parsed.error, problems: ["the response is not valid JSON"], usage };
   }
-  const problems = job.validator.validate(parsed.value);
+  const problems = job.validator?.validate(parsed.value) ?? [];
   if (problems.length > 0) {
     return { kind: "invalid", error: `The output does not match the schema: ${problems.join("; ")}`, problems, usage };
+  }
+  if (job.shape === "extractions" && extractionsOf(parsed.value) === null) {
+    return { kind: "invalid", error: `The output has the wrong shape: ${SHAPE_PROBLEM}.`, problems: [SHAPE_PROBLEM], usage };
   }
   if (JSON.stringify(parsed.value).length > maxOutputBytes) {
     return { kind: "invalid", error: `output exceeds ${maxOutputBytes} bytes`, problems: ["the JSON is too long"], usage };

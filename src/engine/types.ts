@@ -7,7 +7,7 @@
  */
 import type { ErrorKind } from "./retry-policy";
 
-export type JobType = "map" | "agentic_map" | "reduce";
+export type JobType = "map" | "agentic_map" | "reduce" | "map_reduce";
 export type JobStatus = "queued" | "running" | "paused" | "completed" | "cancelled" | "failed";
 export type StageStatus = "pending" | "running" | "completed" | "failed" | "skipped";
 
@@ -26,6 +26,8 @@ export interface CallSpec {
   timeoutMs: number;
   retryGuidance: string;
   maxOutputBytes: number;
+  /** `extractions`: the output must be a list of objects, or an object whose `extractions` is one (map-reduce mappers). */
+  shape?: "extractions";
 }
 
 export type ToolConfig =
@@ -99,6 +101,8 @@ export interface PlanReader {
   open(): number;
   /** The finished tasks of a stage, in index order. */
   done(stage: string): TaskView[];
+  /** A stage's size and counters. */
+  stage(name: string): { total: number; completed: number; succeeded: number; failed: number } | undefined;
 }
 
 export interface JobError {

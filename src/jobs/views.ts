@@ -9,7 +9,7 @@ const parsed = <T>(json: string | null): T | null => (json === null ? null : (JS
 export function jobView(row: JobRow) {
   return {
     id: row.id,
-    type: row.type as "map" | "agentic_map" | "reduce",
+    type: row.type as "map" | "agentic_map" | "reduce" | "map_reduce",
     status: row.status as (typeof JOB_STATUSES)[number],
     model: row.model,
     total: row.total,

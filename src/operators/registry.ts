@@ -6,13 +6,15 @@ import type { JobSpecBase, JobType, Operator } from "../engine/types";
 import { agenticMapOperator, type AgentJobSpec } from "./agentic-map/plan";
 import { mapOperator, type MapJobSpec } from "./map/plan";
 import { reduceOperator, type ReduceJobSpec } from "./reduce/plan";
+import { mapReduceOperator, type MapReduceJobSpec } from "./map-reduce/plan";
 
-export type JobSpec = MapJobSpec | AgentJobSpec | ReduceJobSpec;
+export type JobSpec = MapJobSpec | AgentJobSpec | ReduceJobSpec | MapReduceJobSpec;
 
 const OPERATORS: { [T in JobType]: Operator<Extract<JobSpec, { type: T }>> } = {
   map: mapOperator,
   agentic_map: agenticMapOperator,
   reduce: reduceOperator,
+  map_reduce: mapReduceOperator,
 };
 
 export function operatorFor(spec: JobSpecBase): Operator {

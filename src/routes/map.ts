@@ -1,7 +1,9 @@
-/** POST /v1/map and POST /v1/reduce: operators of one model call per task, served by the shared route factory. */
+/** POST /v1/map, /v1/reduce and /v1/map-reduce: operators of one model call per task, served by the shared route factory. */
 import { submitMapJob } from "../operators/map/submit";
 import { submitReduceJob } from "../operators/reduce/submit";
 import { ReduceRequestSchema } from "../operators/reduce/schema";
+import { submitMapReduceJob } from "../operators/map-reduce/submit";
+import { MapReduceRequestSchema } from "../operators/map-reduce/schema";
 import { newRouter } from "../lib/router";
 import { MapRequestSchema } from "../schemas/map";
 import { operatorRoute } from "./operator-route";
@@ -19,5 +21,11 @@ export function mapRoutes() {
       summary: "An ordered fold: optional inner task per input (run ahead in parallel), then reductions strictly in order",
       schema: ReduceRequestSchema,
       submit: submitReduceJob,
+    }))
+    .route("/", operatorRoute({
+      path: "/map-reduce",
+      summary: "The corpus orchestrator: batched mappers, a deterministic shuffle, hierarchical/flat/category reduce, synthesis",
+      schema: MapReduceRequestSchema,
+      submit: submitMapReduceJob,
     }));
 }

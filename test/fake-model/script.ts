@@ -5,7 +5,8 @@
  * that (tag, id) — the last one repeats — and `ms` is the latency of each call.
  * Steps: ok, fence, prose, prose-json, bad, 429[:retry-after-secs], 500, 529, 401, 400, slow[:ms],
  * and for agents: call:NAME[:ARG] (a tool call with arguments {"q": ARG or the item id}),
- * text:SOME_WORDS (a plain answer, underscores read as spaces), length (cut off at max_tokens).
+ * text:SOME_WORDS (a plain answer, underscores read as spaces), length (cut off at max_tokens),
+ * json:URI_ENCODED_JSON (exactly that JSON value: a mapper's extractions, say).
  */
 export interface Directive {
   tag: string;
@@ -85,6 +86,7 @@ export type StepAnswer =
 
 export function answerFor(step: string, prompt: string, id = "0", schema: Schema | null = null): StepAnswer {
   const [name, arg, extra] = step.split(":");
+  if (name === "json") return { kind: "json", value: JSON.parse(decodeURIComponent(step.slice(5))) as unknown, delayMs: 0 };
   const value = synthesize(schema, prompt);
   const json = JSON.stringify(value);
   switch (name) {

@@ -1,0 +1,163 @@
+/**
+ * POST /v1/map-reduce over HTTP against the fake model: mappers return scripted extractions
+ * (`json:` steps), reducers and synthesis echo their prompts. Each strategy's call counts and
+ * level structure, dedupe, determinism across mapper latencies, map_failures both ways, recover.
+ */
+import { describe, expect, it } from "vitest";
+import { allResults, call, ECHO_SCHEMA, newTenant, waitForJob } from "./harness/api.ts";
+import { base, fakeStats, uniqueTag } from "./harness/context.ts";
+
+const MODEL = "openai/gpt-4o-mini";
+
+/** Documents whose first of each batch scripts that batch's mapper answer. */
+function documents(tag: string, batches: unknown[][], perBatch: number, opts: { ms?: number[]; steps?: (string | null)[] } = {}) {
+  return batches.flatMap((extractions, b) => {
+    const scripted = opts.steps?.[b] ?? `json:${encodeURIComponent(JSON.stringify(extractions))}`;
+    const ms = opts.ms?.[b] !== undefined ? ` ms=${opts.ms[b]}` : "";
+    const first = `doc ${b * perBatch} <<fake tag=${tag} id=m${b} steps=${scripted}${ms}>>`;
+    return [first, ...Array.from({ length: perBatch - 1 }, (_, i) => `doc ${b * perBatch + i + 1}`)];
+  });
+}
+
+function body(mapTag: string, redTag: string, docs: string[], over: Record<string, unknown> = {}) {
+  return {
+    inputs: docs,
+    model: MODEL,
+    mapper: { prompt_template: "{% for d in items %}{{ d }}\n{% endfor %}" },
+    docs_per_mapper: 2,
+    reducer: {
+      prompt_template: `L{{ level }} K={{ key }} N={{ total_documents }} {% for x in items %}{{ x.name if x.name is defined else x.echo }},{% endfor %} <<fake tag=${redTag}>>`,
+      output_schema: ECHO_SCHEMA,
+    },
+    fan_in: 2,
+    ...over,
+  };
+}
+
+const ex = (category: string, name: string, extra: Record<string, unknown> = {}) => ({ category, name, ...extra });
+
+describe("POST /v1/map-reduce", () => {
+  it("hierarchical: fan_in groups per call, levels until one, then synthesis", async () => {
+    const { key } = await newTenant(base());
+    const [tm, tr, ts] = [uniqueTag("map"), uniqueTag("red"), uniqueTag("syn")];
+    const docs = documents(tm, [[ex("a", "a1"), ex("b", "b1")], [ex("c", "c1")], [ex("d", "d1"), ex("a", "a2")]], 2);
+    const res = await call(base(), "POST", "/v1/map-reduce", {
+      token: key,
+      body: body(tm, tr, docs, { synthesis: { prompt_template: `S {{ results.echo }} <<fake tag=${ts}>>`, output_schema: ECHO_SCHEMA } }),
+    });
+    expect(res.status).toBe(202);
+    const job = await waitForJob(base(), key, res.body.job_id);
+    expect(job).toMatchObject({ type: "map_reduce", status: "completed", error: null });
+    expect(job.stages.map((s: any) => [s.name, s.status, s.total])).toEqual([["map", "completed", 3], ["shuffle", "completed", 1], ["reduce", "completed", 3], ["synthesis", "completed", 1]]);
+    expect([(await fakeStats(tm)).requests, (await fakeStats(tr)).requests, (await fakeStats(ts)).requests]).toEqual([3, 3, 1]);
+    const reduce = await allResults(base(), key, job.id, "&stage=reduce");
+    expect(reduce.map((r) => [r.index, r.level, r.key, r.inputs])).toEqual([[0, 0, null, []], [1, 0, null, []], [2, 1, null, [0, 1]]]);
+    expect(reduce[0].output.echo).toBe("L0 K=None N=4 a1,a2,b1,"); // groups a, b (in key order): documents 0, 1, 4, 5
+    expect(reduce[0].sources).toEqual([0, 1, 4, 5]);
+    expect(reduce[1].output.echo).toBe("L0 K=None N=4 c1,d1,");
+    expect(reduce[2].sources).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(reduce[2].output.echo).toBe("L1 K=None N=6 L0 K=None N=4 a1,a2,b1,,L0 K=None N=4 c1,d1,,");
+    expect(job.output.echo).toBe(`S ${reduce[2].output.echo}`);
+    const maps = await allResults(base(), key, job.id); // the default stage: map
+    expect(maps.map((m) => [m.documents, m.extractions])).toEqual([[[0, 1], 2], [[2, 3], 1], [[4, 5], 2]]);
+  });
+
+  it("flat and category: one call over everything, or one per group with [{key, output}] in key order", async () => {
+    const { key } = await newTenant(base());
+    const batches = [[ex("b", "b1"), ex("a", "a1")], [ex("b", "b2")]];
+    const [tm1, tr1] = [uniqueTag("map"), uniqueTag("red")];
+    const flat = await call(base(), "POST", "/v1/map-reduce", { token: key, body: body(tm1, tr1, documents(tm1, batches, 2), { reduction_strategy: "flat" }) });
+    const flatJob = await waitForJob(base(), key, flat.body.job_id);
+    expect(flatJob.output.echo).toBe("L0 K=None N=4 a1,b1,b2,");
+    expect((await fakeStats(tr1)).requests).toBe(1);
+    const [tm2, tr2] = [uniqueTag("map"), uniqueTag("red")];
+    const cat = await call(base(), "POST", "/v1/map-reduce", { token: key, body: body(tm2, tr2, documents(tm2, batches, 2), { reduction_strategy: "category" }) });
+    const catJob = await waitForJob(base(), key, cat.body.job_id);
+    expect(catJob.output).toEqual([
+      { key: "a", output: { echo: "L0 K=a N=2 a1,", length: 14 } },
+      { key: "b", output: { echo: "L0 K=b N=4 b1,b2,", length: 17 } },
+    ]);
+    expect((await fakeStats(tr2)).max_in_flight).toBeGreaterThanOrEqual(1);
+    expect((await fakeStats(tr2)).requests).toBe(2);
+  });
+
+  it("dedupes across batches (sources united) and gives byte-identical reducer prompts whatever order mappers finish in", async () => {
+    const { key } = await newTenant(base());
+    const batches = [
+      [ex("a", "Acme ", { confidence: 0.2, note: "low" }), ex("a", "zeta")],
+      [ex("a", "acme", { confidence: 0.9, note: "high" })],
+      [ex("b", "beta"), ex("a", "ACME", { confidence: 0.5, note: "mid" })],
+    ];
+    const run = async (ms: number[]) => {
+      const [tm, tr] = [uniqueTag("map"), uniqueTag("red")];
+      const shuffle = { key: "category", dedupe: "exact", dedupe_fields: ["name"], conflict: "highest_confidence" };
+      const reducer = { prompt_template: `{{ items | tojson }} <<fake tag=${tr}>>`, output_schema: ECHO_SCHEMA };
+      const res = await call(base(), "POST", "/v1/map-reduce", { token: key, body: body(tm, tr, documents(tm, batches, 2, { ms }), { shuffle, reducer, reduction_strategy: "flat" }) });
+      const job = await waitForJob(base(), key, res.body.job_id);
+      expect(job.status).toBe("completed");
+      return (await fakeStats(tr)).prompts.map((p) => p.replace(tr, "TAG"));
+    };
+    const first = await run([300, 10, 150]);
+    const second = await run([10, 300, 50]);
+    expect(second).toEqual(first);
+    const items = JSON.parse((first[0] as string).replace(" <<fake tag=TAG>>", ""));
+    expect(items).toEqual([
+      { category: "a", name: "acme", confidence: 0.9, note: "high", sources: [0, 1, 2, 3, 4, 5] },
+      { category: "a", name: "zeta", sources: [0, 1] },
+      { category: "b", name: "beta", sources: [4, 5] },
+    ]);
+  });
+
+  it("map_failures fail: the job fails at the end of the map stage; recover re-runs only the failed batch and goes on", async () => {
+    const { key } = await newTenant(base());
+    const [tm, tr] = [uniqueTag("map"), uniqueTag("red")];
+    const good = `json:${encodeURIComponent(JSON.stringify([ex("a", "x")]))}`;
+    const docs = documents(tm, [[], [], []], 2, { steps: [good, `400,${good}`, good] });
+    const res = await call(base(), "POST", "/v1/map-reduce", { token: key, body: body(tm, tr, docs) });
+    const failed = await waitForJob(base(), key, res.body.job_id);
+    expect(failed).toMatchObject({ status: "failed", error: { code: "task_failed", stage: "map", index: 1 } });
+    expect((await fakeStats(tr)).requests).toBe(0); // the reduce stage never ran
+    // The failed batch, and the shuffle that never ran (reduce tasks do not exist before the shuffle).
+    expect((await call(base(), "POST", `/v1/jobs/${failed.id}/recover`, { token: key })).body).toMatchObject({ recovering: 2 });
+    const done = await waitForJob(base(), key, failed.id);
+    expect(done.status).toBe("completed");
+    expect((await fakeStats(tm)).requests).toBe(4); // 3 batches, and the failed one once more
+    expect((await fakeStats(tr)).requests).toBe(1);
+  });
+
+  it("map_failures continue: reduces what succeeded and lists the documents left out", async () => {
+    const { key } = await newTenant(base());
+    const [tm, tr] = [uniqueTag("map"), uniqueTag("red")];
+    const docs = documents(tm, [[ex("a", "x")], [], [ex("b", "y")]], 2, { steps: [null, "400", null] });
+    const res = await call(base(), "POST", "/v1/map-reduce", { token: key, body: body(tm, tr, docs, { map_failures: "continue", reduction_strategy: "flat" }) });
+    const job = await waitForJob(base(), key, res.body.job_id);
+    expect(job.status).toBe("completed");
+    expect(job.output.echo).toBe("L0 K=None N=4 x,y,");
+    const [shuffle] = await allResults(base(), key, job.id, "&stage=shuffle");
+    expect(shuffle.output).toMatchObject({ groups: ["a", "b"], extractions: 2, merged: 0, left_out: [2, 3] });
+  });
+
+  it("refuses bad fields with 400 and stores nothing", async () => {
+    const { key } = await newTenant(base());
+    const ok = body("t", "t", ["d1", "d2"]);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ ...ok, docs_per_mapper: 0 }, "invalid_request"],
+      [{ ...ok, fan_in: 1 }, "invalid_request"],
+      [{ ...ok, reduction_strategy: "tree" }, "invalid_request"],
+      [{ ...ok, shuffle: { conflict: "newest" } }, "invalid_request"],
+      [{ ...ok, token_budget: { total: 1000, allocation: { map: 0.5, shuffle: 0.05, reduce: 0.25, synthesis: 0.1 } } }, "invalid_request"],
+      [{ ...ok, reducer: { prompt_template: "{{ key }}" } }, "template_missing_variable"],
+      [{ ...ok, mapper: { prompt_template: "{{ item }}" } }, "template_missing_variable"],
+      [{ ...ok, synthesis: { prompt_template: "{{ items }}" } }, "template_missing_variable"],
+      [{ ...ok, inputs: [] }, "invalid_request"],
+    ];
+    for (const [request, code] of cases) {
+      const res = await call(base(), "POST", "/v1/map-reduce", { token: key, body: request });
+      expect([res.status, res.body.error?.code]).toEqual([400, code]);
+    }
+    const single = await call(base(), "POST", "/v1/map-reduce?dry_run=true", { token: key, body: { ...ok, docs_per_mapper: 1, mapper: { prompt_template: "{{ item }}" } } });
+    expect(single.status).toBe(200); // with one document per mapper, `item` will do
+    expect(single.body.estimate.by_stage.map.calls).toBe(2);
+    expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
+  });
+});
