@@ -49,6 +49,23 @@ export type AgentMapResult = {
   intermediate_outputs: string[];
 };
 
+export type Audit = {
+  documents: number;
+  left_out: number[];
+  nodes: ({
+    /** `<stage>:<index>` */
+    id: string;
+    stage: string;
+    level: number | null;
+    key: string | null;
+    /** The documents behind this call */
+    sources: number[];
+    /** The calls that fed it */
+    inputs: string[];
+    usage: Usage;
+  })[];
+};
+
 export type Batch = {
   job_id: string;
   successes: (MapResult | AgentMapResult | TaskResult)[];

@@ -179,3 +179,12 @@ export async function listResults(
     .all<{ k: number; data: string }>();
   return { results: results.map((r) => JSON.parse(r.data) as StoredResult), keys: results.map((r) => r.k) };
 }
+
+/** Every stored result of a job, over all its stages (the audit of a map-reduce job). */
+export async function listAllResults(db: D1Database, jobId: string): Promise<(StoredResult & { stage: string })[]> {
+  const { results } = await db
+    .prepare("SELECT stage, data FROM results WHERE job_id = ? ORDER BY stage, idx")
+    .bind(jobId)
+    .all<{ stage: string; data: string }>();
+  return results.map((r) => ({ ...(JSON.parse(r.data) as StoredResult), stage: r.stage }));
+}

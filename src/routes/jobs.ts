@@ -1,6 +1,7 @@
 /** Job routes: list, get, results (per stage, two orders, status filter, cursor pages), batch, events, cancel, recover, resume. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { getJob, listJobs, listResults, type JobRow, type StoredResult } from "../db/jobs";
+import { getJob, listAllResults, listJobs, listResults, type JobRow, type StoredResult } from "../db/jobs";
+import { buildAudit } from "../operators/map-reduce/audit";
 import { openEventStream } from "../jobs/submit";
 import { isTerminal } from "../engine/types";
 import { decodeCursor, encodeCursor, jobView } from "../jobs/views";
@@ -8,7 +9,7 @@ import { ApiError, invalidRequest, notFound } from "../lib/errors";
 import { jsonResponse, newRouter } from "../lib/router";
 import { jobCoordinator } from "../objects";
 import {
-  BatchSchema, JobIdParam, JobListQuery, JobListSchema, JobSchema, RecoverAnswerSchema, RecoverRequestSchema, ResultPageSchema, ResultsQuery,
+  AuditSchema, BatchSchema, JobIdParam, JobListQuery, JobListSchema, JobSchema, RecoverAnswerSchema, RecoverRequestSchema, ResultPageSchema, ResultsQuery,
   ResumeRequestSchema, type ItemResult,
 } from "../schemas/jobs";
 import { bearerSecurity, commonErrors, errorResponse, zodIssues } from "../schemas/common";
@@ -70,6 +71,12 @@ const cancelRoute = createRoute({
   ...route("post", "/{job_id}/cancel", "Cancel a job: no new item starts; finished results are kept"),
   request: { params: JobIdParam },
   responses: { 202: jsonResponse(JobSchema, "Cancelled (or already ended)"), ...jobNotFound, ...commonErrors },
+});
+
+const auditRoute = createRoute({
+  ...route("get", "/{job_id}/audit", "A map-reduce job's trail: every call, the documents behind it and the calls that fed it"),
+  request: { params: JobIdParam },
+  responses: { 200: jsonResponse(AuditSchema, "The audit"), 404: errorResponse("No such job, or not a map-reduce job"), ...commonErrors },
 });
 
 const recoverRoute = createRoute({
@@ -192,6 +199,11 @@ export function jobRoutes() {
       if (!isTerminal(job.status)) await jobCoordinator(c.env, job.id).cancel();
       const current = (await getJob(c.env.DB, c.get("tenantId"), job.id)) ?? job;
       return c.json(jobView(current), 202);
+    })
+    .openapi(auditRoute, async (c) => {
+      const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
+      if (job.type !== "map_reduce") throw new ApiError(404, "not_found", "Only map-reduce jobs have an audit.");
+      return c.json(buildAudit(await listAllResults(c.env.DB, job.id)), 200);
     })
     .openapi(recoverRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);

@@ -115,6 +115,20 @@ export const ResultsQuery = z.object({
   cursor: z.string().optional(),
 });
 
+const AuditNodeSchema = z.object({
+  id: z.string().openapi({ description: "`<stage>:<index>`" }),
+  stage: z.string(),
+  level: z.number().int().nullable(),
+  key: z.string().nullable(),
+  sources: z.array(z.number().int()).openapi({ description: "The documents behind this call" }),
+  inputs: z.array(z.string()).openapi({ description: "The calls that fed it" }),
+  usage: UsageSchema,
+});
+
+export const AuditSchema = z
+  .object({ documents: z.number().int(), left_out: z.array(z.number().int()), nodes: z.array(AuditNodeSchema) })
+  .openapi("Audit");
+
 export const RecoverRequestSchema = z
   .strictObject({
     model: ModelSchema.optional(),

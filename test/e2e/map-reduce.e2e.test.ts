@@ -60,6 +60,17 @@ describe("POST /v1/map-reduce", () => {
     expect(job.output.echo).toBe(`S ${reduce[2].output.echo}`);
     const maps = await allResults(base(), key, job.id); // the default stage: map
     expect(maps.map((m) => [m.documents, m.extractions])).toEqual([[[0, 1], 2], [[2, 3], 1], [[4, 5], 2]]);
+
+    const audit = await call(base(), "GET", `/v1/jobs/${job.id}/audit`, { token: key });
+    expect(audit.status).toBe(200);
+    expect(audit.body.documents).toBe(6);
+    expect(audit.body.left_out).toEqual([]);
+    const nodes = new Map(audit.body.nodes.map((n: any) => [n.id, n]));
+    expect([...nodes.keys()]).toEqual(["map:0", "map:1", "map:2", "reduce:0", "reduce:1", "reduce:2", "synthesis:0"]);
+    expect(nodes.get("reduce:0")).toMatchObject({ level: 0, sources: [0, 1, 4, 5], inputs: ["map:0", "map:2"] });
+    expect(nodes.get("reduce:2")).toMatchObject({ level: 1, inputs: ["reduce:0", "reduce:1"] });
+    expect(nodes.get("synthesis:0")).toMatchObject({ sources: [0, 1, 2, 3, 4, 5], inputs: ["reduce:2"] });
+    expect((nodes.get("map:1") as any).usage.input_tokens).toBeGreaterThan(0);
   });
 
   it("flat and category: one call over everything, or one per group with [{key, output}] in key order", async () => {
@@ -134,7 +145,11 @@ describe("POST /v1/map-reduce", () => {
     expect(job.status).toBe("completed");
     expect(job.output.echo).toBe("L0 K=None N=4 x,y,");
     const [shuffle] = await allResults(base(), key, job.id, "&stage=shuffle");
-    expect(shuffle.output).toMatchObject({ groups: ["a", "b"], extractions: 2, merged: 0, left_out: [2, 3] });
+    expect(shuffle.output).toMatchObject({ documents: 6, groups: ["a", "b"], extractions: 2, merged: 0, left_out: [2, 3] });
+    const audit = await call(base(), "GET", `/v1/jobs/${job.id}/audit`, { token: key });
+    expect(audit.body).toMatchObject({ documents: 6, left_out: [2, 3] });
+    const other = await call(base(), "POST", "/v1/map?wait=true", { token: key, body: { inputs: ["x"], prompt_template: "{{ item }}", model: MODEL } });
+    expect((await call(base(), "GET", `/v1/jobs/${other.body.job_id}/audit`, { token: key })).status).toBe(404);
   });
 
   it("refuses bad fields with 400 and stores nothing", async () => {

@@ -47,6 +47,7 @@ interface ReduceInput {
 }
 
 interface ShuffleSummary {
+  documents: number;
   groups: string[];
   extractions: number;
   merged: number;
@@ -74,7 +75,7 @@ function afterMap(spec: MapReduceJobSpec, reader: PlanReader): Advance {
     .map((b) => ({ documents: (b.input as BatchInput).indices, extractions: extractionsOf(b.output) ?? [] }));
   const shuffled = shuffle(outputs, spec.shuffle);
   const leftOut = failed.flatMap((b) => (b.input as BatchInput).indices).sort((a, b) => a - b);
-  const summary: ShuffleSummary = { groups: shuffled.groups.map((g) => g.key), extractions: shuffled.extractions, merged: shuffled.merged, left_out: leftOut };
+  const summary: ShuffleSummary = { documents: spec.documents, groups: shuffled.groups.map((g) => g.key), extractions: shuffled.extractions, merged: shuffled.merged, left_out: leftOut };
   const shape = levels(spec.strategy, shuffled.groups.length, spec.fanIn);
   const ready = reduceSeeds(spec, shuffled.groups, shape);
   const local = [{ stage: SHUFFLE, index: 0, input: null, output: summary }];
