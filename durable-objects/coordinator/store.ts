@@ -203,9 +203,12 @@ export class CoordinatorStore {
     return this.#sql.exec<{ n: number | null }>("SELECT SUM(attempts) AS n FROM tasks WHERE state = 'done'").one().n ?? 0;
   }
 
-  /** Tokens reserved by the dispatches under way. */
-  reservedTokens(): number {
-    return this.#sql.exec<{ n: number | null }>("SELECT SUM(reserved) AS n FROM tasks WHERE state = 'running'").one().n ?? 0;
+  /** Tokens reserved by the dispatches under way (of one stage, if given). */
+  reservedTokens(stage?: string): number {
+    const query = stage === undefined
+      ? this.#sql.exec<{ n: number | null }>("SELECT SUM(reserved) AS n FROM tasks WHERE state = 'running'")
+      : this.#sql.exec<{ n: number | null }>("SELECT SUM(reserved) AS n FROM tasks WHERE state = 'running' AND stage = ?", stage);
+    return query.one().n ?? 0;
   }
 
   markRetry(row: TaskRow, readyAt: number, problems: string[] | null, usage: Usage): void {

@@ -60,6 +60,8 @@ export type StageWork =
 export interface BudgetSpec {
   total: number;
   onExhausted: "pause" | "fail";
+  /** Shares of the total per stage (map-reduce); a stage's unspent share passes on to the stages after it. */
+  allocation?: Record<string, number>;
 }
 
 /** The fields every job spec has; each operator adds its own. */

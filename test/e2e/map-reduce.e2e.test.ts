@@ -4,7 +4,7 @@
  * level structure, dedupe, determinism across mapper latencies, map_failures both ways, recover.
  */
 import { describe, expect, it } from "vitest";
-import { allResults, call, ECHO_SCHEMA, newTenant, waitForJob } from "./harness/api.ts";
+import { allResults, call, ECHO_SCHEMA, newTenant, waitForJob, waitForStatus } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
 
 const MODEL = "openai/gpt-4o-mini";
@@ -150,6 +150,32 @@ describe("POST /v1/map-reduce", () => {
     expect(audit.body).toMatchObject({ documents: 6, left_out: [2, 3] });
     const other = await call(base(), "POST", "/v1/map?wait=true", { token: key, body: { inputs: ["x"], prompt_template: "{{ item }}", model: MODEL } });
     expect((await call(base(), "GET", `/v1/jobs/${other.body.job_id}/audit`, { token: key })).status).toBe(404);
+  });
+
+  it("pauses at the reduce stage when its share of the budget cannot fit a call, and resumes without repeating a mapper", async () => {
+    const { key } = await newTenant(base());
+    const [tm, tr] = [uniqueTag("map"), uniqueTag("red")];
+    const docs = documents(tm, [[ex("a", "x")], [ex("b", "y")], [ex("a", "z")]], 2);
+    // A small reduce share, and the map stage's unspent share mostly passes to synthesis (its share is larger).
+    const request = body(tm, tr, docs, {
+      synthesis: { prompt_template: `{{ results.echo }} <<fake tag=${tr}-syn>>`, output_schema: ECHO_SCHEMA, max_tokens: 30 },
+      reduction_strategy: "flat",
+      mapper: { prompt_template: "{% for d in items %}{{ d }}\n{% endfor %}", max_tokens: 30 },
+      reducer: { prompt_template: `{{ items | length }} <<fake tag=${tr}>>`, output_schema: ECHO_SCHEMA, max_tokens: 400 },
+    });
+    const total = (await call(base(), "POST", "/v1/map-reduce?dry_run=true", { token: key, body: request })).body.estimate.total_tokens;
+    const allocation = { map: 0.5, shuffle: 0, reduce: 0.05, synthesis: 0.45 };
+    const created = await call(base(), "POST", "/v1/map-reduce", { token: key, body: { ...request, token_budget: { total, allocation } } });
+    expect(created.status).toBe(202);
+    const paused = await waitForStatus(base(), key, created.body.job_id, ["paused"], 30_000);
+    expect(paused).toMatchObject({ pause_reason: "budget_exhausted", stage: "reduce" });
+    expect(paused.budget.by_stage.map).toBeGreaterThan(0);
+    expect([(await fakeStats(tm)).requests, (await fakeStats(tr)).requests]).toEqual([3, 0]);
+    const resumed = await call(base(), "POST", `/v1/jobs/${paused.id}/resume`, { token: key, body: { token_budget: { total: total * 10 } } });
+    expect(resumed.status).toBe(202);
+    const done = await waitForJob(base(), key, paused.id);
+    expect(done).toMatchObject({ status: "completed", output: { echo: "3" } });
+    expect([(await fakeStats(tm)).requests, (await fakeStats(tr)).requests]).toEqual([3, 1]);
   });
 
   it("refuses bad fields with 400 and stores nothing", async () => {

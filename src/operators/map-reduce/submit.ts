@@ -11,7 +11,7 @@ import { InputError } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import type { CallSpec } from "../../engine/types";
 import type { MapReduceJobSpec } from "./plan";
-import type { MapReduceRequest } from "./schema";
+import { DEFAULT_ALLOCATION, type MapReduceRequest } from "./schema";
 
 type TaskRequest = MapReduceRequest["reducer"];
 
@@ -65,5 +65,6 @@ export async function submitMapReduceJob(env: Env, tenantId: string, body: MapRe
     },
     mapFailures: body.map_failures,
   };
+  if (spec.budget && body.token_budget) spec.budget.allocation = body.token_budget.allocation ?? DEFAULT_ALLOCATION;
   return submitJob(env, tenantId, { spec, body: { ...body, concurrency: body.max_parallel_mappers }, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
 }
