@@ -243,7 +243,8 @@ export class JobCoordinator extends DurableObject<Env> {
     const total = this.#store.stages().reduce((n, s) => n + s.total, 0);
     this.#store.transaction(() => {
       this.#setStatus("running");
-      this.#emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...op.startedFields });
+      const stages = op.v1 ? {} : { stages: this.#store.stages().map((s) => ({ name: s.name, total: s.total })) };
+      this.#emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...op.startedFields, ...stages });
     });
     this.#startStagesWithWork();
     this.#mirror.schedule();
@@ -270,10 +271,9 @@ export class JobCoordinator extends DurableObject<Env> {
     const queue: Advance[] = first ? [first] : [];
     for (let advance = queue.shift(); advance; advance = queue.shift()) {
       for (const [stage, total] of Object.entries(advance.totals ?? {})) this.#store.setStageTotal(stage, total);
-      for (const seed of advance.ready) this.#store.makeReady(seed);
+      for (const seed of [...advance.ready, ...(advance.local ?? [])]) this.#store.makeReady(seed);
       if (advance.ready.length > 0 || advance.local?.length) this.#startStagesWithWork();
       for (const local of advance.local ?? []) {
-        this.#store.makeReady(local);
         const row = this.#store.task(local.stage, local.index) as TaskRow;
         queue.push(this.#record(row, { success: true, output: local.output, error: null, errorKind: null }, { input_tokens: 0, output_tokens: 0 }, null));
       }

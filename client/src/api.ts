@@ -341,6 +341,11 @@ export type MapStartedEvent = {
   total: number;
   model: string;
   type?: string;
+  /** Staged jobs: each stage's size as planned (0 where it is known only later) */
+  stages?: {
+    name: string;
+    total: number;
+  }[];
 };
 
 /** A remote MCP server over Streamable HTTP; `allowed_tools` limits which of its tools are offered. */

@@ -1,11 +1,11 @@
 /**
- * The `fanout` commands of v2: `reduce`, `estimate`, `recover` and `resume`. Each takes the
+ * The `fanout` commands of v2: `reduce`, `map-reduce`, `estimate`, `recover` and `resume`. Each takes the
  * parsed flags and a client, writes to stdout/stderr, and returns the exit code.
  */
 import { createWriteStream, readFileSync } from "node:fs";
 import type { Fanout, JobHandle } from "./index.js";
 import { Progress } from "./progress.js";
-import type { MapCompletedEvent, ReduceOptions, TaskResult } from "./types.js";
+import type { MapCompletedEvent, MapReduceOptions, ReduceOptions, TaskResult } from "./types.js";
 
 export type Flags = Record<string, string | boolean | undefined>;
 
@@ -53,14 +53,69 @@ export function reduceOptions(values: Flags, inputs: unknown[] | Record<string, 
   };
 }
 
+const task = (template: string | boolean | undefined, schema: string | boolean | undefined) =>
+  typeof template === "string" ? { promptTemplate: readFileSync(template, "utf8"), outputSchema: jsonFile(schema) } : undefined;
+
+/** A map-reduce job's options from flags. */
+export function mapReduceOptions(values: Flags, inputs: unknown[]): MapReduceOptions {
+  const conflict = values.conflict;
+  if (conflict !== undefined && conflict !== "first" && conflict !== "most_frequent" && conflict !== "highest_confidence") {
+    throw new UsageError("--conflict is first, most_frequent or highest_confidence");
+  }
+  const budget = budgetFlag(values);
+  return {
+    inputs,
+    model: need(values.model, "--model"),
+    mapper: task(need(values["mapper-template"], "--mapper-template"), values["mapper-schema"]) as MapReduceOptions["mapper"],
+    reducer: task(need(values["reducer-template"], "--reducer-template"), values.schema) as MapReduceOptions["reducer"],
+    synthesis: task(values["synthesis-template"], values["synthesis-schema"]),
+    docsPerMapper: int(values["docs-per-mapper"], "--docs-per-mapper"),
+    maxParallelMappers: int(values.concurrency, "--concurrency"),
+    reductionStrategy: values.strategy as MapReduceOptions["reductionStrategy"],
+    fanIn: int(values["fan-in"], "--fan-in"),
+    shuffle: {
+      key: typeof values["shuffle-key"] === "string" ? values["shuffle-key"] : undefined,
+      dedupeFields: typeof values["dedupe-fields"] === "string" ? values["dedupe-fields"].split(",").map((f) => f.trim()) : undefined,
+      conflict: conflict as "first" | "most_frequent" | "highest_confidence" | undefined,
+    },
+    mapFailures: values["map-failures"] === "continue" ? "continue" : undefined,
+    maxRetries: int(values["max-retries"], "--max-retries"),
+    timeoutSecs: int(values.timeout, "--timeout"),
+    tokenBudget: budget,
+  };
+}
+
+/** Runs a map-reduce job with progress (and each stage as it starts and ends) on stderr; the output goes to stdout or --out. */
+export function runMapReduce(client: Fanout, values: Flags, inputs: unknown[]): Promise<number> {
+  const job = client.mapReduce(mapReduceOptions(values, inputs));
+  job.on({
+    STAGE_STARTED: (e) => process.stderr.write(`stage ${e.stage}: started, ${e.total} tasks\n`),
+    STAGE_COMPLETED: (e) => process.stderr.write(`stage ${e.stage}: done, ${e.succeeded} succeeded, ${e.failed} failed\n`),
+  });
+  return followStaged(job, values);
+}
+
 /** Runs a fold with progress on stderr; the final accumulator goes to stdout (or --out) as JSON. */
-export async function runReduce(client: Fanout, values: Flags, inputs: unknown[] | Record<string, unknown>): Promise<number> {
-  const job: JobHandle<TaskResult> = client.reduce(reduceOptions(values, inputs));
+export function runReduce(client: Fanout, values: Flags, inputs: unknown[] | Record<string, unknown>): Promise<number> {
+  return followStaged(client.reduce(reduceOptions(values, inputs)), values);
+}
+
+/** Follows a staged job to its end with a progress bar; prints its output; exit 1 unless it completed. */
+async function followStaged(job: JobHandle<TaskResult>, values: Flags): Promise<number> {
   const progress = new Progress();
   const state = { done: 0, failed: 0, total: 0 };
   let end: MapCompletedEvent | null = null;
+  const totals = new Map<string, number>(); // each stage's size: planned, then as each stage starts
+  const count = () => (state.total = [...totals.values()].reduce((a, b) => a + b, 0));
   job.on({
-    MAP_STARTED: (e) => (state.total = e.total),
+    MAP_STARTED: (e) => {
+      for (const s of e.stages ?? []) totals.set(s.name, s.total);
+      count();
+    },
+    STAGE_STARTED: (e) => {
+      totals.set(e.stage, e.total);
+      count();
+    },
     MAP_COMPLETED: (e) => (end = e),
   });
   for await (const result of job) {

@@ -8,7 +8,9 @@ import { createWriteStream, readFileSync } from "node:fs";
 import { extname } from "node:path";
 import { parseArgs } from "node:util";
 import { Fanout, FanoutError, type MapResult } from "./index.js";
-import { budgetFlag, int, need, reduceOptions, runRecover, runReduce, runResume, UsageError, type Flags } from "./cli-staged.js";
+import {
+  budgetFlag, int, mapReduceOptions, need, reduceOptions, runMapReduce, runRecover, runReduce, runResume, UsageError, type Flags,
+} from "./cli-staged.js";
 import { parseCsv } from "./csv.js";
 import { Progress } from "./progress.js";
 
@@ -18,7 +20,12 @@ const USAGE = `usage:
   fanout reduce --model M --reduction-template FILE [--schema FILE] [--inner-template FILE [--inner-schema FILE]]
              --input FILE (a .json list or object of named inputs, .jsonl, .csv) [--initial JSON] [--out FILE]
              [--concurrency N] [--budget TOKENS]
-  fanout estimate map|reduce (the flags of that command): the dry-run estimate, nothing is created
+  fanout map-reduce --model M --mapper-template FILE [--mapper-schema FILE] --reducer-template FILE [--schema FILE]
+             [--synthesis-template FILE [--synthesis-schema FILE]] --input FILE(.jsonl|.csv|.json) [--docs-per-mapper N]
+             [--concurrency N] [--strategy hierarchical|flat|category] [--fan-in N] [--shuffle-key PATH]
+             [--dedupe-fields F1,F2] [--conflict first|most_frequent|highest_confidence] [--map-failures continue]
+             [--budget TOKENS] [--out FILE]
+  fanout estimate map|reduce|map-reduce (the flags of that command): the dry-run estimate, nothing is created
   fanout jobs [--status S] [--limit N]
   fanout status JOB_ID
   fanout results JOB_ID [--stage NAME] [--out FILE] [--order input|completion]
@@ -82,8 +89,9 @@ async function runEstimate(client: Fanout, kind: string | undefined, values: Fla
   const estimate =
     kind === "map" ? await client.dryRun("map", mapOptions(values, readInputs(input)))
     : kind === "reduce" ? await client.dryRun("reduce", reduceOptions(values, readInputs(input, true)))
+    : kind === "map-reduce" ? await client.dryRun("map-reduce", mapReduceOptions(values, readInputs(input)))
     : null;
-  if (!estimate) throw new UsageError("fanout estimate map|reduce …");
+  if (!estimate) throw new UsageError("fanout estimate map|reduce|map-reduce …");
   process.stdout.write(`${JSON.stringify(estimate, null, 2)}\n`);
   return 0;
 }
@@ -141,6 +149,18 @@ export async function main(argv: string[]): Promise<number> {
       initial: { type: "string" },
       stage: { type: "string" },
       "error-kinds": { type: "string" },
+      "mapper-template": { type: "string" },
+      "mapper-schema": { type: "string" },
+      "reducer-template": { type: "string" },
+      "synthesis-template": { type: "string" },
+      "synthesis-schema": { type: "string" },
+      "docs-per-mapper": { type: "string" },
+      strategy: { type: "string" },
+      "fan-in": { type: "string" },
+      "shuffle-key": { type: "string" },
+      "dedupe-fields": { type: "string" },
+      conflict: { type: "string" },
+      "map-failures": { type: "string" },
       status: { type: "string" },
       limit: { type: "string" },
       order: { type: "string" },
@@ -162,6 +182,8 @@ export async function main(argv: string[]): Promise<number> {
       return runMap(client, values);
     case "reduce":
       return runReduce(client, values, readInputs(need(values.input, "--input"), true));
+    case "map-reduce":
+      return runMapReduce(client, values, readInputs(need(values.input, "--input")));
     case "estimate":
       return runEstimate(client, id, values);
     case "recover":

@@ -11,7 +11,9 @@ import { eventStream } from "./sse.js";
 import type {
   AgentMapResult,
   AgenticMapOptions,
+  Audit,
   Batch,
+  MapReduceOptions,
   Estimate,
   EventHandlers,
   Job,
@@ -97,13 +99,22 @@ export class Fanout {
     return new JobHandle(this, this.#create("/v1/reduce", reduceBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
+  /** The corpus orchestrator: the handle yields every finished task; `output()` is the synthesis (or reduce) value. */
+  mapReduce(options: MapReduceOptions): JobHandle<TaskResult> {
+    return new JobHandle(this, this.#create("/v1/map-reduce", mapReduceBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+  }
+
   /** The estimate of a job, after every check a submission runs; nothing is created. */
   async dryRun(kind: "map", options: MapOptions<unknown, MapResult>): Promise<Estimate>;
   async dryRun(kind: "agentic-map", options: AgenticMapOptions): Promise<Estimate>;
   async dryRun(kind: "reduce", options: ReduceOptions): Promise<Estimate>;
-  async dryRun(kind: "map" | "agentic-map" | "reduce", options: unknown): Promise<Estimate> {
+  async dryRun(kind: "map-reduce", options: MapReduceOptions): Promise<Estimate>;
+  async dryRun(kind: "map" | "agentic-map" | "reduce" | "map-reduce", options: unknown): Promise<Estimate> {
     const body =
-      kind === "map" ? await mapBody(options as AnyMapOptions) : kind === "reduce" ? reduceBody(options as ReduceOptions) : agenticBody(options as AgenticMapOptions);
+      kind === "map" ? await mapBody(options as AnyMapOptions)
+      : kind === "reduce" ? reduceBody(options as ReduceOptions)
+      : kind === "map-reduce" ? mapReduceBody(options as MapReduceOptions)
+      : agenticBody(options as AgenticMapOptions);
     return (await this.request<{ estimate: Estimate }>("POST", `/v1/${kind}?dry_run=true`, body)).estimate;
   }
 
@@ -144,7 +155,14 @@ export class JobHandle<R> implements AsyncIterable<R> {
 
   /** Adds event callbacks (MAP_STARTED, MAP_ITEM_COMPLETED or TASK_COMPLETED, STAGE_*, JOB_*, MAP_COMPLETED). */
   on(handlers: EventHandlers<R>): this {
-    Object.assign(this.#handlers, handlers);
+    for (const [name, handler] of Object.entries(handlers) as [keyof EventHandlers<R>, (d: unknown) => void][]) {
+      const before = this.#handlers[name] as ((d: unknown) => void) | undefined;
+      const both = (d: unknown) => {
+        before?.(d);
+        handler(d);
+      };
+      (this.#handlers as Record<string, (d: unknown) => void>)[name] = before ? both : handler;
+    }
     return this;
   }
 
@@ -186,6 +204,11 @@ export class JobHandle<R> implements AsyncIterable<R> {
       token_budget: options.tokenBudget,
     });
     return this.#client.request("POST", `/v1/jobs/${await this.id()}/recover`, body);
+  }
+
+  /** A map-reduce job's trail: every call, the documents behind it, the calls that fed it. */
+  async audit(): Promise<Audit> {
+    return this.#client.request("GET", `/v1/jobs/${await this.id()}/audit`);
   }
 
   /** Resumes a job paused by its token budget, with a larger total if given. */
@@ -242,7 +265,7 @@ export class JobHandle<R> implements AsyncIterable<R> {
 type Fields<T> = Omit<T, "onEvent">;
 type AnyMapOptions = Fields<MapOptions<unknown, never>>;
 
-function common(o: AnyMapOptions | Fields<AgenticMapOptions> | Fields<ReduceOptions>): Record<string, unknown> {
+function common(o: AnyMapOptions | Fields<AgenticMapOptions> | Fields<ReduceOptions> | Fields<MapReduceOptions>): Record<string, unknown> {
   return {
     model: o.model,
     system_prompt: o.systemPrompt,
@@ -250,7 +273,7 @@ function common(o: AnyMapOptions | Fields<AgenticMapOptions> | Fields<ReduceOpti
     max_tokens: o.maxTokens,
     timeout_secs: o.timeoutSecs,
     max_retries: o.maxRetries,
-    concurrency: o.concurrency,
+    concurrency: "concurrency" in o ? o.concurrency : undefined,
     webhook: o.webhook,
     metadata: o.metadata,
     token_budget: o.tokenBudget ? compact({ total: o.tokenBudget.total, on_exhausted: o.tokenBudget.onExhausted }) : undefined,
@@ -301,6 +324,25 @@ function reduceBody(o: Fields<ReduceOptions>): Record<string, unknown> {
     initial_value: o.initialValue,
     inner_task: o.innerTask ? taskBody(o.innerTask) : undefined,
     reduction_task: taskBody(o.reductionTask),
+    retry_guidance: o.retryGuidance,
+  });
+}
+
+function mapReduceBody(o: Fields<MapReduceOptions>): Record<string, unknown> {
+  const budget = o.tokenBudget;
+  return compact({
+    ...common(o),
+    token_budget: budget ? compact({ total: budget.total, on_exhausted: budget.onExhausted, allocation: budget.allocation }) : undefined,
+    inputs: o.inputs,
+    mapper: taskBody(o.mapper),
+    docs_per_mapper: o.docsPerMapper,
+    max_parallel_mappers: o.maxParallelMappers,
+    shuffle: o.shuffle ? compact({ key: o.shuffle.key, dedupe: o.shuffle.dedupe, dedupe_fields: o.shuffle.dedupeFields, conflict: o.shuffle.conflict }) : undefined,
+    reducer: taskBody(o.reducer),
+    reduction_strategy: o.reductionStrategy,
+    fan_in: o.fanIn,
+    synthesis: o.synthesis ? taskBody(o.synthesis) : undefined,
+    map_failures: o.mapFailures,
     retry_guidance: o.retryGuidance,
   });
 }

@@ -121,3 +121,21 @@ export interface RecoverOptions {
   errorKinds?: NonNullable<Api.ErrorKind>[];
   tokenBudget?: { total: number };
 }
+
+/** A map-reduce job's options; the job's values are each task's defaults. */
+export interface MapReduceOptions extends Omit<CommonOptions<TaskResult>, "concurrency" | "tokenBudget"> {
+  inputs: unknown[];
+  mapper: ReduceTask;
+  docsPerMapper?: number;
+  maxParallelMappers?: number;
+  shuffle?: { key?: string; dedupe?: "exact" | "none"; dedupeFields?: string[]; conflict?: "first" | "most_frequent" | "highest_confidence" };
+  reducer: ReduceTask;
+  reductionStrategy?: "hierarchical" | "flat" | "category";
+  fanIn?: number;
+  synthesis?: ReduceTask;
+  mapFailures?: "fail" | "continue";
+  retryGuidance?: string;
+  tokenBudget?: TokenBudget & { allocation?: { map: number; shuffle: number; reduce: number; synthesis: number } };
+}
+
+export type Audit = Api.Audit;

@@ -7,7 +7,13 @@ import { UsageSchema } from "./map";
 import { BudgetSchema, JobErrorSchema, JOB_STATUSES, TaskResultSchema } from "./jobs";
 
 export const EVENT_SCHEMAS = {
-  MapStartedEvent: z.object({ job_id: z.string(), total: z.number().int(), model: z.string(), type: z.string().optional() }),
+  MapStartedEvent: z.object({
+    job_id: z.string(),
+    total: z.number().int(),
+    model: z.string(),
+    type: z.string().optional(),
+    stages: z.array(z.object({ name: z.string(), total: z.number().int() })).optional().openapi({ description: "Staged jobs: each stage's size as planned (0 where it is known only later)" }),
+  }),
   MapItemCompletedEvent: z.object({ job_id: z.string(), completed: z.number().int(), total: z.number().int(), success: z.boolean(), result: z.unknown() }),
   MapCompletedEvent: z.object({
     job_id: z.string(),

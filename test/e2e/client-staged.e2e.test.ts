@@ -68,6 +68,48 @@ describe("client: reduce, dry runs, recover", () => {
   });
 });
 
+describe("client and CLI: map-reduce", () => {
+  const extractions = (tag: string, b: number, list: unknown[]) => `<<fake tag=${tag} id=m${b} steps=json:${encodeURIComponent(JSON.stringify(list))}>>`;
+
+  it("runs a typed mapReduce() job, with its audit", async () => {
+    const { fanout } = await client();
+    const tag = uniqueTag("client-mr");
+    const job = fanout.mapReduce({
+      inputs: [extractions(tag, 0, [{ category: "x", v: 1 }]), extractions(tag, 1, [{ category: "y", v: 2 }])],
+      model: MODEL,
+      docsPerMapper: 1,
+      mapper: { promptTemplate: "{{ item }}" },
+      reducer: { promptTemplate: "{{ key }}={{ items | length }}", outputSchema: ECHO_SCHEMA },
+      reductionStrategy: "category",
+    });
+    expect(await job.output()).toEqual([{ key: "x", output: { echo: "x=1", length: 3 } }, { key: "y", output: { echo: "y=1", length: 3 } }]);
+    const audit = await job.audit();
+    expect(audit.nodes.map((n) => n.id)).toEqual(["map:0", "map:1", "reduce:0", "reduce:1"]);
+    expect((await fanout.dryRun("map-reduce", { inputs: ["a"], model: MODEL, mapper: { promptTemplate: "{{ items }}" }, reducer: { promptTemplate: "{{ items }}" } })).by_stage.map?.calls).toBe(1);
+  });
+
+  it("fanout map-reduce reads JSONL, reports each stage and prints the output", async () => {
+    const { key } = await newTenant(base());
+    const dir = mkdtempSync(join(tmpdir(), "fanout-cli-"));
+    const tag = uniqueTag("cli-mr");
+    const lines = [0, 1, 2].map((b) => JSON.stringify({ text: `doc ${b}`, d: extractions(tag, b, [{ category: b === 1 ? "b" : "a", n: b }]) }));
+    writeFileSync(join(dir, "docs.jsonl"), `${lines.join("\n")}\n`);
+    writeFileSync(join(dir, "mapper.j2"), "{{ item.d }}");
+    writeFileSync(join(dir, "reducer.j2"), "{% for x in items %}{{ x.n }}{% endfor %}");
+    writeFileSync(join(dir, "schema.json"), JSON.stringify(ECHO_SCHEMA));
+    const args = ["map-reduce", "--model", MODEL, "--mapper-template", join(dir, "mapper.j2"), "--reducer-template", join(dir, "reducer.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "docs.jsonl"), "--docs-per-mapper", "1", "--strategy", "flat"];
+    const run = await fanoutCli(args, { FANOUT_API_KEY: key, FANOUT_URL: base() });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toEqual({ echo: "021", length: 3 });
+    expect(run.stderr).toMatch(/^stage map: started, 3 tasks$/m);
+    expect(run.stderr).toMatch(/^stage shuffle: started, 1 tasks$/m);
+    expect(run.stderr).toMatch(/^stage reduce: done, 1 succeeded, 0 failed$/m);
+    expect(run.stderr).toMatch(/^progress: 5\/5 done/m);
+    const estimate = await fanoutCli(["estimate", ...args], { FANOUT_API_KEY: key, FANOUT_URL: base() });
+    expect(JSON.parse(estimate.stdout).by_stage.map.calls).toBe(3);
+  });
+});
+
 describe("CLI: reduce, estimate, recover", () => {
   it("folds named inputs from a JSON file and prints the final accumulator; estimates; recovers", async () => {
     const { key } = await newTenant(base());
