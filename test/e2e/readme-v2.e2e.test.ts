@@ -27,6 +27,18 @@ describe("the README's v2 examples", () => {
     expect(res.body.output).toHaveProperty("facts");
   });
 
+  it("map-reduce: runs the offline example to its synthesis, with an audit", async () => {
+    const { key } = await newTenant(base());
+    const res = await call(base(), "POST", "/v1/map-reduce?wait=true", { token: key, body: example("POST /v1/map-reduce?wait=true") });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ type: "map_reduce", status: "completed" });
+    expect(JSON.parse(res.body.output).echo).toMatch(/^Write the report from: /); // the fake answers text as {"echo"} JSON
+    expect(res.body.stages.map((s: any) => s.status)).toEqual(["completed", "completed", "completed", "completed"]);
+    const audit = await call(base(), "GET", `/v1/jobs/${res.body.id}/audit`, { token: key });
+    expect(audit.body).toMatchObject({ documents: 4, left_out: [] });
+    expect(audit.body.nodes.at(-1)).toMatchObject({ stage: "synthesis", sources: [0, 1, 2, 3] });
+  });
+
   it("dry run: the estimate, as the README shows it", async () => {
     const { key } = await newTenant(base());
     const res = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body: example("POST /v1/map?dry_run=true") });
