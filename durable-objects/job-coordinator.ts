@@ -103,6 +103,8 @@ export class JobCoordinator extends DurableObject<Env> {
     if (!isTerminal(this.#status) || !this.#finalized) return { ok: false, reason: "The job is still running or paused; only an ended job can be recovered." };
     const rows = this.#store.recoverable(options.errorKinds);
     if (rows.length === 0) return { ok: false, reason: "The job has no failed or unfinished task to re-run." };
+    const refused = this.#op?.refuseRecover?.(spec, this.#reader(), rows.map((r) => ({ stage: r.stage, index: r.idx })));
+    if (refused) return { ok: false, reason: refused };
     const updated = withOverrides(spec, options);
     this.#store.transaction(() => {
       const failed = this.#store.reopen(rows, () => newId("ses"));

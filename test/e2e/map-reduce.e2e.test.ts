@@ -148,6 +148,8 @@ describe("POST /v1/map-reduce", () => {
     expect(shuffle.output).toMatchObject({ documents: 6, groups: ["a", "b"], extractions: 2, merged: 0, left_out: [2, 3] });
     const audit = await call(base(), "GET", `/v1/jobs/${job.id}/audit`, { token: key });
     expect(audit.body).toMatchObject({ documents: 6, left_out: [2, 3] });
+    const recover = await call(base(), "POST", `/v1/jobs/${job.id}/recover`, { token: key });
+    expect(recover).toMatchObject({ status: 409, body: { error: { code: "conflict" } } }); // not a hang: a clear refusal
     const other = await call(base(), "POST", "/v1/map?wait=true", { token: key, body: { inputs: ["x"], prompt_template: "{{ item }}", model: MODEL } });
     expect((await call(base(), "GET", `/v1/jobs/${other.body.job_id}/audit`, { token: key })).status).toBe(404);
   });
