@@ -13,6 +13,7 @@ import { allResults, newTenant } from "../test/e2e/harness/api.ts";
 import { followJob, mapBody, runThroughFanout, startJob } from "./fanout-run.ts";
 import { samplePeak } from "./memory.ts";
 import { runFold } from "./reduce-run.ts";
+import { idealMs, runCorpus, timeShuffle } from "./map-reduce-run.ts";
 import type { RunFigures, Workload } from "./workload.ts";
 
 interface Row {
@@ -131,6 +132,28 @@ async function runFoldScenario(): Promise<void> {
   ].join("\n");
 }
 
+/** S7: the ADR's corpus, scaled in time: 1,000 documents, 10 per mapper, 50 mappers, L = 2 s, 20 categories. */
+let corpusRows = "";
+async function runCorpusScenario(): Promise<void> {
+  if (only && !only.has("S7")) return;
+  const lines = [
+    "| strategy | N | D | mappers | L (s) | wall (s) | ideal (s) | efficiency | overhead | calls | tokens |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const strategy of ["hierarchical", "flat", "category"] as const) {
+    const w = { n: 1000, perMapper: 10, mappers: 50, latencyMs: 2000, categories: 20, fanIn: 5, strategy, tag: `S7-${strategy}-${Date.now()}` };
+    process.stderr.write(`S7 ${strategy}: N=${w.n} D=${w.perMapper} P=${w.mappers} L=${w.latencyMs} ms … `);
+    const r = await runCorpus(fanout.url, fanoutKey, w);
+    const ideal = idealMs(w);
+    process.stderr.write(`${(r.wallMs / 1000).toFixed(2)} s\n`);
+    const overhead = ((r.wallMs - ideal) / ideal) * 100;
+    lines.push(`| ${strategy} | ${w.n} | ${w.perMapper} | ${w.mappers} | ${w.latencyMs / 1000} | ${(r.wallMs / 1000).toFixed(2)} | ${(ideal / 1000).toFixed(2)} | ${(ideal / r.wallMs).toFixed(2)} | ${overhead.toFixed(1)} % | ${r.calls} | ${r.tokens} |`);
+  }
+  const shuffleMs = timeShuffle();
+  lines.push("", `Shuffle of 100,000 synthetic extractions (10,000 batches, 20 categories, dedupe on a field, highest_confidence): ${shuffleMs.toFixed(0)} ms in one call.`);
+  corpusRows = lines.join("\n");
+}
+
 function table(): string {
   const baselineA = new Map(rows.filter((r) => r.runner.startsWith("A")).map((r) => [r.scenario, r.figures.wallMs]));
   const lines = [
@@ -166,18 +189,19 @@ function machine(): string {
   return `${cpus().length} cores (${cpus()[0]?.model.trim()}), ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${workerd}`;
 }
 
-/** The fold's own block: written whenever S6 ran (its columns differ from the map table's). */
-function writeFoldReport(): void {
-  if (!foldRow) return;
+/** A block of its own between `<!-- bench-<name>:start/end -->` (its columns differ from the map table's). */
+function writeBlock(name: string, rowsText: string): void {
+  if (!rowsText) return;
   const path = `${ROOT}/BENCHMARKS.md`;
   const block = [
-    "<!-- bench-reduce:start -->",
+    `<!-- bench-${name}:start -->`,
     `Run on ${new Date().toISOString().slice(0, 10)} with \`npm run bench${only ? ` -- --only ${[...only].join(",")}` : ""}\` on ${machine()}.`,
     "",
-    foldRow,
-    "<!-- bench-reduce:end -->",
+    rowsText,
+    `<!-- bench-${name}:end -->`,
   ].join("\n");
-  writeFileSync(path, readFileSync(path, "utf8").replace(/<!-- bench-reduce:start -->[\s\S]*<!-- bench-reduce:end -->/, block));
+  const pattern = new RegExp(`<!-- bench-${name}:start -->[\\s\\S]*<!-- bench-${name}:end -->`);
+  writeFileSync(path, readFileSync(path, "utf8").replace(pattern, block));
 }
 
 function writeReport(): void {
@@ -208,10 +232,13 @@ try {
   await runAll("S4", { n: 10_000, concurrency: 100, latencyMs: 500 }, ["fanout", "a", "b"]);
   await runConcurrentTenants();
   await runFoldScenario();
+  await runCorpusScenario();
   console.log(table());
   if (foldRow) console.log(foldRow);
+  if (corpusRows) console.log(corpusRows);
   if (!only) writeReport();
-  writeFoldReport();
+  writeBlock("reduce", foldRow);
+  writeBlock("map-reduce", corpusRows);
 } finally {
   await fanout.stop();
   await fake.close();

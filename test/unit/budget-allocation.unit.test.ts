@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { allowances } from "../../durable-objects/coordinator/budget";
+import { allowances } from "../../src/engine/allocation";
 
 const budget = { total: 1000, onExhausted: "pause" as const, allocation: { map: 0.6, shuffle: 0.05, reduce: 0.25, synthesis: 0.1 } };
 const stages = (status: Record<string, string>) =>
