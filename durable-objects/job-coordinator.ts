@@ -103,12 +103,20 @@ export class JobCoordinator extends DurableObject<Env> {
     if (!isTerminal(this.#status) || !this.#finalized) return { ok: false, reason: "The job is still running or paused; only an ended job can be recovered." };
     const rows = this.#store.recoverable(options.errorKinds);
     if (rows.length === 0) return { ok: false, reason: "The job has no failed or unfinished task to re-run." };
-    const refused = this.#op?.refuseRecover?.(spec, this.#reader(), rows.map((r) => ({ stage: r.stage, index: r.idx })));
-    if (refused) return { ok: false, reason: refused };
+    const redo = this.#op?.redoAfter?.(spec, this.#reader(), rows.map((r) => ({ stage: r.stage, index: r.idx }))) ?? { rerun: [], drop: [] };
+    const listed = new Set(rows.map((r) => `${r.stage}:${r.idx}`));
+    const rerun = redo.rerun
+      .filter((t) => !listed.has(`${t.stage}:${t.index}`))
+      .map((t) => this.#store.task(t.stage, t.index))
+      .filter((t): t is TaskRow => t !== undefined);
     const updated = withOverrides(spec, options);
     this.#store.transaction(() => {
-      const failed = this.#store.reopen(rows, () => newId("ses"));
-      this.#bump({ completed: -failed, failed: -failed });
+      const reopened = this.#store.reopen([...rows, ...rerun], () => newId("ses"), (row) => rerun.includes(row));
+      const dropped = redo.drop.map((stage) => this.#store.dropStage(stage));
+      const succeeded = reopened.succeeded + dropped.reduce((n, d) => n + d.succeeded, 0);
+      const failed = reopened.failed + dropped.reduce((n, d) => n + d.failed, 0);
+      this.#bump({ completed: -(succeeded + failed), succeeded: -succeeded, failed: -failed });
+      if (redo.drop.length > 0) this.#store.setMeta("d1_drop_stages", redo.drop); // their stored results go too
       const round = (this.#store.getMeta<number>("round") ?? 1) + 1;
       for (const [key, value] of Object.entries({ spec: updated, round, completed_at: null, error: null, finalized: false, webhook_settled: false })) {
         this.#store.setMeta(key, value);
@@ -122,7 +130,7 @@ export class JobCoordinator extends DurableObject<Env> {
     this.#startStagesWithWork();
     await this.#afterChange(this.#op?.advance(updated, this.#reader(), null) ?? { ready: [] });
     await this.#mirror.flush(); // D1 says `running` before the caller hears 202
-    return { ok: true, recovering: rows.length };
+    return { ok: true, recovering: rows.length + rerun.length };
   }
 
   /** A paused job goes on, with a new budget total if given. */

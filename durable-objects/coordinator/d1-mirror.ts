@@ -41,8 +41,10 @@ export class D1Mirror {
     do {
       const rows = this.#store.outbox(FLUSH_BATCH);
       const { jobId, progress } = this.#progress();
-      await writeJobProgress(this.#db, jobId, progress, rows);
+      const drops = this.#store.getMeta<string[] | null>("d1_drop_stages") ?? [];
+      await writeJobProgress(this.#db, jobId, progress, rows, drops);
       this.#store.removeFromOutbox(rows);
+      if (drops.length > 0) this.#store.setMeta("d1_drop_stages", null);
     } while (this.#store.outboxSize() > 0);
   }
 }

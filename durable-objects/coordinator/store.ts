@@ -248,17 +248,39 @@ export class CoordinatorStore {
    * longer counted as finished by its stage. Agent tasks get a new session id. Returns how many
    * of the rows were finished (failed) tasks.
    */
-  reopen(rows: TaskRow[], newSessionId: () => string): number {
-    let failed = 0;
+  reopen(rows: TaskRow[], newSessionId: () => string, blocked: (row: TaskRow) => boolean = () => false): { succeeded: number; failed: number } {
+    const done = { succeeded: 0, failed: 0 };
     for (const row of rows) {
       if (row.state === "done") {
-        failed++;
-        this.#sql.exec("UPDATE stages SET completed = completed - 1, failed = failed - 1 WHERE name = ?", row.stage);
+        const ok = row.success === 1;
+        done[ok ? "succeeded" : "failed"]++;
+        this.#sql.exec(
+          "UPDATE stages SET completed = completed - 1, succeeded = succeeded - ?, failed = failed - ? WHERE name = ?",
+          ok ? 1 : 0, ok ? 0 : 1, row.stage,
+        );
       }
       this.resetTask(row, row.session_id ? newSessionId() : null);
+      if (blocked(row)) this.#sql.exec("UPDATE tasks SET state = 'blocked' WHERE stage = ? AND idx = ?", row.stage, row.idx);
     }
     for (const stage of new Set(rows.map((r) => r.stage))) this.setStageStatus(stage, "pending");
-    return failed;
+    return done;
+  }
+
+  /** Drops every task of a stage, to be planned anew; returns the finished ones' counts and attempts. */
+  dropStage(stage: string): { succeeded: number; failed: number } {
+    const counts = this.#sql
+      .exec<{ ok: number | null; bad: number | null }>(
+        "SELECT SUM(CASE WHEN success = 1 THEN 1 ELSE 0 END) AS ok, SUM(CASE WHEN success = 0 THEN 1 ELSE 0 END) AS bad FROM tasks WHERE stage = ? AND state = 'done'",
+        stage,
+      )
+      .one();
+    this.#sql.exec("DELETE FROM tasks WHERE stage = ?", stage);
+    this.#sql.exec("DELETE FROM outbox WHERE stage = ?", stage);
+    this.#sql.exec(
+      "UPDATE stages SET status = 'pending', total = 0, completed = 0, succeeded = 0, failed = 0, input_tokens = 0, output_tokens = 0 WHERE name = ?",
+      stage,
+    );
+    return { succeeded: counts.ok ?? 0, failed: counts.bad ?? 0 };
   }
 
   /**

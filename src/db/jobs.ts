@@ -128,8 +128,12 @@ export async function listJobs(
   return results;
 }
 
-/** Copies a batch of finished results and the job's counters in one D1 transaction. */
-export async function writeJobProgress(db: D1Database, jobId: string, progress: JobProgress, rows: OutboxRow[]): Promise<void> {
+/**
+ * Copies a batch of finished results and the job's counters in one D1 transaction; first drops
+ * the stored results of `dropStages` (stages a recover plans anew).
+ */
+export async function writeJobProgress(db: D1Database, jobId: string, progress: JobProgress, rows: OutboxRow[], dropStages: string[] = []): Promise<void> {
+  const drops = dropStages.map((stage) => db.prepare("DELETE FROM results WHERE job_id = ? AND stage = ?").bind(jobId, stage));
   const statements = rows.map((row) =>
     db
       // A recovered task's newer result replaces the old one: one result per (stage, index), the newest.
@@ -152,7 +156,7 @@ export async function writeJobProgress(db: D1Database, jobId: string, progress: 
         progress.output === undefined ? null : JSON.stringify(progress.output), progress.error ? JSON.stringify(progress.error) : null,
         progress.budget ? JSON.stringify(progress.budget) : null, progress.pause_reason, jobId),
   );
-  await db.batch(statements);
+  await db.batch([...drops, ...statements]);
 }
 
 export type ResultOrder = "input" | "completion";

@@ -165,8 +165,11 @@ export interface Operator<S extends JobSpecBase = JobSpecBase> {
   work(spec: S, stage: string): StageWork;
   vars(spec: S, task: { stage: string; index: number; input: unknown }): Record<string, unknown>;
   result(spec: S, task: { stage: string; index: number; input: unknown }, finish: TaskFinish): TaskResult;
-  /** Why a recover of these tasks cannot go on (null: it can). */
-  refuseRecover?(spec: S, reader: PlanReader, tasks: { stage: string; index: number }[]): string | null;
+  /**
+   * What else a recover of these tasks must redo: finished tasks to run again (`rerun`, back to
+   * waiting for their inputs) and stages whose tasks are dropped, to be planned anew (`drop`).
+   */
+  redoAfter?(spec: S, reader: PlanReader, tasks: { stage: string; index: number }[]): { rerun: { stage: string; index: number }[]; drop: string[] };
   /** For estimates of tasks whose inputs are earlier outputs: variables without them, and the tokens they can add. */
   estimateVars?(spec: S, task: { stage: string; index: number; input: unknown }): { vars: Record<string, unknown>; boundTokens: number };
 }

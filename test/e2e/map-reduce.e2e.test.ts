@@ -139,7 +139,8 @@ describe("POST /v1/map-reduce", () => {
   it("map_failures continue: reduces what succeeded and lists the documents left out", async () => {
     const { key } = await newTenant(base());
     const [tm, tr] = [uniqueTag("map"), uniqueTag("red")];
-    const docs = documents(tm, [[ex("a", "x")], [], [ex("b", "y")]], 2, { steps: [null, "400", null] });
+    const q = `json:${encodeURIComponent(JSON.stringify([ex("a", "q")]))}`;
+    const docs = documents(tm, [[ex("a", "x")], [], [ex("b", "y")]], 2, { steps: [null, `400,${q}`, null] });
     const res = await call(base(), "POST", "/v1/map-reduce", { token: key, body: body(tm, tr, docs, { map_failures: "continue", reduction_strategy: "flat" }) });
     const job = await waitForJob(base(), key, res.body.job_id);
     expect(job.status).toBe("completed");
@@ -148,8 +149,15 @@ describe("POST /v1/map-reduce", () => {
     expect(shuffle.output).toMatchObject({ documents: 6, groups: ["a", "b"], extractions: 2, merged: 0, left_out: [2, 3] });
     const audit = await call(base(), "GET", `/v1/jobs/${job.id}/audit`, { token: key });
     expect(audit.body).toMatchObject({ documents: 6, left_out: [2, 3] });
+    // Recover re-runs the failed batch (its script now answers), then the shuffle and a reduce planned anew.
     const recover = await call(base(), "POST", `/v1/jobs/${job.id}/recover`, { token: key });
-    expect(recover).toMatchObject({ status: 409, body: { error: { code: "conflict" } } }); // not a hang: a clear refusal
+    expect(recover).toMatchObject({ status: 202, body: { recovering: 2 } });
+    const again = await waitForJob(base(), key, job.id);
+    expect(again).toMatchObject({ status: "completed", failed: 0, output: { echo: "L0 K=None N=6 x,q,y," } });
+    const reduce = await allResults(base(), key, job.id, "&stage=reduce");
+    expect(reduce.map((r) => r.index)).toEqual([0]);
+    expect((await call(base(), "GET", `/v1/jobs/${job.id}/audit`, { token: key })).body.left_out).toEqual([]);
+    expect([(await fakeStats(tm)).requests, (await fakeStats(tr)).requests]).toEqual([4, 2]);
     const other = await call(base(), "POST", "/v1/map?wait=true", { token: key, body: { inputs: ["x"], prompt_template: "{{ item }}", model: MODEL } });
     expect((await call(base(), "GET", `/v1/jobs/${other.body.job_id}/audit`, { token: key })).status).toBe(404);
   });

@@ -203,10 +203,12 @@ export const mapReduceOperator: Operator<MapReduceJobSpec> = {
     const r = task.input as ReduceInput;
     return { items: r.items ?? [], key: r.key, level: r.level, groups: r.groups, total_documents: r.sources.length };
   },
-  refuseRecover: (_spec, reader, tasks) =>
+  // A continue-mode job that already reduced: re-running its failed batches redoes the shuffle, the
+  // reduce (planned anew: the groups may change) and the synthesis, with every batch's extractions.
+  redoAfter: (spec, reader, tasks) =>
     reader.task(SHUFFLE, 0)?.state === "done" && tasks.some((t) => t.stage === MAP)
-      ? "This job already reduced what its mappers gave (map_failures: continue); re-running its failed batches would redo the whole reduce. Submit the left-out documents (GET /v1/jobs/{id}/audit) as a new job."
-      : null,
+      ? { rerun: [{ stage: SHUFFLE, index: 0 }, ...(spec.synthesis ? [{ stage: SYNTHESIS, index: 0 }] : [])], drop: [REDUCE] }
+      : { rerun: [], drop: [] },
   estimateVars: (spec, task) => {
     // Reduce and synthesis prompts hold outputs of earlier stages: bounded by those stages' max_tokens.
     if (task.stage === MAP) return { vars: mapVars(spec, task.input as BatchInput), boundTokens: 0 };
