@@ -201,6 +201,18 @@ describe("POST /v1/map-reduce", () => {
       [{ ...ok, mapper: { prompt_template: "{{ item }}" } }, "template_missing_variable"],
       [{ ...ok, synthesis: { prompt_template: "{{ items }}" } }, "template_missing_variable"],
       [{ ...ok, inputs: [] }, "invalid_request"],
+      [{ ...ok, docs_per_mapper: 101 }, "invalid_request"],
+      [{ ...ok, max_parallel_mappers: 0 }, "invalid_request"],
+      [{ ...ok, max_parallel_mappers: 129 }, "invalid_request"],
+      [{ ...ok, fan_in: 51 }, "invalid_request"],
+      [{ ...ok, map_failures: "ignore" }, "invalid_request"],
+      [{ ...ok, shuffle: { key: "" } }, "invalid_request"],
+      [{ ...ok, shuffle: { dedupe: "fuzzy" } }, "invalid_request"],
+      [{ ...ok, shuffle: { dedupe_fields: [] } }, "invalid_request"],
+      [{ ...ok, concurrency: 4 }, "invalid_request"], // map-reduce's cap is max_parallel_mappers
+      [{ ...ok, mapper: { prompt_template: "{{ items }}", output_schema: { type: "nope" } } }, "invalid_output_schema"],
+      [{ ...ok, reducer: { prompt_template: "{{ items" } }, "template_syntax"],
+      [{ ...ok, model: "nowhere/x" }, "unknown_provider"],
     ];
     for (const [request, code] of cases) {
       const res = await call(base(), "POST", "/v1/map-reduce", { token: key, body: request });
