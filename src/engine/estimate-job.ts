@@ -30,7 +30,8 @@ export function estimateJob<S extends JobSpecBase>(op: Operator<S>, spec: S, inp
   for (const stage of plan.stages) if (!stage.skipped) byStage[stage.name] = { calls: 0, input_tokens: 0, output_tokens: 0 };
   const templates = new Map<string, CompiledTemplate>();
   let bounded = false;
-  for (const task of plan.tasks) {
+  const assumed = op.estimateTasks?.(spec, inputs);
+  for (const task of assumed?.tasks ?? plan.tasks) {
     const work = op.work(spec, task.stage);
     const call = work.kind === "call" ? work.call : work.agent;
     let template = templates.get(task.stage);
@@ -57,7 +58,8 @@ export function estimateJob<S extends JobSpecBase>(op: Operator<S>, spec: S, inp
   const output = stages.reduce((n, s) => n + s.output_tokens, 0);
   const notes = [`${ESTIMATE_METHOD}: prompts rendered and counted at ceil(characters / 4); outputs at max_tokens (1,024 when unset)`];
   if (bounded) notes.push("prompts that hold earlier outputs count those outputs at their max_tokens bound");
-  if (plan.tasks.some((t) => op.work(spec, t.stage).kind === "agent")) notes.push("agent items count max_turns calls, each with the first prompt");
+  if (assumed) notes.push(assumed.note);
+  if ((assumed?.tasks ?? plan.tasks).some((t) => op.work(spec, t.stage).kind === "agent")) notes.push("agent items count max_turns calls, each with the first prompt");
   return {
     calls: stages.reduce((n, s) => n + s.calls, 0),
     input_tokens: input,

@@ -170,6 +170,8 @@ export interface Operator<S extends JobSpecBase = JobSpecBase> {
    * waiting for their inputs) and stages whose tasks are dropped, to be planned anew (`drop`).
    */
   redoAfter?(spec: S, reader: PlanReader, tasks: { stage: string; index: number }[]): { rerun: { stage: string; index: number }[]; drop: string[] };
+  /** The tasks an estimate counts, where the plan cannot list them yet (stages sized later); default: the plan's. */
+  estimateTasks?(spec: S, inputs: unknown[]): { tasks: TaskSeed[]; note: string };
   /** For estimates of tasks whose inputs are earlier outputs: variables without them, and the tokens they can add. */
   estimateVars?(spec: S, task: { stage: string; index: number; input: unknown }): { vars: Record<string, unknown>; boundTokens: number };
 }

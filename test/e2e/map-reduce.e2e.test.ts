@@ -188,6 +188,20 @@ describe("POST /v1/map-reduce", () => {
     expect([(await fakeStats(tm)).requests, (await fakeStats(tr)).requests]).toEqual([3, 1]);
   });
 
+  it("retries a mapper whose answer is not a list of extractions, with guidance", async () => {
+    const { key } = await newTenant(base());
+    const [tm, tr] = [uniqueTag("map"), uniqueTag("red")];
+    const good = `json:${encodeURIComponent(JSON.stringify({ extractions: [ex("a", "x")] }))}`;
+    const docs = documents(tm, [[], []], 2, { steps: [`bad,${good}`, `json:${encodeURIComponent(JSON.stringify(["not an object"]))},${good}`] });
+    const res = await call(base(), "POST", "/v1/map-reduce", { token: key, body: body(tm, tr, docs, { reduction_strategy: "flat" }) });
+    const job = await waitForJob(base(), key, res.body.job_id);
+    expect(job.status).toBe("completed");
+    const maps = await allResults(base(), key, job.id);
+    expect(maps.map((m) => [m.attempts, m.extractions])).toEqual([[2, 1], [2, 1]]);
+    const prompts = (await fakeStats(tm)).prompts;
+    expect(prompts.filter((p) => p.includes("list of extraction objects"))).toHaveLength(2); // the retries carried the problem
+  });
+
   it("refuses bad fields with 400 and stores nothing", async () => {
     const { key } = await newTenant(base());
     const ok = body("t", "t", ["d1", "d2"]);
@@ -218,6 +232,14 @@ describe("POST /v1/map-reduce", () => {
       const res = await call(base(), "POST", "/v1/map-reduce", { token: key, body: request });
       expect([res.status, res.body.error?.code]).toEqual([400, code]);
     }
+    const estimate = await call(base(), "POST", "/v1/map-reduce?dry_run=true", {
+      token: key,
+      body: { ...ok, inputs: ["a", "b", "c", "d", "e", "f"], synthesis: { prompt_template: "{{ results }}", max_tokens: 10 }, reducer: { prompt_template: "{{ items }}", max_tokens: 20 } },
+    });
+    // 3 mapper batches; reduce sized as if each batch made a group: fan_in 2 → 2 calls, then 1; synthesis 1.
+    expect(estimate.body.estimate).toMatchObject({ calls: 7, by_stage: { map: { calls: 3 }, shuffle: { calls: 0 }, reduce: { calls: 3 }, synthesis: { calls: 1 } } });
+    expect(estimate.body.estimate.by_stage.reduce.output_tokens).toBe(60);
+    expect(estimate.body.estimate.method).toMatch(/one group per mapper batch/);
     const single = await call(base(), "POST", "/v1/map-reduce?dry_run=true", { token: key, body: { ...ok, docs_per_mapper: 1, mapper: { prompt_template: "{{ item }}" } } });
     expect(single.status).toBe(200); // with one document per mapper, `item` will do
     expect(single.body.estimate.by_stage.map.calls).toBe(2);

@@ -10,6 +10,7 @@
  */
 import type { Advance, CallSpec, JobSpecBase, Operator, PlanReader, TaskResult, TaskSeed, TaskView } from "../../engine/types";
 import { extractionsOf } from "../../engine/attempt";
+import { outputBound } from "../../engine/estimate";
 import { childrenOf, levels, locate, parentOf, topIndex, type Levels, type Strategy } from "./levels";
 import { shuffle, type Group, type MapperOutput, type ShuffleOptions, type Tagged } from "./shuffle";
 
@@ -209,10 +210,29 @@ export const mapReduceOperator: Operator<MapReduceJobSpec> = {
     reader.task(SHUFFLE, 0)?.state === "done" && tasks.some((t) => t.stage === MAP)
       ? { rerun: [{ stage: SHUFFLE, index: 0 }, ...(spec.synthesis ? [{ stage: SYNTHESIS, index: 0 }] : [])], drop: [REDUCE] }
       : { rerun: [], drop: [] },
+  estimateTasks: (spec, inputs) => {
+    // The reduce stage is sized by the shuffle: assume one group per mapper batch.
+    const plan = mapReduceOperator.plan(spec, inputs);
+    const maps = plan.tasks.filter((t) => t.stage === MAP);
+    const shape = levels(spec.strategy, maps.length, spec.fanIn);
+    const mapOut = maps.length * outputBound(spec.mapper.maxTokens);
+    const reduceOut = outputBound(spec.reducer.maxTokens);
+    const level0 = shape.sizes[0] ?? 0;
+    const reduce = Array.from({ length: shape.total }, (_, index) => {
+      const level = locate(shape, index).level;
+      // Level 0 holds its share of the mappers' outputs; a higher level, up to fan_in reducer outputs.
+      const bound = level === 0 ? Math.ceil(mapOut / Math.max(1, level0)) : Math.min(spec.fanIn, shape.sizes[level - 1] ?? 1) * reduceOut;
+      return { stage: REDUCE, index, input: { bound } };
+    });
+    const synthesisBound = spec.strategy === "category" ? shape.total * reduceOut : reduceOut;
+    const synthesis = spec.synthesis ? [{ stage: SYNTHESIS, index: 0, input: { bound: synthesisBound } }] : [];
+    return { tasks: [...maps, ...reduce, ...synthesis], note: "reduce calls assume one group per mapper batch (the shuffle decides)" };
+  },
   estimateVars: (spec, task) => {
     // Reduce and synthesis prompts hold outputs of earlier stages: bounded by those stages' max_tokens.
     if (task.stage === MAP) return { vars: mapVars(spec, task.input as BatchInput), boundTokens: 0 };
-    return { vars: { items: [], key: null, level: 0, groups: {}, total_documents: spec.documents, results: [] }, boundTokens: spec.mapper.maxTokens ?? 1_024 };
+    const bound = (task.input as { bound?: number } | null)?.bound ?? outputBound(spec.mapper.maxTokens);
+    return { vars: { items: [], key: null, level: 0, groups: {}, total_documents: spec.documents, results: [] }, boundTokens: bound };
   },
   result: (_spec, task, finish): TaskResult => {
     const base = {
