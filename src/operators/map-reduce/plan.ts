@@ -11,6 +11,7 @@
 import type { Advance, CallSpec, JobSpecBase, Operator, PlanReader, TaskResult, TaskSeed, TaskView } from "../../engine/types";
 import { extractionsOf } from "../../engine/attempt";
 import { outputBound } from "../../engine/estimate";
+import { taskResultBase } from "../../engine/task-result";
 import { childrenOf, levels, locate, parentOf, topIndex, type Levels, type Strategy } from "./levels";
 import { shuffle, type Group, type MapperOutput, type ShuffleOptions, type Tagged } from "./shuffle";
 
@@ -235,16 +236,7 @@ export const mapReduceOperator: Operator<MapReduceJobSpec> = {
     return { vars: { items: [], key: null, level: 0, groups: {}, total_documents: spec.documents, results: [] }, boundTokens: bound };
   },
   result: (_spec, task, finish): TaskResult => {
-    const base = {
-      stage: task.stage,
-      index: task.index,
-      success: finish.success,
-      output: finish.success ? finish.output : null,
-      error: finish.error,
-      error_kind: finish.errorKind,
-      attempts: finish.attempts,
-      usage: finish.usage,
-    };
+    const base = taskResultBase(task, finish);
     if (task.stage === MAP) return { ...base, documents: (task.input as BatchInput).indices, extractions: extractionsOf(finish.output)?.length ?? 0 };
     if (task.stage !== REDUCE) return base;
     const r = task.input as ReduceInput;

@@ -10,6 +10,7 @@
  * and releases it as soon as its inputs are there.
  */
 import { outputBound } from "../../engine/estimate";
+import { taskResultBase } from "../../engine/task-result";
 import type { Advance, CallSpec, JobSpecBase, Operator, PlanReader, TaskResult, TaskView } from "../../engine/types";
 
 export interface ReduceJobSpec extends JobSpecBase {
@@ -145,17 +146,7 @@ export const reduceOperator: Operator<ReduceJobSpec> = {
   },
   result: (_spec, task, finish): TaskResult => {
     const entry = task.input as EntryInput;
-    const base = {
-      stage: task.stage,
-      index: task.index,
-      name: entry.name,
-      success: finish.success,
-      output: finish.success ? finish.output : null,
-      error: finish.error,
-      error_kind: finish.errorKind,
-      attempts: finish.attempts,
-      usage: finish.usage,
-    };
+    const base = { ...taskResultBase(task, finish), name: entry.name };
     return task.stage === REDUCTION ? { ...base, accumulator: finish.success ? finish.output : (entry.accumulator ?? null) } : base;
   },
 };

@@ -1,0 +1,46 @@
+/**
+ * One task's model call from a v2 request: the task's own fields (`model`, `system_prompt`,
+ * `output_schema`, `max_tokens`, `temperature`) over the request's defaults, its template checked
+ * for `required` variables (400 `template_missing_variable`, naming the one missing) and its
+ * schema compiled — the same for every operator's tasks (reduce, map-reduce, pipelines).
+ */
+import { limits, renderLimits } from "../config";
+import { compileOutputSchema } from "../output/validate";
+import { compileTemplate } from "../template/jinja";
+import { boundedMaxTokens, type CommonJobRequest } from "../jobs/submit";
+import type { CallSpec } from "../engine/types";
+
+export interface TaskFields {
+  prompt_template: string;
+  model?: string;
+  system_prompt?: string | null;
+  output_schema?: Record<string, unknown> | null;
+  max_tokens?: number | null;
+  temperature?: number | null;
+}
+
+export interface TaskDefaults extends CommonJobRequest {
+  system_prompt?: string | null;
+  temperature?: number | null;
+  max_tokens?: number | null;
+  timeout_secs: number;
+  retry_guidance: string;
+}
+
+export function taskCall(env: Env, defaults: TaskDefaults, task: TaskFields, field: string, required: string[]): CallSpec {
+  compileTemplate(task.prompt_template, `${field}.prompt_template`, required, renderLimits(env), "template_missing_variable");
+  const outputSchema = task.output_schema ?? null;
+  if (outputSchema) compileOutputSchema(outputSchema);
+  return {
+    model: task.model ?? defaults.model,
+    systemPrompt: task.system_prompt === undefined ? (defaults.system_prompt ?? null) : task.system_prompt,
+    promptTemplate: task.prompt_template,
+    templateField: `${field}.prompt_template`,
+    outputSchema,
+    temperature: task.temperature === undefined ? (defaults.temperature ?? null) : task.temperature,
+    maxTokens: boundedMaxTokens(task.max_tokens === undefined ? defaults.max_tokens : task.max_tokens, defaults),
+    timeoutMs: Math.round(defaults.timeout_secs * 1000),
+    retryGuidance: defaults.retry_guidance,
+    maxOutputBytes: limits(env).maxOutputBytes,
+  };
+}
