@@ -131,5 +131,10 @@ describe("POST /v1/reduce", () => {
     }
     const extra = await call(base(), "POST", "/v1/reduce", { token: key, body: { inputs: [1], reduction_task: { ...task, nope: 1 }, model: MODEL } });
     expect(extra.status).toBe(400);
+    const long = `{{ accumulator }} {{ current_result }}${"x".repeat(100_001)}`;
+    const big = await call(base(), "POST", "/v1/reduce", { token: key, body: { inputs: [1], reduction_task: { prompt_template: long }, model: MODEL } });
+    expect(big).toMatchObject({ status: 413, body: { error: { code: "payload_too_large", details: [{ path: "reduction_task.prompt_template" }] } } });
+    const initial = await call(base(), "POST", "/v1/reduce", { token: key, body: { inputs: [1], initial_value: "y".repeat(300_000), reduction_task: task, model: MODEL } });
+    expect(initial).toMatchObject({ status: 413, body: { error: { details: [{ path: "initial_value" }] } } });
   });
 });
