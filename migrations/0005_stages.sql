@@ -26,6 +26,9 @@ ALTER TABLE jobs ADD COLUMN error TEXT; -- JSON: {code, message, stage, index, s
 ALTER TABLE jobs ADD COLUMN budget TEXT; -- JSON: {total, spent, reserved, by_stage}
 ALTER TABLE jobs ADD COLUMN pause_reason TEXT;
 
+-- Rebuilt with its child table, so no row ever points at a dropped table: new parent and child,
+-- copies, drop the old child then the old parent, then rename (a rename rewrites the child's
+-- REFERENCES clause to the parent's new name).
 CREATE TABLE webhook_deliveries_v2 (
   id TEXT PRIMARY KEY,
   job_id TEXT NOT NULL REFERENCES jobs(id),
@@ -46,6 +49,23 @@ INSERT INTO webhook_deliveries_v2 (id, job_id, tenant_id, event_type, round, url
     next_attempt_at, lease_until, created_at, scheduled_attempts)
   SELECT id, job_id, tenant_id, event_type, 1, url, payload, status, attempt_count, next_attempt_at, lease_until,
     created_at, scheduled_attempts FROM webhook_deliveries;
+
+CREATE TABLE webhook_attempts_v2 (
+  delivery_id TEXT NOT NULL REFERENCES webhook_deliveries_v2(id),
+  attempt INTEGER NOT NULL,
+  attempted_at TEXT NOT NULL,
+  status_code INTEGER,
+  duration_ms INTEGER NOT NULL,
+  error TEXT,
+  response_excerpt TEXT, -- at most 1 KB of the response body
+  next_attempt_at TEXT,
+  PRIMARY KEY (delivery_id, attempt)
+);
+INSERT INTO webhook_attempts_v2 SELECT delivery_id, attempt, attempted_at, status_code, duration_ms, error, response_excerpt, next_attempt_at
+  FROM webhook_attempts;
+
+DROP TABLE webhook_attempts;
 DROP TABLE webhook_deliveries;
 ALTER TABLE webhook_deliveries_v2 RENAME TO webhook_deliveries;
+ALTER TABLE webhook_attempts_v2 RENAME TO webhook_attempts;
 CREATE INDEX webhook_deliveries_by_job ON webhook_deliveries (job_id);

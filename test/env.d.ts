@@ -2,5 +2,6 @@
 declare namespace Cloudflare {
   interface Env {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+    MIGRATION_DB: D1Database; // an empty database, for tests of the migrations themselves
   }
 }
