@@ -5,3 +5,9 @@ declare namespace Cloudflare {
     MIGRATION_DB: D1Database; // an empty database, for tests of the migrations themselves
   }
 }
+
+/** Fixtures imported as text (Vite's `?raw`). */
+declare module "*.xml?raw" {
+  const text: string;
+  export default text;
+}
