@@ -111,13 +111,13 @@ export class JobCoordinator extends DurableObject<Env> {
       .filter((t): t is TaskRow => t !== undefined);
     const updated = withOverrides(spec, options);
     this.#store.transaction(() => {
-      const reopened = this.#store.reopen([...rows, ...rerun], () => newId("ses"), (row) => rerun.includes(row));
+      const reopened = this.#store.reopen(rows, rerun, () => newId("ses"));
       const dropped = redo.drop.map((stage) => this.#store.dropStage(stage));
       const succeeded = reopened.succeeded + dropped.reduce((n, d) => n + d.succeeded, 0);
       const failed = reopened.failed + dropped.reduce((n, d) => n + d.failed, 0);
       this.#bump({ completed: -(succeeded + failed), succeeded: -succeeded, failed: -failed });
       if (redo.drop.length > 0) this.#store.setMeta("d1_drop_stages", redo.drop); // their stored results go too
-      const round = (this.#store.getMeta<number>("round") ?? 1) + 1;
+      const round = this.#round() + 1;
       for (const [key, value] of Object.entries({ spec: updated, round, completed_at: null, error: null, finalized: false, webhook_settled: false })) {
         this.#store.setMeta(key, value);
       }
@@ -250,11 +250,11 @@ export class JobCoordinator extends DurableObject<Env> {
   async #begin(): Promise<void> {
     const spec = this.#spec as JobSpec;
     const op = this.#op as Operator;
-    const total = this.#store.stages().reduce((n, s) => n + s.total, 0);
+    const planned = this.#store.stages().map((s) => ({ name: s.name, total: s.total }));
+    const total = planned.reduce((n, s) => n + s.total, 0);
     this.#store.transaction(() => {
       this.#setStatus("running");
-      const stages = op.v1 ? {} : { stages: this.#store.stages().map((s) => ({ name: s.name, total: s.total })) };
-      this.#emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...op.startedFields, ...stages });
+      this.#emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...op.startedFields, ...(op.v1 ? {} : { stages: planned }) });
     });
     this.#startStagesWithWork();
     this.#mirror.schedule();
@@ -341,7 +341,7 @@ export class JobCoordinator extends DurableObject<Env> {
     }
   }
 
-  /** The tokens this dispatch reserves (0 without a budget), or null when they do not fit what is left. */
+  /** The next call does not fit the budget: pause the job, or end it `failed` (`on_exhausted`). */
   #budgetExhausted(): void {
     const spec = this.#spec as JobSpec;
     if (spec.budget?.onExhausted === "fail") {
@@ -352,7 +352,7 @@ export class JobCoordinator extends DurableObject<Env> {
     this.#store.transaction(() => {
       this.#setStatus("paused");
       this.#store.setMeta("pause_reason", "budget_exhausted");
-      this.#emit("JOB_PAUSED", { job_id: spec.jobId, reason: "budget_exhausted", budget: this.#budget.view((this.#spec as JobSpec).budget) });
+      this.#emit("JOB_PAUSED", { job_id: spec.jobId, reason: "budget_exhausted", budget: this.#budget.view(spec.budget) });
     });
     this.#mirror.schedule();
   }
@@ -504,7 +504,7 @@ export class JobCoordinator extends DurableObject<Env> {
         completedAt: this.#store.getMeta<string | null>("completed_at") ?? null,
         output: this.#op?.v1 ? null : (this.#store.getMeta("output") ?? null),
         error: this.#store.getMeta("error") ?? null,
-        budget: spec.budget ? this.#budget.view((this.#spec as JobSpec).budget) : null,
+        budget: this.#budget.view(spec.budget),
         pauseReason: this.#store.getMeta<string | null>("pause_reason") ?? null,
       }),
     };

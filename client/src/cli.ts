@@ -34,15 +34,22 @@ const USAGE = `usage:
   fanout resume JOB_ID [--budget TOKENS]
 environment: FANOUT_API_KEY (required), FANOUT_URL (default http://localhost:8787)`;
 
-/** Inputs from a file; `allowObject`: a .json object is named inputs (reduce). */
-export function readInputs(path: string, allowObject = false): unknown[] {
+/** A fold's inputs: a .json object is named inputs; anything else is read as a list. */
+export function readNamedInputs(path: string): unknown[] | Record<string, unknown> {
+  if (extname(path).toLowerCase() !== ".json") return readInputs(path);
+  const value: unknown = JSON.parse(readFileSync(path, "utf8"));
+  if (typeof value !== "object" || value === null) throw new UsageError(`${path}: expected a JSON array or object`);
+  return value as unknown[] | Record<string, unknown>;
+}
+
+/** Inputs from a file: .jsonl lines, .csv rows, or a .json array. */
+export function readInputs(path: string): unknown[] {
   const text = readFileSync(path, "utf8");
   switch (extname(path).toLowerCase()) {
     case ".csv":
       return parseCsv(text);
     case ".json": {
       const value: unknown = JSON.parse(text);
-      if (allowObject && typeof value === "object" && value !== null && !Array.isArray(value)) return value as unknown[];
       if (!Array.isArray(value)) throw new UsageError(`${path}: expected a JSON array`);
       return value;
     }
@@ -88,7 +95,7 @@ async function runEstimate(client: Fanout, kind: string | undefined, values: Fla
   const input = need(values.input, "--input");
   const estimate =
     kind === "map" ? await client.dryRun("map", mapOptions(values, readInputs(input)))
-    : kind === "reduce" ? await client.dryRun("reduce", reduceOptions(values, readInputs(input, true)))
+    : kind === "reduce" ? await client.dryRun("reduce", reduceOptions(values, readNamedInputs(input)))
     : kind === "map-reduce" ? await client.dryRun("map-reduce", mapReduceOptions(values, readInputs(input)))
     : null;
   if (!estimate) throw new UsageError("fanout estimate map|reduce|map-reduce …");
@@ -181,7 +188,7 @@ export async function main(argv: string[]): Promise<number> {
     case "map":
       return runMap(client, values);
     case "reduce":
-      return runReduce(client, values, readInputs(need(values.input, "--input"), true));
+      return runReduce(client, values, readNamedInputs(need(values.input, "--input")));
     case "map-reduce":
       return runMapReduce(client, values, readInputs(need(values.input, "--input")));
     case "estimate":

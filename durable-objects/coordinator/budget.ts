@@ -5,13 +5,13 @@
  * settles it to the provider's usage, so spend passes the total only by the error of the prompt
  * estimates of calls already in flight.
  */
-import { outputBound, promptTokens } from "../../src/engine/estimate";
+import { outputBound, promptEstimate, StageTemplates } from "../../src/engine/estimate";
 import type { BudgetSpec, StageWork } from "../../src/engine/types";
 import { budgetView } from "./progress";
 import { allowances } from "../../src/engine/allocation";
 import type { CoordinatorStore } from "./store";
 import type { RenderLimits } from "../../src/template/budget";
-import { compileTemplate, type CompiledTemplate } from "../../src/template/jinja";
+import type { CompiledTemplate } from "../../src/template/jinja";
 
 const LOST_GRACE_MS = 15_000; // a dispatch with no report after timeout + this is presumed lost
 const AGENT_TURN_OVERHEAD_MS = 30_000; // per turn of a sub-session: tool calls and storage on top of the model call
@@ -34,39 +34,14 @@ export function addSpend(spend: Spend, stage: string, tokens: number): Spend {
   return { total: spend.total + tokens, by_stage: { ...spend.by_stage, [stage]: (spend.by_stage[stage] ?? 0) + tokens } };
 }
 
-/** The tokens one dispatch of a task reserves. A prompt that cannot render reserves only its output bound (it will fail without a call). */
-export function reservation(work: StageWork, template: CompiledTemplate, vars: Record<string, unknown>): number {
-  let prompt: number;
+/** The tokens one dispatch of a task reserves: its prompt and output bound (an agent: for each of its turns). */
+function reservation(work: StageWork, template: CompiledTemplate, vars: Record<string, unknown>): number {
   const spec = work.kind === "call" ? work.call : work.agent;
-  try {
-    prompt = promptTokens(template.renderVars(vars), spec.systemPrompt);
-  } catch {
-    prompt = 0;
-  }
-  const perCall = prompt + outputBound(spec.maxTokens);
+  const perCall = promptEstimate(template, vars, spec.systemPrompt) + outputBound(spec.maxTokens);
   if (work.kind === "call") return perCall;
   // A sub-session makes up to max_turns calls; its own token cap bounds it when smaller.
   const turns = perCall * work.agent.maxTurns;
   return work.agent.maxTotalTokens === null ? turns : Math.min(turns, work.agent.maxTotalTokens + outputBound(spec.maxTokens));
-}
-
-/** The reservations of one job: each stage's template compiled once. */
-class Reservations {
-  readonly #templates = new Map<string, CompiledTemplate>();
-
-  tokens(stage: string, work: StageWork, vars: Record<string, unknown>, limits: RenderLimits): number {
-    let template = this.#templates.get(stage);
-    if (!template) {
-      template = compileTemplate(work.kind === "call" ? work.call.promptTemplate : work.agent.promptTemplate, "prompt_template", [], limits);
-      this.#templates.set(stage, template);
-    }
-    return reservation(work, template, vars);
-  }
-
-  /** A recover may change the spec: compile again. */
-  clear(): void {
-    this.#templates.clear();
-  }
 }
 
 /**
@@ -75,20 +50,19 @@ class Reservations {
  */
 export class BudgetKeeper {
   readonly #store: CoordinatorStore;
-  readonly #limits: RenderLimits;
-  readonly #reservations = new Reservations();
+  readonly #templates: StageTemplates;
   #spent: Spend;
 
   constructor(store: CoordinatorStore, limits: RenderLimits) {
     this.#store = store;
-    this.#limits = limits;
+    this.#templates = new StageTemplates(limits);
     this.#spent = store.getMeta<Spend>("spend") ?? NO_SPEND;
   }
 
   /** The tokens a dispatch reserves, or null when they do not fit what is left. */
   reserve(budget: BudgetSpec | null, stage: string, work: StageWork, vars: () => Record<string, unknown>): number | null {
     if (!budget) return 0;
-    const tokens = this.#reservations.tokens(stage, work, vars(), this.#limits);
+    const tokens = reservation(work, this.#templates.get(stage, work), vars());
     if (this.#spent.total + this.#store.reservedTokens() + tokens > budget.total) return null;
     if (!budget.allocation) return tokens;
     const allowance = allowances(budget, this.#store.stages(), this.#spent.by_stage)[stage] ?? 0;
@@ -107,6 +81,6 @@ export class BudgetKeeper {
 
   /** A recover may change the spec: templates are compiled again. */
   respec(): void {
-    this.#reservations.clear();
+    this.#templates.clear();
   }
 }

@@ -244,13 +244,14 @@ export class CoordinatorStore {
   }
 
   /**
-   * Recover: `rows` run again from scratch and their stages are pending again; a failed task is no
-   * longer counted as finished by its stage. Agent tasks get a new session id. Returns how many
-   * of the rows were finished (failed) tasks.
+   * Recover: `rows` run again from scratch, and `rerun` (finished tasks the operator wants again)
+   * wait for their inputs anew (blocked); their stages are pending again and no longer count them
+   * as finished. Agent tasks get a new session id. Returns how many finished tasks were reopened.
    */
-  reopen(rows: TaskRow[], newSessionId: () => string, blocked: (row: TaskRow) => boolean = () => false): { succeeded: number; failed: number } {
+  reopen(rows: TaskRow[], rerun: TaskRow[], newSessionId: () => string): { succeeded: number; failed: number } {
     const done = { succeeded: 0, failed: 0 };
-    for (const row of rows) {
+    const blocked = new Set(rerun);
+    for (const row of [...rows, ...rerun]) {
       if (row.state === "done") {
         const ok = row.success === 1;
         done[ok ? "succeeded" : "failed"]++;
@@ -259,14 +260,13 @@ export class CoordinatorStore {
           ok ? 1 : 0, ok ? 0 : 1, row.stage,
         );
       }
-      this.resetTask(row, row.session_id ? newSessionId() : null);
-      if (blocked(row)) this.#sql.exec("UPDATE tasks SET state = 'blocked' WHERE stage = ? AND idx = ?", row.stage, row.idx);
+      this.#resetTask(row, row.session_id ? newSessionId() : null, blocked.has(row));
     }
-    for (const stage of new Set(rows.map((r) => r.stage))) this.setStageStatus(stage, "pending");
+    for (const stage of new Set([...rows, ...rerun].map((r) => r.stage))) this.setStageStatus(stage, "pending");
     return done;
   }
 
-  /** Drops every task of a stage, to be planned anew; returns the finished ones' counts and attempts. */
+  /** Drops every task of a stage, to be planned anew; returns how many of them had finished, by outcome. */
   dropStage(stage: string): { succeeded: number; failed: number } {
     const counts = this.#sql
       .exec<{ ok: number | null; bad: number | null }>(
@@ -285,14 +285,15 @@ export class CoordinatorStore {
 
   /**
    * A task to run again from scratch: a fresh attempt count and usage, no guidance, nothing
-   * running. An agent task gets a new sub-session (`sessionId`): the old one keeps its history.
+   * running; blocked if it was (or `blocked`), else pending. An agent task gets a new sub-session
+   * (`sessionId`): the old one keeps its history.
    */
-  resetTask(row: TaskRow, sessionId: string | null): void {
+  #resetTask(row: TaskRow, sessionId: string | null, blocked: boolean): void {
     this.#sql.exec(
-      `UPDATE tasks SET state = CASE WHEN state = 'blocked' THEN 'blocked' ELSE 'pending' END, attempts = 0, ready_at = 0,
+      `UPDATE tasks SET state = CASE WHEN ? OR state = 'blocked' THEN 'blocked' ELSE 'pending' END, attempts = 0, ready_at = 0,
          slot = NULL, token = NULL, problems = NULL, input_tokens = 0, output_tokens = 0, reserved = 0,
          success = NULL, output = NULL, error = NULL, error_kind = NULL, session_id = ? WHERE stage = ? AND idx = ?`,
-      sessionId, row.stage, row.idx,
+      blocked ? 1 : 0, sessionId, row.stage, row.idx,
     );
   }
 

@@ -4,10 +4,9 @@
  * counted by ./estimate.ts); a task whose inputs are earlier outputs (a reduction's accumulator)
  * is rendered without them and bounded by those outputs' `max_tokens` (the operator says how).
  */
-import { compileTemplate, type CompiledTemplate } from "../template/jinja";
 import type { RenderLimits } from "../template/budget";
-import { ESTIMATE_METHOD, outputBound, promptTokens } from "./estimate";
-import type { JobSpecBase, Operator } from "./types";
+import { ESTIMATE_METHOD, outputBound, promptEstimate, StageTemplates } from "./estimate";
+import type { JobSpecBase, Operator, Plan } from "./types";
 
 export interface StageEstimate {
   calls: number;
@@ -24,29 +23,26 @@ export interface Estimate {
   method: string;
 }
 
-export function estimateJob<S extends JobSpecBase>(op: Operator<S>, spec: S, inputs: unknown[], limits: RenderLimits): Estimate {
-  const plan = op.plan(spec, inputs);
+/** `plan` is the job's plan (`op.plan(spec, inputs)`), computed once by the submission. */
+export function estimateJob<S extends JobSpecBase>(
+  op: Operator<S>,
+  spec: S,
+  plan: Plan,
+  limits: RenderLimits,
+): Estimate {
   const byStage: Record<string, StageEstimate> = {};
   for (const stage of plan.stages) if (!stage.skipped) byStage[stage.name] = { calls: 0, input_tokens: 0, output_tokens: 0 };
-  const templates = new Map<string, CompiledTemplate>();
+  const templates = new StageTemplates(limits);
   let bounded = false;
-  const assumed = op.estimateTasks?.(spec, inputs);
+  let agents = false;
+  const assumed = op.estimateTasks?.(spec, plan);
   for (const task of assumed?.tasks ?? plan.tasks) {
     const work = op.work(spec, task.stage);
     const call = work.kind === "call" ? work.call : work.agent;
-    let template = templates.get(task.stage);
-    if (!template) {
-      template = compileTemplate(call.promptTemplate, "prompt_template", [], limits);
-      templates.set(task.stage, template);
-    }
     const { vars, boundTokens } = op.estimateVars ? op.estimateVars(spec, task) : { vars: op.vars(spec, task), boundTokens: 0 };
     bounded ||= boundTokens > 0;
-    let prompt: number;
-    try {
-      prompt = promptTokens(template.renderVars(vars), call.systemPrompt);
-    } catch {
-      prompt = 0; // this task would fail without a call
-    }
+    agents ||= work.kind === "agent";
+    const prompt = promptEstimate(templates.get(task.stage, work), vars, call.systemPrompt);
     const calls = work.kind === "agent" ? work.agent.maxTurns : 1; // an agent's turns: the upper bound
     const stage = (byStage[task.stage] ??= { calls: 0, input_tokens: 0, output_tokens: 0 });
     stage.calls += calls;
@@ -59,7 +55,7 @@ export function estimateJob<S extends JobSpecBase>(op: Operator<S>, spec: S, inp
   const notes = [`${ESTIMATE_METHOD}: prompts rendered and counted at ceil(characters / 4); outputs at max_tokens (1,024 when unset)`];
   if (bounded) notes.push("prompts that hold earlier outputs count those outputs at their max_tokens bound");
   if (assumed) notes.push(assumed.note);
-  if ((assumed?.tasks ?? plan.tasks).some((t) => op.work(spec, t.stage).kind === "agent")) notes.push("agent items count max_turns calls, each with the first prompt");
+  if (agents) notes.push("agent items count max_turns calls, each with the first prompt");
   return {
     calls: stages.reduce((n, s) => n + s.calls, 0),
     input_tokens: input,

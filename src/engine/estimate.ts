@@ -5,6 +5,10 @@
  * `max_tokens`, or DEFAULT_MAX_TOKENS when the request sets none (with a budget every call is
  * sent with that bound, so a reservation covers the output).
  */
+import { compileTemplate, type CompiledTemplate } from "../template/jinja";
+import type { RenderLimits } from "../template/budget";
+import type { StageWork } from "./types";
+
 export const DEFAULT_MAX_TOKENS = 1_024; // the contract's bound for calls without max_tokens
 export const ESTIMATE_METHOD = "chars/4";
 const CHARS_PER_TOKEN = 4;
@@ -15,4 +19,37 @@ export function promptTokens(prompt: string, system: string | null): number {
 
 export function outputBound(maxTokens: number | null): number {
   return maxTokens ?? DEFAULT_MAX_TOKENS;
+}
+
+/** Each stage's prompt template, compiled once, for estimates and reservations. */
+export class StageTemplates {
+  readonly #templates = new Map<string, CompiledTemplate>();
+  readonly #limits: RenderLimits;
+
+  constructor(limits: RenderLimits) {
+    this.#limits = limits;
+  }
+
+  get(stage: string, work: StageWork): CompiledTemplate {
+    let template = this.#templates.get(stage);
+    if (!template) {
+      template = compileTemplate(work.kind === "call" ? work.call.promptTemplate : work.agent.promptTemplate, "prompt_template", [], this.#limits);
+      this.#templates.set(stage, template);
+    }
+    return template;
+  }
+
+  /** A recover may change the spec: compile again. */
+  clear(): void {
+    this.#templates.clear();
+  }
+}
+
+/** The tokens of one call's rendered prompt; 0 when it cannot render (that task fails without a call). */
+export function promptEstimate(template: CompiledTemplate, vars: Record<string, unknown>, system: string | null): number {
+  try {
+    return promptTokens(template.renderVars(vars), system);
+  } catch {
+    return 0;
+  }
 }

@@ -152,6 +152,12 @@ export interface StagePlan {
   skipped?: boolean;
 }
 
+/** A job's plan as stored at its start: its stages, and the tasks known so far (some blocked). */
+export interface Plan {
+  stages: StagePlan[];
+  tasks: TaskSeed[];
+}
+
 /** An operator: the only place that knows what its tasks mean. Every function is pure. */
 export interface Operator<S extends JobSpecBase = JobSpecBase> {
   /** v1 jobs (map, agentic-map) keep v1's events and result shapes. */
@@ -159,7 +165,7 @@ export interface Operator<S extends JobSpecBase = JobSpecBase> {
   /** What MAP_STARTED adds to `{job_id, total, model}` (v1 map: nothing; the others their `type`). */
   readonly startedFields: Record<string, unknown>;
   mainStage(spec: S): string;
-  plan(spec: S, inputs: unknown[]): { stages: StagePlan[]; tasks: TaskSeed[] };
+  plan(spec: S, inputs: unknown[]): Plan;
   /** After `trigger` finished (null: re-evaluate everything, after a recover or resume). */
   advance(spec: S, reader: PlanReader, trigger: TaskView | null): Advance;
   work(spec: S, stage: string): StageWork;
@@ -171,7 +177,7 @@ export interface Operator<S extends JobSpecBase = JobSpecBase> {
    */
   redoAfter?(spec: S, reader: PlanReader, tasks: { stage: string; index: number }[]): { rerun: { stage: string; index: number }[]; drop: string[] };
   /** The tasks an estimate counts, where the plan cannot list them yet (stages sized later); default: the plan's. */
-  estimateTasks?(spec: S, inputs: unknown[]): { tasks: TaskSeed[]; note: string };
+  estimateTasks?(spec: S, plan: Plan): { tasks: TaskSeed[]; note: string };
   /** For estimates of tasks whose inputs are earlier outputs: variables without them, and the tokens they can add. */
   estimateVars?(spec: S, task: { stage: string; index: number; input: unknown }): { vars: Record<string, unknown>; boundTokens: number };
 }

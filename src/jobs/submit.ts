@@ -117,8 +117,9 @@ export async function submitJob(env: Env, tenantId: string, prepared: Prepared, 
     if (problem) throw new ApiError(400, "invalid_request", problem, { details: [{ path: "model", message: problem }] });
   }
   const op = operatorFor(spec);
+  const plan = op.plan(spec, prepared.inputs);
   if (dryRun || spec.budget) {
-    const estimate = estimateJob(op, spec, prepared.inputs, renderLimits(env));
+    const estimate = estimateJob(op, spec, plan, renderLimits(env));
     if (dryRun) return { dryRun: estimate };
     if (spec.budget && estimate.total_tokens > spec.budget.total) {
       throw new ApiError(422, "token_budget_exceeded", `The job's estimate (${estimate.total_tokens} tokens) is over its token_budget.total (${spec.budget.total}).`, {
@@ -133,7 +134,7 @@ export async function submitJob(env: Env, tenantId: string, prepared: Prepared, 
     if (existing) return replay(existing, requestHash);
   }
 
-  const total = op.plan(spec, prepared.inputs).stages.reduce((n, s) => n + s.total, 0);
+  const total = plan.stages.reduce((n, s) => n + s.total, 0);
   const inserted = await insertJob(
     env.DB,
     {

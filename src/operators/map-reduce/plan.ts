@@ -211,9 +211,8 @@ export const mapReduceOperator: Operator<MapReduceJobSpec> = {
     reader.task(SHUFFLE, 0)?.state === "done" && tasks.some((t) => t.stage === MAP)
       ? { rerun: [{ stage: SHUFFLE, index: 0 }, ...(spec.synthesis ? [{ stage: SYNTHESIS, index: 0 }] : [])], drop: [REDUCE] }
       : { rerun: [], drop: [] },
-  estimateTasks: (spec, inputs) => {
+  estimateTasks: (spec, plan) => {
     // The reduce stage is sized by the shuffle: assume one group per mapper batch.
-    const plan = mapReduceOperator.plan(spec, inputs);
     const maps = plan.tasks.filter((t) => t.stage === MAP);
     const shape = levels(spec.strategy, maps.length, spec.fanIn);
     const mapOut = maps.length * outputBound(spec.mapper.maxTokens);
