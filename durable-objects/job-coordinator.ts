@@ -21,12 +21,15 @@ import { DurableObject } from "cloudflare:workers";
 import { renderLimits, sseKeepaliveMs } from "../src/config";
 import { newId, randomBase32 } from "../src/lib/ids";
 import { nextStep, type AttemptOutcome, type ErrorKind, type NextStep } from "../src/engine/retry-policy";
-import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type TaskClaim, type TaskRef, type StageWork } from "../src/engine/types";
+import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef, setupKey, type StageWork } from "../src/engine/types";
 import { operatorFor, type JobSpec } from "../src/operators/registry";
 import { withOverrides, type RecoverOptions, type RecoverAnswer, type ResumeAnswer } from "../src/engine/recovery";
 import type { JobProgress } from "../src/db/jobs";
 import { agentSession, callWorker } from "../src/objects";
 import { sendMessage } from "../src/queue-messages";
+import { endpointData } from "../src/llm/call-model";
+import type { EndpointData } from "../src/llm/types";
+import { parseModel } from "../src/llm/models";
 import { EventHub } from "./coordinator/event-hub";
 import { CoordinatorStore, taskView, type TaskRow } from "./coordinator/store";
 import { sweepWebhook, type CompletedEvent } from "./coordinator/webhook-sweep";
@@ -37,6 +40,9 @@ import { ZERO, progressOf, stagesView, type Counters } from "./coordinator/progr
 const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
 const QUEUE_GRACE_MS = 2_000; // the sweep picks up a backoff retry this long after its Queue message is due
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm: Queue delays are whole seconds
+
+/** A report that takes its slot's next task in its answer (a call worker's pull). */
+type Puller = { slot: number; next: PulledTask | null };
 
 export class JobCoordinator extends DurableObject<Env> {
   #store!: CoordinatorStore;
@@ -51,6 +57,7 @@ export class JobCoordinator extends DurableObject<Env> {
   #waiters: (() => void)[] = [];
   #mirror!: D1Mirror;
   #budget!: BudgetKeeper;
+  #endpoints = new Map<string, Promise<EndpointData | null>>(); // `<round>:<provider>`, for call workers
   #ending: Promise<void> | null = null; // an end begun inside the synchronous dispatch; the RPC or alarm that caused it waits for it
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -180,23 +187,57 @@ export class JobCoordinator extends DurableObject<Env> {
     return this.#spec && this.#op ? this.#op.work(this.#spec, stage) : null;
   }
 
-  /** The inputs of a current dispatch, or null when the dispatch is stale (do no work). */
-  async claim(stage: string, index: number, token: string): Promise<TaskClaim | null> {
+  /** The inputs of a current dispatch, or null when the dispatch is stale (do no work); with the stage's setup when asked. */
+  async claim(stage: string, index: number, token: string, wantSetup = false): Promise<TaskClaim | null> {
     const task = this.#store.task(stage, index);
     if (!this.#spec || !this.#op || !task || task.state !== "running" || task.token !== token) return null;
+    const claim = this.#claimOf(task);
+    return wantSetup ? { ...claim, setup: await this.#setup(stage) } : claim;
+  }
+
+  /** A stage's work and its provider endpoint, resolved once per round and provider (not stored: it holds a key). */
+  async #setup(stage: string): Promise<StageSetup | null> {
+    const spec = this.#spec as JobSpec;
+    const work = (this.#op as Operator).work(spec, stage);
+    if (work.kind !== "call") return { work, endpoint: null };
+    const provider = parseModel(work.call.model).provider;
+    const key = setupKey(this.#round(), provider);
+    let endpoint = this.#endpoints.get(key);
+    if (!endpoint) {
+      endpoint = endpointData(this.env, work.tenantId, provider);
+      this.#endpoints.set(key, endpoint);
+      endpoint.catch(() => this.#endpoints.delete(key));
+    }
+    return { work, endpoint: await endpoint };
+  }
+
+  #claimOf(task: TaskRow): TaskClaim {
+    const op = this.#op as Operator;
     return {
-      vars: this.#op.vars(this.#spec, { stage, index, input: JSON.parse(task.input) as unknown }),
+      vars: op.vars(this.#spec as JobSpec, { stage: task.stage, index: task.idx, input: JSON.parse(task.input) as unknown }),
       problems: task.problems ? (JSON.parse(task.problems) as string[]) : null,
     };
   }
 
-  /** A worker's report of one attempt. Reports for a dispatch that is no longer current are ignored. */
-  async report(ref: Pick<TaskRef, "stage" | "index" | "token">, outcome: AttemptOutcome): Promise<void> {
+  /**
+   * A worker's report of one attempt. Reports for a dispatch that is no longer current are ignored.
+   * With `pull`, a call worker's slot gets its next task in the answer (claimed already), which
+   * saves the `begin`, the worker's alarm and the `claim` of a dispatch: one RPC per attempt.
+   */
+  async report(ref: Pick<TaskRef, "stage" | "index" | "token">, outcome: AttemptOutcome, pull: { have: string[] } | null = null): Promise<PulledTask | null> {
     const spec = this.#spec;
     const task = this.#store.task(ref.stage, ref.index);
     const live = this.#status === "running" || this.#status === "paused";
-    if (!spec || !live || !task || task.state !== "running" || task.token !== ref.token) return;
+    if (!spec || !live || !task || task.state !== "running" || task.token !== ref.token) return null;
     if (task.slot !== null) this.#busySlots.delete(task.slot);
+    const puller: Puller | null = pull && task.slot !== null && !task.session_id ? { slot: task.slot, next: null } : null;
+    await this.#settleReport(spec, task, outcome, puller);
+    const next = puller?.next;
+    if (!next || !pull) return null;
+    return pull.have.includes(setupKey(next.ref.round, next.ref.stage)) ? next : { ...next, setup: await this.#setup(next.ref.stage) };
+  }
+
+  async #settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, puller: Puller | null): Promise<void> {
     this.#budget.spend(task.stage, outcome.usage.input_tokens + outcome.usage.output_tokens);
     const step = nextStep(outcome, task.attempts, spec.maxRetries);
     if (step.step === "retry") {
@@ -207,9 +248,9 @@ export class JobCoordinator extends DurableObject<Env> {
           .catch((err: unknown) => console.error("queue send failed; the sweep will retry", err));
         await this.#wakeAt(readyAt + QUEUE_GRACE_MS);
       } else if (step.delayMs > 0) await this.#wakeAt(readyAt);
-      return this.#dispatchAndSettle();
+      return this.#dispatchAndSettle(puller);
     }
-    await this.#afterChange(this.#complete(task, outcome, step));
+    await this.#afterChange(this.#complete(task, outcome, step), puller);
   }
 
   /** Called by the Queue consumer when a backoff is over. */
@@ -277,7 +318,7 @@ export class JobCoordinator extends DurableObject<Env> {
    * Applies what the operator said follows: stage sizes now known, tasks made ready, tasks it
    * finished itself (each may lead to more), perhaps the job's end.
    */
-  async #afterChange(first: Advance | null): Promise<void> {
+  async #afterChange(first: Advance | null, puller: Puller | null = null): Promise<void> {
     const queue: Advance[] = first ? [first] : [];
     for (let advance = queue.shift(); advance; advance = queue.shift()) {
       for (const [stage, total] of Object.entries(advance.totals ?? {})) this.#store.setStageTotal(stage, total);
@@ -289,7 +330,7 @@ export class JobCoordinator extends DurableObject<Env> {
       }
       if (advance.end) return this.#end(advance.end);
     }
-    await this.#dispatchAndSettle();
+    await this.#dispatchAndSettle(puller);
   }
 
   /** Stages still pending that now have work get STAGE_STARTED (staged jobs). */
@@ -302,8 +343,8 @@ export class JobCoordinator extends DurableObject<Env> {
   }
 
   /** Dispatches, then waits for an end the dispatch began (a budget that ran out with `fail`). */
-  async #dispatchAndSettle(): Promise<void> {
-    this.#dispatch();
+  async #dispatchAndSettle(puller: Puller | null = null): Promise<void> {
+    this.#dispatch(puller);
     const ending = this.#ending;
     if (ending) {
       await ending;
@@ -312,11 +353,12 @@ export class JobCoordinator extends DurableObject<Env> {
   }
 
   /** Fills free slots with pending tasks, critical path first. Never awaits a worker: `begin` only stores the reference. */
-  #dispatch(): void {
+  #dispatch(puller: Puller | null): void {
     const spec = this.#spec;
     if (!spec || !this.#op || this.#status !== "running") return;
     const free: number[] = [];
-    for (let slot = 0; slot < spec.concurrency; slot++) if (!this.#busySlots.has(slot)) free.push(slot);
+    if (puller && !puller.next && !this.#busySlots.has(puller.slot)) free.push(puller.slot);
+    for (let slot = 0; slot < spec.concurrency; slot++) if (!this.#busySlots.has(slot) && slot !== puller?.slot) free.push(slot);
     if (free.length === 0) return;
     const now = Date.now();
     for (const [i, row] of this.#store.nextPending(free.length).entries()) {
@@ -330,6 +372,10 @@ export class JobCoordinator extends DurableObject<Env> {
       this.#busySlots.add(slot);
       this.#bump({ total_attempts: 1 });
       const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round: this.#round() };
+      if (puller && slot === puller.slot && !row.session_id) {
+        puller.next = { ref, claim: this.#claimOf(row), setup: null };
+        continue;
+      }
       const worker = row.session_id ? agentSession(this.env, row.session_id) : callWorker(this.env, spec.jobId, slot);
       worker.begin(ref).catch(async (err: unknown) => {
         console.error("dispatch failed; will retry", err);

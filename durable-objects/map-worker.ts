@@ -9,24 +9,31 @@
  * outcome, then reports it. If the report fails the alarm throws and the platform retries it; the
  * stored outcome is reported again without a second model call.
  *
+ * Pull: the answer to a report may be the slot's next task, claimed already; the same invocation
+ * stores it and runs it (calls one after another, never two at once), for up to PULL_FOR_MS.
+ *
  * Storage: `task` (the TaskRef), `outcome` (once known). They stay after the report (no extra
  * write per task) and are replaced by the next `begin`. A stage's compiled template and schema
- * are cached in memory, fetched once per job and stage.
+ * are cached in memory per job, round and stage, from the setup the coordinator sends with a
+ * task when the worker does not hold it (the endpoint resolved once per job, not per worker).
  */
 import { DurableObject } from "cloudflare:workers";
 import { renderLimits } from "../src/config";
 import { compileCall, runAttempt, type CompiledCall } from "../src/engine/attempt";
-import { resolveEndpoint } from "../src/llm/call-model";
+import { endpointData, endpointFrom } from "../src/llm/call-model";
 import { parseModel } from "../src/llm/models";
 import type { AttemptOutcome } from "../src/engine/retry-policy";
-import type { CallSpec, StageWork, TaskClaim, TaskRef } from "../src/engine/types";
+import { setupKey, type CallSpec, type PulledTask, type StageSetup, type StageWork, type TaskClaim, type TaskRef } from "../src/engine/types";
 import type { ProviderEndpoint } from "../src/llm/types";
 import { jobCoordinator } from "../src/objects";
+
+/** How long one invocation goes on taking its next task from its report; then a fresh `begin` starts the next invocation. */
+const PULL_FOR_MS = 60_000;
 
 type Stage = { call: CallSpec; compiled: CompiledCall; endpoint: ProviderEndpoint | null };
 
 export class MapWorker extends DurableObject<Env> {
-  #round: string | null = null; // `<job id>:<round>` of the cached stages
+  #job: string | null = null; // the job whose stages are cached (keyed `<round>:<stage>`)
   #stages = new Map<string, Stage>();
 
   async begin(ref: TaskRef): Promise<void> {
@@ -37,45 +44,63 @@ export class MapWorker extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
-    const ref = await this.ctx.storage.get<TaskRef>("task");
+    let ref = await this.ctx.storage.get<TaskRef>("task");
     if (!ref) return;
-    const coordinator = jobCoordinator(this.env, ref.jobId);
     let outcome = await this.ctx.storage.get<AttemptOutcome>("outcome");
-    if (!outcome) {
-      // RPC types cannot express `unknown` values; the coordinator returns a TaskClaim.
-      const claim = (await coordinator.claim(ref.stage, ref.index, ref.token)) as TaskClaim | null;
-      if (!claim) return; // a stale dispatch: the coordinator has moved on
-      outcome = await this.#attempt(ref, claim.vars, claim.problems);
-      // Not waited for: the report need not sit behind a disk sync. If the object dies before the
-      // write lands, the interrupted alarm runs the attempt again; the coordinator keeps one result.
-      void this.ctx.storage.put("outcome", outcome, { allowUnconfirmed: true });
+    let claim: TaskClaim | null = null;
+    const started = Date.now();
+    for (;;) {
+      const coordinator = jobCoordinator(this.env, ref.jobId);
+      if (!outcome) {
+        // RPC types cannot express `unknown` values; the coordinator returns a TaskClaim.
+        claim ??= (await coordinator.claim(ref.stage, ref.index, ref.token, !this.#holds(ref))) as TaskClaim | null;
+        if (!claim) return; // a stale dispatch: the coordinator has moved on
+        outcome = await this.#attempt(ref, claim);
+        // Not waited for: the report need not sit behind a disk sync. If the object dies before the
+        // write lands, the interrupted alarm runs the attempt again; the coordinator keeps one result.
+        void this.ctx.storage.put("outcome", outcome, { allowUnconfirmed: true });
+      }
+      const pull = Date.now() - started < PULL_FOR_MS;
+      const have = pull ? { have: this.#job === ref.jobId ? [...this.#stages.keys()] : [] } : null;
+      const next = (await coordinator.report({ stage: ref.stage, index: ref.index, token: ref.token }, outcome, have)) as PulledTask | null;
+      if (!next) return;
+      // The next task is this slot's from now on: stored before its call (the output gate holds the
+      // call until the write is durable), so a restart runs it again instead of losing it.
+      void this.ctx.storage.delete("outcome");
+      void this.ctx.storage.put("task", next.ref);
+      ref = next.ref;
+      claim = { ...next.claim, setup: next.setup };
+      outcome = undefined;
     }
-    await coordinator.report({ stage: ref.stage, index: ref.index, token: ref.token }, outcome);
   }
 
-  async #stage(ref: TaskRef): Promise<Stage | null> {
-    if (this.#round !== `${ref.jobId}:${ref.round}`) {
-      this.#round = `${ref.jobId}:${ref.round}`;
+  #holds(ref: TaskRef): boolean {
+    return this.#job === ref.jobId && this.#stages.has(setupKey(ref.round, ref.stage));
+  }
+
+  /** The stage's compiled call, from the cache, the setup that came with the task, or asked for. */
+  async #stage(ref: TaskRef, setup: StageSetup | null | undefined): Promise<Stage | null> {
+    if (this.#job !== ref.jobId) {
+      this.#job = ref.jobId;
       this.#stages.clear();
     }
-    const cached = this.#stages.get(ref.stage);
+    const key = setupKey(ref.round, ref.stage);
+    const cached = this.#stages.get(key);
     if (cached) return cached;
-    const work = (await jobCoordinator(this.env, ref.jobId).work(ref.stage)) as StageWork | null;
+    const coordinator = jobCoordinator(this.env, ref.jobId);
+    const work = setup ? setup.work : ((await coordinator.work(ref.stage)) as StageWork | null);
     if (!work || work.kind !== "call") return null;
-    const stage: Stage = {
-      call: work.call,
-      compiled: compileCall(work.call, renderLimits(this.env)),
-      endpoint: await resolveEndpoint(this.env, work.tenantId, parseModel(work.call.model).provider),
-    };
-    this.#stages.set(ref.stage, stage);
+    const endpoint = setup ? setup.endpoint : await endpointData(this.env, work.tenantId, parseModel(work.call.model).provider);
+    const stage: Stage = { call: work.call, compiled: compileCall(work.call, renderLimits(this.env)), endpoint: endpointFrom(this.env, endpoint) };
+    this.#stages.set(key, stage);
     return stage;
   }
 
-  async #attempt(ref: TaskRef, vars: Record<string, unknown>, problems: string[] | null): Promise<AttemptOutcome> {
+  async #attempt(ref: TaskRef, claim: TaskClaim): Promise<AttemptOutcome> {
     try {
-      const stage = await this.#stage(ref);
+      const stage = await this.#stage(ref, claim.setup);
       if (!stage) return { kind: "crash", error: "the task's stage has no model call", usage: { input_tokens: 0, output_tokens: 0 } };
-      return await runAttempt(this.env, stage.call, stage.compiled, stage.endpoint, vars, problems);
+      return await runAttempt(this.env, stage.call, stage.compiled, stage.endpoint, claim.vars, claim.problems);
     } catch (err) {
       console.error("attempt crashed", err);
       return { kind: "crash", error: "the attempt failed with an internal error", usage: { input_tokens: 0, output_tokens: 0 } };

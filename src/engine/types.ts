@@ -6,6 +6,7 @@
  * the concurrency cap, applies the retry policy, and asks the operator what follows.
  */
 import type { ErrorKind } from "./retry-policy";
+import type { EndpointData } from "../llm/types";
 
 export type JobType = "map" | "agentic_map" | "reduce" | "map_reduce";
 export type JobStatus = "queued" | "running" | "paused" | "completed" | "cancelled" | "failed";
@@ -198,4 +199,21 @@ export interface TaskRef {
 export interface TaskClaim {
   vars: Record<string, unknown>;
   problems: string[] | null; // what was wrong with the previous output, for the retry guidance
+  setup?: StageSetup | null; // when asked for
 }
+
+/** A call stage's work with its provider endpoint, resolved once by the coordinator for its workers. */
+export interface StageSetup {
+  work: StageWork;
+  endpoint: EndpointData | null;
+}
+
+/** A call worker's next task, handed back in the answer to its report (the pull protocol). */
+export interface PulledTask {
+  ref: TaskRef;
+  claim: TaskClaim;
+  setup: StageSetup | null; // when the worker said it does not hold the stage's work for this round
+}
+
+/** What a worker holds already: `<round>:<stage>` keys, so the coordinator sends a stage's setup once. */
+export const setupKey = (round: number, stage: string): string => `${round}:${stage}`;

@@ -10,7 +10,7 @@ import { callOpenAi } from "./openai";
 import { callWorkersAi, type AiBinding } from "./workers-ai";
 import { policyFetch } from "../net/destination";
 import type { Provider } from "./models";
-import type { ModelRequest, ModelResponse, ProviderEndpoint } from "./types";
+import type { EndpointData, ModelRequest, ModelResponse, ProviderEndpoint } from "./types";
 
 const ENV_NAMES: Record<Exclude<Provider, "workers-ai">, { key: string; url: string }> = {
   openai: { key: "OPENAI_API_KEY", url: "OPENAI_BASE_URL" },
@@ -31,21 +31,27 @@ export function endpointProblem(provider: Provider, endpoint: ProviderEndpoint |
   return null;
 }
 
-export async function resolveEndpoint(
-  env: Env,
-  tenantId: string,
-  provider: Provider,
-): Promise<ProviderEndpoint | null> {
+export async function endpointData(env: Env, tenantId: string, provider: Provider): Promise<EndpointData | null> {
   if (provider === "workers-ai") return null;
   const stored = await getCredential(env.DB, encryptionKey(env), tenantId, provider);
   const names = ENV_NAMES[provider];
-  const endpoint: ProviderEndpoint = {
+  return {
     apiKey: stored?.apiKey ?? readVar(env, names.key) ?? null,
     baseUrl: stored?.baseUrl ?? readVar(env, names.url) ?? null,
+    policy: Boolean(stored?.baseUrl),
   };
+}
+
+export function endpointFrom(env: Env, data: EndpointData | null): ProviderEndpoint | null {
+  if (!data) return null;
+  const endpoint: ProviderEndpoint = { apiKey: data.apiKey, baseUrl: data.baseUrl };
   // A tenant's base URL is a tenant's destination; the deployment's own variables are trusted.
-  if (stored?.baseUrl) endpoint.fetch = policyFetch(env);
+  if (data.policy) endpoint.fetch = policyFetch(env);
   return endpoint;
+}
+
+export async function resolveEndpoint(env: Env, tenantId: string, provider: Provider): Promise<ProviderEndpoint | null> {
+  return endpointFrom(env, await endpointData(env, tenantId, provider));
 }
 
 export async function callModel(env: Env, request: ModelRequest, endpoint: ProviderEndpoint | null): Promise<ModelResponse> {

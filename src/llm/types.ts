@@ -51,6 +51,13 @@ export interface ProviderEndpoint {
   fetch?: typeof fetch;
 }
 
+/** A provider endpoint as plain data (it crosses RPC): `policy` when the base URL is the tenant's. */
+export interface EndpointData {
+  apiKey: string | null;
+  baseUrl: string | null;
+  policy: boolean;
+}
+
 /** A provider's reported token count, or 0 when it is missing or not a count. */
 export const tokenCount = (n: unknown): number => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? Math.round(n) : 0);
 

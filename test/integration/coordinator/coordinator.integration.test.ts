@@ -35,6 +35,28 @@ describe("coordinator: reports", () => {
   });
 });
 
+describe("coordinator: a worker's report takes its next task (pull)", () => {
+  it("answers with the slot's next task, claimed and running under a new token, with the stage's setup only when the worker lacks it", async () => {
+    const { stub } = await startJob(mapSpec({ concurrency: 1 }), ["a", "b", "c"]);
+    await tick(stub);
+    const first = (await stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("x"), { have: [] })) as any;
+    expect(first.ref).toMatchObject({ stage: "items", index: 1, slot: 0, attempt: 1, round: 1 });
+    expect(first.claim.vars).toEqual({ item: "b" });
+    expect(first.setup.work.call.promptTemplate).toBe("{{ item }}");
+    expect(first.setup.endpoint).toMatchObject({ policy: false });
+    const running = (await tasks(stub)).find((t) => t.idx === 1);
+    expect(running).toMatchObject({ state: "running", token: first.ref.token });
+    // The worker holds the stage now: no setup. A stale report of the same dispatch gets nothing.
+    const second = (await stub.report({ stage: "items", index: 1, token: first.ref.token }, ok("y"), { have: ["1:items"] })) as any;
+    expect(second.ref.index).toBe(2);
+    expect(second.setup).toBeNull();
+    expect(await stub.report({ stage: "items", index: 1, token: first.ref.token }, ok("y"), { have: [] })).toBeNull();
+    // Without pull the next task goes through `begin` (the real worker's claim would be stale after a takeover).
+    expect(await stub.report({ stage: "items", index: 2, token: second.ref.token }, ok("z"))).toBeNull();
+    expect((await events(stub)).at(-1)?.name).toBe("MAP_COMPLETED");
+  });
+});
+
 describe("coordinator: stages of a fold", () => {
   it("releases reduction i only after inner i and reduction i−1, critical path first, then completes with the accumulator", async () => {
     const { stub, jobId } = await startJob(reduceSpec, [{ name: "0", value: "v0" }, { name: "1", value: "v1" }]);
