@@ -214,7 +214,7 @@ export class JobCoordinator extends DurableObject<Env> {
   #claimOf(task: TaskRow): TaskClaim {
     const op = this.#op as Operator;
     return {
-      vars: op.vars(this.#spec as JobSpec, { stage: task.stage, index: task.idx, input: JSON.parse(task.input) as unknown }),
+      vars: op.vars(this.#spec as JobSpec, { stage: task.stage, index: task.idx, input: JSON.parse(task.input) as unknown }, this.#reader()),
       problems: task.problems ? (JSON.parse(task.problems) as string[]) : null,
     };
   }
@@ -363,7 +363,7 @@ export class JobCoordinator extends DurableObject<Env> {
     const now = Date.now();
     for (const [i, row] of this.#store.nextPending(free.length).entries()) {
       const work = this.#op.work(spec, row.stage);
-      const vars = () => (this.#op as Operator).vars(spec, { stage: row.stage, index: row.idx, input: JSON.parse(row.input) as unknown });
+      const vars = () => (this.#op as Operator).vars(spec, { stage: row.stage, index: row.idx, input: JSON.parse(row.input) as unknown }, this.#reader());
       const reserved = this.#budget.reserve(spec.budget, row.stage, work, vars);
       if (reserved === null) return this.#budgetExhausted();
       const slot = free[i] as number;

@@ -8,7 +8,7 @@
 import type { ErrorKind } from "./retry-policy";
 import type { EndpointData } from "../llm/types";
 
-export type JobType = "map" | "agentic_map" | "reduce" | "map_reduce";
+export type JobType = "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline";
 export type JobStatus = "queued" | "running" | "paused" | "completed" | "cancelled" | "failed";
 export type StageStatus = "pending" | "running" | "completed" | "failed" | "skipped";
 
@@ -105,7 +105,7 @@ export interface PlanReader {
   /** The finished tasks of a stage, in index order. */
   done(stage: string): TaskView[];
   /** A stage's size and counters. */
-  stage(name: string): { total: number; completed: number; succeeded: number; failed: number } | undefined;
+  stage(name: string): { total: number; completed: number; succeeded: number; failed: number; input_tokens: number; output_tokens: number } | undefined;
 }
 
 export interface JobError {
@@ -170,7 +170,8 @@ export interface Operator<S extends JobSpecBase = JobSpecBase> {
   /** After `trigger` finished (null: re-evaluate everything, after a recover or resume). */
   advance(spec: S, reader: PlanReader, trigger: TaskView | null): Advance;
   work(spec: S, stage: string): StageWork;
-  vars(spec: S, task: { stage: string; index: number; input: unknown }): Record<string, unknown>;
+  /** A task's template variables; `reader` for operators whose tasks read earlier stages' outputs (pipelines). */
+  vars(spec: S, task: { stage: string; index: number; input: unknown }, reader?: PlanReader): Record<string, unknown>;
   result(spec: S, task: { stage: string; index: number; input: unknown }, finish: TaskFinish): TaskResult;
   /**
    * What else a recover of these tasks must redo: finished tasks to run again (`rerun`, back to

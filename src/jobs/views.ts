@@ -1,5 +1,6 @@
 /** Shapes stored rows into the API's response bodies, and encodes opaque cursors. */
 import type { JobRow } from "../db/jobs";
+import type { JobType } from "../engine/types";
 import { ApiError } from "../lib/errors";
 import type { z } from "@hono/zod-openapi";
 import type { BudgetSchema, JOB_STATUSES, JobErrorSchema, JobSchema } from "../schemas/jobs";
@@ -9,7 +10,7 @@ const parsed = <T>(json: string | null): T | null => (json === null ? null : (JS
 export function jobView(row: JobRow) {
   return {
     id: row.id,
-    type: row.type as "map" | "agentic_map" | "reduce" | "map_reduce",
+    type: row.type as JobType,
     status: row.status as (typeof JOB_STATUSES)[number],
     model: row.model,
     total: row.total,

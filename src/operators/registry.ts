@@ -7,14 +7,16 @@ import { agenticMapOperator, type AgentJobSpec } from "./agentic-map/plan";
 import { mapOperator, type MapJobSpec } from "./map/plan";
 import { reduceOperator, type ReduceJobSpec } from "./reduce/plan";
 import { mapReduceOperator, type MapReduceJobSpec } from "./map-reduce/plan";
+import { pipelineOperator, type PipelineJobSpec } from "./pipeline/plan";
 
-export type JobSpec = MapJobSpec | AgentJobSpec | ReduceJobSpec | MapReduceJobSpec;
+export type JobSpec = MapJobSpec | AgentJobSpec | ReduceJobSpec | MapReduceJobSpec | PipelineJobSpec;
 
 const OPERATORS: { [T in JobType]: Operator<Extract<JobSpec, { type: T }>> } = {
   map: mapOperator,
   agentic_map: agenticMapOperator,
   reduce: reduceOperator,
   map_reduce: mapReduceOperator,
+  pipeline: pipelineOperator,
 };
 
 export function operatorFor(spec: JobSpecBase): Operator {

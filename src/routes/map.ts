@@ -1,9 +1,11 @@
-/** POST /v1/map, /v1/reduce and /v1/map-reduce: operators of one model call per task, served by the shared route factory. */
+/** POST /v1/map, /v1/reduce, /v1/map-reduce and /v1/pipelines: operators of one model call per task, served by the shared route factory. */
 import { submitMapJob } from "../operators/map/submit";
 import { submitReduceJob } from "../operators/reduce/submit";
 import { ReduceRequestSchema } from "../operators/reduce/schema";
 import { submitMapReduceJob } from "../operators/map-reduce/submit";
 import { MapReduceRequestSchema } from "../operators/map-reduce/schema";
+import { submitPipelineJob } from "../operators/pipeline/submit";
+import { PipelineRequestSchema } from "../operators/pipeline/schema";
 import { newRouter } from "../lib/router";
 import { MapRequestSchema } from "../schemas/map";
 import { operatorRoute } from "./operator-route";
@@ -27,5 +29,11 @@ export function mapRoutes() {
       summary: "The corpus orchestrator: batched mappers, a deterministic shuffle, hierarchical/flat/category reduce, synthesis",
       schema: MapReduceRequestSchema,
       submit: submitMapReduceJob,
+    }))
+    .route("/", operatorRoute({
+      path: "/pipelines",
+      summary: "Sequential steps over a shared store: llm (optionally a batch over a list), reduce and nested sequential steps, input tasks, context management",
+      schema: PipelineRequestSchema,
+      submit: submitPipelineJob,
     }));
 }

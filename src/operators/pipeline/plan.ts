@@ -1,0 +1,341 @@
+/**
+ * The pipeline operator's plan (v2 contract, "POST /v1/pipelines"). Each leaf step is a stage
+ * named by its id; each input task of a step is the stage `<id>.input.<name>` (its own call), a
+ * reduce step's inner tasks `<id>.inner`. The stage `steps` holds one task per step, finished by the operator itself when the
+ * step is over, with the step's value in the shared store as its output: what later steps read,
+ * what `?stage=steps` lists, and what a recover goes on from. Steps run one after another; a
+ * finished step's marker releases the next step (its input tasks first, in parallel).
+ *
+ * Batch steps release their elements `max_concurrent` at a time (more as each finishes), so
+ * `fail_fast` stops new elements at the first failure and fails the step once those under way are
+ * done. Every template variable is computed when a task is claimed, from the store as it was
+ * before the step (the markers of earlier steps): nothing is copied into each task.
+ */
+import { outputBound } from "../../engine/estimate";
+import { taskResultBase } from "../../engine/task-result";
+import type { Advance, JobEnd, JobSpecBase, Operator, PlanReader, TaskResult, TaskSeed, TaskView } from "../../engine/types";
+import { entries } from "../reduce/plan";
+import { batchItemsProblem, batchResult } from "./batch";
+import { accumulatedEntry, stepVariables, type FinishedStep } from "./context";
+import { resolveRef, type Ref } from "./refs";
+import type { Binding, Unit } from "./steps";
+
+export interface PipelineJobSpec extends JobSpecBase {
+  type: "pipeline";
+  inputs: Record<string, unknown>;
+  units: Unit[];
+  format: "notes_only" | "full_output"; // the pipeline's accumulation format: a failure's partial output
+}
+
+export const STEPS = "steps";
+const inputStage = (u: Unit, name: string) => `${u.id}.input.${name}`;
+const innerStage = (u: Unit) => `${u.id}.inner`;
+const CRITICAL = 0;
+const AHEAD = 1;
+
+type Part = "main" | "inputs" | "inner" | "steps";
+interface EntryInput {
+  name: string;
+  original_input: unknown;
+  accumulator?: unknown;
+  current_result?: unknown;
+}
+
+type Location = { unit: Unit | null; part: Part; input?: number };
+const locations = new WeakMap<PipelineJobSpec, Map<string, Location>>();
+function locate(spec: PipelineJobSpec, stage: string): Location {
+  let map = locations.get(spec);
+  if (!map) {
+    map = new Map<string, Location>([[STEPS, { unit: null, part: "steps" }]]);
+    for (const unit of spec.units) {
+      map.set(unit.id, { unit, part: "main" });
+      unit.inputTasks.forEach((task, input) => map?.set(inputStage(unit, task.name), { unit, part: "inputs", input }));
+      map.set(innerStage(unit), { unit, part: "inner" });
+    }
+    locations.set(spec, map);
+  }
+  const found = map.get(stage);
+  if (!found) throw new Error(`no step has the stage ${stage}`);
+  return found;
+}
+
+/** The shared store before step `ordinal`, and the finished steps in order (their markers). */
+function storeBefore(spec: PipelineJobSpec, reader: PlanReader, ordinal: number): { store: Record<string, unknown>; finished: FinishedStep[] } {
+  const store: Record<string, unknown> = { ...spec.inputs };
+  const finished: FinishedStep[] = [];
+  for (const unit of spec.units.slice(0, ordinal)) {
+    const marker = reader.task(STEPS, spec.units.indexOf(unit));
+    if (marker?.state !== "done") break;
+    store[unit.id] = marker.output;
+    for (const closed of unit.closes) store[closed] = marker.output;
+    finished.push({ step: unit.id, output: marker.output });
+  }
+  return { store, finished };
+}
+
+type Resolved = { ok: true; value: unknown } | { ok: false; message: string };
+
+function resolveIn(store: Record<string, unknown>, ref: Ref): Resolved {
+  const found = resolveRef(store, ref);
+  return found.found ? { ok: true, value: found.value } : { ok: false, message: `nothing at ${found.at}` };
+}
+
+/** A step's own inputs: references resolved, literals, input tasks' outputs. */
+function ownInputs(unit: Unit | { bindings: Record<string, Binding> }, store: Record<string, unknown>, taskOutput: (i: number) => unknown): Resolved & { inputs?: Record<string, unknown> } {
+  const inputs: Record<string, unknown> = {};
+  for (const [name, binding] of Object.entries(unit.bindings)) {
+    if (binding.kind === "literal") inputs[name] = binding.value;
+    else if (binding.kind === "task") inputs[name] = taskOutput(binding.task);
+    else {
+      const r = resolveIn(store, binding.ref);
+      if (!r.ok) return { ok: false, message: `input ${name}: ${r.message}` };
+      inputs[name] = r.value;
+    }
+  }
+  return { ok: true, value: null, inputs };
+}
+
+function fail(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, stage: string, index: number | null, message: string): Advance {
+  const { finished } = storeBefore(spec, reader, spec.units.indexOf(unit));
+  const end: JobEnd = {
+    status: "failed",
+    output: { failed_step: unit.path, accumulated: finished.map((f) => accumulatedEntry(f, spec.format)) },
+    error: { code: "step_failed", message, stage, index, step: unit.path },
+  };
+  return { ready: [], end };
+}
+
+/** The step is over: its marker (with its value) is recorded by the engine, which releases the next step. */
+function finishStep(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, value: unknown): Advance {
+  const usage = { input_tokens: 0, output_tokens: 0 };
+  for (const stage of [unit.id, innerStage(unit), ...unit.inputTasks.map((t) => inputStage(unit, t.name))]) {
+    const row = reader.stage(stage);
+    usage.input_tokens += row?.input_tokens ?? 0;
+    usage.output_tokens += row?.output_tokens ?? 0;
+  }
+  const index = spec.units.indexOf(unit);
+  return { ready: [], local: [{ stage: STEPS, index, input: { step: unit.path, usage }, output: value }] };
+}
+
+/** Starts a step: its input tasks, or the step itself. */
+function releaseStep(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
+  const { store } = storeBefore(spec, reader, spec.units.indexOf(unit));
+  const own = ownInputs(unit, store, () => null);
+  if (!own.ok) return fail(spec, reader, unit, unit.id, null, own.message);
+  if (unit.inputTasks.length === 0) return releaseMain(spec, reader, unit);
+  const ready = unit.inputTasks.map((task) => ({ stage: inputStage(unit, task.name), index: 0, input: { name: task.name } }));
+  return { ready, totals: Object.fromEntries(unit.inputTasks.map((task) => [inputStage(unit, task.name), 1])) };
+}
+
+function releaseMain(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
+  const { store } = storeBefore(spec, reader, spec.units.indexOf(unit));
+  if (unit.batch) {
+    const items = resolveIn(store, unit.batch.ref);
+    if (!items.ok) return fail(spec, reader, unit, unit.id, null, `batch.items: ${items.message}`);
+    const problem = batchItemsProblem(items.value);
+    if (problem) return fail(spec, reader, unit, unit.id, null, problem);
+    const list = items.value as unknown[];
+    if (list.length === 0) return finishStep(spec, reader, unit, batchResult([]));
+    const ready = list.slice(0, unit.batch.maxConcurrent).map((item, index) => ({ stage: unit.id, index, input: { item } }));
+    return { ready, totals: { [unit.id]: list.length } };
+  }
+  if (unit.reduce) {
+    const from = resolveIn(store, unit.reduce.from);
+    if (!from.ok) return fail(spec, reader, unit, unit.id, null, `inputs_from: ${from.message}`);
+    const value = from.value;
+    if (typeof value !== "object" || value === null) return fail(spec, reader, unit, unit.id, null, "inputs_from must point at a list or an object");
+    const list = entries(value as unknown[] | Record<string, unknown>);
+    if (list.length === 0) return finishStep(spec, reader, unit, unit.reduce.initialValue);
+    const seeds: TaskSeed[] = list.flatMap(({ name, value: v }, index) => {
+      const entry: EntryInput = { name, original_input: v };
+      const reduction: TaskSeed = { stage: unit.id, index, input: entry, blocked: true, priority: CRITICAL };
+      return unit.reduce?.inner ? [{ stage: innerStage(unit), index, input: entry, priority: AHEAD }, reduction] : [reduction];
+    });
+    const totals = { [unit.id]: list.length, ...(unit.reduce.inner ? { [innerStage(unit)]: list.length } : {}) };
+    if (unit.reduce.inner) return { ready: seeds, totals };
+    // Without inner tasks, reduction 0 has all it needs now (nothing else would release it).
+    const first = list[0] as { name: string; value: unknown };
+    const input: EntryInput = { name: first.name, original_input: first.value, accumulator: unit.reduce.initialValue, current_result: first.value };
+    return { ready: [{ stage: unit.id, index: 0, input, priority: CRITICAL }, ...seeds.slice(1)], totals };
+  }
+  return { ready: [{ stage: unit.id, index: 0, input: null }], totals: { [unit.id]: 1 } };
+}
+
+/** How many of a batch step's elements exist: they are released in index order, so a prefix. */
+function released(reader: PlanReader, stage: string, total: number): number {
+  let lo = 0;
+  let hi = total;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (reader.task(stage, mid)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function progressBatch(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
+  const batch = unit.batch as NonNullable<Unit["batch"]>;
+  const stage = reader.stage(unit.id);
+  if (!stage) return { ready: [] };
+  const out = released(reader, unit.id, stage.total);
+  const inFlight = out - stage.completed;
+  if (batch.errorHandling === "fail_fast" && stage.failed > 0) {
+    if (inFlight > 0) return { ready: [] }; // those under way finish; no new element starts
+    const first = reader.done(unit.id).find((t) => t.success === false) as TaskView;
+    return fail(spec, reader, unit, unit.id, first.index, `element ${first.index} failed: ${first.error ?? "failed"}`);
+  }
+  if (stage.completed === stage.total) {
+    const elements = reader.done(unit.id).map((t) => ({ item: (t.input as { item: unknown }).item, success: t.success === true, output: t.output, error: t.error }));
+    return finishStep(spec, reader, unit, batchResult(elements));
+  }
+  const { store } = storeBefore(spec, reader, spec.units.indexOf(unit));
+  const items = resolveIn(store, batch.ref);
+  const list = items.ok && Array.isArray(items.value) ? items.value : [];
+  const room = Math.min(batch.maxConcurrent - inFlight, stage.total - out);
+  const ready = Array.from({ length: Math.max(0, room) }, (_, k) => ({ stage: unit.id, index: out + k, input: { item: list[out + k] } }));
+  return { ready };
+}
+
+/** Reduction k of a reduce step, released once inner k and reduction k−1 are done. */
+function releaseReduction(unit: Unit, reader: PlanReader, k: number): TaskSeed[] {
+  const reduce = unit.reduce as NonNullable<Unit["reduce"]>;
+  const task = reader.task(unit.id, k);
+  if (!task || task.state !== "blocked") return [];
+  const entry = task.input as EntryInput;
+  let current: unknown = entry.original_input;
+  if (reduce.inner) {
+    const inner = reader.task(innerStage(unit), k);
+    if (inner?.state !== "done" || !inner.success) return [];
+    current = inner.output;
+  }
+  let accumulator = reduce.initialValue;
+  if (k > 0) {
+    const previous = reader.task(unit.id, k - 1);
+    if (previous?.state !== "done" || !previous.success) return [];
+    accumulator = previous.output;
+  }
+  return [{ stage: unit.id, index: k, input: { ...entry, accumulator, current_result: current }, priority: CRITICAL }];
+}
+
+function progressReduce(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
+  const stage = reader.stage(unit.id);
+  if (!stage) return { ready: [] };
+  if (stage.completed === stage.total && stage.failed === 0) {
+    return finishStep(spec, reader, unit, reader.task(unit.id, stage.total - 1)?.output);
+  }
+  let k = 0;
+  while (k < stage.total && reader.task(unit.id, k)?.state === "done") k++;
+  return { ready: k < stage.total ? releaseReduction(unit, reader, k) : [] };
+}
+
+/** Where a step stands; what comes next for it. */
+function progress(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
+  if (unit.inputTasks.length > 0 && !reader.task(unit.id, 0) && !reader.task(innerStage(unit), 0)) {
+    const inputs = unit.inputTasks.map((t) => reader.task(inputStage(unit, t.name), 0));
+    if (inputs.every((t) => !t)) return releaseStep(spec, reader, unit);
+    return inputs.every((t) => t?.state === "done" && t.success) ? releaseMain(spec, reader, unit) : { ready: [] };
+  }
+  if (!reader.task(unit.id, 0)) return releaseMain(spec, reader, unit); // inputs done (or none): the step itself
+  if (unit.batch) return progressBatch(spec, reader, unit);
+  if (unit.reduce) return progressReduce(spec, reader, unit);
+  const task = reader.task(unit.id, 0) as TaskView;
+  return task.state === "done" && task.success ? finishStep(spec, reader, unit, task.output) : { ready: [] };
+}
+
+/** The first step not finished: start it or go on with it (start, recover, resume). */
+function frontier(spec: PipelineJobSpec, reader: PlanReader): Advance {
+  const next = spec.units.findIndex((_, i) => reader.task(STEPS, i)?.state !== "done");
+  if (next < 0) return { ready: [], end: { status: "completed", output: reader.task(STEPS, spec.units.length - 1)?.output ?? null, error: null } };
+  return progress(spec, reader, spec.units[next] as Unit);
+}
+
+function advance(spec: PipelineJobSpec, reader: PlanReader, trigger: TaskView | null): Advance {
+  if (trigger === null) return frontier(spec, reader);
+  const { unit, part } = locate(spec, trigger.stage);
+  if (part === "steps") {
+    const next = spec.units[trigger.index + 1];
+    if (!next) return { ready: [], end: { status: "completed", output: trigger.output, error: null } };
+    return releaseStep(spec, reader, next);
+  }
+  const step = unit as Unit;
+  if (trigger.success === false) {
+    const tolerated = part === "main" && step.batch !== null; // continue: recorded; fail_fast: decided when those under way are done
+    if (!tolerated) return fail(spec, reader, step, trigger.stage, step.batch || step.reduce ? trigger.index : null, trigger.error ?? "the task failed");
+  }
+  return progress(spec, reader, step);
+}
+
+function unitVars(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): { store: Record<string, unknown>; finished: FinishedStep[]; own: Record<string, unknown> } {
+  const { store, finished } = storeBefore(spec, reader, spec.units.indexOf(unit));
+  const own = ownInputs(unit, store, (i) => reader.task(inputStage(unit, unit.inputTasks[i]?.name ?? ""), 0)?.output ?? null);
+  return { store, finished, own: own.inputs ?? {} };
+}
+
+export const pipelineOperator: Operator<PipelineJobSpec> = {
+  v1: false,
+  startedFields: { type: "pipeline" },
+  mainStage: () => STEPS,
+  plan: (spec) => {
+    const stages = spec.units.flatMap((unit) => [
+      ...unit.inputTasks.map((t) => ({ name: inputStage(unit, t.name), total: 0 })),
+      ...(unit.reduce?.inner ? [{ name: innerStage(unit), total: 0 }] : []),
+      { name: unit.id, total: 0 },
+    ]);
+    return { stages: [...stages, { name: STEPS, total: spec.units.length }], tasks: [] };
+  },
+  advance,
+  work: (spec, stage) => {
+    const { unit, part, input } = locate(spec, stage);
+    const u = unit as Unit;
+    const call = part === "inputs" ? u.inputTasks[input ?? 0]?.call : part === "inner" ? u.reduce?.inner : (u.call ?? u.reduce?.reduction);
+    if (!call) throw new Error(`the stage ${stage} has no model call`);
+    return { kind: "call", tenantId: spec.tenantId, call };
+  },
+  vars: (spec, task, reader) => {
+    if (!reader) throw new Error("pipeline tasks read the shared store");
+    const { unit, part, input: which } = locate(spec, task.stage);
+    const u = unit as Unit;
+    const { store, finished, own } = unitVars(spec, reader, u);
+    if (part === "inputs") {
+      const input = u.inputTasks[which ?? 0];
+      if (!input) return {};
+      const ownOfTask = ownInputs(input, store, () => null).inputs ?? {};
+      return stepVariables(input.context, store, ownOfTask, finished);
+    }
+    const base = stepVariables(u.context, store, own, finished);
+    if (u.batch) return { ...base, [u.batch.as]: (task.input as { item: unknown }).item };
+    if (u.reduce) {
+      const entry = task.input as EntryInput;
+      if (part === "inner") return { ...base, item: entry.original_input, name: entry.name, index: task.index };
+      return { ...base, accumulator: entry.accumulator, current_result: entry.current_result, original_input: entry.original_input, name: entry.name, index: task.index };
+    }
+    return base;
+  },
+  estimateTasks: (spec) => {
+    // Each call once; a batch or reduce step over the pipeline's inputs by its size there, else once.
+    const tasks = spec.units.flatMap((unit, ordinal) => {
+      const sized = unit.batch?.ref ?? unit.reduce?.from;
+      const resolved = sized && Object.hasOwn(spec.inputs, sized.name) ? resolveRef(spec.inputs, sized) : null;
+      const n = resolved?.found && typeof resolved.value === "object" && resolved.value !== null ? Math.max(1, Object.keys(resolved.value).length) : 1;
+      const main = Array.from({ length: n }, (_, index) => ({ stage: unit.id, index, input: { ordinal } }));
+      const inner = unit.reduce?.inner ? Array.from({ length: n }, (_, index) => ({ stage: innerStage(unit), index, input: { ordinal } })) : [];
+      const inputs = unit.inputTasks.map((t) => ({ stage: inputStage(unit, t.name), index: 0, input: { ordinal } }));
+      return [...inputs, ...inner, ...main];
+    });
+    return { tasks, note: "a batch or reduce step over an earlier step's output is counted once (its size is known when it runs)" };
+  },
+  estimateVars: (spec, task) => {
+    // Later steps see earlier outputs: bounded by those steps' max_tokens.
+    const ordinal = (task.input as { ordinal: number }).ordinal;
+    const bound = spec.units.slice(0, ordinal).reduce((n, u) => n + outputBound((u.call ?? u.reduce?.reduction)?.maxTokens ?? null), 0);
+    return { vars: { ...spec.inputs }, boundTokens: bound };
+  },
+  result: (_spec, task, finish): TaskResult => {
+    if (task.stage === STEPS) {
+      const marker = task.input as { step: string; usage: unknown };
+      return { index: task.index, success: true, step: marker.step, status: "completed", output: finish.output, usage: marker.usage };
+    }
+    const base = taskResultBase(task, finish);
+    return task.input !== null && typeof task.input === "object" && "item" in task.input ? { ...base, item: (task.input as { item: unknown }).item } : base;
+  },
+};

@@ -1,0 +1,25 @@
+/**
+ * Request schema of POST /v1/pipelines. The top-level fields are zod's; `steps` (recursive, with
+ * the contract's exact messages at exact paths) and `context_management` are read by ./steps.
+ */
+import { z } from "@hono/zod-openapi";
+import { baseJobFields } from "../base-fields";
+import { MAX_STEPS } from "./steps";
+
+export const PipelineRequestSchema = z
+  .strictObject({
+    inputs: z.record(z.string(), z.unknown()).default({}).openapi({ description: "The shared store's named inputs" }),
+    context_management: z
+      .record(z.string(), z.unknown())
+      .nullish()
+      .openapi({ description: "inherit_context (full|none|subset), accumulate_data, accumulation_format (notes_only|full_output), subset" }),
+    steps: z
+      .array(z.record(z.string(), z.unknown()))
+      .min(1)
+      .max(MAX_STEPS)
+      .openapi({ description: "Steps run in order: llm (optionally a batch), reduce, sequential (nested steps, ≤ 5 levels)" }),
+    ...baseJobFields,
+  })
+  .openapi("PipelineRequest");
+
+export type PipelineRequest = z.infer<typeof PipelineRequestSchema>;

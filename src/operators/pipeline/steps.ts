@@ -1,0 +1,288 @@
+/**
+ * A pipeline's `steps` as submitted (v2 contract, "POST /v1/pipelines") read into run units: the
+ * leaf steps (`llm`, `reduce`) in the order they run, nested `sequential` steps flattened (at most
+ * MAX_NESTING levels) with their id path kept for failure context. Everything is checked here,
+ * each problem a FieldIssue at its exact path (`steps[1].steps[0].batch.items`): ids, fields,
+ * references (a name neither an input nor an earlier finished step), context management, batch
+ * settings with the contract's messages, templates and schemas (through `taskCall`).
+ */
+import { InputError, type FieldIssue } from "../../lib/errors";
+import type { CallSpec } from "../../engine/types";
+import { taskCall, type TaskDefaults, type TaskFields } from "../task-call";
+import { batchItemsProblem, checkBatch, type BatchSettings } from "./batch";
+import { effectiveContext, type Context, type ContextSettings } from "./context";
+import { parseRef, isReference, resolveRef, type Ref } from "./refs";
+
+export const MAX_STEPS = 100;
+export const MAX_NESTING = 5;
+const IDENTIFIER = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+// Template literals and names the pipeline itself defines: a step of that id could not be read.
+const RESERVED = new Set(["steps", "accumulated", "none", "None", "true", "True", "false", "False", "loop", "item", "accumulator", "current_result", "original_input", "name", "index"]);
+const CALL_FIELDS = ["prompt_template", "model", "system_prompt", "output_schema", "max_tokens", "temperature"];
+const COMMON_FIELDS = ["id", "type", "context_management", "inputs"];
+const FIELDS: Record<string, string[]> = {
+  llm: [...COMMON_FIELDS, ...CALL_FIELDS, "batch"],
+  reduce: [...COMMON_FIELDS, "inputs_from", "initial_value", "inner_task", "reduction_task"],
+  sequential: [...COMMON_FIELDS, "steps"],
+};
+const INPUT_TASK_FIELDS = ["type", "context_management", "inputs", ...CALL_FIELDS];
+
+export type Binding = { kind: "ref"; ref: Ref } | { kind: "literal"; value: unknown } | { kind: "task"; task: number };
+
+export interface InputTask {
+  name: string;
+  call: CallSpec;
+  context: Context;
+  bindings: Record<string, Binding>;
+}
+
+export interface Unit {
+  id: string;
+  path: string; // the id path, e.g. "outer.inner"
+  type: "llm" | "reduce";
+  context: Context;
+  bindings: Record<string, Binding>;
+  inputTasks: InputTask[];
+  call: CallSpec | null; // llm
+  batch: (BatchSettings & { ref: Ref }) | null;
+  reduce: { from: Ref; initialValue: unknown; inner: CallSpec | null; reduction: CallSpec } | null;
+  closes: string[]; // the sequential steps that finish with this one (their output is this one's)
+}
+
+type Raw = Record<string, unknown>;
+const isObject = (v: unknown): v is Raw => typeof v === "object" && v !== null && !Array.isArray(v);
+
+class Reader {
+  readonly issues: FieldIssue[] = [];
+  readonly units: Unit[] = [];
+  readonly known: Set<string>; // names a reference may use here: inputs and finished steps
+  readonly ids = new Map<string, string>(); // every step id → its path in the request
+  readonly seqPath: string[] = []; // the ids of the sequential steps we are inside
+  constructor(
+    readonly env: Env,
+    readonly defaults: TaskDefaults,
+    readonly inputs: Record<string, unknown>,
+    readonly pipelineContext: ContextSettings | undefined,
+  ) {
+    this.known = new Set(Object.keys(inputs));
+  }
+
+  issue(path: string, message: string): void {
+    this.issues.push({ path, message });
+  }
+
+  /** Collects every id first, so a reference to a later step is told apart from an unknown name. */
+  collectIds(steps: unknown, at: string, depth: number): void {
+    if (!Array.isArray(steps)) return;
+    steps.forEach((step, i) => {
+      if (!isObject(step)) return;
+      const path = `${at}[${i}]`;
+      if (typeof step.id === "string" && IDENTIFIER.test(step.id)) {
+        if (RESERVED.has(step.id)) this.issue(`${path}.id`, `"${step.id}" is reserved (a template word, or a name the pipeline gives its steps)`);
+        else if (this.ids.has(step.id) || Object.hasOwn(this.inputs, step.id)) this.issue(`${path}.id`, `the id "${step.id}" is used twice (step ids and input names are one namespace)`);
+        else this.ids.set(step.id, path);
+      }
+      if (step.type === "sequential" && depth < MAX_NESTING) this.collectIds(step.steps, `${path}.steps`, depth + 1);
+    });
+  }
+
+  ref(text: unknown, path: string): Ref | null {
+    if (typeof text !== "string" || !isReference(text)) {
+      this.issue(path, "expected a reference like ${name} or ${name.path[0]}");
+      return null;
+    }
+    const parsed = parseRef(text);
+    if (!parsed.ok) {
+      this.issue(path, parsed.message);
+      return null;
+    }
+    const name = parsed.ref.name;
+    if (this.known.has(name)) return parsed.ref;
+    if (this.ids.has(name)) this.issue(path, `"${name}" is a step that has not finished at this point: a reference may name only earlier steps`);
+    else this.issue(path, `unknown name "${name}": neither a pipeline input nor an earlier step`);
+    return null;
+  }
+
+  context(value: unknown, path: string): ContextSettings | undefined {
+    if (value === undefined || value === null) return undefined;
+    if (!isObject(value)) {
+      this.issue(path, "expected an object");
+      return undefined;
+    }
+    return readContext(value, path, this.issues);
+  }
+
+  bindings(value: unknown, path: string, owner: { tasks: InputTask[] | null; chain: ContextSettings[] }): Record<string, Binding> {
+    if (value === undefined || value === null) return {};
+    if (!isObject(value)) {
+      this.issue(path, "expected an object of named inputs");
+      return {};
+    }
+    const out: Record<string, Binding> = {};
+    for (const [name, bound] of Object.entries(value)) {
+      const at = `${path}.${name}`;
+      if (!IDENTIFIER.test(name)) this.issue(at, "an input name is an identifier (letters, digits and _, not a digit first)");
+      if (isReference(bound)) {
+        const ref = this.ref(bound, at);
+        if (ref) out[name] = { kind: "ref", ref };
+      } else if (isObject(bound) && Object.hasOwn(bound, "task")) {
+        if (!owner.tasks) this.issue(at, "an input task cannot have input tasks of its own");
+        else {
+          const task = this.inputTask(name, bound.task, `${at}.task`, owner.chain);
+          if (task) {
+            out[name] = { kind: "task", task: owner.tasks.length };
+            owner.tasks.push(task);
+          }
+        }
+      } else out[name] = { kind: "literal", value: bound };
+    }
+    return out;
+  }
+
+  inputTask(name: string, raw: unknown, path: string, chain: ContextSettings[]): InputTask | null {
+    if (!isObject(raw)) {
+      this.issue(path, "an input task is an llm step: an object with a prompt_template");
+      return null;
+    }
+    if ((raw.type ?? "llm") !== "llm") this.issue(`${path}.type`, "an input task is an llm step");
+    this.unknownFields(raw, INPUT_TASK_FIELDS, path);
+    const own = this.context(raw.context_management, `${path}.context_management`);
+    const bindings = this.bindings(raw.inputs, `${path}.inputs`, { tasks: null, chain });
+    const call = this.call(raw, path, []);
+    if (!call) return null;
+    return { name, call, context: effectiveContext("llm", merge(this.pipelineContext, chain), own), bindings };
+  }
+
+  call(raw: Raw, path: string, required: string[]): CallSpec | null {
+    if (typeof raw.prompt_template !== "string" || raw.prompt_template.length === 0) {
+      this.issue(`${path}.prompt_template`, "a non-empty prompt_template is required");
+      return null;
+    }
+    return this.guard(() => taskCall(this.env, this.defaults, raw as unknown as TaskFields, path, required));
+  }
+
+  /** Template and schema problems are the caller's own codes (template_missing_variable, …): they stop the reading. */
+  guard<T>(f: () => T): T | null {
+    if (this.issues.length > 0) return null; // report the field problems first
+    return f();
+  }
+
+  unknownFields(raw: Raw, allowed: string[], path: string): void {
+    for (const key of Object.keys(raw)) if (!allowed.includes(key)) this.issue(`${path}.${key}`, `unknown field for this step type`);
+  }
+
+  steps(steps: unknown, at: string, depth: number, chain: ContextSettings[]): void {
+    if (!Array.isArray(steps) || steps.length === 0) {
+      this.issue(at, "expected a non-empty list of steps");
+      return;
+    }
+    steps.forEach((raw, i) => this.step(raw, `${at}[${i}]`, depth, chain));
+  }
+
+  step(raw: unknown, path: string, depth: number, chain: ContextSettings[]): void {
+    if (!isObject(raw)) return this.issue(path, "a step is an object");
+    const id = raw.id;
+    if (typeof id !== "string" || !IDENTIFIER.test(id)) this.issue(`${path}.id`, "id must match ^[a-zA-Z_][a-zA-Z0-9_]*$");
+    const type = raw.type;
+    if (type === "agent") return this.issue(`${path}.type`, "agent steps are not available yet: use llm, reduce or sequential");
+    if (type !== "llm" && type !== "reduce" && type !== "sequential") return this.issue(`${path}.type`, "type must be llm, agent, reduce or sequential");
+    this.unknownFields(raw, FIELDS[type] as string[], path);
+    const own = this.context(raw.context_management, `${path}.context_management`);
+    const stepId = typeof id === "string" ? id : "?";
+    if (type === "sequential") {
+      if (depth >= MAX_NESTING) return this.issue(path, `sequential steps nest at most ${MAX_NESTING} levels`);
+      if (raw.inputs !== undefined) this.issue(`${path}.inputs`, "a sequential step has no inputs of its own: bind them on its steps");
+      const first = this.units.length;
+      this.seqPath.push(stepId);
+      this.steps(raw.steps, `${path}.steps`, depth + 1, [...chain, own ?? {}]);
+      this.seqPath.pop();
+      const last = this.units.at(-1);
+      if (last && this.units.length > first) last.closes.push(stepId);
+      this.known.add(stepId);
+      return;
+    }
+    const tasks: InputTask[] = [];
+    const bindings = this.bindings(raw.inputs, `${path}.inputs`, { tasks, chain });
+    const context = effectiveContext(type, merge(this.pipelineContext, chain), own);
+    const unit: Unit = { id: stepId, path: [...this.seqPath, stepId].join("."), type, context, bindings, inputTasks: tasks, call: null, batch: null, reduce: null, closes: [] };
+    if (type === "llm") {
+      if (raw.batch !== undefined) {
+        const checked = checkBatch(raw.batch, path);
+        checked.issues.forEach((i) => this.issues.push(i));
+        if (checked.settings) {
+          const ref = this.ref(checked.settings.items, `${path}.batch.items`);
+          if (ref) {
+            unit.batch = { ...checked.settings, ref };
+            this.batchFromInputs(ref, `${path}.batch.items`);
+          }
+        }
+      }
+      unit.call = this.call(raw, path, unit.batch ? [unit.batch.as] : []);
+    } else {
+      const from = this.ref(raw.inputs_from, `${path}.inputs_from`);
+      const inner = isObject(raw.inner_task) ? this.call(raw.inner_task, `${path}.inner_task`, ["item"]) : null;
+      if (raw.inner_task !== undefined && raw.inner_task !== null && !isObject(raw.inner_task)) this.issue(`${path}.inner_task`, "expected an object");
+      const reduction = isObject(raw.reduction_task) ? this.call(raw.reduction_task, `${path}.reduction_task`, ["accumulator", "current_result"]) : null;
+      if (!isObject(raw.reduction_task)) this.issue(`${path}.reduction_task`, "a reduce step needs a reduction_task with a prompt_template");
+      if (from && reduction) unit.reduce = { from, initialValue: raw.initial_value ?? null, inner, reduction };
+    }
+    this.units.push(unit);
+    this.known.add(stepId);
+  }
+
+  /** `batch.items` pointing into the pipeline's inputs is checked now: it must be a list there. */
+  batchFromInputs(ref: Ref, path: string): void {
+    if (!Object.hasOwn(this.inputs, ref.name)) return;
+    const resolved = resolveRef(this.inputs, ref);
+    if (!resolved.found) return this.issue(path, `the inputs have nothing at ${resolved.at}`);
+    const problem = batchItemsProblem(resolved.value);
+    if (problem) this.issue(path, problem);
+  }
+}
+
+/** Later settings win: the pipeline's, then each enclosing sequential step's. */
+function merge(pipeline: ContextSettings | undefined, chain: ContextSettings[]): ContextSettings {
+  const out: ContextSettings = {};
+  for (const settings of [pipeline ?? {}, ...chain]) {
+    for (const [key, value] of Object.entries(settings)) if (value !== undefined) (out as Record<string, unknown>)[key] = value;
+  }
+  return out;
+}
+
+const INHERIT = ["full", "none", "subset"];
+const FORMATS = ["notes_only", "full_output"];
+
+export function readContext(raw: Raw, path: string, issues: FieldIssue[]): ContextSettings {
+  const out: ContextSettings = {};
+  for (const [key, value] of Object.entries(raw)) {
+    const at = `${path}.${key}`;
+    if (key === "inherit_context") {
+      if (typeof value === "string" && INHERIT.includes(value)) out.inherit_context = value as Context["inherit"];
+      else issues.push({ path: at, message: "inherit_context must be 'full', 'none' or 'subset'" });
+    } else if (key === "accumulate_data") {
+      if (typeof value === "boolean") out.accumulate_data = value;
+      else issues.push({ path: at, message: "accumulate_data must be true or false" });
+    } else if (key === "accumulation_format") {
+      if (typeof value === "string" && FORMATS.includes(value)) out.accumulation_format = value as Context["format"];
+      else issues.push({ path: at, message: "accumulation_format must be 'notes_only' or 'full_output'" });
+    } else if (key === "subset") {
+      if (Array.isArray(value) && value.length <= MAX_STEPS * 2 && value.every((n) => typeof n === "string" && IDENTIFIER.test(n))) out.subset = value as string[];
+      else issues.push({ path: at, message: "subset must be a list of input or step names" });
+    } else issues.push({ path: at, message: "unknown field of context_management" });
+  }
+  if (out.inherit_context === "subset" && !out.subset) issues.push({ path: `${path}.subset`, message: "inherit_context 'subset' needs the list of names in subset" });
+  return out;
+}
+
+/** Reads and checks a pipeline's steps; throws a 400 InputError naming every problem found. */
+export function readSteps(env: Env, defaults: TaskDefaults, inputs: Record<string, unknown>, pipelineContext: ContextSettings | undefined, steps: unknown): Unit[] {
+  const reader = new Reader(env, defaults, inputs, pipelineContext);
+  reader.collectIds(steps, "steps", 0);
+  reader.steps(steps, "steps", 0, []);
+  if (reader.units.length > MAX_STEPS) reader.issue("steps", `a pipeline has at most ${MAX_STEPS} steps (sequential steps' children included)`);
+  if (reader.issues.length > 0) {
+    const first = reader.issues[0] as FieldIssue;
+    throw new InputError("invalid_request", `The pipeline is not valid: ${first.path}: ${first.message}`, reader.issues.slice(0, 50));
+  }
+  return reader.units;
+}
