@@ -170,6 +170,23 @@ describe("POST /v1/pipelines", () => {
     expect((await fakeStats(t)).requests).toBe(6); // b again, c, last: nothing finished ran twice
   });
 
+  it("a batch over an earlier step's output that is not a list fails the step with the contract's message; a dry run estimates every step", async () => {
+    const { key } = await newTenant(base());
+    const t = uniqueTag("notlist");
+    const body = {
+      steps: [
+        { id: "first", type: "llm", prompt_template: `x <<fake tag=${t}>>`, output_schema: ECHO_SCHEMA },
+        { id: "each", type: "llm", batch: { items: "${first}" }, prompt_template: `{{ item }} <<fake tag=${t}>>` },
+      ],
+    };
+    const estimate = await call(base(), "POST", "/v1/pipelines?dry_run=true", { token: key, body: { model: MODEL, ...body } });
+    expect(estimate.status).toBe(200);
+    expect(estimate.body.estimate).toMatchObject({ calls: 2 });
+    const job = await run(key, body);
+    expect(job).toMatchObject({ status: "failed", error: { code: "step_failed", step: "each", index: null, message: "Batch items must be an array, got object" } });
+    expect(job.output).toEqual({ failed_step: "each", accumulated: [{ step: "first", notes: JSON.stringify({ echo: "x", length: 1 }) }] });
+  });
+
   it("refuses bad pipelines with 400 at the exact path, storing nothing", async () => {
     const { key } = await newTenant(base());
     const llm = (extra: Record<string, unknown>) => ({ id: "s", type: "llm", prompt_template: "{{ item }}", ...extra });
