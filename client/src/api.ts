@@ -355,6 +355,35 @@ export type McpServer = {
   allowed_tools?: string[] | null;
 };
 
+export type PipelineRequest = {
+  /** The shared store's named inputs */
+  inputs?: {
+    [key: string]: unknown;
+  };
+  /** inherit_context (full|none|subset), accumulate_data, accumulation_format (notes_only|full_output), subset */
+  context_management?: {
+    [key: string]: unknown;
+  } | null;
+  /** Steps run in order: llm (optionally a batch), reduce, sequential (nested steps, ≤ 5 levels) */
+  steps: {
+    [key: string]: unknown;
+  }[];
+  /** `<provider>/<model name>`, at most 200 characters */
+  model: string;
+  system_prompt?: string | null;
+  max_tokens?: number | null;
+  timeout_secs?: number;
+  max_retries?: number;
+  webhook?: WebhookConfig;
+  metadata?: {
+    [key: string]: unknown;
+  };
+  token_budget?: TokenBudget;
+  temperature?: number | null;
+  concurrency?: number;
+  retry_guidance?: string;
+};
+
 export type ProviderCredential = {
   provider: string;
   base_url: string | null;
