@@ -7,6 +7,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 export type ErrorCode =
   | "invalid_request"
   | "invalid_json"
+  | "invalid_xml"
   | "template_missing_item"
   | "template_missing_variable"
   | "token_budget_exceeded"

@@ -7,11 +7,13 @@ import { MapReduceRequestSchema } from "../operators/map-reduce/schema";
 import { submitPipelineJob } from "../operators/pipeline/submit";
 import { PipelineRequestSchema } from "../operators/pipeline/schema";
 import { newRouter } from "../lib/router";
+import { pipelinesFromXml } from "./pipelines-xml";
 import { MapRequestSchema } from "../schemas/map";
 import { operatorRoute } from "./operator-route";
 
 export function mapRoutes() {
   return newRouter()
+    .use("/pipelines", pipelinesFromXml)
     .route("/", operatorRoute({
       path: "/map",
       summary: "Run a prompt over every input: one model call per item, validated against output_schema",
@@ -32,7 +34,7 @@ export function mapRoutes() {
     }))
     .route("/", operatorRoute({
       path: "/pipelines",
-      summary: "Sequential steps over a shared store: llm (optionally a batch over a list), reduce and nested sequential steps, input tasks, context management",
+      summary: "Sequential steps over a shared store: llm (optionally a batch over a list), reduce and nested sequential steps, input tasks, context management. Also takes `Content-Type: application/xml` (the XML task format; pipeline fields as root attributes or query parameters)",
       schema: PipelineRequestSchema,
       submit: submitPipelineJob,
     }));

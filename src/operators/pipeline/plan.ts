@@ -330,12 +330,17 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
     const bound = spec.units.slice(0, ordinal).reduce((n, u) => n + outputBound((u.call ?? u.reduce?.reduction)?.maxTokens ?? null), 0);
     return { vars: { ...spec.inputs }, boundTokens: bound };
   },
-  result: (_spec, task, finish): TaskResult => {
+  result: (spec, task, finish): TaskResult => {
     if (task.stage === STEPS) {
       const marker = task.input as { step: string; usage: unknown };
       return { index: task.index, success: true, step: marker.step, status: "completed", output: finish.output, usage: marker.usage };
     }
     const base = taskResultBase(task, finish);
+    const { unit, part } = locate(spec, task.stage);
+    if (unit?.reduce && part !== "inputs") {
+      const entry = task.input as EntryInput;
+      return part === "main" ? { ...base, name: entry.name, accumulator: finish.success ? finish.output : (entry.accumulator ?? null) } : { ...base, name: entry.name };
+    }
     return task.input !== null && typeof task.input === "object" && "item" in task.input ? { ...base, item: (task.input as { item: unknown }).item } : base;
   },
 };
