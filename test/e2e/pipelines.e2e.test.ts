@@ -187,6 +187,29 @@ describe("POST /v1/pipelines", () => {
     expect(job.output).toEqual({ failed_step: "each", accumulated: [{ step: "first", notes: JSON.stringify({ echo: "x", length: 1 }) }] });
   });
 
+  it("agent steps: one sub-session per step or per batch element, its final text in the store, each session readable", async () => {
+    const { key } = await newTenant(base());
+    const t = uniqueTag("agent");
+    const job = await run(key, {
+      inputs: { topic: "owls", people: ["ann", "bob"] },
+      steps: [
+        { id: "research", type: "agent", inputs: { about: "${topic}" }, prompt_template: `Research {{ about }} <<fake tag=${t} id=r steps=text:found_{{ about }}>>`, max_turns: 2 },
+        { id: "ask", type: "agent", batch: { items: "${people}", as: "who" }, prompt_template: `Ask {{ who }} <<fake tag=${t} id={{ who }} steps=text:answer_{{ who }}>>`, max_turns: 2 },
+        { id: "summary", type: "llm", prompt_template: `{{ research }} / {{ ask.results | join(',') }} <<fake tag=${t}>>`, output_schema: ECHO_SCHEMA },
+      ],
+    });
+    expect(job.status, JSON.stringify(job.error)).toBe("completed");
+    expect(job.output.echo).toBe("found owls / answer ann,answer bob");
+    const asked = await allResults(base(), key, job.id, "&stage=ask");
+    expect(asked.map((r) => [r.index, r.item, r.output, r.turns])).toEqual([[0, "ann", "answer ann", 1], [1, "bob", "answer bob", 1]]);
+    const session = await call(base(), "GET", `/v1/sessions/${asked[1].session_id}`, { token: key });
+    expect(session.status).toBe(200);
+    expect(session.body.messages[0].content).toContain("Ask bob");
+    const bad = await call(base(), "POST", "/v1/pipelines", { token: key, body: { model: MODEL, steps: [{ id: "a", type: "agent", prompt_template: "x", max_turns: 0, tools: [{ type: "http", name: "t", description: "d", url: "http://10.0.0.1/x" }] }] } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.map((d: any) => d.path)).toEqual(["steps[0].max_turns"]);
+  });
+
   it("refuses bad pipelines with 400 at the exact path, storing nothing", async () => {
     const { key } = await newTenant(base());
     const llm = (extra: Record<string, unknown>) => ({ id: "s", type: "llm", prompt_template: "{{ item }}", ...extra });
@@ -200,6 +223,7 @@ describe("POST /v1/pipelines", () => {
       [{ steps: [llm({ inputs: { x: "${later}" } }), { id: "later", type: "llm", prompt_template: "x" }] }, "steps[0].inputs.x", '"later" is a step that has not finished at this point: a reference may name only earlier steps'],
       [{ inputs: { a: 1 }, steps: [llm({ inputs: { x: "${a.b[x]}" } })] }, "steps[0].inputs.x", 'unexpected "[x]" in "a.b[x]": use .field or [n]'],
       [{ steps: [{ id: "s", type: "loop" }] }, "steps[0].type", "type must be llm, agent, reduce or sequential"],
+      [{ steps: [{ id: "s", type: "agent", prompt_template: "x", tools: [1, 2].map(() => ({ type: "http", name: "t", description: "d", url: "http://127.0.0.1:1/x" })) }] }, "steps[0].tools[1].name", '"t" is also the name of tools[0]'],
       [{ steps: [llm({ id: "2bad" })] }, "steps[0].id", "id must match ^[a-zA-Z_][a-zA-Z0-9_]*$"],
       [{ steps: [llm({ context_management: { inherit_context: "some" } })] }, "steps[0].context_management.inherit_context", "inherit_context must be 'full', 'none' or 'subset'"],
     ];

@@ -10,19 +10,33 @@ import type { AgenticMapRequest } from "../../schemas/agentic";
 import { newId } from "../../lib/ids";
 import type { AgentJobSpec } from "./plan";
 
-function checkTools(env: Env, tools: AgenticMapRequest["tools"]): void {
+/** Problems with an agent's tools (destinations, duplicate names), each at `<prefix>tools[i]…`. */
+export function toolIssues(env: Env, tools: AgenticMapRequest["tools"], prefix = ""): FieldIssue[] {
   const seen = new Map<string, number>();
   const issues: FieldIssue[] = [];
   tools.forEach((tool, i) => {
     const urlProblem = destinationProblem(env, tool.url);
-    if (urlProblem) issues.push({ path: `tools[${i}].url`, message: urlProblem });
+    if (urlProblem) issues.push({ path: `${prefix}tools[${i}].url`, message: urlProblem });
     if (tool.type !== "http") return;
     const first = seen.get(tool.name);
-    if (first !== undefined) issues.push({ path: `tools[${i}].name`, message: `"${tool.name}" is also the name of tools[${first}]` });
+    if (first !== undefined) issues.push({ path: `${prefix}tools[${i}].name`, message: `"${tool.name}" is also the name of tools[${first}]` });
     else seen.set(tool.name, i);
   });
+  return issues;
+}
+
+function checkTools(env: Env, tools: AgenticMapRequest["tools"]): void {
+  const issues = toolIssues(env, tools);
   if (issues.length > 0) throw new ApiError(400, "invalid_request", "The tools are not usable (see details).", { details: issues });
 }
+
+/** The tools as the engine keeps them. */
+export const toolConfigs = (tools: AgenticMapRequest["tools"]): ToolConfig[] =>
+  tools.map((t) =>
+    t.type === "http"
+      ? { type: "http", name: t.name, description: t.description, input_schema: t.input_schema, url: t.url, read_only: t.read_only }
+      : { type: "mcp", url: t.url, allowed_tools: t.allowed_tools ?? null },
+  );
 
 export async function submitAgenticJob(
   env: Env,
@@ -34,11 +48,7 @@ export async function submitAgenticJob(
   checkFieldCaps(body); // before any parsing: a 20 MB template costs nothing to refuse
   compileTemplate(body.agent_prompt_template, "agent_prompt_template", "item", renderLimits(env));
   checkTools(env, body.tools);
-  const tools: ToolConfig[] = body.tools.map((t) =>
-    t.type === "http"
-      ? { type: "http", name: t.name, description: t.description, input_schema: t.input_schema, url: t.url, read_only: t.read_only }
-      : { type: "mcp", url: t.url, allowed_tools: t.allowed_tools ?? null },
-  );
+  const tools = toolConfigs(body.tools);
   const spec: AgentJobSpec = {
     ...baseSpec(newId("job"), tenantId, body),
     type: "agentic_map",

@@ -12,6 +12,7 @@
  * before the step (the markers of earlier steps): nothing is copied into each task.
  */
 import { outputBound } from "../../engine/estimate";
+import { newId } from "../../lib/ids";
 import { taskResultBase } from "../../engine/task-result";
 import type { Advance, JobEnd, JobSpecBase, Operator, PlanReader, TaskResult, TaskSeed, TaskView } from "../../engine/types";
 import { entries } from "../reduce/plan";
@@ -136,7 +137,7 @@ function releaseMain(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Adv
     if (problem) return fail(spec, reader, unit, unit.id, null, problem);
     const list = items.value as unknown[];
     if (list.length === 0) return finishStep(spec, reader, unit, batchResult([]));
-    const ready = list.slice(0, unit.batch.maxConcurrent).map((item, index) => ({ stage: unit.id, index, input: { item } }));
+    const ready = list.slice(0, unit.batch.maxConcurrent).map((item, index) => element(unit, index, item));
     return { ready, totals: { [unit.id]: list.length } };
   }
   if (unit.reduce) {
@@ -158,8 +159,11 @@ function releaseMain(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Adv
     const input: EntryInput = { name: first.name, original_input: first.value, accumulator: unit.reduce.initialValue, current_result: first.value };
     return { ready: [{ stage: unit.id, index: 0, input, priority: CRITICAL }, ...seeds.slice(1)], totals };
   }
-  return { ready: [{ stage: unit.id, index: 0, input: null }], totals: { [unit.id]: 1 } };
+  return { ready: [{ stage: unit.id, index: 0, input: null, sessionId: unit.agent ? newId("ses") : null }], totals: { [unit.id]: 1 } };
 }
+
+/** A batch element's task: an agent step's gets its own sub-session. */
+const element = (unit: Unit, index: number, item: unknown): TaskSeed => ({ stage: unit.id, index, input: { item }, sessionId: unit.agent ? newId("ses") : null });
 
 /** How many of a batch step's elements exist: they are released in index order, so a prefix. */
 function released(reader: PlanReader, stage: string, total: number): number {
@@ -192,7 +196,7 @@ function progressBatch(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): A
   const items = resolveIn(store, batch.ref);
   const list = items.ok && Array.isArray(items.value) ? items.value : [];
   const room = Math.min(batch.maxConcurrent - inFlight, stage.total - out);
-  const ready = Array.from({ length: Math.max(0, room) }, (_, k) => ({ stage: unit.id, index: out + k, input: { item: list[out + k] } }));
+  const ready = Array.from({ length: Math.max(0, room) }, (_, k) => element(unit, out + k, list[out + k]));
   return { ready };
 }
 
@@ -287,6 +291,7 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
   work: (spec, stage) => {
     const { unit, part, input } = locate(spec, stage);
     const u = unit as Unit;
+    if (part === "main" && u.agent) return { kind: "agent", tenantId: spec.tenantId, agent: u.agent };
     const call = part === "inputs" ? u.inputTasks[input ?? 0]?.call : part === "inner" ? u.reduce?.inner : (u.call ?? u.reduce?.reduction);
     if (!call) throw new Error(`the stage ${stage} has no model call`);
     return { kind: "call", tenantId: spec.tenantId, call };
@@ -327,7 +332,7 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
   estimateVars: (spec, task) => {
     // Later steps see earlier outputs: bounded by those steps' max_tokens.
     const ordinal = (task.input as { ordinal: number }).ordinal;
-    const bound = spec.units.slice(0, ordinal).reduce((n, u) => n + outputBound((u.call ?? u.reduce?.reduction)?.maxTokens ?? null), 0);
+    const bound = spec.units.slice(0, ordinal).reduce((n, u) => n + outputBound((u.call ?? u.agent ?? u.reduce?.reduction)?.maxTokens ?? null), 0);
     return { vars: { ...spec.inputs }, boundTokens: bound };
   },
   result: (spec, task, finish): TaskResult => {
@@ -335,8 +340,9 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
       const marker = task.input as { step: string; usage: unknown };
       return { index: task.index, success: true, step: marker.step, status: "completed", output: finish.output, usage: marker.usage };
     }
-    const base = taskResultBase(task, finish);
     const { unit, part } = locate(spec, task.stage);
+    // An agent's result: its session's fields (turns, stop_reason, …) over the common ones.
+    const base = unit?.agent && part === "main" ? { ...taskResultBase(task, finish), session_id: finish.sessionId, ...finish.details, success: finish.success } : taskResultBase(task, finish);
     if (unit?.reduce && part !== "inputs") {
       const entry = task.input as EntryInput;
       return part === "main" ? { ...base, name: entry.name, accumulator: finish.success ? finish.output : (entry.accumulator ?? null) } : { ...base, name: entry.name };

@@ -1,13 +1,14 @@
 /**
  * A pipeline's `steps` as submitted (v2 contract, "POST /v1/pipelines") read into run units: the
- * leaf steps (`llm`, `reduce`) in the order they run, nested `sequential` steps flattened (at most
+ * leaf steps (`llm`, `agent`, `reduce`) in the order they run, nested `sequential` steps flattened (at most
  * MAX_NESTING levels) with their id path kept for failure context. Everything is checked here,
  * each problem a FieldIssue at its exact path (`steps[1].steps[0].batch.items`): ids, fields,
  * references (a name neither an input nor an earlier finished step), context management, batch
  * settings with the contract's messages, templates and schemas (through `taskCall`).
  */
 import { InputError, type FieldIssue } from "../../lib/errors";
-import type { CallSpec } from "../../engine/types";
+import type { AgentSpec, CallSpec } from "../../engine/types";
+import { AGENT_FIELDS, agentSpec } from "./agent-step";
 import { taskCall, type TaskDefaults, type TaskFields } from "../task-call";
 import { batchItemsProblem, checkBatch, type BatchSettings } from "./batch";
 import { effectiveContext, type Context, type ContextSettings } from "./context";
@@ -22,6 +23,7 @@ const CALL_FIELDS = ["prompt_template", "model", "system_prompt", "output_schema
 const COMMON_FIELDS = ["id", "type", "context_management", "inputs"];
 const FIELDS: Record<string, string[]> = {
   llm: [...COMMON_FIELDS, ...CALL_FIELDS, "batch"],
+  agent: [...COMMON_FIELDS, ...AGENT_FIELDS, "batch"],
   reduce: [...COMMON_FIELDS, "inputs_from", "initial_value", "inner_task", "reduction_task"],
   sequential: [...COMMON_FIELDS, "steps"],
 };
@@ -39,11 +41,12 @@ export interface InputTask {
 export interface Unit {
   id: string;
   path: string; // the id path, e.g. "outer.inner"
-  type: "llm" | "reduce";
+  type: "llm" | "agent" | "reduce";
   context: Context;
   bindings: Record<string, Binding>;
   inputTasks: InputTask[];
   call: CallSpec | null; // llm
+  agent: AgentSpec | null; // agent
   batch: (BatchSettings & { ref: Ref }) | null;
   reduce: { from: Ref; initialValue: unknown; inner: CallSpec | null; reduction: CallSpec } | null;
   closes: string[]; // the sequential steps that finish with this one (their output is this one's)
@@ -184,8 +187,7 @@ class Reader {
     const id = raw.id;
     if (typeof id !== "string" || !IDENTIFIER.test(id)) this.issue(`${path}.id`, "id must match ^[a-zA-Z_][a-zA-Z0-9_]*$");
     const type = raw.type;
-    if (type === "agent") return this.issue(`${path}.type`, "agent steps are not available yet: use llm, reduce or sequential");
-    if (type !== "llm" && type !== "reduce" && type !== "sequential") return this.issue(`${path}.type`, "type must be llm, agent, reduce or sequential");
+    if (type !== "llm" && type !== "agent" && type !== "reduce" && type !== "sequential") return this.issue(`${path}.type`, "type must be llm, agent, reduce or sequential");
     this.unknownFields(raw, FIELDS[type] as string[], path);
     const own = this.context(raw.context_management, `${path}.context_management`);
     const stepId = typeof id === "string" ? id : "?";
@@ -204,8 +206,8 @@ class Reader {
     const tasks: InputTask[] = [];
     const bindings = this.bindings(raw.inputs, `${path}.inputs`, { tasks, chain });
     const context = effectiveContext(type, merge(this.pipelineContext, chain), own);
-    const unit: Unit = { id: stepId, path: [...this.seqPath, stepId].join("."), type, context, bindings, inputTasks: tasks, call: null, batch: null, reduce: null, closes: [] };
-    if (type === "llm") {
+    const unit: Unit = { id: stepId, path: [...this.seqPath, stepId].join("."), type, context, bindings, inputTasks: tasks, call: null, agent: null, batch: null, reduce: null, closes: [] };
+    if (type === "llm" || type === "agent") {
       if (raw.batch !== undefined) {
         const checked = checkBatch(raw.batch, path);
         checked.issues.forEach((i) => this.issues.push(i));
@@ -217,7 +219,13 @@ class Reader {
           }
         }
       }
-      unit.call = this.call(raw, path, unit.batch ? [unit.batch.as] : []);
+      const required = unit.batch ? [unit.batch.as] : [];
+      if (type === "llm") unit.call = this.call(raw, path, required);
+      else {
+        const read = this.guard(() => agentSpec(this.env, this.defaults, raw, path, required));
+        read?.issues.forEach((i) => this.issues.push(i));
+        unit.agent = read?.agent ?? null;
+      }
     } else {
       const from = this.ref(raw.inputs_from, `${path}.inputs_from`);
       const inner = isObject(raw.inner_task) ? this.call(raw.inner_task, `${path}.inner_task`, ["item"]) : null;
