@@ -101,7 +101,7 @@ export function runReduce(client: Fanout, values: Flags, inputs: unknown[] | Rec
 }
 
 /** Follows a staged job to its end with a progress bar; prints its output; exit 1 unless it completed. */
-async function followStaged(job: JobHandle<TaskResult>, values: Flags): Promise<number> {
+export async function followStaged(job: JobHandle<TaskResult>, values: Flags): Promise<number> {
   const progress = new Progress();
   const state = { done: 0, failed: 0, total: 0 };
   let end: MapCompletedEvent | null = null;

@@ -11,6 +11,7 @@ import { Fanout, FanoutError, type MapResult } from "./index.js";
 import {
   budgetFlag, int, mapReduceOptions, need, reduceOptions, runMapReduce, runRecover, runReduce, runResume, UsageError, type Flags,
 } from "./cli-staged.js";
+import { estimatePipeline, runPipeline } from "./cli-pipeline.js";
 import { parseCsv } from "./csv.js";
 import { Progress } from "./progress.js";
 
@@ -25,7 +26,10 @@ const USAGE = `usage:
              [--concurrency N] [--strategy hierarchical|flat|category] [--fan-in N] [--shuffle-key PATH]
              [--dedupe-fields F1,F2] [--conflict first|most_frequent|highest_confidence] [--map-failures continue]
              [--budget TOKENS] [--out FILE]
+  fanout pipeline run FILE(.json|.xml) [--model M] [--inputs FILE.json] [--out FILE]
+             (FILE: the POST /v1/pipelines body, or the XML task format; --model and --inputs fill what it leaves out)
   fanout estimate map|reduce|map-reduce (the flags of that command): the dry-run estimate, nothing is created
+  fanout estimate pipeline FILE [--model M] [--inputs FILE.json]
   fanout jobs [--status S] [--limit N]
   fanout status JOB_ID
   fanout results JOB_ID [--stage NAME] [--out FILE] [--order input|completion]
@@ -171,12 +175,13 @@ export async function main(argv: string[]): Promise<number> {
       status: { type: "string" },
       limit: { type: "string" },
       order: { type: "string" },
+      inputs: { type: "string" },
       "api-key": { type: "string" },
       url: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
-  const [command, id] = positionals;
+  const [command, id, file] = positionals;
   if (values.help || !command) {
     process.stdout.write(`${USAGE}\n`);
     return values.help ? 0 : 2;
@@ -192,7 +197,10 @@ export async function main(argv: string[]): Promise<number> {
     case "map-reduce":
       return runMapReduce(client, values, readInputs(need(values.input, "--input")));
     case "estimate":
-      return runEstimate(client, id, values);
+      return id === "pipeline" ? estimatePipeline(client, file, values) : runEstimate(client, id, values);
+    case "pipeline":
+      if (id !== "run") throw new UsageError("fanout pipeline run FILE");
+      return runPipeline(client, file, values);
     case "recover":
       return runRecover(client, need(id, "JOB_ID"), values);
     case "resume":

@@ -1,6 +1,7 @@
 /**
  * The Fanout client: `new Fanout({ apiKey, baseUrl })`, then `fanout.map({...})`,
- * `fanout.agenticMap({...})` or `fanout.reduce({...})`; `fanout.dryRun(kind, options)` estimates
+ * `fanout.agenticMap({...})`, `fanout.reduce({...})`, `fanout.mapReduce({...})` or
+ * `fanout.pipeline({...})` (or `pipelineDocument(json or xml)`); `fanout.dryRun(kind, options)` estimates
  * a job without creating it. A job handle is an AsyncIterable of results in completion order
  * (read from the job's event stream, resumed with Last-Event-ID if the connection drops), with
  * `runAll()`, `output()`, `cancel()`, `recover()`, `resume()`, `status()`, `results()` and event
@@ -8,6 +9,7 @@
  */
 import { FanoutError } from "./errors.js";
 import { eventStream } from "./sse.js";
+import { compact, pipelineBody, taskBody } from "./pipeline.js";
 import type {
   AgentMapResult,
   AgenticMapOptions,
@@ -19,9 +21,9 @@ import type {
   Job,
   MapOptions,
   MapResult,
+  PipelineOptions,
   RecoverOptions,
   ReduceOptions,
-  ReduceTask,
   TaskResult,
 } from "./types.js";
 
@@ -46,9 +48,6 @@ export interface FanoutOptions {
 const isZod = (schema: unknown): schema is ZodLike =>
   typeof schema === "object" && schema !== null && "_zod" in schema && typeof (schema as ZodLike).parse === "function";
 
-function compact(body: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
-}
 
 export class Fanout {
   readonly #apiKey: string;
@@ -64,10 +63,12 @@ export class Fanout {
 
   /** One API call; non-2xx answers throw a FanoutError. */
   async request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+    // A string body is sent as it is, with the caller's content type (an XML pipeline).
+    const raw = typeof body === "string";
     const res = await this.#fetch(`${this.#baseUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${this.#apiKey}`, ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { authorization: `Bearer ${this.#apiKey}`, ...(body === undefined || raw ? {} : { "content-type": "application/json" }), ...headers },
+      body: body === undefined ? undefined : raw ? body : JSON.stringify(body),
     });
     if (!res.ok) throw await FanoutError.fromResponse(res);
     return (res.status === 204 ? undefined : await res.json()) as T;
@@ -104,14 +105,44 @@ export class Fanout {
     return new JobHandle(this, this.#create("/v1/map-reduce", mapReduceBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
+  /** A pipeline: steps in order over a shared store; the handle yields every finished task; `output()` is the last step's value. */
+  pipeline(options: PipelineOptions): JobHandle<TaskResult> {
+    return new JobHandle(this, this.#create("/v1/pipelines", pipelineBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+  }
+
+  /**
+   * A pipeline from a document as the API takes it: a JSON body (an object, in the API's spelling)
+   * or the XML task format (a string). `params` are pipeline fields sent in the query string (an
+   * XML document's root attributes win over them; a JSON document's own fields win too).
+   */
+  pipelineDocument(document: Record<string, unknown> | string, params: { model?: string; inputs?: Record<string, unknown>; dryRun?: boolean } = {}, onEvent?: EventHandlers<TaskResult>): JobHandle<TaskResult> {
+    return new JobHandle(this, this.#pipelineDocument(document, params) as Promise<{ job_id: string }>, (r) => r, onEvent);
+  }
+
+  /** The estimate of a pipeline document (see `pipelineDocument`). */
+  async estimateDocument(document: Record<string, unknown> | string, params: { model?: string; inputs?: Record<string, unknown> } = {}): Promise<Estimate> {
+    return ((await this.#pipelineDocument(document, { ...params, dryRun: true })) as { estimate: Estimate }).estimate;
+  }
+
+  #pipelineDocument(document: Record<string, unknown> | string, params: { model?: string; inputs?: Record<string, unknown>; dryRun?: boolean }): Promise<unknown> {
+    if (typeof document !== "string") {
+      const body = { ...compact({ model: params.model, inputs: params.inputs }), ...document };
+      return this.request("POST", `/v1/pipelines${params.dryRun ? "?dry_run=true" : ""}`, body);
+    }
+    const query = new URLSearchParams(compact({ model: params.model, inputs: params.inputs ? JSON.stringify(params.inputs) : undefined, dry_run: params.dryRun ? "true" : undefined }) as Record<string, string>).toString();
+    return this.request("POST", `/v1/pipelines${query ? `?${query}` : ""}`, document, { "content-type": "application/xml" });
+  }
+
   /** The estimate of a job, after every check a submission runs; nothing is created. */
   async dryRun(kind: "map", options: MapOptions<unknown, MapResult>): Promise<Estimate>;
   async dryRun(kind: "agentic-map", options: AgenticMapOptions): Promise<Estimate>;
   async dryRun(kind: "reduce", options: ReduceOptions): Promise<Estimate>;
   async dryRun(kind: "map-reduce", options: MapReduceOptions): Promise<Estimate>;
-  async dryRun(kind: "map" | "agentic-map" | "reduce" | "map-reduce", options: unknown): Promise<Estimate> {
+  async dryRun(kind: "pipelines", options: PipelineOptions): Promise<Estimate>;
+  async dryRun(kind: "map" | "agentic-map" | "reduce" | "map-reduce" | "pipelines", options: unknown): Promise<Estimate> {
     const body =
       kind === "map" ? await mapBody(options as AnyMapOptions)
+      : kind === "pipelines" ? pipelineBody(options as PipelineOptions)
       : kind === "reduce" ? reduceBody(options as ReduceOptions)
       : kind === "map-reduce" ? mapReduceBody(options as MapReduceOptions)
       : agenticBody(options as AgenticMapOptions);
@@ -303,17 +334,6 @@ function agenticBody(o: Fields<AgenticMapOptions>): Record<string, unknown> {
     ),
     max_context_tokens: o.maxContextTokens,
     max_total_tokens: o.maxTotalTokens,
-  });
-}
-
-function taskBody(t: ReduceTask): Record<string, unknown> {
-  return compact({
-    prompt_template: t.promptTemplate,
-    output_schema: t.outputSchema,
-    model: t.model,
-    system_prompt: t.systemPrompt,
-    max_tokens: t.maxTokens,
-    temperature: t.temperature,
   });
 }
 

@@ -139,3 +139,80 @@ export interface MapReduceOptions extends Omit<CommonOptions<TaskResult>, "concu
 }
 
 export type Audit = Api.Audit;
+
+/** Which variables a pipeline step's template sees (defaults by step type; the pipeline's, then the step's, override). */
+export interface ContextManagement {
+  inheritContext?: "full" | "none" | "subset";
+  accumulateData?: boolean;
+  accumulationFormat?: "notes_only" | "full_output";
+  subset?: string[];
+}
+
+/** A step run once per element of a `${ref}` list. */
+export interface BatchConfig {
+  items: string;
+  as?: string;
+  errorHandling?: "fail_fast" | "continue";
+  maxConcurrent?: number;
+}
+
+/** A step's named inputs: a `${ref}` string, any literal JSON, or an input task (run in parallel before the step). */
+export type StepInput = string | number | boolean | null | unknown[] | Record<string, unknown> | { task: ReduceTask & { inputs?: Record<string, unknown> } };
+
+interface StepBase {
+  id: string;
+  contextManagement?: ContextManagement;
+  inputs?: Record<string, StepInput>;
+}
+export interface LlmStep extends StepBase, ReduceTask {
+  type: "llm";
+  batch?: BatchConfig;
+}
+export interface AgentStep extends StepBase {
+  type: "agent";
+  promptTemplate: string;
+  model?: string;
+  systemPrompt?: string;
+  temperature?: number;
+  maxTokens?: number;
+  maxTurns?: number;
+  continuationMessage?: string;
+  completionMarker?: string;
+  readOnly?: boolean;
+  tools?: (HttpTool | McpTool)[];
+  maxContextTokens?: number;
+  maxTotalTokens?: number;
+  batch?: BatchConfig;
+}
+export interface ReduceStep extends StepBase {
+  type: "reduce";
+  inputsFrom: string;
+  initialValue?: unknown;
+  innerTask?: ReduceTask;
+  reductionTask: ReduceTask;
+}
+export interface SequentialStep {
+  id: string;
+  type: "sequential";
+  contextManagement?: ContextManagement;
+  steps: PipelineStep[];
+}
+export type PipelineStep = LlmStep | AgentStep | ReduceStep | SequentialStep;
+
+/** A pipeline: steps in order over a shared store (its `inputs`, then each finished step's output by id). */
+export interface PipelineOptions extends CommonOptions<TaskResult> {
+  inputs?: Record<string, unknown>;
+  contextManagement?: ContextManagement;
+  steps: PipelineStep[];
+  retryGuidance?: string;
+}
+
+/** One entry of `results({ stage: "steps" })`: a finished step and its value in the shared store. */
+export interface StepResult {
+  index: number;
+  success: boolean;
+  step: string;
+  status: string;
+  output: unknown;
+  usage: Usage;
+}

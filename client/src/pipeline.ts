@@ -1,0 +1,95 @@
+/** Pipeline request bodies: the client's camelCase steps in the API's spelling. */
+import type { AgentStep, BatchConfig, ContextManagement, PipelineOptions, PipelineStep, ReduceTask, StepInput } from "./types.js";
+
+export function compact(body: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
+}
+
+export function taskBody(t: ReduceTask): Record<string, unknown> {
+  return compact({
+    prompt_template: t.promptTemplate,
+    output_schema: t.outputSchema,
+    model: t.model,
+    system_prompt: t.systemPrompt,
+    max_tokens: t.maxTokens,
+    temperature: t.temperature,
+  });
+}
+
+const contextBody = (c: ContextManagement | undefined) =>
+  c ? compact({ inherit_context: c.inheritContext, accumulate_data: c.accumulateData, accumulation_format: c.accumulationFormat, subset: c.subset }) : undefined;
+
+const batchBody = (b: BatchConfig | undefined) =>
+  b ? compact({ items: b.items, as: b.as, error_handling: b.errorHandling, max_concurrent: b.maxConcurrent }) : undefined;
+
+const isTask = (v: StepInput): v is { task: ReduceTask & { inputs?: Record<string, unknown> } } =>
+  typeof v === "object" && v !== null && !Array.isArray(v) && "task" in v && typeof (v as { task: unknown }).task === "object";
+
+function inputsBody(inputs: Record<string, StepInput> | undefined): Record<string, unknown> | undefined {
+  if (!inputs) return undefined;
+  return Object.fromEntries(
+    Object.entries(inputs).map(([name, v]) => [name, isTask(v) ? { task: compact({ ...taskBody(v.task), inputs: v.task.inputs }) } : v]),
+  );
+}
+
+function agentFields(s: AgentStep): Record<string, unknown> {
+  return {
+    prompt_template: s.promptTemplate,
+    model: s.model,
+    system_prompt: s.systemPrompt,
+    temperature: s.temperature,
+    max_tokens: s.maxTokens,
+    max_turns: s.maxTurns,
+    continuation_message: s.continuationMessage,
+    completion_marker: s.completionMarker,
+    read_only: s.readOnly,
+    tools: s.tools?.map((t) =>
+      t.type === "http"
+        ? compact({ type: "http", name: t.name, description: t.description, input_schema: t.inputSchema, url: t.url, read_only: t.readOnly })
+        : compact({ type: "mcp", url: t.url, allowed_tools: t.allowedTools }),
+    ),
+    max_context_tokens: s.maxContextTokens,
+    max_total_tokens: s.maxTotalTokens,
+  };
+}
+
+export function stepBody(s: PipelineStep): Record<string, unknown> {
+  const base = { id: s.id, type: s.type, context_management: contextBody(s.contextManagement) };
+  switch (s.type) {
+    case "sequential":
+      return compact({ ...base, steps: s.steps.map(stepBody) });
+    case "reduce":
+      return compact({
+        ...base,
+        inputs: inputsBody(s.inputs),
+        inputs_from: s.inputsFrom,
+        initial_value: s.initialValue,
+        inner_task: s.innerTask ? taskBody(s.innerTask) : undefined,
+        reduction_task: taskBody(s.reductionTask),
+      });
+    case "agent":
+      return compact({ ...base, inputs: inputsBody(s.inputs), ...agentFields(s), batch: batchBody(s.batch) });
+    default:
+      return compact({ ...base, inputs: inputsBody(s.inputs), ...taskBody(s), batch: batchBody(s.batch) });
+  }
+}
+
+export function pipelineFields(o: Omit<PipelineOptions, "onEvent" | "steps" | "inputs" | "contextManagement">): Record<string, unknown> {
+  return {
+    model: o.model,
+    system_prompt: o.systemPrompt,
+    temperature: o.temperature,
+    max_tokens: o.maxTokens,
+    timeout_secs: o.timeoutSecs,
+    max_retries: o.maxRetries,
+    concurrency: o.concurrency,
+    webhook: o.webhook,
+    metadata: o.metadata,
+    token_budget: o.tokenBudget ? compact({ total: o.tokenBudget.total, on_exhausted: o.tokenBudget.onExhausted }) : undefined,
+    retry_guidance: o.retryGuidance,
+  };
+}
+
+export function pipelineBody(o: Omit<PipelineOptions, "onEvent">): Record<string, unknown> {
+  return compact({ ...pipelineFields(o), inputs: o.inputs, context_management: contextBody(o.contextManagement), steps: o.steps.map(stepBody) });
+}
