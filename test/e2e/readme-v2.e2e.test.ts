@@ -1,5 +1,5 @@
 /**
- * The README's v2 examples (reduce, recover, resume, dry run), extracted and sent as written to
+ * The README's v2 examples (reduce, map-reduce, pipelines in JSON and XML, recover, resume, dry run), extracted and sent as written to
  * the test server (whose `openai/…` models are the fake model server).
  */
 import { readFileSync } from "node:fs";
@@ -9,14 +9,15 @@ import { call, newTenant, waitForJob, waitForStatus } from "./harness/api.ts";
 import { base, scriptedMap, uniqueTag } from "./harness/context.ts";
 import { ROOT } from "./harness/fanout-server.ts";
 
-function example(name: string): Record<string, unknown> {
+function exampleText(name: string, language = "json"): string {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const marker = `<!-- example: ${name} -->\n\`\`\`json\n`;
+  const marker = `<!-- example: ${name} -->\n\`\`\`${language}\n`;
   const start = readme.indexOf(marker);
   if (start < 0) throw new Error(`README has no example "${name}"`);
-  const body = readme.slice(start + marker.length, readme.indexOf("```", start + marker.length));
-  return JSON.parse(body) as Record<string, unknown>;
+  return readme.slice(start + marker.length, readme.indexOf("```", start + marker.length));
 }
+
+const example = (name: string) => JSON.parse(exampleText(name)) as Record<string, unknown>;
 
 describe("the README's v2 examples", () => {
   it("reduce: folds the named inputs and answers with the ended job", async () => {
@@ -37,6 +38,24 @@ describe("the README's v2 examples", () => {
     const audit = await call(base(), "GET", `/v1/jobs/${res.body.id}/audit`, { token: key });
     expect(audit.body).toMatchObject({ documents: 4, left_out: [] });
     expect(audit.body.nodes.at(-1)).toMatchObject({ stage: "synthesis", sources: [0, 1, 2, 3] });
+  });
+
+  it("pipelines: the JSON example runs its three steps, the batch over the questions included", async () => {
+    const { key } = await newTenant(base());
+    const res = await call(base(), "POST", "/v1/pipelines?wait=true", { token: key, body: example("POST /v1/pipelines?wait=true") });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ type: "pipeline", status: "completed", error: null });
+    expect(res.body.stages.map((s: any) => [s.name, s.total])).toEqual([["outline", 1], ["answers", 3], ["guide", 3], ["steps", 3]]);
+    expect(JSON.parse(res.body.output).echo).toMatch(/^Guide so far: /);
+  });
+
+  it("pipelines: the XML example runs as written", async () => {
+    const { key } = await newTenant(base());
+    const xml = exampleText("POST /v1/pipelines (XML)", "xml");
+    const res = await call(base(), "POST", "/v1/pipelines?wait=true", { token: key, rawBody: xml, headers: { "content-type": "application/xml" } });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ type: "pipeline", status: "completed" });
+    expect(JSON.parse(res.body.output).echo).toMatch(/^Apply the configuration to the loaded data\nconfig: \{"mode": "strict"\}\nloaded: /);
   });
 
   it("dry run: the estimate, as the README shows it", async () => {
