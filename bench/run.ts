@@ -14,6 +14,7 @@ import { followJob, mapBody, runThroughFanout, startJob } from "./fanout-run.ts"
 import { samplePeak } from "./memory.ts";
 import { runFold } from "./reduce-run.ts";
 import { idealMs, runCorpus, timeShuffle } from "./map-reduce-run.ts";
+import { pipelineIdealMs, runPipeline } from "./pipeline-run.ts";
 import type { RunFigures, Workload } from "./workload.ts";
 
 interface Row {
@@ -154,6 +155,22 @@ async function runCorpusScenario(): Promise<void> {
   corpusRows = lines.join("\n");
 }
 
+/** S8: a 3-step pipeline whose middle step is a 500-element batch at max_concurrent 50, L = 200 ms. */
+let pipelineRow = "";
+async function runPipelineScenario(): Promise<void> {
+  if (only && !only.has("S8")) return;
+  const w = { n: 500, maxConcurrent: 50, latencyMs: 200, tag: `S8-${Date.now()}` };
+  process.stderr.write(`S8: pipeline, batch of ${w.n} at max_concurrent ${w.maxConcurrent}, L=${w.latencyMs} ms … `);
+  const r = await runPipeline(fanout.url, fanoutKey, w);
+  const ideal = pipelineIdealMs(w);
+  process.stderr.write(`${(r.wallMs / 1000).toFixed(2)} s\n`);
+  pipelineRow = [
+    "| scenario | steps | batch N | max_concurrent | L (ms) | wall (s) | ideal (2 + ceil(N/M))·L (s) | efficiency | overhead | calls |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    `| S8 pipeline | 3 | ${w.n} | ${w.maxConcurrent} | ${w.latencyMs} | ${(r.wallMs / 1000).toFixed(2)} | ${(ideal / 1000).toFixed(2)} | ${(ideal / r.wallMs).toFixed(2)} | ${(((r.wallMs - ideal) / ideal) * 100).toFixed(1)} % | ${r.calls} |`,
+  ].join("\n");
+}
+
 function table(): string {
   const baselineA = new Map(rows.filter((r) => r.runner.startsWith("A")).map((r) => [r.scenario, r.figures.wallMs]));
   const lines = [
@@ -233,12 +250,15 @@ try {
   await runConcurrentTenants();
   await runFoldScenario();
   await runCorpusScenario();
+  await runPipelineScenario();
   console.log(table());
   if (foldRow) console.log(foldRow);
   if (corpusRows) console.log(corpusRows);
+  if (pipelineRow) console.log(pipelineRow);
   if (!only) writeReport();
   writeBlock("reduce", foldRow);
   writeBlock("map-reduce", corpusRows);
+  writeBlock("pipeline", pipelineRow);
 } finally {
   await fanout.stop();
   await fake.close();

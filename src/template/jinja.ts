@@ -206,6 +206,12 @@ export type MissingCode = "template_missing_item" | "template_missing_variable";
  * whatever the input (400 `invalid_request`). `field` names the request field in error details.
  * Each render is bounded by `limits`.
  */
+/** Which of `names` a template reads (a variable no template reads need not be passed to it). */
+export function namesRead(source: string, names: Iterable<string>): string[] {
+  const program = parseSource(source, "prompt_template");
+  return [...names].filter((name) => templateReads(program, name));
+}
+
 export function compileTemplate(
   source: string,
   field = "prompt_template",

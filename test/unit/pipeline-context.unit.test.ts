@@ -25,4 +25,12 @@ describe("pipeline context management", () => {
     const subset = stepVariables(effectiveContext("llm", { inherit_context: "subset", subset: ["raw", "missing"] }, { accumulation_format: "full_output", accumulate_data: true }), store, {}, finished.slice(0, 1));
     expect(subset).toEqual({ raw: "r", accumulated: [{ step: "load", output: store.load }] });
   });
+
+  it("copies only the names the template reads, when they are known", () => {
+    const store = { raw: "r", big: Array.from({ length: 1000 }, (_, i) => i), load: { notes: "n" } };
+    const finished = [{ step: "load", output: store.load }];
+    const context = effectiveContext("sequential", undefined, undefined); // full, with accumulated
+    expect(stepVariables(context, store, { own: 1 }, finished, ["raw"])).toEqual({ raw: "r", own: 1 });
+    expect(stepVariables(context, store, {}, finished, ["accumulated", "load"])).toEqual({ load: store.load, accumulated: [{ step: "load", notes: "n" }] });
+  });
 });

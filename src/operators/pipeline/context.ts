@@ -66,12 +66,12 @@ export function stepVariables(
   store: Record<string, unknown>,
   ownInputs: Record<string, unknown>,
   finished: FinishedStep[],
+  reads?: readonly string[], // when known, the names the template reads: nothing else is copied
 ): Record<string, unknown> {
-  const inherited =
-    context.inherit === "full" ? { ...store }
-    : context.inherit === "subset" ? Object.fromEntries(context.subset.filter((n) => Object.hasOwn(store, n)).map((n) => [n, store[n]]))
-    : {};
+  const wanted = (n: string) => Object.hasOwn(store, n) && (!reads || reads.includes(n));
+  const names = context.inherit === "full" ? Object.keys(store) : context.inherit === "subset" ? context.subset : [];
+  const inherited = Object.fromEntries(names.filter(wanted).map((n) => [n, store[n]]));
   const vars: Record<string, unknown> = { ...inherited, ...ownInputs };
-  if (context.accumulate) vars.accumulated = finished.map((f) => accumulatedEntry(f, context.format));
+  if (context.accumulate && (!reads || reads.includes("accumulated"))) vars.accumulated = finished.map((f) => accumulatedEntry(f, context.format));
   return vars;
 }

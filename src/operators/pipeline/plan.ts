@@ -305,9 +305,9 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
       const input = u.inputTasks[which ?? 0];
       if (!input) return {};
       const ownOfTask = ownInputs(input, store, () => null).inputs ?? {};
-      return stepVariables(input.context, store, ownOfTask, finished);
+      return stepVariables(input.context, store, ownOfTask, finished, input.reads);
     }
-    const base = stepVariables(u.context, store, own, finished);
+    const base = stepVariables(u.context, store, own, finished, u.reads);
     if (u.batch) return { ...base, [u.batch.as]: (task.input as { item: unknown }).item };
     if (u.reduce) {
       const entry = task.input as EntryInput;

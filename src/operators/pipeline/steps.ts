@@ -9,6 +9,7 @@
 import { InputError, type FieldIssue } from "../../lib/errors";
 import type { AgentSpec, CallSpec } from "../../engine/types";
 import { AGENT_FIELDS, agentSpec } from "./agent-step";
+import { namesRead } from "../../template/jinja";
 import { taskCall, type TaskDefaults, type TaskFields } from "../task-call";
 import { batchItemsProblem, checkBatch, type BatchSettings } from "./batch";
 import { effectiveContext, type Context, type ContextSettings } from "./context";
@@ -33,6 +34,7 @@ export type Binding = { kind: "ref"; ref: Ref } | { kind: "literal"; value: unkn
 
 export interface InputTask {
   name: string;
+  reads: string[]; // the store's names (and `accumulated`) its template reads: only those are passed
   call: CallSpec;
   context: Context;
   bindings: Record<string, Binding>;
@@ -50,6 +52,7 @@ export interface Unit {
   batch: (BatchSettings & { ref: Ref }) | null;
   reduce: { from: Ref; initialValue: unknown; inner: CallSpec | null; reduction: CallSpec } | null;
   closes: string[]; // the sequential steps that finish with this one (their output is this one's)
+  reads: string[]; // the store's names (and `accumulated`) its templates read: only those are passed
 }
 
 type Raw = Record<string, unknown>;
@@ -153,7 +156,7 @@ class Reader {
     const bindings = this.bindings(raw.inputs, `${path}.inputs`, { tasks: null, chain });
     const call = this.call(raw, path, []);
     if (!call) return null;
-    return { name, call, context: effectiveContext("llm", merge(this.pipelineContext, chain), own), bindings };
+    return { name, call, context: effectiveContext("llm", merge(this.pipelineContext, chain), own), bindings, reads: this.reads([call.promptTemplate]) };
   }
 
   call(raw: Raw, path: string, required: string[]): CallSpec | null {
@@ -168,6 +171,13 @@ class Reader {
   guard<T>(f: () => T): T | null {
     if (this.issues.length > 0) return null; // report the field problems first
     return f();
+  }
+
+  /** The names a step could see that its templates read (checked once templates compiled). */
+  reads(templates: string[]): string[] {
+    if (this.issues.length > 0) return [];
+    const candidates = [...this.known, "accumulated"];
+    return [...new Set(templates.flatMap((t) => namesRead(t, candidates)))];
   }
 
   unknownFields(raw: Raw, allowed: string[], path: string): void {
@@ -206,7 +216,7 @@ class Reader {
     const tasks: InputTask[] = [];
     const bindings = this.bindings(raw.inputs, `${path}.inputs`, { tasks, chain });
     const context = effectiveContext(type, merge(this.pipelineContext, chain), own);
-    const unit: Unit = { id: stepId, path: [...this.seqPath, stepId].join("."), type, context, bindings, inputTasks: tasks, call: null, agent: null, batch: null, reduce: null, closes: [] };
+    const unit: Unit = { id: stepId, path: [...this.seqPath, stepId].join("."), type, context, bindings, inputTasks: tasks, call: null, agent: null, batch: null, reduce: null, closes: [], reads: [] };
     if (type === "llm" || type === "agent") {
       if (raw.batch !== undefined) {
         const checked = checkBatch(raw.batch, path);
@@ -234,6 +244,8 @@ class Reader {
       if (!isObject(raw.reduction_task)) this.issue(`${path}.reduction_task`, "a reduce step needs a reduction_task with a prompt_template");
       if (from && reduction) unit.reduce = { from, initialValue: raw.initial_value ?? null, inner, reduction };
     }
+    const templates = [unit.call?.promptTemplate, unit.agent?.promptTemplate, unit.reduce?.inner?.promptTemplate, unit.reduce?.reduction.promptTemplate];
+    unit.reads = this.reads(templates.filter((t): t is string => typeof t === "string"));
     this.units.push(unit);
     this.known.add(stepId);
   }
