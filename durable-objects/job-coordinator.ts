@@ -108,9 +108,11 @@ export class JobCoordinator extends DurableObject<Env> {
     const spec = this.#spec;
     if (!spec) return { ok: false, reason: "not_found" };
     if (!isTerminal(this.#status) || !this.#finalized) return { ok: false, reason: "The job is still running or paused; only an ended job can be recovered." };
-    const rows = this.#store.recoverable(options.errorKinds);
+    const candidates = this.#store.recoverable(options.errorKinds);
+    const redo = this.#op?.redoAfter?.(spec, this.#reader(), candidates.map((r) => ({ stage: r.stage, index: r.idx }))) ?? { rerun: [], drop: [] };
+    const skipped = new Set((redo.skip ?? []).map((t) => `${t.stage}:${t.index}`));
+    const rows = candidates.filter((r) => !skipped.has(`${r.stage}:${r.idx}`));
     if (rows.length === 0) return { ok: false, reason: "The job has no failed or unfinished task to re-run." };
-    const redo = this.#op?.redoAfter?.(spec, this.#reader(), rows.map((r) => ({ stage: r.stage, index: r.idx }))) ?? { rerun: [], drop: [] };
     const listed = new Set(rows.map((r) => `${r.stage}:${r.idx}`));
     const rerun = redo.rerun
       .filter((t) => !listed.has(`${t.stage}:${t.index}`))

@@ -175,9 +175,10 @@ export interface Operator<S extends JobSpecBase = JobSpecBase> {
   result(spec: S, task: { stage: string; index: number; input: unknown }, finish: TaskFinish): TaskResult;
   /**
    * What else a recover of these tasks must redo: finished tasks to run again (`rerun`, back to
-   * waiting for their inputs) and stages whose tasks are dropped, to be planned anew (`drop`).
+   * waiting for their inputs), stages whose tasks are dropped, to be planned anew (`drop`), and
+   * failed tasks not to re-run after all (`skip`: a pipeline goes on from its failed step).
    */
-  redoAfter?(spec: S, reader: PlanReader, tasks: { stage: string; index: number }[]): { rerun: { stage: string; index: number }[]; drop: string[] };
+  redoAfter?(spec: S, reader: PlanReader, tasks: { stage: string; index: number }[]): { rerun: { stage: string; index: number }[]; drop: string[]; skip?: { stage: string; index: number }[] };
   /** The tasks an estimate counts, where the plan cannot list them yet (stages sized later); default: the plan's. */
   estimateTasks?(spec: S, plan: Plan): { tasks: TaskSeed[]; note: string };
   /** For estimates of tasks whose inputs are earlier outputs: variables without them, and the tokens they can add. */

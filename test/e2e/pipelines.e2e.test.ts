@@ -210,6 +210,38 @@ describe("POST /v1/pipelines", () => {
     expect(bad.body.error.details.map((d: any) => d.path)).toEqual(["steps[0].max_turns"]);
   });
 
+  it("recover of a completed pipeline re-runs a continue batch's failed elements, then every later step; of a failed one, goes on from the failed step only", async () => {
+    const { key } = await newTenant(base());
+    const t = uniqueTag("redo");
+    const steps = (last: string) => [
+      { id: "first", type: "llm", prompt_template: `first <<fake tag=${t} id=first-${last}>>`, output_schema: ECHO_SCHEMA },
+      { id: "each", type: "llm", batch: { items: "${list}", error_handling: "continue" }, prompt_template: `{{ item }} <<fake tag=${t} id={{ item }}-${last} steps={{ '401,ok' if item == 'b' else 'ok' }}>>`, output_schema: ECHO_SCHEMA },
+      { id: "last", type: "llm", prompt_template: `{% for r in each.results %}{{ r.echo if r else '' }}{{ '' if loop.last else ',' }}{% endfor %} <<fake tag=${t} id=last-${last} steps=${last}>>`, output_schema: ECHO_SCHEMA },
+    ];
+    // Completed with one failed element: recover re-runs it, then `last` (planned anew), never `first`.
+    const done = await run(key, { inputs: { list: ["a", "b", "c"] }, max_retries: 0, steps: steps("ok") });
+    expect(done).toMatchObject({ status: "completed", output: { echo: "a,,c" } });
+    // b, and the markers of `each` and `last` (the `last` stage is dropped and planned anew)
+    expect((await call(base(), "POST", `/v1/jobs/${done.id}/recover`, { token: key, body: {} })).body.recovering).toBe(1 + 2);
+    const redone = await waitForJob(base(), key, done.id);
+    expect(redone).toMatchObject({ status: "completed", output: { echo: "a,b,c" }, failed: 0 });
+    const markers = await allResults(base(), key, done.id, "&stage=steps");
+    expect(markers.map((m) => m.step)).toEqual(["first", "each", "last"]);
+    expect(markers[1].output.errors).toBeNull();
+    expect((await allResults(base(), key, done.id, "&stage=last"))).toHaveLength(1);
+    const calls = await fakeStats(t);
+    expect(calls.requests).toBe(1 + 3 + 1 + 1 + 1); // first once; a, b, c; last; then b and last again
+
+    // Failed at `last` (after the same continue failure): recover re-runs `last` only; b's failure stays.
+    const failed = await run(key, { inputs: { list: ["a", "b", "c"] }, max_retries: 0, steps: steps("401,ok") });
+    expect(failed).toMatchObject({ status: "failed", error: { code: "step_failed", step: "last" } });
+    const before = (await fakeStats(t)).requests;
+    expect((await call(base(), "POST", `/v1/jobs/${failed.id}/recover`, { token: key, body: {} })).body.recovering).toBe(1);
+    const ended = await waitForJob(base(), key, failed.id);
+    expect(ended).toMatchObject({ status: "completed", output: { echo: "a,,c" } });
+    expect((await fakeStats(t)).requests).toBe(before + 1);
+  });
+
   it("refuses bad pipelines with 400 at the exact path, storing nothing", async () => {
     const { key } = await newTenant(base());
     const llm = (extra: Record<string, unknown>) => ({ id: "s", type: "llm", prompt_template: "{{ item }}", ...extra });

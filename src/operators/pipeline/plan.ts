@@ -316,6 +316,24 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
     }
     return base;
   },
+  // A pipeline that failed (or was cancelled) goes on from that step: failures of finished steps
+  // (elements of a `continue` batch) stay as they are. One that completed re-runs those elements,
+  // then every step after theirs (planned anew: they read the step's new value).
+  redoAfter: (spec, reader, tasks) => {
+    const finished = (t: { stage: string }) => {
+      const unit = locate(spec, t.stage).unit;
+      return unit !== null && reader.task(STEPS, spec.units.indexOf(unit))?.state === "done";
+    };
+    const ofFinished = tasks.filter((t) => t.stage !== STEPS && finished(t));
+    const frontier = spec.units.findIndex((_, i) => reader.task(STEPS, i)?.state !== "done");
+    if (frontier >= 0 || ofFinished.length === 0) return { rerun: [], drop: [], skip: ofFinished };
+    const first = Math.min(...ofFinished.map((t) => spec.units.indexOf(locate(spec, t.stage).unit as Unit)));
+    const later = spec.units.slice(first + 1);
+    return {
+      rerun: spec.units.slice(first).map((u) => ({ stage: STEPS, index: spec.units.indexOf(u) })),
+      drop: later.flatMap((u) => [u.id, innerStage(u), ...u.inputTasks.map((t) => inputStage(u, t.name))]),
+    };
+  },
   estimateTasks: (spec) => {
     // Each call once; a batch or reduce step over the pipeline's inputs by its size there, else once.
     const tasks = spec.units.flatMap((unit, ordinal) => {
