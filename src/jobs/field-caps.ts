@@ -26,22 +26,30 @@ export function byteSize(value: unknown): number {
 }
 
 /** `nested` names sub-objects (a reduce's tasks) whose fields have the same caps, reported as `<name>.<field>`. */
-export function checkFieldCaps(body: Record<string, unknown>, caps: Readonly<Record<string, number>> = FIELD_CAPS, nested: string[] = []): void {
+/** The fields of `object` over their caps, each at `<prefix><field>`. */
+export function capIssues(object: Record<string, unknown>, prefix = "", caps: Readonly<Record<string, number>> = FIELD_CAPS): FieldIssue[] {
   const issues: FieldIssue[] = [];
-  const check = (object: Record<string, unknown>, prefix: string) => {
-    for (const [field, max] of Object.entries(caps)) {
-      const value = object[field];
-      if (value === undefined || value === null) continue;
-      const size = byteSize(value);
-      if (size > max) issues.push({ path: `${prefix}${field}`, message: `${size} bytes; at most ${max}` });
-    }
-  };
-  check(body, "");
-  for (const name of nested) {
-    const value = body[name];
-    if (typeof value === "object" && value !== null) check(value as Record<string, unknown>, `${name}.`);
+  for (const [field, max] of Object.entries(caps)) {
+    const value = object[field];
+    if (value === undefined || value === null) continue;
+    const size = byteSize(value);
+    if (size > max) issues.push({ path: `${prefix}${field}`, message: `${size} bytes; at most ${max}` });
   }
+  return issues;
+}
+
+/** 413 `payload_too_large` naming every field over its cap. */
+export function refuseOverCaps(issues: FieldIssue[]): void {
   if (issues.length > 0) {
     throw new ApiError(413, "payload_too_large", `A field is over its size cap: ${issues.map((i) => i.path).join(", ")}.`, { details: issues });
   }
+}
+
+export function checkFieldCaps(body: Record<string, unknown>, caps: Readonly<Record<string, number>> = FIELD_CAPS, nested: string[] = []): void {
+  const issues = capIssues(body, "", caps);
+  for (const name of nested) {
+    const value = body[name];
+    if (typeof value === "object" && value !== null) issues.push(...capIssues(value as Record<string, unknown>, `${name}.`, caps));
+  }
+  refuseOverCaps(issues);
 }

@@ -268,6 +268,9 @@ describe("POST /v1/pipelines", () => {
     // Six sequential steps one inside another: the sixth is refused; five are accepted.
     expect((await refused(key, { steps: [nest(6)] })).details).toContainEqual({ path: "steps[0].steps[0].steps[0].steps[0].steps[0].steps[0]", message: "sequential steps nest at most 5 levels" });
     expect((await call(base(), "POST", "/v1/pipelines", { token: key, body: { model: MODEL, steps: [nest(5)] } })).status).toBe(202);
+    const huge = await call(base(), "POST", "/v1/pipelines", { token: key, body: { model: MODEL, steps: [{ id: "o", type: "sequential", steps: [llm({ inputs: { t: { task: { prompt_template: "x".repeat(100_001) } } } })] }] } });
+    expect(huge.status).toBe(413);
+    expect(huge.body.error.details).toEqual([{ path: "steps[0].steps[0].inputs.t.task.prompt_template", message: "100001 bytes; at most 100000" }]);
     const missing = await refused(key, { inputs: { list: [] }, steps: [llm({ batch: { items: "${list}", as: "doc" } })] });
     expect(missing.code).toBe("template_missing_variable");
     const jobs = await call(base(), "GET", "/v1/jobs", { token: key });

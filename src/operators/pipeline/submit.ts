@@ -4,6 +4,7 @@
  * the shared store's first names.
  */
 import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
+import { capIssues, refuseOverCaps } from "../../jobs/field-caps";
 import { InputError, type FieldIssue } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import type { PipelineJobSpec } from "./plan";
@@ -11,8 +12,22 @@ import { readContext, readSteps } from "./steps";
 import type { PipelineRequest } from "./schema";
 
 const IDENTIFIER = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Every template, schema and text field of every step (input tasks, inner and reduction tasks, nested steps) within its cap. */
+function stepCapIssues(steps: unknown, prefix: string, depth = 0): FieldIssue[] {
+  if (!Array.isArray(steps) || depth > 8) return [];
+  return steps.flatMap((step, i) => {
+    if (!isObject(step)) return [];
+    const at = `${prefix}[${i}]`;
+    const tasks = Object.entries(isObject(step.inputs) ? step.inputs : {}).flatMap(([name, v]) => (isObject(v) && isObject(v.task) ? capIssues(v.task, `${at}.inputs.${name}.task.`) : []));
+    const parts = ["inner_task", "reduction_task"].flatMap((k) => (isObject(step[k]) ? capIssues(step[k] as Record<string, unknown>, `${at}.${k}.`) : []));
+    return [...capIssues(step, `${at}.`), ...tasks, ...parts, ...stepCapIssues(step.steps, `${at}.steps`, depth + 1)];
+  });
+}
 
 export async function submitPipelineJob(env: Env, tenantId: string, body: PipelineRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
+  refuseOverCaps([...capIssues(body), ...stepCapIssues(body.steps, "steps")]);
   const issues: FieldIssue[] = [];
   for (const name of Object.keys(body.inputs)) {
     if (!IDENTIFIER.test(name)) issues.push({ path: `inputs.${name}`, message: "an input name is an identifier (letters, digits and _, not a digit first)" });
