@@ -13,6 +13,9 @@ import {
   ResumeRequestSchema, type ItemResult,
 } from "../schemas/jobs";
 import { bearerSecurity, commonErrors, errorResponse, zodIssues } from "../schemas/common";
+import { STEPS } from "../operators/pipeline/plan";
+import { stepList, type StepEntry } from "../operators/pipeline/step-list";
+import { MAX_STEPS } from "../operators/pipeline/steps";
 
 const BATCH_PAGE = 1000;
 const jobNotFound = { 404: errorResponse("No such job (or not this tenant's)") };
@@ -180,6 +183,12 @@ export function jobRoutes() {
     .openapi(resultsRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
       const { stage, order, status, limit, cursor } = c.req.valid("query");
+      if (job.type === "pipeline" && stage === STEPS) {
+        // Every step, finished or not (at most MAX_STEPS: one page).
+        const markers = await listResults(c.env.DB, job.id, { stage: STEPS, order: "input", limit: MAX_STEPS });
+        const steps = stepList(jobView(job).stages as Parameters<typeof stepList>[0], markers.results as unknown as StepEntry[]);
+        return c.json({ results: steps as unknown as ItemResult[], next_cursor: null }, 200);
+      }
       const page = await listResults(c.env.DB, job.id, { stage: stage ?? job.main_stage, order, status, limit: limit + 1, after: cursorNumber(cursor) });
       const lastKey = page.keys[limit - 1];
       const next = page.results.length > limit && lastKey !== undefined ? encodeCursor([lastKey]) : null;

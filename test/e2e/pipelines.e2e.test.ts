@@ -162,6 +162,10 @@ describe("POST /v1/pipelines", () => {
     expect(failed).toMatchObject({ status: "failed", error: { code: "step_failed", step: "outer.each", index: 1 } });
     expect(failed.output).toEqual({ failed_step: "outer.each", accumulated: [{ step: "first", notes: JSON.stringify({ echo: "start", length: 5 }) }] });
     expect((await fakeStats(t)).requests).toBe(3); // first, a, b — c never started
+    const listed = await allResults(base(), key, failed.id, "&stage=steps");
+    expect(listed.map((s) => [s.index, s.step, s.status, s.output === null])).toEqual([[0, "first", "completed", false], [1, "outer.each", "failed", true], [2, "last", "pending", true]]);
+    expect(listed[1].usage.input_tokens).toBeGreaterThan(0); // a and b ran
+    expect((await allResults(base(), key, failed.id, "&stage=outer.each")).map((e) => [e.index, e.success])).toEqual([[0, true], [1, false]]);
     const recovered = await call(base(), "POST", `/v1/jobs/${failed.id}/recover`, { token: key, body: {} });
     expect(recovered.status).toBe(202);
     const done = await waitForJob(base(), key, failed.id);

@@ -1,7 +1,8 @@
 /**
  * The pipeline operator's plan (v2 contract, "POST /v1/pipelines"). Each leaf step is a stage
- * named by its id; each input task of a step is the stage `<id>.input.<name>` (its own call), a
- * reduce step's inner tasks `<id>.inner`. The stage `steps` holds one task per step, finished by the operator itself when the
+ * named by its id path (`outer.inner` inside a sequential step; its id at the top level); each
+ * input task of a step is the stage `<path>.input.<name>` (its own call), a reduce step's inner
+ * tasks `<path>.inner`. The stage `steps` holds one task per step, finished by the operator itself when the
  * step is over, with the step's value in the shared store as its output: what later steps read,
  * what `?stage=steps` lists, and what a recover goes on from. Steps run one after another; a
  * finished step's marker releases the next step (its input tasks first, in parallel).
@@ -29,8 +30,8 @@ export interface PipelineJobSpec extends JobSpecBase {
 }
 
 export const STEPS = "steps";
-const inputStage = (u: Unit, name: string) => `${u.id}.input.${name}`;
-const innerStage = (u: Unit) => `${u.id}.inner`;
+const inputStage = (u: Unit, name: string) => `${u.path}.input.${name}`;
+const innerStage = (u: Unit) => `${u.path}.inner`;
 const CRITICAL = 0;
 const AHEAD = 1;
 
@@ -49,7 +50,7 @@ function locate(spec: PipelineJobSpec, stage: string): Location {
   if (!map) {
     map = new Map<string, Location>([[STEPS, { unit: null, part: "steps" }]]);
     for (const unit of spec.units) {
-      map.set(unit.id, { unit, part: "main" });
+      map.set(unit.path, { unit, part: "main" });
       unit.inputTasks.forEach((task, input) => map?.set(inputStage(unit, task.name), { unit, part: "inputs", input }));
       map.set(innerStage(unit), { unit, part: "inner" });
     }
@@ -109,7 +110,7 @@ function fail(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, stage: stri
 /** The step is over: its marker (with its value) is recorded by the engine, which releases the next step. */
 function finishStep(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, value: unknown): Advance {
   const usage = { input_tokens: 0, output_tokens: 0 };
-  for (const stage of [unit.id, innerStage(unit), ...unit.inputTasks.map((t) => inputStage(unit, t.name))]) {
+  for (const stage of [unit.path, innerStage(unit), ...unit.inputTasks.map((t) => inputStage(unit, t.name))]) {
     const row = reader.stage(stage);
     usage.input_tokens += row?.input_tokens ?? 0;
     usage.output_tokens += row?.output_tokens ?? 0;
@@ -122,7 +123,7 @@ function finishStep(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, value
 function releaseStep(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
   const { store } = storeBefore(spec, reader, spec.units.indexOf(unit));
   const own = ownInputs(unit, store, () => null);
-  if (!own.ok) return fail(spec, reader, unit, unit.id, null, own.message);
+  if (!own.ok) return fail(spec, reader, unit, unit.path, null, own.message);
   if (unit.inputTasks.length === 0) return releaseMain(spec, reader, unit);
   const ready = unit.inputTasks.map((task) => ({ stage: inputStage(unit, task.name), index: 0, input: { name: task.name } }));
   return { ready, totals: Object.fromEntries(unit.inputTasks.map((task) => [inputStage(unit, task.name), 1])) };
@@ -132,38 +133,38 @@ function releaseMain(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Adv
   const { store } = storeBefore(spec, reader, spec.units.indexOf(unit));
   if (unit.batch) {
     const items = resolveIn(store, unit.batch.ref);
-    if (!items.ok) return fail(spec, reader, unit, unit.id, null, `batch.items: ${items.message}`);
+    if (!items.ok) return fail(spec, reader, unit, unit.path, null, `batch.items: ${items.message}`);
     const problem = batchItemsProblem(items.value);
-    if (problem) return fail(spec, reader, unit, unit.id, null, problem);
+    if (problem) return fail(spec, reader, unit, unit.path, null, problem);
     const list = items.value as unknown[];
     if (list.length === 0) return finishStep(spec, reader, unit, batchResult([]));
     const ready = list.slice(0, unit.batch.maxConcurrent).map((item, index) => element(unit, index, item));
-    return { ready, totals: { [unit.id]: list.length } };
+    return { ready, totals: { [unit.path]: list.length } };
   }
   if (unit.reduce) {
     const from = resolveIn(store, unit.reduce.from);
-    if (!from.ok) return fail(spec, reader, unit, unit.id, null, `inputs_from: ${from.message}`);
+    if (!from.ok) return fail(spec, reader, unit, unit.path, null, `inputs_from: ${from.message}`);
     const value = from.value;
-    if (typeof value !== "object" || value === null) return fail(spec, reader, unit, unit.id, null, "inputs_from must point at a list or an object");
+    if (typeof value !== "object" || value === null) return fail(spec, reader, unit, unit.path, null, "inputs_from must point at a list or an object");
     const list = entries(value as unknown[] | Record<string, unknown>);
     if (list.length === 0) return finishStep(spec, reader, unit, unit.reduce.initialValue);
     const seeds: TaskSeed[] = list.flatMap(({ name, value: v }, index) => {
       const entry: EntryInput = { name, original_input: v };
-      const reduction: TaskSeed = { stage: unit.id, index, input: entry, blocked: true, priority: CRITICAL };
+      const reduction: TaskSeed = { stage: unit.path, index, input: entry, blocked: true, priority: CRITICAL };
       return unit.reduce?.inner ? [{ stage: innerStage(unit), index, input: entry, priority: AHEAD }, reduction] : [reduction];
     });
-    const totals = { [unit.id]: list.length, ...(unit.reduce.inner ? { [innerStage(unit)]: list.length } : {}) };
+    const totals = { [unit.path]: list.length, ...(unit.reduce.inner ? { [innerStage(unit)]: list.length } : {}) };
     if (unit.reduce.inner) return { ready: seeds, totals };
     // Without inner tasks, reduction 0 has all it needs now (nothing else would release it).
     const first = list[0] as { name: string; value: unknown };
     const input: EntryInput = { name: first.name, original_input: first.value, accumulator: unit.reduce.initialValue, current_result: first.value };
-    return { ready: [{ stage: unit.id, index: 0, input, priority: CRITICAL }, ...seeds.slice(1)], totals };
+    return { ready: [{ stage: unit.path, index: 0, input, priority: CRITICAL }, ...seeds.slice(1)], totals };
   }
-  return { ready: [{ stage: unit.id, index: 0, input: null, sessionId: unit.agent ? newId("ses") : null }], totals: { [unit.id]: 1 } };
+  return { ready: [{ stage: unit.path, index: 0, input: null, sessionId: unit.agent ? newId("ses") : null }], totals: { [unit.path]: 1 } };
 }
 
 /** A batch element's task: an agent step's gets its own sub-session. */
-const element = (unit: Unit, index: number, item: unknown): TaskSeed => ({ stage: unit.id, index, input: { item }, sessionId: unit.agent ? newId("ses") : null });
+const element = (unit: Unit, index: number, item: unknown): TaskSeed => ({ stage: unit.path, index, input: { item }, sessionId: unit.agent ? newId("ses") : null });
 
 /** How many of a batch step's elements exist: they are released in index order, so a prefix. */
 function released(reader: PlanReader, stage: string, total: number): number {
@@ -179,17 +180,17 @@ function released(reader: PlanReader, stage: string, total: number): number {
 
 function progressBatch(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
   const batch = unit.batch as NonNullable<Unit["batch"]>;
-  const stage = reader.stage(unit.id);
+  const stage = reader.stage(unit.path);
   if (!stage) return { ready: [] };
-  const out = released(reader, unit.id, stage.total);
+  const out = released(reader, unit.path, stage.total);
   const inFlight = out - stage.completed;
   if (batch.errorHandling === "fail_fast" && stage.failed > 0) {
     if (inFlight > 0) return { ready: [] }; // those under way finish; no new element starts
-    const first = reader.done(unit.id).find((t) => t.success === false) as TaskView;
-    return fail(spec, reader, unit, unit.id, first.index, `element ${first.index} failed: ${first.error ?? "failed"}`);
+    const first = reader.done(unit.path).find((t) => t.success === false) as TaskView;
+    return fail(spec, reader, unit, unit.path, first.index, `element ${first.index} failed: ${first.error ?? "failed"}`);
   }
   if (stage.completed === stage.total) {
-    const elements = reader.done(unit.id).map((t) => ({ item: (t.input as { item: unknown }).item, success: t.success === true, output: t.output, error: t.error }));
+    const elements = reader.done(unit.path).map((t) => ({ item: (t.input as { item: unknown }).item, success: t.success === true, output: t.output, error: t.error }));
     return finishStep(spec, reader, unit, batchResult(elements));
   }
   const { store } = storeBefore(spec, reader, spec.units.indexOf(unit));
@@ -203,7 +204,7 @@ function progressBatch(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): A
 /** Reduction k of a reduce step, released once inner k and reduction k−1 are done. */
 function releaseReduction(unit: Unit, reader: PlanReader, k: number): TaskSeed[] {
   const reduce = unit.reduce as NonNullable<Unit["reduce"]>;
-  const task = reader.task(unit.id, k);
+  const task = reader.task(unit.path, k);
   if (!task || task.state !== "blocked") return [];
   const entry = task.input as EntryInput;
   let current: unknown = entry.original_input;
@@ -214,35 +215,35 @@ function releaseReduction(unit: Unit, reader: PlanReader, k: number): TaskSeed[]
   }
   let accumulator = reduce.initialValue;
   if (k > 0) {
-    const previous = reader.task(unit.id, k - 1);
+    const previous = reader.task(unit.path, k - 1);
     if (previous?.state !== "done" || !previous.success) return [];
     accumulator = previous.output;
   }
-  return [{ stage: unit.id, index: k, input: { ...entry, accumulator, current_result: current }, priority: CRITICAL }];
+  return [{ stage: unit.path, index: k, input: { ...entry, accumulator, current_result: current }, priority: CRITICAL }];
 }
 
 function progressReduce(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
-  const stage = reader.stage(unit.id);
+  const stage = reader.stage(unit.path);
   if (!stage) return { ready: [] };
   if (stage.completed === stage.total && stage.failed === 0) {
-    return finishStep(spec, reader, unit, reader.task(unit.id, stage.total - 1)?.output);
+    return finishStep(spec, reader, unit, reader.task(unit.path, stage.total - 1)?.output);
   }
   let k = 0;
-  while (k < stage.total && reader.task(unit.id, k)?.state === "done") k++;
+  while (k < stage.total && reader.task(unit.path, k)?.state === "done") k++;
   return { ready: k < stage.total ? releaseReduction(unit, reader, k) : [] };
 }
 
 /** Where a step stands; what comes next for it. */
 function progress(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
-  if (unit.inputTasks.length > 0 && !reader.task(unit.id, 0) && !reader.task(innerStage(unit), 0)) {
+  if (unit.inputTasks.length > 0 && !reader.task(unit.path, 0) && !reader.task(innerStage(unit), 0)) {
     const inputs = unit.inputTasks.map((t) => reader.task(inputStage(unit, t.name), 0));
     if (inputs.every((t) => !t)) return releaseStep(spec, reader, unit);
     return inputs.every((t) => t?.state === "done" && t.success) ? releaseMain(spec, reader, unit) : { ready: [] };
   }
-  if (!reader.task(unit.id, 0)) return releaseMain(spec, reader, unit); // inputs done (or none): the step itself
+  if (!reader.task(unit.path, 0)) return releaseMain(spec, reader, unit); // inputs done (or none): the step itself
   if (unit.batch) return progressBatch(spec, reader, unit);
   if (unit.reduce) return progressReduce(spec, reader, unit);
-  const task = reader.task(unit.id, 0) as TaskView;
+  const task = reader.task(unit.path, 0) as TaskView;
   return task.state === "done" && task.success ? finishStep(spec, reader, unit, task.output) : { ready: [] };
 }
 
@@ -283,7 +284,7 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
     const stages = spec.units.flatMap((unit) => [
       ...unit.inputTasks.map((t) => ({ name: inputStage(unit, t.name), total: 0 })),
       ...(unit.reduce?.inner ? [{ name: innerStage(unit), total: 0 }] : []),
-      { name: unit.id, total: 0 },
+      { name: unit.path, total: 0 },
     ]);
     return { stages: [...stages, { name: STEPS, total: spec.units.length }], tasks: [] };
   },
@@ -331,7 +332,7 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
     const later = spec.units.slice(first + 1);
     return {
       rerun: spec.units.slice(first).map((u) => ({ stage: STEPS, index: spec.units.indexOf(u) })),
-      drop: later.flatMap((u) => [u.id, innerStage(u), ...u.inputTasks.map((t) => inputStage(u, t.name))]),
+      drop: later.flatMap((u) => [u.path, innerStage(u), ...u.inputTasks.map((t) => inputStage(u, t.name))]),
     };
   },
   estimateTasks: (spec) => {
@@ -340,7 +341,7 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
       const sized = unit.batch?.ref ?? unit.reduce?.from;
       const resolved = sized && Object.hasOwn(spec.inputs, sized.name) ? resolveRef(spec.inputs, sized) : null;
       const n = resolved?.found && typeof resolved.value === "object" && resolved.value !== null ? Math.max(1, Object.keys(resolved.value).length) : 1;
-      const main = Array.from({ length: n }, (_, index) => ({ stage: unit.id, index, input: { ordinal } }));
+      const main = Array.from({ length: n }, (_, index) => ({ stage: unit.path, index, input: { ordinal } }));
       const inner = unit.reduce?.inner ? Array.from({ length: n }, (_, index) => ({ stage: innerStage(unit), index, input: { ordinal } })) : [];
       const inputs = unit.inputTasks.map((t) => ({ stage: inputStage(unit, t.name), index: 0, input: { ordinal } }));
       return [...inputs, ...inner, ...main];

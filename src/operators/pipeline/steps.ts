@@ -19,7 +19,7 @@ export const MAX_STEPS = 100;
 export const MAX_NESTING = 5;
 const IDENTIFIER = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 // Template literals and names the pipeline itself defines: a step of that id could not be read.
-const RESERVED = new Set(["steps", "accumulated", "none", "None", "true", "True", "false", "False", "loop", "item", "accumulator", "current_result", "original_input", "name", "index"]);
+const RESERVED = new Set(["steps", "input", "inner", "accumulated", "none", "None", "true", "True", "false", "False", "loop", "item", "accumulator", "current_result", "original_input", "name", "index"]);
 const CALL_FIELDS = ["prompt_template", "model", "system_prompt", "output_schema", "max_tokens", "temperature"];
 const COMMON_FIELDS = ["id", "type", "context_management", "inputs"];
 const FIELDS: Record<string, string[]> = {
