@@ -5,7 +5,7 @@
  * submission check a 400 at its exact path.
  */
 import { describe, expect, it } from "vitest";
-import { allResults, call, ECHO_SCHEMA, newTenant, waitForJob } from "./harness/api.ts";
+import { allResults, call, ECHO_SCHEMA, newTenant, openEvents, readSse, waitForJob, waitForStatus } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
 
 const MODEL = "openai/gpt-4o-mini";
@@ -58,6 +58,10 @@ describe("POST /v1/pipelines", () => {
     expect(batch).toMatchObject({ count: 3, success_count: 2, error_count: 1 });
     expect(batch.results.map((r: any) => r?.echo ?? null)).toEqual(["Summarize a.txt", null, "Summarize c.txt"]);
     expect(batch.errors).toEqual([{ index: 1, item: "b.txt", error: expect.any(String) }]);
+    const events = await readSse(await openEvents(base(), key, job.id));
+    expect(events.filter((e) => e.event === "STAGE_STARTED" && e.data.stage !== "steps").map((e) => e.data.stage)).toEqual(["load", "list_files", "summarize_files", "combine"]);
+    const order = events.filter((e) => e.event === "STAGE_COMPLETED" && e.data.stage !== "steps").map((e) => e.data.stage);
+    expect(order).toEqual(["load", "list_files", "summarize_files", "combine"]);
     const elements = await allResults(base(), key, job.id, "&stage=summarize_files");
     expect(elements.map((e) => [e.index, e.success, e.item])).toEqual([[0, true, "a.txt"], [1, false, "b.txt"], [2, true, "c.txt"]]);
   });
@@ -141,6 +145,47 @@ describe("POST /v1/pipelines", () => {
     expect(out.subset).toBe("no-secret E no-own 0");
     const note = (echo: string) => JSON.stringify({ echo, length: echo.length });
     expect(job.output.echo).toBe(`first=first-notes;full=${note("S E no-own 0")};bare=${note("no-secret no-first O 0")};subset=${note("no-secret E no-own 0")};`);
+  });
+
+  it("accumulation_format full_output: later steps see earlier outputs whole", async () => {
+    const { key } = await newTenant(base());
+    const t = uniqueTag("full");
+    const job = await run(key, {
+      context_management: { accumulation_format: "full_output" },
+      steps: [
+        { id: "one", type: "llm", prompt_template: `x <<fake tag=${t} steps=${json({ echo: "E", length: 1, notes: "short" })}>>`, output_schema: ECHO_SCHEMA },
+        { id: "two", type: "llm", context_management: { accumulate_data: true }, prompt_template: `{% for a in accumulated %}{{ a.step }}:{{ a.output.echo }}/{{ a.notes | default('no-notes') }}{% endfor %} <<fake tag=${t}>>`, output_schema: ECHO_SCHEMA },
+      ],
+    });
+    expect(job.output.echo).toBe("one:E/no-notes");
+  });
+
+  it("a token budget over the whole pipeline pauses it where the real spend outruns it, and a resume goes on without repeating a call", async () => {
+    const { key } = await newTenant(base());
+    const t = uniqueTag("pbudget");
+    const body = {
+      model: MODEL, max_tokens: 20,
+      steps: [
+        { id: "list", type: "llm", prompt_template: `list <<fake tag=${t} id=list steps=${json({ files: ["a", "b", "c", "d", "e", "f"] })}>>`, output_schema: FILES_SCHEMA },
+        { id: "each", type: "llm", batch: { items: "${list.files}", max_concurrent: 1 }, prompt_template: `{{ item }} <<fake tag=${t} id={{ item }}>>`, output_schema: ECHO_SCHEMA },
+        { id: "end", type: "llm", prompt_template: `{{ each.count }} <<fake tag=${t} id=end>>`, output_schema: ECHO_SCHEMA },
+      ],
+    };
+    const dry = await call(base(), "POST", "/v1/pipelines?dry_run=true", { token: key, body });
+    expect(dry.body.estimate).toMatchObject({ calls: 3 }); // the batch over an earlier output counted once
+    expect(dry.body.estimate.method).toContain("earlier outputs");
+    const total = dry.body.estimate.total_tokens;
+    const created = await call(base(), "POST", "/v1/pipelines", { token: key, body: { ...body, token_budget: { total } } });
+    const paused = await waitForStatus(base(), key, created.body.job_id, ["paused"], 30_000);
+    expect(paused).toMatchObject({ pause_reason: "budget_exhausted" });
+    expect(["each", "end"]).toContain(paused.stage); // past the first step: the six elements were not in the estimate
+    const calls = (await fakeStats(t)).requests;
+    expect(calls).toBeLessThan(8);
+    const resumed = await call(base(), "POST", `/v1/jobs/${paused.id}/resume`, { token: key, body: { token_budget: { total: total * 10 } } });
+    expect(resumed.status).toBe(202);
+    const done = await waitForJob(base(), key, paused.id);
+    expect(done).toMatchObject({ status: "completed", output: { echo: "6" } });
+    expect((await fakeStats(t)).requests).toBe(8); // list, six elements, end: none twice
   });
 
   it("fail_fast: the step fails with its path and element, the partial result is kept, and recover goes on without repeating finished elements", async () => {
