@@ -306,6 +306,8 @@ describe("POST /v1/pipelines", () => {
       [{ steps: [{ id: "s", type: "loop" }] }, "steps[0].type", "type must be llm, agent, reduce or sequential"],
       [{ steps: [{ id: "s", type: "agent", prompt_template: "x", tools: [1, 2].map(() => ({ type: "http", name: "t", description: "d", url: "http://127.0.0.1:1/x" })) }] }, "steps[0].tools[1].name", '"t" is also the name of tools[0]'],
       [{ steps: [llm({ id: "2bad" })] }, "steps[0].id", "id must match ^[a-zA-Z_][a-zA-Z0-9_]*$"],
+      [{ inputs: { l: [] }, steps: [{ id: "s", type: "sequential", batch: { items: "${l}" }, steps: [llm({ id: "t" })] }] }, "steps[0].batch", "batch is for llm and agent steps (batches do not nest)"],
+      [{ inputs: { l: [] }, steps: [llm({ inputs: { x: { task: { prompt_template: "p", batch: { items: "${l}" } } } } })] }, "steps[0].inputs.x.task.batch", "batch is for llm and agent steps (batches do not nest)"],
       [{ steps: [llm({ context_management: { inherit_context: "some" } })] }, "steps[0].context_management.inherit_context", "inherit_context must be 'full', 'none' or 'subset'"],
     ];
     for (const [body, path, message] of cases) {

@@ -181,7 +181,11 @@ class Reader {
   }
 
   unknownFields(raw: Raw, allowed: string[], path: string): void {
-    for (const key of Object.keys(raw)) if (!allowed.includes(key)) this.issue(`${path}.${key}`, `unknown field for this step type`);
+    for (const key of Object.keys(raw)) {
+      if (allowed.includes(key)) continue;
+      // Batches do not nest: only a top-level llm or agent step (not an input task, a reduce or a sequential step) has one.
+      this.issue(`${path}.${key}`, key === "batch" ? "batch is for llm and agent steps (batches do not nest)" : "unknown field for this step type");
+    }
   }
 
   steps(steps: unknown, at: string, depth: number, chain: ContextSettings[]): void {
