@@ -14,16 +14,18 @@ import { DurableObject } from "cloudflare:workers";
 import { renderLimits } from "../src/config";
 import { compactionCut, estimateTokens, summaryNote, summaryPrompt } from "../src/agent/compaction";
 import type { AgentItemResult } from "../src/agent/result";
-import { jobCoordinator } from "../src/objects";
+import { agentSession, jobCoordinator } from "../src/objects";
 import { openToolbox, type Toolbox } from "../src/agent/tools";
 import { decideAfterTurn, trackCalls, type DoomTracker } from "../src/agent/turn-rules";
 import { writeSession } from "../src/db/sessions";
 import { transientDelayMs, type AttemptOutcome, type ErrorKind } from "../src/engine/retry-policy";
-import type { AgentSpec, StageWork, TaskClaim, TaskRef } from "../src/engine/types";
+import type { AgentSpec, StageWork, SubtaskSettings, SubtaskSpawn, TaskClaim, TaskRef } from "../src/engine/types";
+import { childPrompt, readSpawn, SPAWN_TOOL, spawnFingerprint, spawnRefusal, spawnToolSpec } from "../src/agent/subtasks";
+import { newId } from "../src/lib/ids";
 import { callModel, resolveEndpoint } from "../src/llm/call-model";
 import { classify, describeFailure, retryAfterMs } from "../src/llm/errors";
 import { parseModel } from "../src/llm/models";
-import type { ChatMessage, ModelRequest, ModelResponse, ProviderEndpoint } from "../src/llm/types";
+import type { ChatMessage, ModelRequest, ModelResponse, ProviderEndpoint, ToolCall } from "../src/llm/types";
 import { compileTemplate } from "../src/template/jinja";
 
 interface SessionState {
@@ -38,7 +40,36 @@ interface SessionState {
   doom: DoomTracker;
   callAttempts: number; // attempts of the model call now under way
   done: AgentItemResult | null;
+  // Subtasks (absent in states stored before them: read with `chainOf`).
+  chain?: Chain;
 }
+
+type SpawnRecord = SubtaskSpawn & { toolCallId: string };
+
+/** Where a session stands in its subtask chain, and what it waits for. */
+interface Chain {
+  depth: number;
+  ancestors: string[];
+  deadline: number; // epoch ms; 0 without subtasks
+  inheritedTokens: number;
+  parentSessionId: string | null;
+  children: { input: number; output: number }; // tokens of finished children's subtrees
+  childAnswers: string[];
+  reported: { input: number; output: number }; // own tokens already reported to the coordinator
+  pendingCalls: ToolCall[]; // tool calls of the last turn not processed yet
+  spawning: SpawnRecord | null; // stored before its report, so a restart reports it again
+  waiting: { toolCallId: string; childSessionId: string } | null;
+}
+
+const noChain = (): Chain => ({
+  depth: 0, ancestors: [], deadline: 0, inheritedTokens: 0, parentSessionId: null, children: { input: 0, output: 0 },
+  childAnswers: [], reported: { input: 0, output: 0 }, pendingCalls: [], spawning: null, waiting: null,
+});
+const chainOf = (state: SessionState): Chain => (state.chain ??= noChain());
+const chainTokens = (state: SessionState): number => {
+  const c = chainOf(state);
+  return state.inputTokens + state.outputTokens + c.children.input + c.children.output;
+};
 
 /** The agent's spec with the job it belongs to. */
 type SessionSpec = AgentSpec & { jobId: string; tenantId: string };
@@ -80,13 +111,18 @@ export class AgentSession extends DurableObject<Env> {
     }
     if (work.kind !== "agent") return;
     const spec: SessionSpec = { ...work.agent, jobId: task.jobId, tenantId: work.tenantId };
-    let state = (await this.ctx.storage.get<SessionState>("state")) ?? this.#start(task, spec, claim.vars);
-    if (!state.done) {
-      state = await this.#runTurns(spec, task, state);
-      if (!state.done) return; // waiting for a retry: the alarm is set
+    let state = (await this.ctx.storage.get<SessionState>("state")) ?? this.#start(task, spec, claim.vars, claim.subtask ?? null);
+    const chain = chainOf(state);
+    if (chain.spawning && (await this.#childOutcome(chain.spawning.sessionId))) {
+      chain.waiting = { toolCallId: chain.spawning.toolCallId, childSessionId: chain.spawning.sessionId };
+      chain.spawning = null; // its report was taken, and the child has ended
     }
+    if (chain.waiting) await this.#collectChild(state, chain.waiting);
+    if (!state.done && !chain.spawning) state = await this.#runTurns(spec, task, state);
+    if (chain.spawning) return this.#reportSpawn(coordinator, spec, task, state, chain.spawning);
+    if (!state.done) return; // waiting for a retry: the alarm is set
     await this.#mirror(spec, task, state);
-    const usage = { input_tokens: state.inputTokens, output_tokens: state.outputTokens };
+    const usage = this.#unreported(state);
     const done = state.done as AgentItemResult;
     const details = { ...done } as Record<string, unknown>;
     const outcome: AttemptOutcome = done.success
@@ -97,7 +133,58 @@ export class AgentSession extends DurableObject<Env> {
     if (current?.token === task.token) await this.ctx.storage.delete("task");
   }
 
-  #start(task: TaskRef, spec: SessionSpec, vars: Record<string, unknown>): SessionState {
+  /** Own tokens not reported yet (a report after a spawn carries only what followed it). */
+  #unreported(state: SessionState): { input_tokens: number; output_tokens: number } {
+    const chain = chainOf(state);
+    const usage = { input_tokens: state.inputTokens - chain.reported.input, output_tokens: state.outputTokens - chain.reported.output };
+    chain.reported = { input: state.inputTokens, output: state.outputTokens };
+    return usage;
+  }
+
+  /** The coordinator starts the child; this session's turn ends without holding anything (it is dispatched again when the child ends). */
+  async #reportSpawn(coordinator: ReturnType<typeof jobCoordinator>, spec: SessionSpec, task: TaskRef, state: SessionState, spawning: SpawnRecord): Promise<void> {
+    await this.#mirror(spec, task, state);
+    const spawn: SubtaskSpawn = { sessionId: spawning.sessionId, parentSessionId: spawning.parentSessionId, prompt: spawning.prompt, depth: spawning.depth, ancestors: spawning.ancestors, deadline: spawning.deadline, inheritedTokens: spawning.inheritedTokens };
+    const usage = this.#unreported(state);
+    await coordinator.report({ stage: task.stage, index: task.index, token: task.token }, { kind: "spawn", spawn, usage });
+    await this.#save(state); // what was reported; if this write is lost the tokens are reported again, never lost
+  }
+
+  /** A child's end as its parent reads it, or null while it has not ended. */
+  async subtaskOutcome(): Promise<{ text: string; success: boolean; error: string | null; usage: { input: number; output: number } } | null> {
+    const state = await this.ctx.storage.get<SessionState>("state");
+    if (!state?.done) return null;
+    const chain = chainOf(state);
+    return {
+      text: state.done.output_text,
+      success: state.done.success,
+      error: state.done.error,
+      usage: { input: state.inputTokens + chain.children.input, output: state.outputTokens + chain.children.output },
+    };
+  }
+
+  #childOutcome(sessionId: string) {
+    return agentSession(this.env, sessionId).subtaskOutcome();
+  }
+
+  /** The child has ended: its answer (or its failure, as an error) is the spawn_subtask call's result. */
+  async #collectChild(state: SessionState, waiting: { toolCallId: string; childSessionId: string }): Promise<void> {
+    const chain = chainOf(state);
+    const outcome = await this.#childOutcome(waiting.childSessionId);
+    const content = !outcome
+      ? "The subtask was lost before it answered."
+      : outcome.success ? outcome.text : `The subtask failed: ${outcome.error ?? "no answer"}${outcome.text ? `\nIts last output: ${outcome.text}` : ""}`;
+    this.#append({ role: "tool", tool_call_id: waiting.toolCallId, name: SPAWN_TOOL, content, ...(outcome?.success ? {} : { is_error: true }) });
+    if (outcome) {
+      chain.children.input += outcome.usage.input;
+      chain.children.output += outcome.usage.output;
+      if (outcome.success) chain.childAnswers.push(outcome.text);
+    }
+    chain.waiting = null;
+    await this.#save(state);
+  }
+
+  #start(task: TaskRef, spec: SessionSpec, vars: Record<string, unknown>, subtask: SubtaskSpawn | null): SessionState {
     const state: SessionState = {
       sessionId: task.sessionId as string,
       turns: 0,
@@ -110,7 +197,19 @@ export class AgentSession extends DurableObject<Env> {
       doom: { lastCall: null, repeats: 0 },
       callAttempts: 0,
       done: null,
+      chain: {
+        ...noChain(),
+        depth: subtask?.depth ?? 0,
+        ancestors: subtask?.ancestors ?? [],
+        deadline: subtask?.deadline ?? (spec.subtasks ? Date.now() + spec.subtasks.timeoutMs : 0),
+        inheritedTokens: subtask?.inheritedTokens ?? 0,
+        parentSessionId: subtask?.parentSessionId ?? null,
+      },
     };
+    if (subtask) {
+      this.#append({ role: "user", content: subtask.prompt });
+      return state;
+    }
     try {
       this.#append({ role: "user", content: compileTemplate(spec.promptTemplate, "agent_prompt_template", [], renderLimits(this.env)).renderVars(vars) });
     } catch (err) {
@@ -145,7 +244,13 @@ export class AgentSession extends DurableObject<Env> {
       error_kind: failure?.kind ?? null,
       stop_reason: failure ? "error" : stopReason,
       turns: state.turns,
-      token_usage: { input_tokens: state.inputTokens, output_tokens: state.outputTokens, total_tokens: state.inputTokens + state.outputTokens },
+      // The whole chain's: this session's calls and its children's.
+      token_usage: (() => {
+        const c = chainOf(state).children;
+        const input = state.inputTokens + c.input;
+        const output = state.outputTokens + c.output;
+        return { input_tokens: input, output_tokens: output, total_tokens: input + output };
+      })(),
       intermediate_outputs: state.intermediate,
     };
   }
@@ -201,6 +306,17 @@ export class AgentSession extends DurableObject<Env> {
           await this.#mirror(spec, task, state);
           return { ...state, done: null }; // nothing to report: the coordinator has ended the job
         }
+        const chain = chainOf(state);
+        const over = this.#chainOver(spec, state);
+        if (over) {
+          state.done = this.#result(state, over);
+          await this.#save(state);
+          return state;
+        }
+        if (chain.pendingCalls.length > 0 && (await this.#processCalls(spec, state, toolbox))) {
+          await this.#save(state);
+          return state; // a child was asked for: report it
+        }
         const history = this.#history();
         await this.#compactIfNeeded(spec, state, history);
         let response: ModelResponse;
@@ -209,7 +325,7 @@ export class AgentSession extends DurableObject<Env> {
           response = await this.#call(spec, {
             system: spec.systemPrompt,
             messages: this.#context(state, history),
-            tools: toolbox.offered.length ? toolbox.offered : undefined,
+            tools: spec.subtasks ? [...toolbox.offered, spawnToolSpec] : toolbox.offered.length ? toolbox.offered : undefined,
           });
         } catch (err) {
           const failure = classify(err);
@@ -237,14 +353,16 @@ export class AgentSession extends DurableObject<Env> {
         const decision = decideAfterTurn(
           { maxTurns: spec.maxTurns, continuationMessage: spec.continuationMessage, completionMarker: spec.completionMarker, maxTotalTokens: spec.maxTotalTokens },
           response,
-          { turns: state.turns, totalTokens: state.inputTokens + state.outputTokens, doom: state.doom },
+          { turns: state.turns, totalTokens: chainTokens(state), doom: state.doom },
         );
         if ("stop" in decision) {
           state.done = this.#result(state, null, decision.stop);
         } else if (decision.next === "tools") {
-          for (const call of response.toolCalls) {
-            const result = await toolbox.call(call);
-            this.#append({ role: "tool", tool_call_id: call.id, name: call.name, content: result.content, ...(result.isError ? { is_error: true } : {}) });
+          chain.pendingCalls = response.toolCalls;
+          if (await this.#processCalls(spec, state, toolbox)) {
+            await this.#save(state);
+            await this.#mirror(spec, task, state);
+            return state; // a child was asked for: report it
           }
         } else {
           this.#append({ role: "user", content: spec.continuationMessage });
@@ -256,6 +374,62 @@ export class AgentSession extends DurableObject<Env> {
     } finally {
       await toolbox.close();
     }
+  }
+
+  /**
+   * Runs the turn's tool calls still pending, in order. A `spawn_subtask` call that passes its
+   * checks stops there (true): the session waits for the child, then goes on with the rest.
+   */
+  async #processCalls(spec: SessionSpec, state: SessionState, toolbox: Toolbox): Promise<boolean> {
+    const chain = chainOf(state);
+    while (chain.pendingCalls.length > 0) {
+      const call = chain.pendingCalls[0] as ToolCall;
+      if (call.name === SPAWN_TOOL && spec.subtasks) {
+        const spawn = await this.#spawnFor(spec.subtasks, state, call);
+        chain.pendingCalls.shift();
+        if ("error" in spawn) {
+          this.#append({ role: "tool", tool_call_id: call.id, name: call.name, content: spawn.error, is_error: true });
+          continue;
+        }
+        chain.spawning = spawn;
+        return true;
+      }
+      const result = await toolbox.call(call);
+      chain.pendingCalls.shift();
+      this.#append({ role: "tool", tool_call_id: call.id, name: call.name, content: result.content, ...(result.isError ? { is_error: true } : {}) });
+    }
+    return false;
+  }
+
+  /** The child a spawn_subtask call asks for, or why it is refused (the model reads it as a tool error). */
+  async #spawnFor(settings: SubtaskSettings, state: SessionState, call: ToolCall): Promise<SpawnRecord | { error: string }> {
+    const chain = chainOf(state);
+    const read = readSpawn(call.arguments);
+    if (!read.ok) return { error: read.message };
+    const fingerprint = await spawnFingerprint(read.request);
+    const tokens = chain.inheritedTokens + chainTokens(state);
+    const refusal = spawnRefusal(settings, { depth: chain.depth, ancestors: chain.ancestors, deadline: chain.deadline, chainTokens: tokens }, fingerprint, Date.now());
+    if (refusal) return { error: refusal };
+    return {
+      toolCallId: call.id,
+      sessionId: newId("ses"),
+      parentSessionId: state.sessionId,
+      prompt: childPrompt(read.request, this.#history(), chain.childAnswers),
+      depth: chain.depth + 1,
+      ancestors: [...chain.ancestors, fingerprint],
+      deadline: chain.deadline,
+      inheritedTokens: tokens,
+    };
+  }
+
+  /** A child past its chain's time or token limit ends here (its parent reads the failure). */
+  #chainOver(spec: SessionSpec, state: SessionState): { error: string; kind: ErrorKind } | null {
+    const chain = chainOf(state);
+    if (chain.depth === 0 || !spec.subtasks) return null;
+    if (Date.now() >= chain.deadline) return { error: `the subtask chain's time limit (${Math.round(spec.subtasks.timeoutMs / 1000)} s) passed`, kind: "timeout" };
+    const cap = spec.subtasks.maxTotalTokens;
+    if (cap !== null && chain.inheritedTokens + chainTokens(state) >= cap) return { error: `the subtask chain used its ${cap} tokens`, kind: "llm_error" };
+    return null;
   }
 
   /** Copies the session row and any new messages to D1; a failure is retried at the next turn. */
@@ -277,6 +451,8 @@ export class AgentSession extends DurableObject<Env> {
           inputTokens: state.inputTokens,
           outputTokens: state.outputTokens,
           compactions: state.compactions,
+          parentId: chainOf(state).parentSessionId,
+          depth: chainOf(state).depth,
         },
         pending.map((p) => ({ seq: p.seq, message: JSON.parse(p.message) as ChatMessage })),
       );

@@ -21,7 +21,7 @@ import { DurableObject } from "cloudflare:workers";
 import { renderLimits, sseKeepaliveMs } from "../src/config";
 import { newId, randomBase32 } from "../src/lib/ids";
 import { nextStep, type AttemptOutcome, type ErrorKind, type NextStep } from "../src/engine/retry-policy";
-import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef, setupKey, type StageWork } from "../src/engine/types";
+import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type SubtaskSpawn, type TaskClaim, type TaskRef, isSubtaskStage, parentStageOf, setupKey, subtaskStage, type StageWork } from "../src/engine/types";
 import { operatorFor, type JobSpec } from "../src/operators/registry";
 import { withOverrides, type RecoverOptions, type RecoverAnswer, type ResumeAnswer } from "../src/engine/recovery";
 import type { JobProgress } from "../src/db/jobs";
@@ -35,6 +35,7 @@ import { CoordinatorStore, taskView, type TaskRow } from "./coordinator/store";
 import { sweepWebhook, type CompletedEvent } from "./coordinator/webhook-sweep";
 import { BudgetKeeper, lostAfterMs } from "./coordinator/budget";
 import { D1Mirror } from "./coordinator/d1-mirror";
+import { childInput, childResult, childSeed, itemStages, type ChildInput } from "./coordinator/subtasks";
 import { ZERO, progressOf, stagesView, type Counters } from "./coordinator/progress";
 
 const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
@@ -186,7 +187,7 @@ export class JobCoordinator extends DurableObject<Env> {
 
   /** What a stage's workers run (fetched once per worker and job). */
   async work(stage: string): Promise<StageWork | null> {
-    return this.#spec && this.#op ? this.#op.work(this.#spec, stage) : null;
+    return this.#spec && this.#op ? this.#op.work(this.#spec, parentStageOf(stage)) : null;
   }
 
   /** The inputs of a current dispatch, or null when the dispatch is stale (do no work); with the stage's setup when asked. */
@@ -200,7 +201,7 @@ export class JobCoordinator extends DurableObject<Env> {
   /** A stage's work and its provider endpoint, resolved once per round and provider (not stored: it holds a key). */
   async #setup(stage: string): Promise<StageSetup | null> {
     const spec = this.#spec as JobSpec;
-    const work = (this.#op as Operator).work(spec, stage);
+    const work = (this.#op as Operator).work(spec, parentStageOf(stage));
     if (work.kind !== "call") return { work, endpoint: null };
     const provider = parseModel(work.call.model).provider;
     const key = setupKey(this.#round(), provider);
@@ -214,11 +215,14 @@ export class JobCoordinator extends DurableObject<Env> {
   }
 
   #claimOf(task: TaskRow): TaskClaim {
-    const op = this.#op as Operator;
-    return {
-      vars: op.vars(this.#spec as JobSpec, { stage: task.stage, index: task.idx, input: JSON.parse(task.input) as unknown }, this.#reader()),
-      problems: task.problems ? (JSON.parse(task.problems) as string[]) : null,
-    };
+    const child = isSubtaskStage(task.stage) ? childInput(JSON.parse(task.input)) : null;
+    if (child) return { vars: {}, problems: null, subtask: child.spawn };
+    return { vars: this.#vars(task), problems: task.problems ? (JSON.parse(task.problems) as string[]) : null };
+  }
+
+  #vars(task: TaskRow): Record<string, unknown> {
+    if (isSubtaskStage(task.stage)) return {};
+    return (this.#op as Operator).vars(this.#spec as JobSpec, { stage: task.stage, index: task.idx, input: JSON.parse(task.input) as unknown }, this.#reader());
   }
 
   /**
@@ -252,7 +256,25 @@ export class JobCoordinator extends DurableObject<Env> {
       } else if (step.delayMs > 0) await this.#wakeAt(readyAt);
       return this.#dispatchAndSettle(puller);
     }
+    if (step.step === "spawn") return this.#spawn(task, step.spawn, outcome.usage);
     await this.#afterChange(this.#complete(task, outcome, step), puller);
+  }
+
+  /** An agent asked for a child sub-session: it waits without a slot; the child is dispatched like any task. */
+  async #spawn(task: TaskRow, spawn: SubtaskSpawn, usage: { input_tokens: number; output_tokens: number }): Promise<void> {
+    const stage = subtaskStage(task.stage);
+    this.#store.transaction(() => {
+      this.#store.markChild(task, usage);
+      this.#bump({ total_attempts: -1 }); // the parent's attempt goes on when it is dispatched again (its tokens count when it ends)
+      this.#store.ensureStage(stage);
+      const index = this.#store.stage(stage)?.total ?? 0;
+      this.#store.setStageTotal(stage, index + 1);
+      this.#store.makeReady(childSeed(task, spawn, index));
+      this.#emit("SUBTASK_STARTED", { job_id: this.#spec?.jobId, stage, index, session_id: spawn.sessionId, parent_session_id: spawn.parentSessionId, depth: spawn.depth });
+    });
+    this.#startStagesWithWork();
+    this.#mirror.schedule();
+    await this.#dispatchAndSettle();
   }
 
   /** Called by the Queue consumer when a backoff is over. */
@@ -274,7 +296,7 @@ export class JobCoordinator extends DurableObject<Env> {
     }
     const now = Date.now();
     for (const row of this.#store.running()) {
-      const deadline = (row.dispatched_at ?? 0) + lostAfterMs((this.#op as Operator).work(spec, row.stage));
+      const deadline = (row.dispatched_at ?? 0) + lostAfterMs((this.#op as Operator).work(spec, parentStageOf(row.stage)));
       if (deadline < now) await this.#lost(row, "no report from its worker in time");
     }
     if (isTerminal(this.#status)) return;
@@ -340,7 +362,7 @@ export class JobCoordinator extends DurableObject<Env> {
     for (const stage of this.#store.stages()) {
       if (stage.status !== "pending" || !this.#store.stageHasWork(stage.name)) continue;
       this.#store.setStageStatus(stage.name, "running");
-      if (!this.#op?.v1) this.#emit("STAGE_STARTED", { job_id: this.#spec?.jobId, stage: stage.name, total: stage.total });
+      if (!this.#op?.v1 && !isSubtaskStage(stage.name)) this.#emit("STAGE_STARTED", { job_id: this.#spec?.jobId, stage: stage.name, total: stage.total });
     }
   }
 
@@ -364,8 +386,8 @@ export class JobCoordinator extends DurableObject<Env> {
     if (free.length === 0) return;
     const now = Date.now();
     for (const [i, row] of this.#store.nextPending(free.length).entries()) {
-      const work = this.#op.work(spec, row.stage);
-      const vars = () => (this.#op as Operator).vars(spec, { stage: row.stage, index: row.idx, input: JSON.parse(row.input) as unknown }, this.#reader());
+      const work = this.#op.work(spec, parentStageOf(row.stage));
+      const vars = () => this.#vars(row);
       const reserved = this.#budget.reserve(spec.budget, row.stage, work, vars);
       if (reserved === null) return this.#budgetExhausted();
       const slot = free[i] as number;
@@ -425,7 +447,7 @@ export class JobCoordinator extends DurableObject<Env> {
   }
 
   /** Stores a finished attempt's task and its result; returns what the operator says follows. */
-  #complete(task: TaskRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" }>): Advance {
+  #complete(task: TaskRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" | "spawn" }>): Advance {
     const success = step.step === "succeed";
     const end = success
       ? { success, output: step.output, error: null, errorKind: null }
@@ -444,6 +466,8 @@ export class JobCoordinator extends DurableObject<Env> {
     const spec = this.#spec as JobSpec;
     const op = this.#op as Operator;
     const success = end.success;
+    const child = isSubtaskStage(task.stage) ? childInput(JSON.parse(task.input)) : null;
+    if (child) return this.#recordChild(task, child, end, attemptUsage, details);
     const advance = this.#store.transaction(() => {
       const row = this.#store.markDone(task, attemptUsage, end);
       const usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
@@ -474,6 +498,29 @@ export class JobCoordinator extends DurableObject<Env> {
     });
     this.#mirror.schedule();
     return advance;
+  }
+
+  /** A child ended: its result is kept (not counted as an item) and its parent can go on. */
+  #recordChild(
+    task: TaskRow,
+    child: ChildInput,
+    end: { success: boolean; output: unknown; error: string | null; errorKind: ErrorKind | null },
+    attemptUsage: { input_tokens: number; output_tokens: number },
+    details: Record<string, unknown> | null,
+  ): Advance {
+    const spec = this.#spec as JobSpec;
+    this.#store.transaction(() => {
+      const row = this.#store.markDone(task, attemptUsage, end);
+      const usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
+      const result = childResult(row.idx, child, { success: end.success, output: taskView(row).output, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage, details, sessionId: row.session_id });
+      this.#bump({ seq: 1, ...usage });
+      this.#store.countStageDone(row.stage, end.success, usage);
+      this.#store.addToOutbox(row.stage, result, this.#counters.seq);
+      this.#emit("SUBTASK_COMPLETED", { job_id: spec.jobId, stage: row.stage, index: row.idx, success: end.success, result });
+      this.#store.resumeParent(child.parent.stage, child.parent.index);
+    });
+    this.#mirror.schedule();
+    return { ready: [] };
   }
 
   /** The operator ended the job (or the budget did): keep its output and failure context, then finish. */
@@ -563,7 +610,7 @@ export class JobCoordinator extends DurableObject<Env> {
   }
 
   #total(): number {
-    return this.#store.stages().reduce((n, s) => n + s.total, 0);
+    return itemStages(this.#store.stages()).reduce((n, s) => n + s.total, 0);
   }
 
   #summary() {

@@ -27,8 +27,9 @@ export type AgenticMapRequest = {
   concurrency?: number;
   /** Compact older turns into a summary above this estimated prompt size */
   max_context_tokens?: number | null;
-  /** Per-item token budget; stop reason `budget` */
+  /** Per-item token budget (the item's subtasks included); stop reason `budget` */
   max_total_tokens?: number | null;
+  subtasks?: Subtasks;
 };
 
 export type AgentMapResult = {
@@ -472,6 +473,10 @@ export type SessionSummary = {
   session_id: string;
   job_id: string;
   index: number;
+  /** A subtask's parent session (null for an item's own) */
+  parent_session_id: string | null;
+  /** 0 for an item's session, 1 for its subtasks, … */
+  depth: number;
   status: "running" | "completed" | "failed";
   stop_reason: string | null;
   turns: number;
@@ -507,6 +512,16 @@ export type StageStartedEvent = {
   stage: string;
   total: number;
 };
+
+/** Offer the agent a `spawn_subtask` tool: a child sub-session with the same model and tools */
+export type Subtasks = {
+  enabled?: boolean;
+  max_depth?: number;
+  /** The whole chain's tokens (the item and every subtask under it) */
+  max_total_tokens?: number | null;
+  /** The whole chain's time, from the item's first turn */
+  timeout_secs?: number;
+} | null;
 
 export type TaskCompletedEvent = {
   job_id: string;

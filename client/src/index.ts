@@ -9,7 +9,7 @@
  */
 import { FanoutError } from "./errors.js";
 import { eventStream } from "./sse.js";
-import { compact, pipelineBody, taskBody } from "./pipeline.js";
+import { compact, pipelineBody, subtasksBody, taskBody } from "./pipeline.js";
 import type {
   AgentMapResult,
   AgenticMapOptions,
@@ -334,6 +334,7 @@ function agenticBody(o: Fields<AgenticMapOptions>): Record<string, unknown> {
     ),
     max_context_tokens: o.maxContextTokens,
     max_total_tokens: o.maxTotalTokens,
+    subtasks: subtasksBody(o.subtasks),
   });
 }
 

@@ -1,5 +1,5 @@
 /** Pipeline request bodies: the client's camelCase steps in the API's spelling. */
-import type { AgentStep, BatchConfig, ContextManagement, PipelineOptions, PipelineStep, ReduceTask, StepInput } from "./types.js";
+import type { AgentStep, BatchConfig, ContextManagement, PipelineOptions, PipelineStep, ReduceTask, StepInput, SubtaskOptions } from "./types.js";
 
 export function compact(body: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
@@ -50,8 +50,12 @@ function agentFields(s: AgentStep): Record<string, unknown> {
     ),
     max_context_tokens: s.maxContextTokens,
     max_total_tokens: s.maxTotalTokens,
+    subtasks: subtasksBody(s.subtasks),
   };
 }
+
+export const subtasksBody = (o: SubtaskOptions | undefined) =>
+  o ? compact({ enabled: o.enabled, max_depth: o.maxDepth, max_total_tokens: o.maxTotalTokens, timeout_secs: o.timeoutSecs }) : undefined;
 
 export function stepBody(s: PipelineStep): Record<string, unknown> {
   const base = { id: s.id, type: s.type, context_management: contextBody(s.contextManagement) };

@@ -93,6 +93,17 @@ export interface AgenticMapOptions extends CommonOptions<AgentMapResult> {
   tools?: (HttpTool | McpTool)[];
   maxContextTokens?: number;
   maxTotalTokens?: number;
+  subtasks?: SubtaskOptions;
+}
+
+/** Offer the agent a `spawn_subtask` tool: child sub-sessions with its model and tools. */
+export interface SubtaskOptions {
+  enabled?: boolean;
+  maxDepth?: number;
+  /** The whole chain's tokens. */
+  maxTotalTokens?: number;
+  /** The whole chain's time. */
+  timeoutSecs?: number;
 }
 
 /** One task of a fold; the fold's values are its defaults. */
@@ -182,6 +193,7 @@ export interface AgentStep extends StepBase {
   tools?: (HttpTool | McpTool)[];
   maxContextTokens?: number;
   maxTotalTokens?: number;
+  subtasks?: SubtaskOptions;
   batch?: BatchConfig;
 }
 export interface ReduceStep extends StepBase {

@@ -1,4 +1,5 @@
 /** The job's counters and the views of its stages and budget, as D1 and the API show them. */
+import { itemStages } from "./subtasks";
 import type { JobProgress } from "../../src/db/jobs";
 import type { BudgetSpec, JobStatus } from "../../src/engine/types";
 import type { Spend } from "./budget";
@@ -46,7 +47,7 @@ export function progressOf(p: {
   const c = p.counters;
   return {
     status: p.status,
-    total: p.stages.reduce((n, s) => n + s.total, 0),
+    total: itemStages(p.stages).reduce((n, s) => n + s.total, 0),
     completed: c.completed,
     succeeded: c.succeeded,
     failed: c.failed,

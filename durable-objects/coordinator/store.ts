@@ -94,6 +94,11 @@ export class CoordinatorStore {
     );
   }
 
+  /** A stage made at run time (an agent's subtasks), after the planned ones. */
+  ensureStage(name: string): void {
+    this.#sql.exec("INSERT OR IGNORE INTO stages (name, ord, status, total) VALUES (?, (SELECT COALESCE(MAX(ord), 0) + 1 FROM stages), 'pending', 0)", name);
+  }
+
   stages(): StageRow[] {
     return this.#sql.exec<StageRow>("SELECT * FROM stages ORDER BY ord").toArray();
   }
@@ -190,6 +195,23 @@ export class CoordinatorStore {
     );
   }
 
+  /**
+   * The task's agent waits for a child sub-session: no slot, no dispatch. The attempt goes on
+   * when it is dispatched again (so it is not counted twice); the tokens so far are added.
+   */
+  markChild(row: TaskRow, usage: Usage): void {
+    this.#sql.exec(
+      `UPDATE tasks SET state = 'child', slot = NULL, token = NULL, reserved = 0, attempts = attempts - 1,
+         input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE stage = ? AND idx = ? AND state = 'running'`,
+      usage.input_tokens, usage.output_tokens, row.stage, row.idx,
+    );
+  }
+
+  /** The child ended: its parent can be dispatched again. */
+  resumeParent(stage: string, idx: number): void {
+    this.#sql.exec("UPDATE tasks SET state = 'pending' WHERE stage = ? AND idx = ? AND state = 'child'", stage, idx);
+  }
+
   /** A dispatch that never produced a report: back to pending. The lost attempt still counts. */
   markLost(row: TaskRow): void {
     this.#sql.exec(
@@ -237,8 +259,9 @@ export class CoordinatorStore {
 
   /** Tasks a recover runs again: failed ones (optionally only of some error kinds) and every one not finished. */
   recoverable(errorKinds: string[] | null): TaskRow[] {
+    // Children are their parent's: a parent run again (in a fresh session) spawns what it needs.
     return this.#sql
-      .exec<TaskRow>("SELECT * FROM tasks WHERE state != 'done' OR success = 0 ORDER BY stage, idx")
+      .exec<TaskRow>("SELECT * FROM tasks WHERE (state != 'done' OR success = 0) AND stage NOT LIKE '%.subtasks' ORDER BY stage, idx")
       .toArray()
       .filter((t) => t.state !== "done" || errorKinds === null || (t.error_kind !== null && errorKinds.includes(t.error_kind)));
   }

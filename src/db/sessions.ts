@@ -12,6 +12,8 @@ export interface SessionRow {
   input_tokens: number;
   output_tokens: number;
   compactions: number;
+  parent_id: string | null;
+  depth: number;
   created_at: string;
   updated_at: string;
 }
@@ -27,6 +29,8 @@ export interface SessionProgress {
   inputTokens: number;
   outputTokens: number;
   compactions: number;
+  parentId: string | null; // a subtask's parent session
+  depth: number;
 }
 
 /** Upserts the session row and appends new messages (seq numbers make this idempotent). */
@@ -35,13 +39,13 @@ export async function writeSession(db: D1Database, s: SessionProgress, messages:
   const statements = [
     db
       .prepare(
-        `INSERT INTO sessions (id, job_id, tenant_id, idx, status, stop_reason, turns, input_tokens, output_tokens, compactions, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO sessions (id, job_id, tenant_id, idx, status, stop_reason, turns, input_tokens, output_tokens, compactions, parent_id, depth, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (id) DO UPDATE SET status = excluded.status, stop_reason = excluded.stop_reason, turns = excluded.turns,
            input_tokens = excluded.input_tokens, output_tokens = excluded.output_tokens, compactions = excluded.compactions,
            updated_at = excluded.updated_at`,
       )
-      .bind(s.id, s.jobId, s.tenantId, s.index, s.status, s.stopReason, s.turns, s.inputTokens, s.outputTokens, s.compactions, now, now),
+      .bind(s.id, s.jobId, s.tenantId, s.index, s.status, s.stopReason, s.turns, s.inputTokens, s.outputTokens, s.compactions, s.parentId, s.depth, now, now),
     ...messages.map((m) =>
       db
         .prepare("INSERT OR IGNORE INTO session_messages (session_id, seq, message, created_at) VALUES (?, ?, ?, ?)")
@@ -64,7 +68,14 @@ export async function sessionMessages(db: D1Database, sessionId: string): Promis
   return results.map((r) => JSON.parse(r.message) as ChatMessage);
 }
 
+/** The items' sessions of a job (not their subtasks'), by item index. */
 export async function listJobSessions(db: D1Database, jobId: string): Promise<SessionRow[]> {
-  const { results } = await db.prepare("SELECT * FROM sessions WHERE job_id = ? ORDER BY idx").bind(jobId).all<SessionRow>();
+  const { results } = await db.prepare("SELECT * FROM sessions WHERE job_id = ? AND parent_id IS NULL ORDER BY idx").bind(jobId).all<SessionRow>();
   return results;
+}
+
+/** A session's subtasks, in the order they were started. */
+export async function childSessions(db: D1Database, sessionId: string): Promise<string[]> {
+  const { results } = await db.prepare("SELECT id FROM sessions WHERE parent_id = ? ORDER BY created_at, id").bind(sessionId).all<{ id: string }>();
+  return results.map((r) => r.id);
 }

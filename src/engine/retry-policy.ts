@@ -17,6 +17,8 @@ import type { Usage } from "../llm/types";
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_MAX_MS = 8_000;
 
+import type { SubtaskSpawn } from "./types";
+
 export type ErrorKind = "timeout" | "validation" | "llm_error" | "schema_error" | "internal";
 
 type Details = { details?: Record<string, unknown> | null };
@@ -27,12 +29,14 @@ export type AttemptOutcome =
   | { kind: "transient"; error: string; retryAfterMs: number | null; usage: Usage }
   | { kind: "timeout"; error: string; usage: Usage }
   | ({ kind: "permanent"; error: string; errorKind: ErrorKind; usage: Usage } & Details)
-  | { kind: "crash"; error: string; usage: Usage };
+  | { kind: "crash"; error: string; usage: Usage }
+  | { kind: "spawn"; spawn: SubtaskSpawn; usage: Usage }; // an agent waits for a child sub-session
 
 export type NextStep =
   | { step: "succeed"; output: unknown }
   | { step: "fail"; error: string; errorKind: ErrorKind }
-  | { step: "retry"; delayMs: number; guidance: string[] | null };
+  | { step: "retry"; delayMs: number; guidance: string[] | null }
+  | { step: "spawn"; spawn: SubtaskSpawn };
 
 /** The contract's backoff after attempt `attempt`: min(0.5·2^(attempt−1), 8) s. */
 export function backoffCapMs(attempt: number): number {
@@ -58,6 +62,7 @@ export function transientDelayMs(attempts: number, retryAfter: number | null, ra
 export function nextStep(outcome: AttemptOutcome, attempts: number, maxRetries: number, random: () => number = Math.random): NextStep {
   if (outcome.kind === "success") return { step: "succeed", output: outcome.output };
   if (outcome.kind === "permanent") return { step: "fail", error: outcome.error, errorKind: outcome.errorKind };
+  if (outcome.kind === "spawn") return { step: "spawn", spawn: outcome.spawn };
   const exhausted = attempts >= 1 + maxRetries;
   switch (outcome.kind) {
     case "invalid":

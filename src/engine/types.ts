@@ -51,7 +51,35 @@ export interface AgentSpec {
   tools: ToolConfig[];
   maxContextTokens: number | null;
   maxTotalTokens: number | null;
+  subtasks?: SubtaskSettings | null; // the spawn_subtask tool (absent in specs stored before subtasks)
 }
+
+/** `subtasks` of an agent: children it may spawn, bounded in depth, tokens and time. */
+export interface SubtaskSettings {
+  maxDepth: number;
+  maxTotalTokens: number | null; // the whole chain's tokens
+  timeoutMs: number; // the whole chain's time, from the root session's first turn
+}
+
+/**
+ * A child sub-session an agent asked for (the spawn_subtask tool): what the coordinator stores
+ * with the child's task and hands to the child's session with its claim.
+ */
+export interface SubtaskSpawn {
+  sessionId: string; // the child's, chosen by the parent (the same on a repeated report)
+  parentSessionId: string;
+  prompt: string; // the child's first message
+  depth: number; // the child's: the root item is 0
+  ancestors: string[]; // fingerprints (description + inputs) of the spawns above the child, its own last
+  deadline: number; // epoch ms: the chain's time limit
+  inheritedTokens: number; // the chain's tokens above the child when it was spawned
+}
+
+/** Where a task's children run: one stage per top-level stage (`<stage>.subtasks`), grandchildren included. */
+export const SUBTASKS_SUFFIX = ".subtasks";
+export const subtaskStage = (stage: string): string => (stage.endsWith(SUBTASKS_SUFFIX) ? stage : `${stage}${SUBTASKS_SUFFIX}`);
+export const isSubtaskStage = (stage: string): boolean => stage.endsWith(SUBTASKS_SUFFIX);
+export const parentStageOf = (stage: string): string => (isSubtaskStage(stage) ? stage.slice(0, -SUBTASKS_SUFFIX.length) : stage);
 
 /** What the workers of one stage need, fetched once per worker from the coordinator. */
 export type StageWork =
@@ -90,7 +118,7 @@ export interface TaskSeed {
 export interface TaskView {
   stage: string;
   index: number;
-  state: "blocked" | "pending" | "running" | "waiting" | "done";
+  state: "blocked" | "pending" | "running" | "waiting" | "child" | "done"; // child: an agent waiting for its subtask
   success: boolean | null;
   output: unknown;
   input: unknown;
@@ -202,6 +230,7 @@ export interface TaskClaim {
   vars: Record<string, unknown>;
   problems: string[] | null; // what was wrong with the previous output, for the retry guidance
   setup?: StageSetup | null; // when asked for
+  subtask?: SubtaskSpawn | null; // a child sub-session's task: what it is for
 }
 
 /** A call stage's work with its provider endpoint, resolved once by the coordinator for its workers. */

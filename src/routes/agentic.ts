@@ -2,7 +2,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { submitAgenticJob } from "../operators/agentic-map/submit";
 import { getJob } from "../db/jobs";
-import { getSession, listJobSessions, sessionMessages, type SessionRow } from "../db/sessions";
+import { childSessions, getSession, listJobSessions, sessionMessages, type SessionRow } from "../db/sessions";
 import { notFound } from "../lib/errors";
 import { jsonResponse, newRouter } from "../lib/router";
 import { AgenticMapRequestSchema, SessionSchema, SessionSummarySchema } from "../schemas/agentic";
@@ -14,7 +14,7 @@ const sessionRoute = createRoute({
   method: "get",
   path: "/sessions/{session_id}",
   tags: ["operators"],
-  summary: "A sub-session's full history: the prompt, replies, tool calls and tool results",
+  summary: "A sub-session's full history (the prompt, replies, tool calls and tool results) and its subtasks' sessions (`children`)",
   security: bearerSecurity,
   request: { params: z.object({ session_id: z.string() }) },
   responses: { 200: jsonResponse(SessionSchema, "The session"), 404: errorResponse("No such session"), ...commonErrors },
@@ -39,6 +39,8 @@ function sessionSummary(session: SessionRow) {
     session_id: session.id,
     job_id: session.job_id,
     index: session.idx,
+    parent_session_id: session.parent_id,
+    depth: session.depth,
     status: session.status as "running" | "completed" | "failed",
     stop_reason: session.stop_reason,
     turns: session.turns,
@@ -62,7 +64,8 @@ export function agenticRoutes() {
     .openapi(sessionRoute, async (c) => {
       const session = await getSession(c.env.DB, c.get("tenantId"), c.req.valid("param").session_id);
       if (!session) throw notFound("session");
-      return c.json({ ...sessionSummary(session), messages: await sessionMessages(c.env.DB, session.id) }, 200);
+      const [messages, children] = await Promise.all([sessionMessages(c.env.DB, session.id), childSessions(c.env.DB, session.id)]);
+      return c.json({ ...sessionSummary(session), children, messages }, 200);
     })
     .openapi(jobSessionsRoute, async (c) => {
       const job = await getJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);

@@ -27,6 +27,17 @@ export const McpToolSchema = z
 
 export const ToolSchema = z.discriminatedUnion("type", [HttpToolSchema, McpToolSchema]);
 
+export const MAX_SUBTASK_DEPTH = 5;
+
+export const SubtasksSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    max_depth: z.number().int().min(1).max(MAX_SUBTASK_DEPTH).default(MAX_SUBTASK_DEPTH),
+    max_total_tokens: z.number().int().positive().nullish().openapi({ description: "The whole chain's tokens (the item and every subtask under it)" }),
+    timeout_secs: z.number().int().min(1).max(3600).default(900).openapi({ description: "The whole chain's time, from the item's first turn" }),
+  })
+  .openapi("Subtasks", { description: "Offer the agent a `spawn_subtask` tool: a child sub-session with the same model and tools" });
+
 export const AgenticMapRequestSchema = z
   .strictObject({
     inputs: z.array(z.unknown()).min(1, "inputs must hold at least one item"),
@@ -43,7 +54,8 @@ export const AgenticMapRequestSchema = z
     timeout_secs: TimeoutSecsSchema.default(60).openapi({ description: "Per model call" }),
     max_retries: z.number().int().min(0).max(10).default(3).openapi({ description: "Per model call, for transient errors and timeouts" }),
     max_context_tokens: z.number().int().min(256).nullish().openapi({ description: "Compact older turns into a summary above this estimated prompt size" }),
-    max_total_tokens: z.number().int().positive().nullish().openapi({ description: "Per-item token budget; stop reason `budget`" }),
+    max_total_tokens: z.number().int().positive().nullish().openapi({ description: "Per-item token budget (the item's subtasks included); stop reason `budget`" }),
+    subtasks: SubtasksSchema.nullish(),
   })
   .openapi("AgenticMapRequest");
 
@@ -81,6 +93,8 @@ export const SessionSummarySchema = z
     session_id: z.string(),
     job_id: z.string(),
     index: z.number().int(),
+    parent_session_id: z.string().nullable().openapi({ description: "A subtask's parent session (null for an item's own)" }),
+    depth: z.number().int().openapi({ description: "0 for an item's session, 1 for its subtasks, …" }),
     status: z.enum(["running", "completed", "failed"]),
     stop_reason: z.string().nullable(),
     turns: z.number().int(),
@@ -89,4 +103,7 @@ export const SessionSummarySchema = z
   })
   .openapi("SessionSummary");
 
-export const SessionSchema = SessionSummarySchema.extend({ messages: z.array(SessionMessageSchema) }).openapi("Session");
+export const SessionSchema = SessionSummarySchema.extend({
+  children: z.array(z.string()).openapi({ description: "The sessions of its subtasks, in the order they started" }),
+  messages: z.array(SessionMessageSchema),
+}).openapi("Session");

@@ -6,7 +6,9 @@
  * Steps: ok, fence, prose, prose-json, bad, 429[:retry-after-secs], 500, 529, 401, 400, slow[:ms],
  * and for agents: call:NAME[:ARG] (a tool call with arguments {"q": ARG or the item id}),
  * text:SOME_WORDS (a plain answer, underscores read as spaces), length (cut off at max_tokens),
- * json:URI_ENCODED_JSON (exactly that JSON value: a mapper's extractions, say).
+ * json:URI_ENCODED_JSON (exactly that JSON value: a mapper's extractions, say),
+ * spawn:URI_ENCODED_JSON (a spawn_subtask tool call with those arguments), respawn (a spawn_subtask
+ * call asking for what this child session was asked: its description and inputs).
  */
 export interface Directive {
   tag: string;
@@ -87,6 +89,12 @@ export type StepAnswer =
 export function answerFor(step: string, prompt: string, id = "0", schema: Schema | null = null): StepAnswer {
   const [name, arg, extra] = step.split(":");
   if (name === "json") return { kind: "json", value: JSON.parse(decodeURIComponent(step.slice(5))) as unknown, delayMs: 0 };
+  if (name === "respawn") {
+    // A spawn_subtask call asking again for exactly what this (child) session was asked: its description and inputs.
+    const [description, inputs] = prompt.split("\n\nInputs:\n");
+    return { kind: "tool", name: "spawn_subtask", args: { description, inputs: inputs ? (JSON.parse(inputs) as unknown) : {} }, delayMs: 0 };
+  }
+  if (name === "spawn") return { kind: "tool", name: "spawn_subtask", args: JSON.parse(decodeURIComponent(step.slice(6))) as Record<string, unknown>, delayMs: 0 };
   const value = synthesize(schema, prompt);
   const json = JSON.stringify(value);
   switch (name) {

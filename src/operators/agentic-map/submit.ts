@@ -4,7 +4,7 @@ import { ApiError, type FieldIssue } from "../../lib/errors";
 import { compileTemplate } from "../../template/jinja";
 import { destinationProblem } from "../../net/destination";
 import { checkFieldCaps } from "../../jobs/field-caps";
-import type { ToolConfig } from "../../engine/types";
+import type { SubtaskSettings, ToolConfig } from "../../engine/types";
 import { baseSpec, boundedMaxTokens, submitJob, type SubmitAnswer } from "../../jobs/submit";
 import type { AgenticMapRequest } from "../../schemas/agentic";
 import { newId } from "../../lib/ids";
@@ -29,6 +29,10 @@ function checkTools(env: Env, tools: AgenticMapRequest["tools"]): void {
   const issues = toolIssues(env, tools);
   if (issues.length > 0) throw new ApiError(400, "invalid_request", "The tools are not usable (see details).", { details: issues });
 }
+
+/** `subtasks` as the engine keeps them (null when off). */
+export const subtaskSettings = (s: AgenticMapRequest["subtasks"]): SubtaskSettings | null =>
+  s?.enabled ? { maxDepth: s.max_depth, maxTotalTokens: s.max_total_tokens ?? null, timeoutMs: s.timeout_secs * 1000 } : null;
 
 /** The tools as the engine keeps them. */
 export const toolConfigs = (tools: AgenticMapRequest["tools"]): ToolConfig[] =>
@@ -67,6 +71,7 @@ export async function submitAgenticJob(
       tools,
       maxContextTokens: body.max_context_tokens ?? null,
       maxTotalTokens: body.max_total_tokens ?? null,
+      subtasks: subtaskSettings(body.subtasks),
     },
   };
   return submitJob(env, tenantId, { spec, body, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);

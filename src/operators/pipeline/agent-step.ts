@@ -2,7 +2,7 @@
  * A pipeline's `agent` step: one agentic sub-session (per batch element, with `batch`), with the
  * `/v1/agentic-map` fields for one item — `prompt_template` (the agent's first message),
  * `tools`, `max_turns`, `continuation_message`, `completion_marker`, `read_only`,
- * `max_context_tokens`, `max_total_tokens`, and the call fields `model`, `system_prompt`,
+ * `max_context_tokens`, `max_total_tokens`, `subtasks`, and the call fields `model`, `system_prompt`,
  * `temperature`, `max_tokens`. Per-call `timeout_secs` and `max_retries` are the pipeline's.
  */
 import { z } from "@hono/zod-openapi";
@@ -13,7 +13,7 @@ import type { FieldIssue } from "../../lib/errors";
 import { AgenticMapRequestSchema } from "../../schemas/agentic";
 import { ModelSchema } from "../../schemas/common";
 import { compileTemplate } from "../../template/jinja";
-import { toolConfigs, toolIssues } from "../agentic-map/submit";
+import { subtaskSettings, toolConfigs, toolIssues } from "../agentic-map/submit";
 import type { TaskDefaults } from "../task-call";
 
 const AgentStepFields = AgenticMapRequestSchema.pick({
@@ -27,6 +27,7 @@ const AgentStepFields = AgenticMapRequestSchema.pick({
   tools: true,
   max_context_tokens: true,
   max_total_tokens: true,
+  subtasks: true,
 }).extend({ prompt_template: z.string().min(1), model: ModelSchema.optional() });
 
 export const AGENT_FIELDS = Object.keys(AgentStepFields.shape);
@@ -57,6 +58,7 @@ export function agentSpec(env: Env, defaults: TaskDefaults, raw: Record<string, 
     tools: toolConfigs(step.tools),
     maxContextTokens: step.max_context_tokens ?? null,
     maxTotalTokens: step.max_total_tokens ?? null,
+    subtasks: subtaskSettings(step.subtasks),
   };
   return { agent, issues: [] };
 }

@@ -6,6 +6,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import type { MapJobSpec } from "../../../src/operators/map/plan";
 import type { ReduceJobSpec } from "../../../src/operators/reduce/plan";
+import type { AgentJobSpec } from "../../../src/operators/agentic-map/plan";
 import { base, call, events, failed, insertJobRow, meta, ok, report, startJob, takeOver, tasks, tick } from "./drive";
 
 const NO_RECOVER = { model: null, maxRetries: null, timeoutMs: null, errorKinds: null, budgetTotal: null };
@@ -54,6 +55,39 @@ describe("coordinator: a worker's report takes its next task (pull)", () => {
     // Without pull the next task goes through `begin` (the real worker's claim would be stale after a takeover).
     expect(await stub.report({ stage: "items", index: 2, token: second.ref.token }, ok("z"))).toBeNull();
     expect((await events(stub)).at(-1)?.name).toBe("MAP_COMPLETED");
+  });
+});
+
+describe("coordinator: agent subtasks", () => {
+  const agentSpec = (jobId: string, tenantId: string): AgentJobSpec => ({
+    ...base(jobId, tenantId), type: "agentic_map", concurrency: 1,
+    agent: {
+      model: "openai-compatible/m", promptTemplate: "{{ item }}", systemPrompt: null, temperature: null, maxTokens: 10, timeoutMs: 60_000, maxRetries: 0,
+      maxTurns: 3, continuationMessage: "", completionMarker: null, readOnly: false, tools: [], maxContextTokens: null, maxTotalTokens: null,
+      subtasks: { maxDepth: 5, maxTotalTokens: null, timeoutMs: 60_000 },
+    },
+  });
+  const spawn = { sessionId: "ses_child", parentSessionId: "ses_parent", prompt: "do it", depth: 1, ancestors: ["f"], deadline: Date.now() + 60_000, inheritedTokens: 5 };
+
+  it("a spawn frees the parent's slot for its child (concurrency 1); the child's end makes the parent pending again; children are not items", async () => {
+    const { stub } = await startJob(agentSpec, ["a"]);
+    await tick(stub);
+    await stub.report({ stage: "items", index: 0, token: "test-items-0" }, { kind: "spawn", spawn, usage: { input_tokens: 3, output_tokens: 2 } });
+    let rows = await takeOver(stub);
+    expect(rows.map((r) => [r.stage, r.idx, r.state, r.attempts])).toEqual([["items", 0, "child", 0], ["items.subtasks", 0, "running", 1]]);
+    expect(JSON.parse(rows[1]!.input)).toEqual({ parent: { stage: "items", index: 0 }, spawn });
+    const claim = await stub.claim("items.subtasks", 0, "test-items.subtasks-0");
+    expect(claim).toEqual({ vars: {}, problems: null, subtask: spawn });
+    expect(await stub.work("items.subtasks")).toMatchObject({ kind: "agent" });
+    await report(stub, "items.subtasks", 0, ok("child answer"));
+    rows = await takeOver(stub);
+    expect(rows.map((r) => [r.stage, r.idx, r.state, r.attempts])).toEqual([["items", 0, "running", 1], ["items.subtasks", 0, "done", 1]]);
+    await report(stub, "items", 0, ok("done"));
+    const names = (await events(stub)).map((e) => e.name);
+    expect(names).toEqual(["MAP_STARTED", "SUBTASK_STARTED", "SUBTASK_COMPLETED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]);
+    const completed = (await events(stub)).at(-1)!.data;
+    expect(completed).toMatchObject({ total: 1, succeeded: 1, total_attempts: 2 });
+    expect(completed.usage).toEqual({ input_tokens: 3 + 3 + 3, output_tokens: 2 + 2 + 2 }); // the spawning report, the child, the last report
   });
 });
 

@@ -1,0 +1,46 @@
+/**
+ * Agent subtasks in the coordinator: a task whose agent asked for a child sub-session waits
+ * (state `child`, no slot held: a job whose every slot is a waiting parent cannot deadlock) while
+ * the child runs as a task of `<stage>.subtasks` (it counts towards the job's concurrency like
+ * any sub-session). When the child ends, its parent is pending again and its session, dispatched
+ * anew, reads the child's result from the child's own object and goes on.
+ *
+ * A child's task input is `{parent: {stage, index}, spawn}`. Children are not items: they add
+ * to the job's tokens and to their stage's counts, not to the job's `total`/`completed`.
+ */
+import { isSubtaskStage, subtaskStage, type SubtaskSpawn, type TaskResult, type TaskSeed } from "../../src/engine/types";
+import type { TaskFinish } from "../../src/engine/types";
+
+export interface ChildInput {
+  parent: { stage: string; index: number };
+  spawn: SubtaskSpawn;
+}
+
+export const childInput = (input: unknown): ChildInput | null =>
+  typeof input === "object" && input !== null && "spawn" in input && "parent" in input ? (input as ChildInput) : null;
+
+/** The child's task, next in its parent's subtasks stage. */
+export function childSeed(parent: { stage: string; idx: number }, spawn: SubtaskSpawn, index: number): TaskSeed {
+  const input: ChildInput = { parent: { stage: parent.stage, index: parent.idx }, spawn };
+  return { stage: subtaskStage(parent.stage), index, input, sessionId: spawn.sessionId, priority: 0 };
+}
+
+/** A child's result row (under `?stage=<stage>.subtasks`): its session, its parent's, its depth. */
+export function childResult(index: number, input: ChildInput, finish: TaskFinish): TaskResult {
+  return {
+    index,
+    session_id: finish.sessionId,
+    parent_session_id: input.spawn.parentSessionId,
+    depth: input.spawn.depth,
+    output_text: "",
+    ...finish.details,
+    success: finish.success,
+    error: finish.error,
+    error_kind: finish.errorKind,
+    attempts: finish.attempts,
+    usage: finish.usage,
+  };
+}
+
+/** Stages that are items' own (not children's): what the job's `total` counts. */
+export const itemStages = <S extends { name: string }>(stages: S[]): S[] => stages.filter((s) => !isSubtaskStage(s.name));
