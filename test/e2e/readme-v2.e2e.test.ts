@@ -58,6 +58,19 @@ describe("the README's v2 examples", () => {
     expect(JSON.parse(res.body.output).echo).toMatch(/^Apply the configuration to the loaded data\nconfig: \{"mode": "strict"\}\nloaded: /);
   });
 
+  it("subtasks: the agent delegates, and the session tree is as the README shows it", async () => {
+    const { key } = await newTenant(base());
+    const res = await call(base(), "POST", "/v1/agentic-map?wait=true", { token: key, body: example("POST /v1/agentic-map (subtasks)") });
+    expect(res.status).toBe(200);
+    expect(res.body.successes[0]).toMatchObject({ output_text: "Yes - Acme Pro is 10 USD", turns: 2 });
+    const root = (await call(base(), "GET", `/v1/sessions/${res.body.successes[0].session_id}`, { token: key })).body;
+    expect(root).toMatchObject({ parent_session_id: null, depth: 0, status: "completed" });
+    expect(root.messages.map((m: any) => m.role)).toEqual(["user", "assistant", "tool", "assistant"]);
+    expect(root.messages[2]).toMatchObject({ name: "spawn_subtask", content: "Acme Pro costs 10 USD a month" });
+    const child = (await call(base(), "GET", `/v1/sessions/${root.children[0]}`, { token: key })).body;
+    expect(child).toMatchObject({ parent_session_id: root.session_id, depth: 1, children: [] });
+  });
+
   it("dry run: the estimate, as the README shows it", async () => {
     const { key } = await newTenant(base());
     const res = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body: example("POST /v1/map?dry_run=true") });
