@@ -3,6 +3,7 @@
 // repository — where `npm install` builds nothing — runs the TypeScript source through tsx (a
 // devDependency there), so the command works right after `npm install` and is never stale.
 import { existsSync } from "node:fs";
+import { URL } from "node:url";
 
 const source = new URL("../src/cli.ts", import.meta.url);
 if (existsSync(source)) {
