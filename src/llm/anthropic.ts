@@ -1,6 +1,7 @@
 /**
- * The Messages API through the official SDK, retries off. `temperature` is not sent: the SDK's
- * current request type no longer carries it. Structured output is requested with a
+ * The Messages API through the official SDK, retries off. `temperature` is not sent: the API
+ * version the SDK sends (2026-10-21) refuses temperature/top_p/top_k with a 400, and the SDK's
+ * request type no longer carries them (the README says so). Structured output is requested with a
  * forced tool whose input_schema is the output schema; its input is returned as JSON text.
  */
 import Anthropic from "@anthropic-ai/sdk";
