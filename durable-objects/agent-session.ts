@@ -84,6 +84,14 @@ export class AgentSession extends DurableObject<Env> {
     ctx.storage.sql.exec(SCHEMA);
   }
 
+  /** The job is deleted: the history, state and task go (the table is made anew, empty). */
+  async purge(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.ctx.storage.sql.exec(SCHEMA);
+    this.#endpoint = undefined;
+  }
+
   /** The job was cancelled: no further turn starts (the turn under way, if any, is the last). */
   async stop(): Promise<void> {
     await this.ctx.storage.put("stopped", true);

@@ -277,6 +277,30 @@ export class JobCoordinator extends DurableObject<Env> {
     await this.#dispatchAndSettle();
   }
 
+  /**
+   * The job is deleted: its storage (tasks, events, outbox) and alarm go, and this object forgets
+   * it. Answers the size of its worker pool, whose objects the caller purges too.
+   */
+  async purge(): Promise<{ slots: number }> {
+    const slots = this.#spec?.concurrency ?? 0;
+    await this.#mirror.stop();
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    // An empty object again (its tables made anew): a late call finds no job, as for an unknown id.
+    this.#store = new CoordinatorStore(this.ctx.storage);
+    this.#mirror = new D1Mirror(this.env.DB, this.#store, () => this.#progress());
+    this.#budget = new BudgetKeeper(this.#store, renderLimits(this.env));
+    this.#spec = null;
+    this.#op = null;
+    this.#status = "queued";
+    this.#finalized = false;
+    this.#counters = { ...ZERO };
+    this.#busySlots.clear();
+    this.#alarmAt = null;
+    this.#hub.closeAll();
+    return { slots };
+  }
+
   /** Called by the Queue consumer when a backoff is over. */
   async wake(): Promise<void> {
     if (!this.#spec || this.#status !== "running") return;

@@ -43,6 +43,14 @@ export class MapWorker extends DurableObject<Env> {
     void this.ctx.storage.setAlarm(Date.now());
   }
 
+  /** The job is deleted: its task and outcome go. */
+  async purge(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    await this.ctx.storage.deleteAll();
+    this.#job = null;
+    this.#stages.clear();
+  }
+
   override async alarm(): Promise<void> {
     let ref = await this.ctx.storage.get<TaskRef>("task");
     if (!ref) return;

@@ -1,6 +1,7 @@
-/** The Worker entry: wires the HTTP app, the Queue consumer and the Durable Object classes. */
+/** The Worker entry: wires the HTTP app, the Queue consumer, the retention cron and the Durable Object classes. */
 import { buildApp } from "./app";
 import { handleQueue, type TaskMessage } from "./queue";
+import { sweepExpiredJobs } from "./jobs/delete";
 
 export { JobCoordinator } from "../durable-objects/job-coordinator";
 export { MapWorker } from "../durable-objects/map-worker";
@@ -11,4 +12,8 @@ const app = buildApp();
 export default {
   fetch: app.fetch,
   queue: handleQueue,
+  // The cron trigger (wrangler.toml): ended jobs past JOB_RETENTION_DAYS are deleted.
+  scheduled: async (_controller, env, ctx) => {
+    ctx.waitUntil(sweepExpiredJobs(env).then((n) => n > 0 && console.log(`retention: deleted ${n} ended jobs`)));
+  },
 } satisfies ExportedHandler<Env, TaskMessage>;

@@ -23,8 +23,18 @@ export class D1Mirror {
     this.#progress = progress;
   }
 
+  #stopped = false;
+
+  /** The job is being deleted: no flush starts again; resolves once the one under way (if any) is over. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    await this.#flushing.catch(() => undefined);
+  }
+
   schedule(): void {
-    if (this.#timer !== null) return;
+    if (this.#timer !== null || this.#stopped) return;
     this.#timer = setTimeout(() => {
       this.#timer = null;
       this.flush().catch((err: unknown) => console.error("flush failed; the alarm retries", err));
@@ -38,6 +48,7 @@ export class D1Mirror {
   }
 
   async #flushOnce(): Promise<void> {
+    if (this.#stopped) return;
     do {
       const rows = this.#store.outbox(FLUSH_BATCH);
       const { jobId, progress } = this.#progress();

@@ -1,4 +1,4 @@
-/** Job routes: list, get, results (per stage, two orders, status filter, cursor pages), batch, events, cancel, recover, resume. */
+/** Job routes: list, get, delete, results (per stage, two orders, status filter, cursor pages), batch, events, cancel, recover, resume. */
 import { createRoute, z } from "@hono/zod-openapi";
 import { getJob, listAllResults, listJobs, listResults, type JobRow, type StoredResult } from "../db/jobs";
 import { buildAudit } from "../operators/map-reduce/audit";
@@ -16,11 +16,12 @@ import { bearerSecurity, commonErrors, errorResponse, zodIssues } from "../schem
 import { STEPS } from "../operators/pipeline/plan";
 import { stepList, type StepEntry } from "../operators/pipeline/step-list";
 import { MAX_STEPS } from "../operators/pipeline/steps";
+import { deleteJob } from "../jobs/delete";
 
 const BATCH_PAGE = 1000;
 const jobNotFound = { 404: errorResponse("No such job (or not this tenant's)") };
 
-const route = <P extends string>(method: "get" | "post", path: P, summary: string) => ({
+const route = <P extends string>(method: "get" | "post" | "delete", path: P, summary: string) => ({
   method,
   path,
   tags: ["jobs"],
@@ -74,6 +75,18 @@ const cancelRoute = createRoute({
   ...route("post", "/{job_id}/cancel", "Cancel a job: no new item starts; finished results are kept"),
   request: { params: JobIdParam },
   responses: { 202: jsonResponse(JobSchema, "Cancelled (or already ended)"), ...jobNotFound, ...commonErrors },
+});
+
+const deleteRoute = createRoute({
+  ...route("delete", "/{job_id}", "Delete an ended job: its results, sessions, events, webhook deliveries and stored state"),
+  description: "Only an ended job (completed, failed or cancelled) can be deleted; cancel a running one first. Ended jobs are also deleted `JOB_RETENTION_DAYS` (default 30) after they end.",
+  request: { params: JobIdParam },
+  responses: {
+    204: { description: "Deleted" },
+    409: errorResponse("The job has not ended (queued, running or paused)"),
+    ...jobNotFound,
+    ...commonErrors,
+  },
 });
 
 const auditRoute = createRoute({
@@ -202,6 +215,12 @@ export function jobRoutes() {
     .openapi(eventsRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
       return openEventStream(c.env, job.id, c.req.header("last-event-id"));
+    })
+    .openapi(deleteRoute, async (c) => {
+      const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
+      if (!isTerminal(job.status)) throw new ApiError(409, "conflict", `The job is ${job.status}; cancel it first, then delete it.`);
+      await deleteJob(c.env, job.id);
+      return c.body(null, 204);
     })
     .openapi(cancelRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
