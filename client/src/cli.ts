@@ -34,6 +34,7 @@ const USAGE = `usage:
   fanout status JOB_ID
   fanout results JOB_ID [--stage NAME] [--out FILE] [--order input|completion]
   fanout cancel JOB_ID
+  fanout delete JOB_ID             (an ended job, with its results, sessions and events)
   fanout recover JOB_ID [--error-kinds K1,K2] [--model M] [--max-retries N] [--timeout SECS] [--budget TOKENS]
   fanout resume JOB_ID [--budget TOKENS]
 environment: FANOUT_API_KEY (required), FANOUT_URL (default http://localhost:8787)`;
@@ -218,6 +219,10 @@ export async function main(argv: string[]): Promise<number> {
       await writeLines(values.out, await client.job(need(id, "JOB_ID")).results({ order, stage: values.stage }));
       return 0;
     }
+    case "delete":
+      await client.job(need(id, "JOB_ID")).delete();
+      process.stdout.write(`${id} deleted\n`);
+      return 0;
     case "cancel": {
       const job = await client.job(need(id, "JOB_ID")).cancel();
       process.stdout.write(`${job.id} ${job.status}\n`);

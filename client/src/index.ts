@@ -273,6 +273,11 @@ export class JobHandle<R> implements AsyncIterable<R> {
     return this.#client.request("POST", `/v1/jobs/${await this.id()}/cancel`);
   }
 
+  /** Deletes the ended job with everything it left (a FanoutError `conflict` while it has not ended). */
+  async delete(): Promise<void> {
+    await this.#client.request("DELETE", `/v1/jobs/${await this.id()}`);
+  }
+
   /** Every stored result (all pages) of a stage (default: the job's main stage), in input or completion order. */
   async results(options: { stage?: string; order?: "input" | "completion"; status?: "succeeded" | "failed" } = {}): Promise<R[]> {
     const jobId = await this.id();

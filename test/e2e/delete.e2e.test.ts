@@ -7,6 +7,8 @@ import { describe, expect, it } from "vitest";
 import { call, fake, newTenant, waitForJob, waitForStatus } from "./harness/api.ts";
 import { base, scriptedMap, uniqueTag } from "./harness/context.ts";
 import { startReceiver } from "./harness/webhook-receiver.ts";
+import { fanoutCli } from "./harness/cli.ts";
+import { Fanout, FanoutError } from "../../client/src/index.ts";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwdDpKFRHnpYw=";
 
@@ -59,7 +61,7 @@ describe("DELETE /v1/jobs/{id}", () => {
     }
   });
 
-  it("refuses a job that has not ended (409), and deletes it once cancelled", async () => {
+  it("refuses a job that has not ended (409), and deletes it once cancelled; the client and the CLI delete too", async () => {
     const { key } = await newTenant(base());
     const created = await call(base(), "POST", "/v1/map", { token: key, body: scriptedMap(uniqueTag("delrun"), ["ok", "ok"], { concurrency: 1 }, 3_000) });
     const jobId = created.body.job_id;
@@ -67,9 +69,16 @@ describe("DELETE /v1/jobs/{id}", () => {
     const refused = await call(base(), "DELETE", `/v1/jobs/${jobId}`, { token: key });
     expect(refused.status).toBe(409);
     expect(refused.body.error).toMatchObject({ code: "conflict", message: "The job is running; cancel it first, then delete it." });
+    const client = new Fanout({ apiKey: key, baseUrl: base() });
+    await expect(client.job(jobId).delete()).rejects.toMatchObject({ status: 409, code: "conflict" } satisfies Partial<FanoutError>);
     expect((await call(base(), "POST", `/v1/jobs/${jobId}/cancel`, { token: key })).status).toBe(202);
     await waitForJob(base(), key, jobId);
-    expect((await call(base(), "DELETE", `/v1/jobs/${jobId}`, { token: key })).status).toBe(204);
+    await client.job(jobId).delete();
     expect((await call(base(), "GET", `/v1/jobs/${jobId}`, { token: key })).status).toBe(404);
+    const done = await call(base(), "POST", "/v1/map", { token: key, body: scriptedMap(uniqueTag("delcli"), ["ok"]) });
+    await waitForJob(base(), key, done.body.job_id);
+    const cli = await fanoutCli(["delete", done.body.job_id], { FANOUT_API_KEY: key, FANOUT_URL: base() });
+    expect(cli).toMatchObject({ code: 0, stdout: `${done.body.job_id} deleted\n` });
+    expect((await call(base(), "GET", `/v1/jobs/${done.body.job_id}`, { token: key })).status).toBe(404);
   });
 });
