@@ -1,5 +1,5 @@
 /**
- * The batch-node spec's test criteria (../shared/reference/batch-node-spec.md, "Test Criteria"),
+ * The batch-node reference spec's test criteria (its "Test Criteria" list, numbered as there),
  * each as a test named after its number, over HTTP. Two pipelines run once (beforeAll) and most
  * criteria are read from them. Not applicable to an HTTP API: 5 (the compiler's wrapper chain);
  * 27 (a shared mutable `__llm_calls__` list) is read as its purpose here: every element's calls
