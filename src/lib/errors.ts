@@ -4,25 +4,29 @@
  */
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
-export type ErrorCode =
-  | "invalid_request"
-  | "invalid_json"
-  | "invalid_xml"
-  | "template_missing_item"
-  | "template_missing_variable"
-  | "token_budget_exceeded"
-  | "template_syntax"
-  | "invalid_output_schema"
-  | "unknown_provider"
-  | "unauthorized"
-  | "not_found"
-  | "method_not_allowed"
-  | "conflict"
-  | "payload_too_large"
-  | "unsupported_media_type"
-  | "idempotency_mismatch"
-  | "rate_limited"
-  | "internal";
+/** Every error code of the API's envelope, with what it means (the docs are generated from this). */
+export const ERROR_CODES = {
+  invalid_request: "400: a field is missing, of the wrong type, out of bounds or unknown; `details` lists each problem at its path",
+  invalid_json: "400: the body is not JSON",
+  invalid_xml: "400: a POST /v1/pipelines body sent as XML is not well-formed (or has a DOCTYPE, or nests too deep)",
+  template_missing_item: "400: a map or agentic template never reads `item`",
+  template_missing_variable: "400: a template never reads a variable its operator provides it for (`accumulator`, `items`, a batch alias, …)",
+  token_budget_exceeded: "422: the dry-run estimate is over `token_budget.total`; `details` has the estimate and suggestions",
+  template_syntax: "400: a template does not parse",
+  invalid_output_schema: "400: `output_schema` is not a valid JSON Schema",
+  unknown_provider: "400: the model's provider is not openai, anthropic, openai-compatible or workers-ai",
+  unauthorized: "401: no API key, an unknown or revoked one (or a wrong admin token)",
+  not_found: "404: no such route, job, session or tenant (another tenant's job is not found either)",
+  method_not_allowed: "405: the route exists with another method",
+  conflict: "409: the job is not in a state that allows this (recover, resume, delete, batch)",
+  payload_too_large: "413: the body, an item or one field is over its size cap",
+  unsupported_media_type: "415: a body that is not JSON (POST /v1/pipelines also takes application/xml)",
+  idempotency_mismatch: "422: the Idempotency-Key was used with another body",
+  rate_limited: "429: too many of the tenant's jobs are queued or running (Retry-After says when to try again)",
+  internal: "500: an unexpected failure (logged); nothing about it is shown",
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
 
 export interface FieldIssue {
   path: string;
