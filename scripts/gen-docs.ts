@@ -11,6 +11,7 @@ import { FIELD_CAPS } from "../src/jobs/field-caps";
 import { ERROR_CODES } from "../src/lib/errors";
 import { openApiDocument } from "../src/routes/meta";
 import { DEFAULT_RENDER_LIMITS } from "../src/template/budget";
+import { SUPPORTED_FILTERS, SUPPORTED_TESTS } from "../src/template/features";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is walked as untyped JSON
 type Json = Record<string, any>;
@@ -80,7 +81,7 @@ export function httpApi(): string {
 }
 
 export function limitsAndErrors(): string {
-  const out = [HEADER("src/lib/errors.ts, src/config.ts, src/jobs/field-caps.ts and src/template/budget.ts"), "# Error codes, limits and caps", ""];
+  const out = [HEADER("src/lib/errors.ts, src/config.ts, src/jobs/field-caps.ts and src/template/"), "# Error codes, limits, caps and templates", ""];
   out.push("## Error codes", "", "Every 4xx and 5xx answer is `{\"error\": {\"code\", \"message\", \"details\"?}}`; a refused request stores nothing.", "");
   out.push("| code | meaning |", "|---|---|", ...Object.entries(ERROR_CODES).map(([code, text]) => `| \`${code}\` | ${cell(text)} |`), "");
   out.push("A result's `error_kind`: `timeout`, `validation` (output not valid JSON or not matching the schema after retries), `llm_error` (a provider error that survived retries, or a permanent one), `schema_error`, `internal` (the attempt crashed or its worker was lost as often as `max_retries` allows).", "");
@@ -96,6 +97,9 @@ export function limitsAndErrors(): string {
   out.push(`| \`TEMPLATE_MAX_RANGE\` | ${DEFAULT_RENDER_LIMITS.maxRange} |`, `| \`TEMPLATE_MAX_STEPS\` | ${DEFAULT_RENDER_LIMITS.maxSteps} |`, `| \`TEMPLATE_MAX_DEPTH\` | ${DEFAULT_RENDER_LIMITS.maxDepth} |`, `| \`TEMPLATE_MAX_OUTPUT_CHARS\` | ${DEFAULT_RENDER_LIMITS.maxOutputChars} |`, "| `JOB_RETENTION_DAYS` | 30 |", "| `SSE_KEEPALIVE_SECS` | 15 (at most 20) |", "");
   out.push("## Field caps", "", "Each of these fields, wherever it appears (a job, a task, a pipeline step, an input task), is at most this many bytes as JSON; more is 413 `payload_too_large` naming the field.", "");
   out.push("| field | bytes |", "|---|---:|", ...Object.entries(FIELD_CAPS).map(([field, max]) => `| \`${field}\` | ${max} |`), "");
+  const list = (names: Iterable<string>) => [...names].sort().map((n) => `\`${n}\``).join(", ");
+  out.push("## Templates", "", "Jinja2 with Python Jinja2's defaults (no trim_blocks or lstrip_blocks; `None`/`True`, dicts and lists render as Python prints them). A template that names any other filter or test is refused at submission with 400 `unsupported_template_feature`; tests that take an argument (`divisibleby(3)`, `in`, `sameas`) are not parsed (400 `template_syntax`).", "");
+  out.push(`Filters: ${list(SUPPORTED_FILTERS)}.`, "", `Tests: ${list(SUPPORTED_TESTS)}.`, "");
   return out.join("\n");
 }
 

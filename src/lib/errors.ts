@@ -13,6 +13,7 @@ export const ERROR_CODES = {
   template_missing_variable: "400: a template never reads a variable its operator provides it for (`accumulator`, `items`, a batch alias, …)",
   token_budget_exceeded: "422: the dry-run estimate is over `token_budget.total`; `details` has the estimate and suggestions",
   template_syntax: "400: a template does not parse",
+  unsupported_template_feature: "400: a template names a filter or test the renderer does not have (the list of those it has is below); refused at submission, never item by item",
   invalid_output_schema: "400: `output_schema` is not a valid JSON Schema",
   unknown_provider: "400: the model's provider is not openai, anthropic, openai-compatible or workers-ai",
   unauthorized: "401: no API key, an unknown or revoked one (or a wrong admin token)",

@@ -10,6 +10,9 @@ import { boundedRange, DEFAULT_RENDER_LIMITS, RenderBudget, type RenderLimits } 
 import { EXTRA_FILTERS, PyFloat } from "./filters";
 import { pyStr } from "./python-str";
 import { templateReads } from "./references";
+import { unsupportedFeatures } from "./features";
+import { percentFormat } from "./percent-format";
+import { aggregate } from "./aggregates";
 import { staticLimitProblem } from "./static-limits";
 
 type Program = ReturnType<typeof parse>;
@@ -155,6 +158,13 @@ proto.applyFilter = function (this: InterpreterInternals, operand, filter, env) 
   const [args, kwargs] = filter.type === "CallExpression" ? this.evaluateArguments(filter.args ?? [], env) : [[], new Map()];
   if (name && WIDTH_FILTERS.has(name)) checkWidths(this.budget, name, args, kwargs);
   if (name === "replace") checkReplace(this.budget, operand, args);
+  if (name === "format") return toRuntime(percentFormat(pyStr(operand), args, kwargs));
+  if (name === "sum" || name === "min" || name === "max") {
+    const result = aggregate(name, operand, args, kwargs);
+    if (result.type === "UndefinedValue") return env.lookupVariable("__fanout_undefined"); // min/max of nothing
+    if (result.type === "FloatValue") return toRuntime(new PyFloat(result.value as number));
+    return result.type === "IntegerValue" && name === "sum" ? toRuntime(result.value) : (result as unknown as RuntimeValue);
+  }
   const extra = name ? EXTRA_FILTERS.get(name) : undefined;
   if (!extra) return base.applyFilter.call(this, operand, filter, env);
   const plainKwargs = new Map([...kwargs.entries()].map(([k, v]) => [k, toPlain(v)]));
@@ -220,6 +230,11 @@ export function compileTemplate(
   missingCode: MissingCode = "template_missing_item",
 ): CompiledTemplate {
   const program = parseSource(source, field);
+  const unsupported = unsupportedFeatures(program);
+  if (unsupported.length > 0) {
+    const message = `${unsupported.join(", ")} ${unsupported.length === 1 ? "is" : "are"} not supported (docs/limits-and-errors.md lists what is)`;
+    throw new InputError("unsupported_template_feature", `The template uses what the renderer does not have: ${message}.`, [{ path: field, message }]);
+  }
   const overLimit = staticLimitProblem(program, limits);
   if (overLimit) {
     throw new InputError("invalid_request", `The template cannot render within this deployment's limits: ${overLimit}.`, [{ path: field, message: overLimit }]);
