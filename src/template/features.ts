@@ -13,8 +13,8 @@ const RUNTIME_FILTERS = [
   "unique", "upper", "dictsort",
 ];
 
-/** Filters Fanout renders on runtime values (Python's semantics): ./percent-format, ./aggregates. */
-const RUNTIME_VALUE_FILTERS = ["format", "sum", "min", "max"];
+/** Filters Fanout renders on runtime values (Python's semantics): ./percent-format, ./aggregates, ./more-filters. */
+const RUNTIME_VALUE_FILTERS = ["format", "sum", "min", "max", "batch", "slice", "urlencode", "filesizeformat", "count", "d"];
 
 export const SUPPORTED_FILTERS: ReadonlySet<string> = new Set([...RUNTIME_FILTERS, ...RUNTIME_VALUE_FILTERS, ...EXTRA_FILTERS.keys()]);
 

@@ -39,7 +39,7 @@ function wordcount(operand: unknown): number {
  * Python's round(): correctly rounded on the double's exact decimal value, ties to even.
  * (4.55 is really 4.5499…, so round(4.55, 1) is 4.5.) toFixed gives that exact expansion.
  */
-function roundHalfEven(value: number, precision: number): number {
+export function roundHalfEven(value: number, precision: number): number {
   if (!Number.isFinite(value)) return value;
   const exact = Math.abs(value).toFixed(Math.min(100, precision + 40));
   const point = exact.indexOf(".");

@@ -13,6 +13,7 @@ import { templateReads } from "./references";
 import { unsupportedFeatures } from "./features";
 import { percentFormat } from "./percent-format";
 import { aggregate } from "./aggregates";
+import * as more from "./more-filters";
 import { staticLimitProblem } from "./static-limits";
 
 type Program = ReturnType<typeof parse>;
@@ -56,6 +57,19 @@ function toRuntime(value: unknown): RuntimeValue {
     return float;
   }
   return scratch.set("v", value);
+}
+
+/** An ArrayValue holding runtime values as they are (their types kept). */
+function arrayOf(values: more.Value[]): more.Value {
+  const array = toRuntime([]);
+  (array as { value: unknown }).value = values;
+  return array as more.Value;
+}
+
+/** The same filter node under another name (`count` is `length`, `d` is `default`). */
+function renamed(filter: FilterNode, name: string): FilterNode {
+  if (filter.type === "Identifier") return { ...filter, value: name } as FilterNode;
+  return { ...filter, callee: { ...(filter as { callee: object }).callee, value: name } } as FilterNode;
 }
 
 function toPlain(value: RuntimeValue): unknown {
@@ -159,6 +173,11 @@ proto.applyFilter = function (this: InterpreterInternals, operand, filter, env) 
   if (name && WIDTH_FILTERS.has(name)) checkWidths(this.budget, name, args, kwargs);
   if (name === "replace") checkReplace(this.budget, operand, args);
   if (name === "format") return toRuntime(percentFormat(pyStr(operand), args, kwargs));
+  if (name === "batch") return more.batch(operand, args, kwargs, arrayOf) as RuntimeValue;
+  if (name === "slice") return more.slice(operand, args, kwargs, arrayOf) as RuntimeValue;
+  if (name === "urlencode") return toRuntime(more.urlencode(operand));
+  if (name === "filesizeformat") return toRuntime(more.filesizeformat(operand, args, kwargs));
+  if (name === "count" || name === "d") return base.applyFilter.call(this, operand, renamed(filter, name === "count" ? "length" : "default"), env);
   if (name === "sum" || name === "min" || name === "max") {
     const result = aggregate(name, operand, args, kwargs);
     if (result.type === "UndefinedValue") return env.lookupVariable("__fanout_undefined"); // min/max of nothing
