@@ -106,9 +106,8 @@ export function filesizeformat(operand: Value, args: Value[], kwargs: Map<string
   const prefixes = binary ? BINARY : DECIMAL;
   if (bytes === 1) return "1 Byte";
   if (bytes < base) return `${Math.trunc(bytes)} Bytes`;
-  let unit = base;
   for (let i = 0; i < prefixes.length; i++) {
-    unit = base ** (i + 2);
+    const unit = base ** (i + 2);
     if (bytes < unit || i === prefixes.length - 1) return `${roundHalfEven((base * bytes) / unit, 1).toFixed(1)} ${prefixes[i]}`;
   }
   return `${bytes} Bytes`;

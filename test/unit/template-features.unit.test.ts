@@ -16,9 +16,9 @@ function refusal(source: string): InputError {
 
 describe("template features", () => {
   it("refuses an unknown filter or test with unsupported_template_feature, naming each once", () => {
-    const err = refusal("{{ item | batch(2) }} {% filter wordwrap %}x{% endfilter %} {{ item is escaped }} {{ item | batch(3) }}");
+    const err = refusal("{{ item | striptags }} {% filter wordwrap %}x{% endfilter %} {{ item is escaped }} {{ item | striptags }}");
     expect(err.code).toBe("unsupported_template_feature");
-    expect(err.details).toEqual([{ path: "prompt_template", message: "filter `batch`, filter `wordwrap`, test `escaped` are not supported (docs/limits-and-errors.md lists what is)" }]);
+    expect(err.details).toEqual([{ path: "prompt_template", message: "filter `striptags`, filter `wordwrap`, test `escaped` are not supported (docs/limits-and-errors.md lists what is)" }]);
     expect(refusal("{% for x in item | groupby('a') %}{% endfor %}").details[0]?.message).toContain("filter `groupby`");
   });
 
