@@ -12,6 +12,7 @@
  */
 import type { SubtaskSettings } from "../engine/types";
 import type { ChatMessage, ToolSpec } from "../llm/types";
+import { isRecord as isObject } from "../lib/records";
 
 export const SPAWN_TOOL = "spawn_subtask";
 export const MAX_DESCRIPTION_CHARS = 10_000;
@@ -49,7 +50,6 @@ export interface SpawnRequest {
   format: "notes_only" | "full_output";
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** The tool call's arguments, or what is wrong with them (a tool error for the model). */
 export function readSpawn(argumentsText: string): { ok: true; request: SpawnRequest } | { ok: false; message: string } {

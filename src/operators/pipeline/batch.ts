@@ -4,11 +4,10 @@
  * step's result in the shared store.
  */
 import type { FieldIssue } from "../../lib/errors";
-import { isReference, jsonTypeName } from "./refs";
+import { IDENTIFIER, isReference, jsonTypeName } from "./refs";
 
 export const DEFAULT_MAX_CONCURRENT = 16;
 export const MAX_CONCURRENT = 128;
-const IDENTIFIER = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
 export interface BatchSettings {
   items: string;

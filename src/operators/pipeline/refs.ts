@@ -15,6 +15,8 @@ export type Parsed = { ok: true; ref: Ref } | { ok: false; message: string };
 
 const WHOLE = /^\$\{(.+)\}$/; // the contract's pattern for a reference (batch.items must match it)
 const IDENT = /^[a-zA-Z_][a-zA-Z0-9_]*/;
+/** A name of the pipeline: a step id, an input's name, a batch alias (the contract's pattern). */
+export const IDENTIFIER = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 export const MAX_REF_CHARS = 1_000;
 const MAX_SEGMENTS = 64;
 

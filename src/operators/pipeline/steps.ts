@@ -13,11 +13,11 @@ import { namesRead } from "../../template/jinja";
 import { taskCall, type TaskDefaults, type TaskFields } from "../task-call";
 import { batchItemsProblem, checkBatch, type BatchSettings } from "./batch";
 import { effectiveContext, type Context, type ContextSettings } from "./context";
-import { parseRef, isReference, resolveRef, type Ref } from "./refs";
+import { IDENTIFIER, parseRef, isReference, resolveRef, type Ref } from "./refs";
+import { isRecord as isObject } from "../../lib/records";
 
 export const MAX_STEPS = 100;
 export const MAX_NESTING = 5;
-const IDENTIFIER = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 // Template literals and names the pipeline itself defines: a step of that id could not be read.
 const RESERVED = new Set(["steps", "input", "inner", "accumulated", "none", "None", "true", "True", "false", "False", "loop", "item", "accumulator", "current_result", "original_input", "name", "index"]);
 const CALL_FIELDS = ["prompt_template", "model", "system_prompt", "output_schema", "max_tokens", "temperature"];
@@ -56,7 +56,6 @@ export interface Unit {
 }
 
 type Raw = Record<string, unknown>;
-const isObject = (v: unknown): v is Raw => typeof v === "object" && v !== null && !Array.isArray(v);
 
 class Reader {
   readonly issues: FieldIssue[] = [];

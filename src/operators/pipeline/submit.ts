@@ -9,10 +9,10 @@ import { InputError, type FieldIssue } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import type { PipelineJobSpec } from "./plan";
 import { readContext, readSteps } from "./steps";
+import { IDENTIFIER } from "./refs";
+import { isRecord as isObject } from "../../lib/records";
 import type { PipelineRequest } from "./schema";
 
-const IDENTIFIER = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Every template, schema and text field of every step (input tasks, inner and reduction tasks, nested steps) within its cap. */
 function stepCapIssues(steps: unknown, prefix: string, depth = 0): FieldIssue[] {
