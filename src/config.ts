@@ -43,6 +43,9 @@ function readPositiveInt(env: object, name: string, fallback: number): number {
   return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
+/** JOB_RETENTION_DAYS: ended jobs older than this are deleted by the cron (default 30). */
+export const retentionDays = (env: object): number => readPositiveInt(env, "JOB_RETENTION_DAYS", 30);
+
 export const isProduction = (env: object): boolean => readVar(env, "ENVIRONMENT") === "production";
 
 export function limits(env: object): Limits {

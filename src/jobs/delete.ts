@@ -4,6 +4,7 @@
  * sessions and their messages, webhook deliveries and attempts, the job. Objects go first: if
  * the D1 step fails the job is still listed and a second delete finishes the work.
  */
+import { retentionDays } from "../config";
 import { agentSession, callWorker, jobCoordinator } from "../objects";
 
 const PARALLEL = 32; // RPCs to objects at a time
@@ -27,14 +28,11 @@ export async function deleteJob(env: Env, jobId: string): Promise<void> {
   ]);
 }
 
-export const DEFAULT_RETENTION_DAYS = 30;
 const SWEEP_BATCH = 25; // jobs per run of the sweep: the next run takes the rest
 
 /** Finished jobs older than JOB_RETENTION_DAYS (by completion) are deleted, oldest first; returns how many. */
 export async function sweepExpiredJobs(env: Env, now = Date.now()): Promise<number> {
-  const raw = Number((env as unknown as Record<string, unknown>).JOB_RETENTION_DAYS ?? DEFAULT_RETENTION_DAYS);
-  const days = Number.isFinite(raw) && raw > 0 ? raw : DEFAULT_RETENTION_DAYS;
-  const cutoff = new Date(now - days * 86_400_000).toISOString();
+  const cutoff = new Date(now - retentionDays(env) * 86_400_000).toISOString();
   const { results } = await env.DB
     .prepare("SELECT id FROM jobs WHERE status IN ('completed', 'failed', 'cancelled') AND completed_at IS NOT NULL AND completed_at < ? ORDER BY completed_at LIMIT ?")
     .bind(cutoff, SWEEP_BATCH)
