@@ -124,13 +124,12 @@ function releaseStep(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Adv
   const { store } = storeBefore(spec, reader, spec.units.indexOf(unit));
   const own = ownInputs(unit, store, () => null);
   if (!own.ok) return fail(spec, reader, unit, unit.path, null, own.message);
-  if (unit.inputTasks.length === 0) return releaseMain(spec, reader, unit);
+  if (unit.inputTasks.length === 0) return releaseMain(spec, reader, unit, store);
   const ready = unit.inputTasks.map((task) => ({ stage: inputStage(unit, task.name), index: 0, input: { name: task.name } }));
   return { ready, totals: Object.fromEntries(unit.inputTasks.map((task) => [inputStage(unit, task.name), 1])) };
 }
 
-function releaseMain(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
-  const { store } = storeBefore(spec, reader, spec.units.indexOf(unit));
+function releaseMain(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, store = storeBefore(spec, reader, spec.units.indexOf(unit)).store): Advance {
   if (unit.batch) {
     const items = resolveIn(store, unit.batch.ref);
     if (!items.ok) return fail(spec, reader, unit, unit.path, null, `batch.items: ${items.message}`);
