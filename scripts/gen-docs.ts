@@ -4,9 +4,9 @@
  * (docs/limits-and-errors.md). `--check` fails when a file is out of date (run by
  * `npm run typecheck`); `npm run docs` rewrites them.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { writeOrCheck } from "./generated";
 import { buildApp } from "../src/app";
-import { LIMIT_DEFAULTS } from "../src/config";
+import { LIMIT_DEFAULTS, retentionDays } from "../src/config";
 import { FIELD_CAPS } from "../src/jobs/field-caps";
 import { ERROR_CODES } from "../src/lib/errors";
 import { openApiDocument } from "../src/routes/meta";
@@ -94,7 +94,7 @@ export function limitsAndErrors(): string {
     maxActiveJobs: ["MAX_ACTIVE_JOBS_PER_TENANT", LIMIT_DEFAULTS.maxActiveJobs],
   };
   out.push("## Limits (deployment variables)", "", "| variable | default |", "|---|---:|", ...Object.values(vars).map(([name, value]) => `| \`${name}\` | ${value} |`));
-  out.push(`| \`TEMPLATE_MAX_RANGE\` | ${DEFAULT_RENDER_LIMITS.maxRange} |`, `| \`TEMPLATE_MAX_STEPS\` | ${DEFAULT_RENDER_LIMITS.maxSteps} |`, `| \`TEMPLATE_MAX_DEPTH\` | ${DEFAULT_RENDER_LIMITS.maxDepth} |`, `| \`TEMPLATE_MAX_OUTPUT_CHARS\` | ${DEFAULT_RENDER_LIMITS.maxOutputChars} |`, "| `JOB_RETENTION_DAYS` | 30 |", "| `SSE_KEEPALIVE_SECS` | 15 (at most 20) |", "");
+  out.push(`| \`TEMPLATE_MAX_RANGE\` | ${DEFAULT_RENDER_LIMITS.maxRange} |`, `| \`TEMPLATE_MAX_STEPS\` | ${DEFAULT_RENDER_LIMITS.maxSteps} |`, `| \`TEMPLATE_MAX_DEPTH\` | ${DEFAULT_RENDER_LIMITS.maxDepth} |`, `| \`TEMPLATE_MAX_OUTPUT_CHARS\` | ${DEFAULT_RENDER_LIMITS.maxOutputChars} |`, `| \`JOB_RETENTION_DAYS\` | ${retentionDays({})} |`, "| `SSE_KEEPALIVE_SECS` | 15 (at most 20) |", "");
   out.push("## Field caps", "", "Each of these fields, wherever it appears (a job, a task, a pipeline step, an input task), is at most this many bytes as JSON; more is 413 `payload_too_large` naming the field.", "");
   out.push("| field | bytes |", "|---|---:|", ...Object.entries(FIELD_CAPS).map(([field, max]) => `| \`${field}\` | ${max} |`), "");
   const list = (names: Iterable<string>) => [...names].sort().map((n) => `\`${n}\``).join(", ");
@@ -103,24 +103,10 @@ export function limitsAndErrors(): string {
   return out.join("\n");
 }
 
-const files: [string, string][] = [
-  ["../docs/http-api.md", httpApi()],
-  ["../docs/limits-and-errors.md", limitsAndErrors()],
-];
-let stale = false;
-for (const [path, text] of files) {
-  const url = new URL(path, import.meta.url);
-  if (process.argv.includes("--check")) {
-    let current = "";
-    try {
-      current = readFileSync(url, "utf8");
-    } catch {
-      // missing: out of date
-    }
-    if (current !== text) {
-      console.error(`${path.slice(3)} is out of date: run \`npm run docs\``);
-      stale = true;
-    }
-  } else writeFileSync(url, text);
-}
-if (stale) process.exit(1);
+writeOrCheck(
+  [
+    [new URL("../docs/http-api.md", import.meta.url), httpApi()],
+    [new URL("../docs/limits-and-errors.md", import.meta.url), limitsAndErrors()],
+  ],
+  "npm run docs",
+);
