@@ -9,7 +9,7 @@
  */
 import { FanoutError } from "./errors.js";
 import { eventStream } from "./sse.js";
-import { compact, pipelineBody, subtasksBody, taskBody } from "./pipeline.js";
+import { agentLoopBody, commonFields, compact, pipelineBody, taskBody } from "./pipeline.js";
 import type {
   AgentMapResult,
   AgenticMapOptions,
@@ -301,51 +301,25 @@ export class JobHandle<R> implements AsyncIterable<R> {
 type Fields<T> = Omit<T, "onEvent">;
 type AnyMapOptions = Fields<MapOptions<unknown, never>>;
 
-function common(o: AnyMapOptions | Fields<AgenticMapOptions> | Fields<ReduceOptions> | Fields<MapReduceOptions>): Record<string, unknown> {
-  return {
-    model: o.model,
-    system_prompt: o.systemPrompt,
-    temperature: o.temperature,
-    max_tokens: o.maxTokens,
-    timeout_secs: o.timeoutSecs,
-    max_retries: o.maxRetries,
-    concurrency: "concurrency" in o ? o.concurrency : undefined,
-    webhook: o.webhook,
-    metadata: o.metadata,
-    token_budget: o.tokenBudget ? compact({ total: o.tokenBudget.total, on_exhausted: o.tokenBudget.onExhausted }) : undefined,
-  };
-}
-
 async function mapBody(o: AnyMapOptions): Promise<Record<string, unknown>> {
   // The schema of what the model must produce: the input side of any transforms.
   const schema = o.outputSchema;
   const outputSchema = isZod(schema) ? (await import("zod")).toJSONSchema(schema as never, { io: "input", unrepresentable: "any" }) : schema;
-  return compact({ ...common(o), inputs: o.inputs, prompt_template: o.promptTemplate, output_schema: outputSchema, retry_guidance: o.retryGuidance });
+  return compact({ ...commonFields(o), inputs: o.inputs, prompt_template: o.promptTemplate, output_schema: outputSchema, retry_guidance: o.retryGuidance });
 }
 
 function agenticBody(o: Fields<AgenticMapOptions>): Record<string, unknown> {
   return compact({
-    ...common(o),
+    ...commonFields(o),
     inputs: o.inputs,
     agent_prompt_template: o.agentPromptTemplate,
-    max_turns: o.maxTurns,
-    continuation_message: o.continuationMessage,
-    completion_marker: o.completionMarker,
-    read_only: o.readOnly,
-    tools: o.tools?.map((t) =>
-      t.type === "http"
-        ? compact({ type: "http", name: t.name, description: t.description, input_schema: t.inputSchema, url: t.url, read_only: t.readOnly })
-        : compact({ type: "mcp", url: t.url, allowed_tools: t.allowedTools }),
-    ),
-    max_context_tokens: o.maxContextTokens,
-    max_total_tokens: o.maxTotalTokens,
-    subtasks: subtasksBody(o.subtasks),
+    ...agentLoopBody(o),
   });
 }
 
 function reduceBody(o: Fields<ReduceOptions>): Record<string, unknown> {
   return compact({
-    ...common(o),
+    ...commonFields(o),
     inputs: o.inputs,
     initial_value: o.initialValue,
     inner_task: o.innerTask ? taskBody(o.innerTask) : undefined,
@@ -357,7 +331,7 @@ function reduceBody(o: Fields<ReduceOptions>): Record<string, unknown> {
 function mapReduceBody(o: Fields<MapReduceOptions>): Record<string, unknown> {
   const budget = o.tokenBudget;
   return compact({
-    ...common(o),
+    ...commonFields(o),
     token_budget: budget ? compact({ total: budget.total, on_exhausted: budget.onExhausted, allocation: budget.allocation }) : undefined,
     inputs: o.inputs,
     mapper: taskBody(o.mapper),

@@ -1,5 +1,5 @@
 /** Pipeline request bodies: the client's camelCase steps in the API's spelling. */
-import type { AgentStep, BatchConfig, ContextManagement, PipelineOptions, PipelineStep, ReduceTask, StepInput, SubtaskOptions } from "./types.js";
+import type { AgentLoopOptions, AgentStep, BatchConfig, CommonOptions, TokenBudget, ContextManagement, PipelineOptions, PipelineStep, ReduceTask, StepInput, SubtaskOptions } from "./types.js";
 
 export function compact(body: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
@@ -32,6 +32,27 @@ function inputsBody(inputs: Record<string, StepInput> | undefined): Record<strin
   );
 }
 
+const subtasksBody = (o: SubtaskOptions | undefined) =>
+  o ? compact({ enabled: o.enabled, max_depth: o.maxDepth, max_total_tokens: o.maxTotalTokens, timeout_secs: o.timeoutSecs }) : undefined;
+
+/** An agent loop's fields in the API's spelling (an agentic-map job's and a pipeline agent step's). */
+export function agentLoopBody(o: AgentLoopOptions): Record<string, unknown> {
+  return {
+    max_turns: o.maxTurns,
+    continuation_message: o.continuationMessage,
+    completion_marker: o.completionMarker,
+    read_only: o.readOnly,
+    tools: o.tools?.map((t) =>
+      t.type === "http"
+        ? compact({ type: "http", name: t.name, description: t.description, input_schema: t.inputSchema, url: t.url, read_only: t.readOnly })
+        : compact({ type: "mcp", url: t.url, allowed_tools: t.allowedTools }),
+    ),
+    max_context_tokens: o.maxContextTokens,
+    max_total_tokens: o.maxTotalTokens,
+    subtasks: subtasksBody(o.subtasks),
+  };
+}
+
 function agentFields(s: AgentStep): Record<string, unknown> {
   return {
     prompt_template: s.promptTemplate,
@@ -39,23 +60,9 @@ function agentFields(s: AgentStep): Record<string, unknown> {
     system_prompt: s.systemPrompt,
     temperature: s.temperature,
     max_tokens: s.maxTokens,
-    max_turns: s.maxTurns,
-    continuation_message: s.continuationMessage,
-    completion_marker: s.completionMarker,
-    read_only: s.readOnly,
-    tools: s.tools?.map((t) =>
-      t.type === "http"
-        ? compact({ type: "http", name: t.name, description: t.description, input_schema: t.inputSchema, url: t.url, read_only: t.readOnly })
-        : compact({ type: "mcp", url: t.url, allowed_tools: t.allowedTools }),
-    ),
-    max_context_tokens: s.maxContextTokens,
-    max_total_tokens: s.maxTotalTokens,
-    subtasks: subtasksBody(s.subtasks),
+    ...agentLoopBody(s),
   };
 }
-
-export const subtasksBody = (o: SubtaskOptions | undefined) =>
-  o ? compact({ enabled: o.enabled, max_depth: o.maxDepth, max_total_tokens: o.maxTotalTokens, timeout_secs: o.timeoutSecs }) : undefined;
 
 export function stepBody(s: PipelineStep): Record<string, unknown> {
   const base = { id: s.id, type: s.type, context_management: contextBody(s.contextManagement) };
@@ -78,7 +85,10 @@ export function stepBody(s: PipelineStep): Record<string, unknown> {
   }
 }
 
-export function pipelineFields(o: Omit<PipelineOptions, "onEvent" | "steps" | "inputs" | "contextManagement">): Record<string, unknown> {
+/** The fields every job-creating request shares (map-reduce has no `concurrency`). */
+type SharedFields = Omit<CommonOptions<never>, "onEvent" | "idempotencyKey" | "concurrency" | "tokenBudget"> & { concurrency?: number; tokenBudget?: TokenBudget };
+
+export function commonFields(o: SharedFields): Record<string, unknown> {
   return {
     model: o.model,
     system_prompt: o.systemPrompt,
@@ -90,10 +100,15 @@ export function pipelineFields(o: Omit<PipelineOptions, "onEvent" | "steps" | "i
     webhook: o.webhook,
     metadata: o.metadata,
     token_budget: o.tokenBudget ? compact({ total: o.tokenBudget.total, on_exhausted: o.tokenBudget.onExhausted }) : undefined,
-    retry_guidance: o.retryGuidance,
   };
 }
 
 export function pipelineBody(o: Omit<PipelineOptions, "onEvent">): Record<string, unknown> {
-  return compact({ ...pipelineFields(o), inputs: o.inputs, context_management: contextBody(o.contextManagement), steps: o.steps.map(stepBody) });
+  return compact({
+    ...commonFields(o),
+    retry_guidance: o.retryGuidance,
+    inputs: o.inputs,
+    context_management: contextBody(o.contextManagement),
+    steps: o.steps.map(stepBody),
+  });
 }

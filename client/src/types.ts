@@ -57,7 +57,7 @@ export interface Webhook {
   secret?: string;
 }
 
-interface CommonOptions<R> {
+export interface CommonOptions<R> {
   model: string;
   systemPrompt?: string;
   temperature?: number;
@@ -83,9 +83,8 @@ export interface MapOptions<S, R> extends CommonOptions<R> {
 export type HttpTool = { type: "http"; name: string; description?: string; inputSchema?: Record<string, unknown>; url: string; readOnly?: boolean };
 export type McpTool = { type: "mcp"; url: string; allowedTools?: string[] };
 
-export interface AgenticMapOptions extends CommonOptions<AgentMapResult> {
-  inputs: unknown[];
-  agentPromptTemplate: string;
+/** An agent's loop: the fields an agentic-map job and a pipeline's agent step share. */
+export interface AgentLoopOptions {
   maxTurns?: number;
   continuationMessage?: string;
   completionMarker?: string;
@@ -94,6 +93,11 @@ export interface AgenticMapOptions extends CommonOptions<AgentMapResult> {
   maxContextTokens?: number;
   maxTotalTokens?: number;
   subtasks?: SubtaskOptions;
+}
+
+export interface AgenticMapOptions extends CommonOptions<AgentMapResult>, AgentLoopOptions {
+  inputs: unknown[];
+  agentPromptTemplate: string;
 }
 
 /** Offer the agent a `spawn_subtask` tool: child sub-sessions with its model and tools. */
@@ -179,21 +183,13 @@ export interface LlmStep extends StepBase, ReduceTask {
   type: "llm";
   batch?: BatchConfig;
 }
-export interface AgentStep extends StepBase {
+export interface AgentStep extends StepBase, AgentLoopOptions {
   type: "agent";
   promptTemplate: string;
   model?: string;
   systemPrompt?: string;
   temperature?: number;
   maxTokens?: number;
-  maxTurns?: number;
-  continuationMessage?: string;
-  completionMarker?: string;
-  readOnly?: boolean;
-  tools?: (HttpTool | McpTool)[];
-  maxContextTokens?: number;
-  maxTotalTokens?: number;
-  subtasks?: SubtaskOptions;
   batch?: BatchConfig;
 }
 export interface ReduceStep extends StepBase {
