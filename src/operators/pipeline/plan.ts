@@ -269,10 +269,9 @@ function advance(spec: PipelineJobSpec, reader: PlanReader, trigger: TaskView | 
   return progress(spec, reader, step);
 }
 
-function unitVars(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): { store: Record<string, unknown>; finished: FinishedStep[]; own: Record<string, unknown> } {
-  const { store, finished } = storeBefore(spec, reader, spec.units.indexOf(unit));
-  const own = ownInputs(unit, store, (i) => reader.task(inputStage(unit, unit.inputTasks[i]?.name ?? ""), 0)?.output ?? null);
-  return { store, finished, own: own.inputs ?? {} };
+/** A step's own inputs as its template sees them: references resolved, literals, its input tasks' outputs. */
+function stepInputs(reader: PlanReader, unit: Unit, store: Record<string, unknown>): Record<string, unknown> {
+  return ownInputs(unit, store, (i) => reader.task(inputStage(unit, unit.inputTasks[i]?.name ?? ""), 0)?.output ?? null).inputs ?? {};
 }
 
 export const pipelineOperator: Operator<PipelineJobSpec> = {
@@ -300,14 +299,14 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
     if (!reader) throw new Error("pipeline tasks read the shared store");
     const { unit, part, input: which } = locate(spec, task.stage);
     const u = unit as Unit;
-    const { store, finished, own } = unitVars(spec, reader, u);
+    const { store, finished } = storeBefore(spec, reader, spec.units.indexOf(u));
     if (part === "inputs") {
       const input = u.inputTasks[which ?? 0];
       if (!input) return {};
       const ownOfTask = ownInputs(input, store, () => null).inputs ?? {};
       return stepVariables(input.context, store, ownOfTask, finished, input.reads);
     }
-    const base = stepVariables(u.context, store, own, finished, u.reads);
+    const base = stepVariables(u.context, store, stepInputs(reader, u, store), finished, u.reads);
     if (u.batch) return { ...base, [u.batch.as]: (task.input as { item: unknown }).item };
     if (u.reduce) {
       const entry = task.input as EntryInput;
