@@ -36,7 +36,7 @@ import { sweepWebhook, type CompletedEvent } from "./coordinator/webhook-sweep";
 import { BudgetKeeper, lostAfterMs } from "./coordinator/budget";
 import { D1Mirror } from "./coordinator/d1-mirror";
 import { childInput, childResult, childSeed, itemStages, type ChildInput } from "./coordinator/subtasks";
-import { ZERO, progressOf, stagesView, type Counters } from "./coordinator/progress";
+import { ZERO, cachedCounts, progressOf, stagesView, usageView, type Counters } from "./coordinator/progress";
 
 const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
 const QUEUE_GRACE_MS = 2_000; // the sweep picks up a backoff retry this long after its Queue message is due
@@ -413,7 +413,8 @@ export class JobCoordinator extends DurableObject<Env> {
       const work = this.#op.work(spec, parentStageOf(row.stage));
       const vars = () => this.#vars(row);
       const reserved = this.#budget.reserve(spec.budget, row.stage, work, vars);
-      if (reserved === null) return this.#budgetExhausted();
+      // Calls in flight may settle below what they reserve (a cached answer spends nothing): wait for them.
+      if (reserved === null) return this.#store.reservedTokens() > 0 ? undefined : this.#budgetExhausted();
       const slot = free[i] as number;
       const token = randomBase32(10);
       this.#store.markRunning(row, slot, token, now, reserved);
@@ -477,7 +478,7 @@ export class JobCoordinator extends DurableObject<Env> {
       ? { success, output: step.output, error: null, errorKind: null }
       : { success, output: null, error: step.error, errorKind: step.errorKind };
     const details = outcome.kind === "success" || outcome.kind === "permanent" ? (outcome.details ?? null) : null;
-    return this.#record(task, end, outcome.usage, details);
+    return this.#record(task, end, outcome.usage, details, outcome.kind === "success" ? (outcome.cached ?? null) : null);
   }
 
   /** Stores a finished task (an attempt's, or one the operator finished itself) and its result. */
@@ -486,6 +487,7 @@ export class JobCoordinator extends DurableObject<Env> {
     end: { success: boolean; output: unknown; error: string | null; errorKind: ErrorKind | null },
     attemptUsage: { input_tokens: number; output_tokens: number },
     details: Record<string, unknown> | null,
+    cached: { input_tokens: number; output_tokens: number } | null = null,
   ): Advance {
     const spec = this.#spec as JobSpec;
     const op = this.#op as Operator;
@@ -506,7 +508,8 @@ export class JobCoordinator extends DurableObject<Env> {
         details,
         sessionId: row.session_id,
       });
-      this.#bump({ completed: 1, succeeded: success ? 1 : 0, failed: success ? 0 : 1, seq: 1, ...usage });
+      if (cached) result.cached = true;
+      this.#bump({ completed: 1, succeeded: success ? 1 : 0, failed: success ? 0 : 1, seq: 1, ...usage, ...cachedCounts(cached) });
       const stage = this.#store.countStageDone(row.stage, success, usage);
       this.#store.addToOutbox(row.stage, result, this.#counters.seq);
       if (op.v1) {
@@ -644,7 +647,7 @@ export class JobCoordinator extends DurableObject<Env> {
       succeeded: c.succeeded,
       failed: c.failed,
       total_attempts: c.total_attempts,
-      usage: { input_tokens: c.input_tokens, output_tokens: c.output_tokens },
+      usage: usageView(c),
     };
   }
 

@@ -26,11 +26,12 @@ import type { AttemptOutcome } from "../src/engine/retry-policy";
 import { setupKey, type CallSpec, type PulledTask, type StageSetup, type StageWork, type TaskClaim, type TaskRef } from "../src/engine/types";
 import type { ProviderEndpoint } from "../src/llm/types";
 import { jobCoordinator } from "../src/objects";
+import type { CacheScope } from "../src/cache/response-cache";
 
 /** How long one invocation goes on taking its next task from its report; then a fresh `begin` starts the next invocation. */
 const PULL_FOR_MS = 60_000;
 
-type Stage = { call: CallSpec; compiled: CompiledCall; endpoint: ProviderEndpoint | null };
+type Stage = { call: CallSpec; compiled: CompiledCall; endpoint: ProviderEndpoint | null; cache: CacheScope | null };
 
 export class MapWorker extends DurableObject<Env> {
   #job: string | null = null; // the job whose stages are cached (keyed `<round>:<stage>`)
@@ -99,7 +100,13 @@ export class MapWorker extends DurableObject<Env> {
     const work = setup ? setup.work : ((await coordinator.work(ref.stage)) as StageWork | null);
     if (!work || work.kind !== "call") return null;
     const endpoint = setup ? setup.endpoint : await endpointData(this.env, work.tenantId, parseModel(work.call.model).provider);
-    const stage: Stage = { call: work.call, compiled: compileCall(work.call, renderLimits(this.env)), endpoint: endpointFrom(this.env, endpoint) };
+    const ttlSecs = work.call.cacheTtlSecs ?? null;
+    const stage: Stage = {
+      call: work.call,
+      compiled: compileCall(work.call, renderLimits(this.env)),
+      endpoint: endpointFrom(this.env, endpoint),
+      cache: ttlSecs ? { db: this.env.DB, tenantId: work.tenantId, ttlSecs } : null,
+    };
     this.#stages.set(key, stage);
     return stage;
   }
@@ -108,7 +115,7 @@ export class MapWorker extends DurableObject<Env> {
     try {
       const stage = await this.#stage(ref, claim.setup);
       if (!stage) return { kind: "crash", error: "the task's stage has no model call", usage: { input_tokens: 0, output_tokens: 0 } };
-      return await runAttempt(this.env, stage.call, stage.compiled, stage.endpoint, claim.vars, claim.problems);
+      return await runAttempt(this.env, stage.call, stage.compiled, stage.endpoint, claim.vars, claim.problems, stage.cache);
     } catch (err) {
       console.error("attempt crashed", err);
       return { kind: "crash", error: "the attempt failed with an internal error", usage: { input_tokens: 0, output_tokens: 0 } };

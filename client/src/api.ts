@@ -84,6 +84,12 @@ export type Budget = {
   };
 } | null;
 
+/** Reuse this tenant's earlier validated answer to an identical call (model, endpoint, system prompt, rendered prompt, output schema, temperature, max_tokens) made within ttl_secs: no tokens spent, the result says `cached: true`, and the job's usage counts it under `cached`. Never shared across tenants. Agent calls are never cached. */
+export type CacheConfig = {
+  /** How old a cached answer may be, in seconds (1–2592000: 30 days) */
+  ttl_secs: number;
+} | null;
+
 export type CreatedApiKey = {
   id: string;
   /** The secret key. Shown once; only its hash is stored. */
@@ -106,6 +112,8 @@ export type ErrorKind = "timeout" | "validation" | "llm_error" | "schema_error" 
 export type Estimate = {
   estimate: {
     calls: number;
+    /** Of `calls`, those the job's response cache already answers (prompts known before the job runs); they count no tokens */
+    cached_calls: number;
     input_tokens: number;
     output_tokens: number;
     total_tokens: number;
@@ -142,7 +150,7 @@ export type Job = {
   succeeded: number;
   failed: number;
   total_attempts: number;
-  usage: Usage;
+  usage: JobUsage;
   metadata: {
     [key: string]: unknown;
   };
@@ -196,6 +204,8 @@ export type JobResumedEvent = {
   job_id: string;
 };
 
+export type JobUsage = unknown;
+
 export type MapCompletedEvent = {
   job_id: string;
   status: "queued" | "running" | "paused" | "completed" | "cancelled" | "failed";
@@ -204,7 +214,7 @@ export type MapCompletedEvent = {
   succeeded: number;
   failed: number;
   total_attempts: number;
-  usage: Usage;
+  usage: JobUsage;
   /** Staged jobs: the job's final value */
   output?: unknown;
   /** Staged jobs: the failure context */
@@ -299,6 +309,7 @@ export type MapReduceRequest = {
   } | null;
   temperature?: number | null;
   retry_guidance?: string;
+  cache?: CacheConfig;
 };
 
 export type MapRequest = {
@@ -324,6 +335,7 @@ export type MapRequest = {
   temperature?: number | null;
   concurrency?: number;
   retry_guidance?: string;
+  cache?: CacheConfig;
 };
 
 export type MapResult = {
@@ -335,6 +347,8 @@ export type MapResult = {
   error_kind: ErrorKind;
   attempts: number;
   usage: Usage;
+  /** Present and true when the output came from the response cache (usage is then zero) */
+  cached?: boolean;
 };
 
 export type MapStartedEvent = {
@@ -383,6 +397,7 @@ export type PipelineRequest = {
   temperature?: number | null;
   concurrency?: number;
   retry_guidance?: string;
+  cache?: CacheConfig;
 };
 
 export type ProviderCredential = {
@@ -447,6 +462,7 @@ export type ReduceRequest = {
   temperature?: number | null;
   concurrency?: number;
   retry_guidance?: string;
+  cache?: CacheConfig;
 };
 
 export type ResultPage = {
@@ -541,6 +557,8 @@ export type TaskResult = {
   error_kind: ErrorKind;
   attempts: number;
   usage: Usage;
+  /** Present and true when the output came from the response cache (usage is then zero) */
+  cached?: boolean;
   [key: string]: unknown;
 };
 

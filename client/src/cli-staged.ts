@@ -34,6 +34,12 @@ export function budgetFlag(values: Flags) {
   return { total, onExhausted: onExhausted as "pause" | "fail" | undefined };
 }
 
+/** `--cache TTL_SECS`: the response cache for the job's calls. */
+export function cacheFlag(values: Flags) {
+  const ttlSecs = int(values.cache, "--cache");
+  return ttlSecs === undefined ? undefined : { ttlSecs };
+}
+
 /** A fold's options from flags: `--input` is a JSON list or object (named inputs), JSONL or CSV. */
 export function reduceOptions(values: Flags, inputs: unknown[] | Record<string, unknown>): ReduceOptions {
   const initial = values.initial;
@@ -50,6 +56,7 @@ export function reduceOptions(values: Flags, inputs: unknown[] | Record<string, 
     timeoutSecs: int(values.timeout, "--timeout"),
     systemPrompt: typeof values.system === "string" ? values.system : undefined,
     tokenBudget: budgetFlag(values),
+    cache: cacheFlag(values),
   };
 }
 
@@ -82,6 +89,7 @@ export function mapReduceOptions(values: Flags, inputs: unknown[]): MapReduceOpt
     maxRetries: int(values["max-retries"], "--max-retries"),
     timeoutSecs: int(values.timeout, "--timeout"),
     tokenBudget: budget,
+    cache: cacheFlag(values),
   };
 }
 

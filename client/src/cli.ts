@@ -9,7 +9,7 @@ import { extname } from "node:path";
 import { parseArgs } from "node:util";
 import { Fanout, FanoutError, type MapResult } from "./index.js";
 import {
-  budgetFlag, int, mapReduceOptions, need, reduceOptions, runMapReduce, runRecover, runReduce, runResume, UsageError, type Flags,
+  budgetFlag, cacheFlag, int, mapReduceOptions, need, reduceOptions, runMapReduce, runRecover, runReduce, runResume, UsageError, type Flags,
 } from "./cli-staged.js";
 import { estimatePipeline, runPipeline } from "./cli-pipeline.js";
 import { parseCsv } from "./csv.js";
@@ -17,15 +17,15 @@ import { Progress } from "./progress.js";
 
 const USAGE = `usage:
   fanout map --model M --template FILE [--schema FILE] --input FILE(.jsonl|.csv|.json) [--out FILE] [--concurrency N]
-             [--max-retries N] [--timeout SECS] [--system TEXT] [--budget TOKENS [--on-exhausted pause|fail]]
+             [--max-retries N] [--timeout SECS] [--system TEXT] [--budget TOKENS [--on-exhausted pause|fail]] [--cache TTL_SECS]
   fanout reduce --model M --reduction-template FILE [--schema FILE] [--inner-template FILE [--inner-schema FILE]]
              --input FILE (a .json list or object of named inputs, .jsonl, .csv) [--initial JSON] [--out FILE]
-             [--concurrency N] [--budget TOKENS]
+             [--concurrency N] [--budget TOKENS] [--cache TTL_SECS]
   fanout map-reduce --model M --mapper-template FILE [--mapper-schema FILE] --reducer-template FILE [--schema FILE]
              [--synthesis-template FILE [--synthesis-schema FILE]] --input FILE(.jsonl|.csv|.json) [--docs-per-mapper N]
              [--concurrency N] [--strategy hierarchical|flat|category] [--fan-in N] [--shuffle-key PATH]
              [--dedupe-fields F1,F2] [--conflict first|most_frequent|highest_confidence] [--map-failures continue]
-             [--budget TOKENS] [--out FILE]
+             [--budget TOKENS] [--cache TTL_SECS] [--out FILE]
   fanout pipeline run FILE(.json|.xml) [--model M] [--inputs FILE.json] [--out FILE]
              (FILE: the POST /v1/pipelines body, or the XML task format; --model and --inputs fill what it leaves out)
   fanout estimate map|reduce|map-reduce (the flags of that command): the dry-run estimate, nothing is created
@@ -93,6 +93,7 @@ function mapOptions(values: Flags, inputs: unknown[]) {
     timeoutSecs: int(values.timeout, "--timeout"),
     systemPrompt: typeof values.system === "string" ? values.system : undefined,
     tokenBudget: budgetFlag(values),
+    cache: cacheFlag(values),
   };
 }
 
@@ -154,6 +155,7 @@ export async function main(argv: string[]): Promise<number> {
       timeout: { type: "string" },
       system: { type: "string" },
       budget: { type: "string" },
+      cache: { type: "string" },
       "on-exhausted": { type: "string" },
       "reduction-template": { type: "string" },
       "inner-template": { type: "string" },

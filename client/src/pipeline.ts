@@ -100,6 +100,7 @@ export function commonFields(o: SharedFields): Record<string, unknown> {
     webhook: o.webhook,
     metadata: o.metadata,
     token_budget: o.tokenBudget ? compact({ total: o.tokenBudget.total, on_exhausted: o.tokenBudget.onExhausted }) : undefined,
+    cache: o.cache ? { ttl_secs: o.cache.ttlSecs } : undefined,
   };
 }
 

@@ -68,6 +68,8 @@ export interface CommonOptions<R> {
   webhook?: Webhook;
   metadata?: Record<string, unknown>;
   tokenBudget?: TokenBudget;
+  /** The response cache: reuse this tenant's validated answers to identical calls made within ttlSecs (not for agents). */
+  cache?: { ttlSecs: number };
   idempotencyKey?: string;
   onEvent?: EventHandlers<R>;
 }
@@ -95,7 +97,7 @@ export interface AgentLoopOptions {
   subtasks?: SubtaskOptions;
 }
 
-export interface AgenticMapOptions extends CommonOptions<AgentMapResult>, AgentLoopOptions {
+export interface AgenticMapOptions extends Omit<CommonOptions<AgentMapResult>, "cache">, AgentLoopOptions {
   inputs: unknown[];
   agentPromptTemplate: string;
 }

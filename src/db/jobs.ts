@@ -24,6 +24,9 @@ export interface JobRow {
   total_attempts: number;
   input_tokens: number;
   output_tokens: number;
+  cached_calls: number;
+  cached_input_tokens: number;
+  cached_output_tokens: number;
   metadata: string;
   idempotency_key: string | null;
   request_hash: string;
@@ -49,6 +52,9 @@ export interface JobProgress {
   total_attempts: number;
   input_tokens: number;
   output_tokens: number;
+  cached_calls: number;
+  cached_input_tokens: number;
+  cached_output_tokens: number;
   completed_at: string | null;
   stage: string | null;
   stages: unknown[];
@@ -148,11 +154,12 @@ export async function writeJobProgress(db: D1Database, jobId: string, progress: 
     db
       .prepare(
         `UPDATE jobs SET status = ?, total = ?, completed = ?, succeeded = ?, failed = ?, total_attempts = ?,
-           input_tokens = ?, output_tokens = ?, completed_at = ?, stage = ?, stages = ?, output = ?, error = ?, budget = ?,
-           pause_reason = ? WHERE id = ?`,
+           input_tokens = ?, output_tokens = ?, cached_calls = ?, cached_input_tokens = ?, cached_output_tokens = ?,
+           completed_at = ?, stage = ?, stages = ?, output = ?, error = ?, budget = ?, pause_reason = ? WHERE id = ?`,
       )
       .bind(progress.status, progress.total, progress.completed, progress.succeeded, progress.failed, progress.total_attempts,
-        progress.input_tokens, progress.output_tokens, progress.completed_at, progress.stage, JSON.stringify(progress.stages),
+        progress.input_tokens, progress.output_tokens, progress.cached_calls, progress.cached_input_tokens, progress.cached_output_tokens,
+        progress.completed_at, progress.stage, JSON.stringify(progress.stages),
         progress.output === undefined ? null : JSON.stringify(progress.output), progress.error ? JSON.stringify(progress.error) : null,
         progress.budget ? JSON.stringify(progress.budget) : null, progress.pause_reason, jobId),
   );

@@ -1,7 +1,8 @@
 /**
  * Runs one attempt of one call task (any operator's): render the prompt from the task's
  * variables, call the model, extract JSON, validate. Never throws: every failure becomes an
- * AttemptOutcome the retry policy understands.
+ * AttemptOutcome the retry policy understands. With the job's response cache, an identical
+ * earlier call's validated answer is used instead of a call (`cached`: what that call cost).
  */
 import { extractJson } from "../output/extract-json";
 import { compileOutputSchema, type OutputValidator } from "../output/validate";
@@ -12,6 +13,7 @@ import { classify, describeFailure, retryAfterMs } from "../llm/errors";
 import { parseModel } from "../llm/models";
 import type { ProviderEndpoint, Usage } from "../llm/types";
 import { promptWithGuidance, type AttemptOutcome } from "./retry-policy";
+import { callKey, lookup, remember, type CacheScope } from "../cache/response-cache";
 import type { CallSpec } from "./types";
 
 const NO_USAGE: Usage = { input_tokens: 0, output_tokens: 0 };
@@ -72,13 +74,20 @@ export async function runAttempt(
   endpoint: ProviderEndpoint | null,
   vars: Record<string, unknown>,
   problems: string[] | null,
+  cache: CacheScope | null = null,
 ): Promise<AttemptOutcome> {
-  let prompt: string;
+  let rendered: string;
   try {
-    prompt = promptWithGuidance(job.template.renderVars(vars), spec.retryGuidance, problems);
+    rendered = job.template.renderVars(vars);
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     return { kind: "permanent", error: `The template could not be rendered for this item: ${message}`, errorKind: "validation", usage: NO_USAGE };
+  }
+  const key = cache ? await callKey(cache.tenantId, spec, endpoint?.baseUrl ?? null, rendered) : null;
+  if (cache && key) {
+    const hit = await lookup(cache, key);
+    const reused = hit ? interpretText(hit.text, job, spec.maxOutputBytes, NO_USAGE) : null;
+    if (hit && reused?.kind === "success") return { ...reused, cached: hit.usage };
   }
   try {
     const response = await callModel(
@@ -86,7 +95,7 @@ export async function runAttempt(
       {
         model: parseModel(spec.model),
         system: spec.systemPrompt,
-        messages: [{ role: "user", content: prompt }],
+        messages: [{ role: "user", content: promptWithGuidance(rendered, spec.retryGuidance, problems) }],
         temperature: spec.temperature,
         maxTokens: spec.maxTokens,
         timeoutMs: spec.timeoutMs,
@@ -94,7 +103,9 @@ export async function runAttempt(
       },
       endpoint,
     );
-    return interpretText(response.text, job, spec.maxOutputBytes, response.usage);
+    const outcome = interpretText(response.text, job, spec.maxOutputBytes, response.usage);
+    if (cache && key && outcome.kind === "success") await remember(cache, key, { text: response.text, usage: response.usage });
+    return outcome;
   } catch (err) {
     const error = describeFailure(err);
     switch (classify(err)) {

@@ -5,8 +5,8 @@
  * is rendered without them and bounded by those outputs' `max_tokens` (the operator says how).
  */
 import type { RenderLimits } from "../template/budget";
-import { ESTIMATE_METHOD, outputBound, promptEstimate, StageTemplates } from "./estimate";
-import type { JobSpecBase, Operator, Plan } from "./types";
+import { ESTIMATE_METHOD, outputBound, promptTokens, renderedPrompt, StageTemplates } from "./estimate";
+import type { CallSpec, JobSpecBase, Operator, Plan } from "./types";
 
 export interface StageEstimate {
   calls: number;
@@ -16,6 +16,7 @@ export interface StageEstimate {
 
 export interface Estimate {
   calls: number;
+  cached_calls: number; // of `calls`: those the response cache already answers (prompts known before the job runs)
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
@@ -23,41 +24,66 @@ export interface Estimate {
   method: string;
 }
 
-/** `plan` is the job's plan (`op.plan(spec, inputs)`), computed once by the submission. */
-export function estimateJob<S extends JobSpecBase>(
-  op: Operator<S>,
-  spec: S,
-  plan: Plan,
-  limits: RenderLimits,
-): Estimate {
-  const byStage: Record<string, StageEstimate> = {};
-  for (const stage of plan.stages) if (!stage.skipped) byStage[stage.name] = { calls: 0, input_tokens: 0, output_tokens: 0 };
+/** One task's share of an estimate; `exact`: its call and prompt, when the prompt is known before the job runs. */
+export interface TaskEstimate {
+  stage: string;
+  calls: number;
+  input_tokens: number;
+  output_tokens: number;
+  exact: { call: CallSpec; prompt: string } | null;
+}
+
+/** Every task of the plan, rendered as it would be; `plan` is the job's plan (`op.plan(spec, inputs)`), computed once by the submission. */
+export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, plan: Plan, limits: RenderLimits): { tasks: TaskEstimate[]; stages: string[]; notes: string[] } {
   const templates = new StageTemplates(limits);
   let bounded = false;
   let agents = false;
   const assumed = op.estimateTasks?.(spec, plan);
+  const tasks: TaskEstimate[] = [];
   for (const task of assumed?.tasks ?? plan.tasks) {
     const work = op.work(spec, task.stage);
     const call = work.kind === "call" ? work.call : work.agent;
     const { vars, boundTokens } = op.estimateVars ? op.estimateVars(spec, task) : { vars: op.vars(spec, task), boundTokens: 0 };
     bounded ||= boundTokens > 0;
     agents ||= work.kind === "agent";
-    const prompt = promptEstimate(templates.get(task.stage, work), vars, call.systemPrompt);
+    const prompt = renderedPrompt(templates.get(task.stage, work), vars);
     const calls = work.kind === "agent" ? work.agent.maxTurns : 1; // an agent's turns: the upper bound
-    const stage = (byStage[task.stage] ??= { calls: 0, input_tokens: 0, output_tokens: 0 });
-    stage.calls += calls;
-    stage.input_tokens += (prompt + boundTokens) * calls;
-    stage.output_tokens += outputBound(call.maxTokens) * calls;
+    tasks.push({
+      stage: task.stage,
+      calls,
+      input_tokens: ((prompt === null ? 0 : promptTokens(prompt, call.systemPrompt)) + boundTokens) * calls,
+      output_tokens: outputBound(call.maxTokens) * calls,
+      exact: work.kind === "call" && boundTokens === 0 && !assumed && prompt !== null ? { call: work.call, prompt } : null,
+    });
   }
-  const stages = Object.values(byStage);
-  const input = stages.reduce((n, s) => n + s.input_tokens, 0);
-  const output = stages.reduce((n, s) => n + s.output_tokens, 0);
   const notes = [`${ESTIMATE_METHOD}: prompts rendered and counted at ceil(characters / 4); outputs at max_tokens (1,024 when unset)`];
   if (bounded) notes.push("prompts that hold earlier outputs count those outputs at their max_tokens bound");
   if (assumed) notes.push(assumed.note);
   if (agents) notes.push("agent items count max_turns calls, each with the first prompt");
+  return { tasks, stages: plan.stages.filter((s) => !s.skipped).map((s) => s.name), notes };
+}
+
+/**
+ * The estimate of the job; `cached` lists the tasks (by position in `tasks`) the response cache
+ * already answers: counted in `cached_calls`, at no tokens.
+ */
+export function summarize(estimates: ReturnType<typeof taskEstimates>, cached: ReadonlySet<number> = new Set()): Estimate {
+  const byStage: Record<string, StageEstimate> = {};
+  for (const name of estimates.stages) byStage[name] = { calls: 0, input_tokens: 0, output_tokens: 0 };
+  estimates.tasks.forEach((task, i) => {
+    const stage = (byStage[task.stage] ??= { calls: 0, input_tokens: 0, output_tokens: 0 });
+    stage.calls += task.calls;
+    if (cached.has(i)) return;
+    stage.input_tokens += task.input_tokens;
+    stage.output_tokens += task.output_tokens;
+  });
+  const stages = Object.values(byStage);
+  const input = stages.reduce((n, s) => n + s.input_tokens, 0);
+  const output = stages.reduce((n, s) => n + s.output_tokens, 0);
+  const notes = cached.size > 0 ? [...estimates.notes, "calls the response cache already answers count no tokens"] : estimates.notes;
   return {
     calls: stages.reduce((n, s) => n + s.calls, 0),
+    cached_calls: cached.size,
     input_tokens: input,
     output_tokens: output,
     total_tokens: input + output,

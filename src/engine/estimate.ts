@@ -45,11 +45,17 @@ export class StageTemplates {
   }
 }
 
-/** The tokens of one call's rendered prompt; 0 when it cannot render (that task fails without a call). */
-export function promptEstimate(template: CompiledTemplate, vars: Record<string, unknown>, system: string | null): number {
+/** One call's rendered prompt; null when it cannot render (that task fails without a call). */
+export function renderedPrompt(template: CompiledTemplate, vars: Record<string, unknown>): string | null {
   try {
-    return promptTokens(template.renderVars(vars), system);
+    return template.renderVars(vars);
   } catch {
-    return 0;
+    return null;
   }
+}
+
+/** The tokens of one call's rendered prompt; 0 when it cannot render. */
+export function promptEstimate(template: CompiledTemplate, vars: Record<string, unknown>, system: string | null): number {
+  const prompt = renderedPrompt(template, vars);
+  return prompt === null ? 0 : promptTokens(prompt, system);
 }

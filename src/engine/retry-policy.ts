@@ -24,7 +24,7 @@ export type ErrorKind = "timeout" | "validation" | "llm_error" | "schema_error" 
 type Details = { details?: Record<string, unknown> | null };
 
 export type AttemptOutcome =
-  | ({ kind: "success"; output: unknown; usage: Usage } & Details)
+  | ({ kind: "success"; output: unknown; usage: Usage; cached?: Usage } & Details) // cached: from the response cache; what the original call cost
   | { kind: "invalid"; error: string; problems: string[]; usage: Usage }
   | { kind: "transient"; error: string; retryAfterMs: number | null; usage: Usage }
   | { kind: "timeout"; error: string; usage: Usage }

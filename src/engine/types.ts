@@ -29,6 +29,8 @@ export interface CallSpec {
   maxOutputBytes: number;
   /** `extractions`: the output must be a list of objects, or an object whose `extractions` is one (map-reduce mappers). */
   shape?: "extractions";
+  /** The job's response cache: answers of identical calls within this many seconds are reused. */
+  cacheTtlSecs?: number | null;
 }
 
 export type ToolConfig =

@@ -14,7 +14,8 @@ import { endpointProblem, resolveEndpoint } from "../llm/call-model";
 import { parseModel } from "../llm/models";
 import { webhookUrlProblem } from "../webhooks/policy";
 import { secretProblem } from "../webhooks/signing";
-import { budgetSuggestions, estimateJob, type Estimate } from "../engine/estimate-job";
+import { budgetSuggestions, summarize, taskEstimates, type Estimate } from "../engine/estimate-job";
+import { cachedTasks } from "../cache/estimate";
 import { DEFAULT_MAX_TOKENS } from "../engine/estimate";
 import { operatorFor, type JobSpec } from "../operators/registry";
 import { jobCoordinator } from "../objects";
@@ -62,6 +63,7 @@ export interface CommonJobRequest {
   webhook?: { url: string; secret?: string } | null;
   metadata: Record<string, unknown>;
   token_budget?: { total: number; on_exhausted: "pause" | "fail" } | null;
+  cache?: { ttl_secs: number } | null;
 }
 
 /** The spec fields every operator shares, from the request fields every operator shares. */
@@ -111,15 +113,20 @@ export async function submitJob(env: Env, tenantId: string, prepared: Prepared, 
   const { spec, body } = prepared;
   checkSizes(env, prepared.values);
   checkWebhook(env, body.webhook);
+  const baseUrls = new Map<string, string | null>();
   for (const name of modelsOf(spec)) {
     const model = parseModel(name);
-    const problem = endpointProblem(model.provider, await resolveEndpoint(env, tenantId, model.provider), env);
+    const endpoint = await resolveEndpoint(env, tenantId, model.provider);
+    const problem = endpointProblem(model.provider, endpoint, env);
     if (problem) throw new ApiError(400, "invalid_request", problem, { details: [{ path: "model", message: problem }] });
+    baseUrls.set(name, endpoint?.baseUrl ?? null);
   }
   const op = operatorFor(spec);
   const plan = op.plan(spec, prepared.inputs);
   if (dryRun || spec.budget) {
-    const estimate = estimateJob(op, spec, plan, renderLimits(env));
+    const tasks = taskEstimates(op, spec, plan, renderLimits(env));
+    const cached = body.cache ? await cachedTasks(env.DB, tenantId, tasks.tasks, (model) => baseUrls.get(model) ?? null) : undefined;
+    const estimate = summarize(tasks, cached);
     if (dryRun) return { dryRun: estimate };
     if (spec.budget && estimate.total_tokens > spec.budget.total) {
       throw new ApiError(422, "token_budget_exceeded", `The job's estimate (${estimate.total_tokens} tokens) is over its token_budget.total (${spec.budget.total}).`, {

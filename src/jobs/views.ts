@@ -1,5 +1,6 @@
 /** Shapes stored rows into the API's response bodies, and encodes opaque cursors. */
 import type { JobRow } from "../db/jobs";
+import { usageView } from "../../durable-objects/coordinator/progress";
 import type { JobType } from "../engine/types";
 import { ApiError } from "../lib/errors";
 import type { z } from "@hono/zod-openapi";
@@ -18,7 +19,7 @@ export function jobView(row: JobRow) {
     succeeded: row.succeeded,
     failed: row.failed,
     total_attempts: row.total_attempts,
-    usage: { input_tokens: row.input_tokens, output_tokens: row.output_tokens },
+    usage: usageView(row),
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
     created_at: row.created_at,
     completed_at: row.completed_at,

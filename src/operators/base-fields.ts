@@ -6,6 +6,7 @@ import { z } from "@hono/zod-openapi";
 import { ModelSchema, TimeoutSecsSchema } from "../schemas/common";
 import { MAX_URL_CHARS } from "../net/destination";
 import { TokenBudgetSchema } from "./budget-schema";
+import { MAX_CACHE_TTL_SECS } from "../cache/response-cache";
 
 export const DEFAULT_RETRY_GUIDANCE =
   "Your previous response was not valid JSON. Return only a JSON object matching the required schema.";
@@ -31,6 +32,17 @@ export const callOverrideFields = {
   temperature: z.number().min(0).max(2).nullish(),
 };
 
+/** The response cache, opt-in per job; for operators whose tasks are single model calls. */
+export const CacheSchema = z
+  .strictObject({
+    ttl_secs: z.number().int().min(1).max(MAX_CACHE_TTL_SECS).openapi({ description: `How old a cached answer may be, in seconds (1–${MAX_CACHE_TTL_SECS}: 30 days)` }),
+  })
+  .openapi("CacheConfig", {
+    description:
+      "Reuse this tenant's earlier validated answer to an identical call (model, endpoint, system prompt, rendered prompt, output schema, temperature, max_tokens) made within ttl_secs: no tokens spent, the result says `cached: true`, and the job's usage counts it under `cached`. Never shared across tenants. Agent calls are never cached.",
+    example: { ttl_secs: 86400 },
+  });
+
 /** Every operator's fields. */
 export const sharedJobFields = {
   model: ModelSchema,
@@ -49,4 +61,5 @@ export const baseJobFields = {
   temperature: z.number().min(0).max(2).nullish().default(0),
   concurrency: z.number().int().min(1).max(128).default(16),
   retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),
+  cache: CacheSchema.nullish(),
 };

@@ -42,5 +42,6 @@ export function taskCall(env: Env, defaults: TaskDefaults, task: TaskFields, fie
     timeoutMs: Math.round(defaults.timeout_secs * 1000),
     retryGuidance: defaults.retry_guidance,
     maxOutputBytes: limits(env).maxOutputBytes,
+    cacheTtlSecs: defaults.cache?.ttl_secs ?? null,
   };
 }

@@ -4,7 +4,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { UsageSchema } from "./map";
-import { BudgetSchema, JobErrorSchema, JOB_STATUSES, TaskResultSchema } from "./jobs";
+import { BudgetSchema, JobErrorSchema, JobUsageSchema, JOB_STATUSES, TaskResultSchema } from "./jobs";
 
 export const EVENT_SCHEMAS = {
   MapStartedEvent: z.object({
@@ -23,7 +23,7 @@ export const EVENT_SCHEMAS = {
     succeeded: z.number().int(),
     failed: z.number().int(),
     total_attempts: z.number().int(),
-    usage: UsageSchema,
+    usage: JobUsageSchema,
     output: z.unknown().optional().openapi({ description: "Staged jobs: the job's final value" }),
     error: JobErrorSchema.nullable().optional().openapi({ description: "Staged jobs: the failure context" }),
   }),

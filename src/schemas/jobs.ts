@@ -14,12 +14,19 @@ export const TaskResultSchema = z
     error_kind: ErrorKindSchema,
     attempts: z.number().int(),
     usage: UsageSchema,
+    cached: z.boolean().optional().openapi({ description: "Present and true when the output came from the response cache (usage is then zero)" }),
   })
   .catchall(z.unknown())
   .openapi("TaskResult", { description: "A finished task of a staged job; each operator adds its fields (reduce: `name`, `accumulator`)" });
 
 const ItemResultSchema = z.union([MapResultSchema, AgentMapResultSchema, TaskResultSchema]);
 export type ItemResult = z.infer<typeof ItemResultSchema>;
+
+export const JobUsageSchema = UsageSchema.extend({
+  cached: z
+    .object({ calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int() })
+    .openapi({ description: "Calls answered from the response cache (no tokens spent; not in input_tokens/output_tokens) and the tokens their original calls cost" }),
+}).openapi("JobUsage");
 
 export const JOB_STATUSES = ["queued", "running", "paused", "completed", "cancelled", "failed"] as const;
 
@@ -49,6 +56,7 @@ export const EstimateSchema = z
   .object({
     estimate: z.object({
       calls: z.number().int(),
+      cached_calls: z.number().int().openapi({ description: "Of `calls`, those the job's response cache already answers (prompts known before the job runs); they count no tokens" }),
       input_tokens: z.number().int(),
       output_tokens: z.number().int(),
       total_tokens: z.number().int(),
@@ -69,7 +77,7 @@ export const JobSchema = z
     succeeded: z.number().int(),
     failed: z.number().int(),
     total_attempts: z.number().int(),
-    usage: UsageSchema,
+    usage: JobUsageSchema,
     metadata: z.record(z.string(), z.unknown()),
     created_at: z.string(),
     completed_at: z.string().nullable(),

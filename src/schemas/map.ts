@@ -41,6 +41,7 @@ export const MapResultSchema = z
     error_kind: ErrorKindSchema,
     attempts: z.number().int(),
     usage: UsageSchema,
+    cached: z.boolean().optional().openapi({ description: "Present and true when the output came from the response cache (usage is then zero)" }),
   })
   .openapi("MapResult");
 

@@ -60,6 +60,19 @@ describe("fanout CLI", () => {
     expect(run.stderr).toMatch(/done with failures: 3\/3 items, 2 succeeded, 1 failed/);
   });
 
+  it("--cache TTL_SECS: a second run is answered from the response cache, and the estimate says so", async () => {
+    const { dir, env } = await setup();
+    const tag = uniqueTag("cli-cache");
+    writeFileSync(join(dir, "items.jsonl"), [0, 1].map((i) => JSON.stringify({ title: `t${i}`, d: fake(tag, i) })).join("\n"));
+    const args = ["--model", "openai/gpt-4o-mini", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.jsonl"), "--cache", "3600"];
+    expect((await fanoutCli(["map", ...args], env)).code).toBe(0);
+    const estimate = await fanoutCli(["estimate", "map", ...args], env);
+    expect(JSON.parse(estimate.stdout)).toMatchObject({ calls: 2, cached_calls: 2, total_tokens: 0 });
+    const again = await fanoutCli(["map", ...args], env);
+    expect(again.stdout.trim().split("\n").map((l) => JSON.parse(l).cached)).toEqual([true, true]);
+    expect((await fanoutCli(["map", ...args.slice(0, -2), "--cache", "0"], env)).code).toBe(2); // the API's 400
+  });
+
   it("lists jobs, shows status and results, and cancels", async () => {
     const { dir, env } = await setup();
     const tag = uniqueTag("cli-jobs");

@@ -1,5 +1,5 @@
 /**
- * The README's v2 examples (reduce, map-reduce, pipelines in JSON and XML, recover, resume, dry run), extracted and sent as written to
+ * The README's v2 examples (reduce, map-reduce, pipelines in JSON and XML, recover, resume, dry run, cache), extracted and sent as written to
  * the test server (whose `openai/…` models are the fake model server).
  */
 import { readFileSync } from "node:fs";
@@ -79,6 +79,14 @@ describe("the README's v2 examples", () => {
     const shown = readme.slice(readme.indexOf("<!-- example: POST /v1/map?dry_run=true -->"));
     const answer = /```json\n(\{"estimate"[\s\S]*?)```/.exec(shown)?.[1] ?? "{}";
     expect(res.body).toEqual(JSON.parse(answer));
+  });
+
+  it("cache: sent twice as written, the second job is answered from the cache", async () => {
+    const { key } = await newTenant(base());
+    const body = example("POST /v1/map with cache");
+    const run = async () => waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body })).body.job_id);
+    expect(await run()).toMatchObject({ status: "completed", usage: { cached: { calls: 0 } } });
+    expect(await run()).toMatchObject({ status: "completed", usage: { input_tokens: 0, output_tokens: 0, cached: { calls: 2 } } });
   });
 
   it("recover: the body re-runs a failed item with its overrides", async () => {

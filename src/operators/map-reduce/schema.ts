@@ -1,6 +1,6 @@
 /** Request schema of POST /v1/map-reduce, built from the shared base fields. */
 import { z } from "@hono/zod-openapi";
-import { callOverrideFields, sharedJobFields } from "../base-fields";
+import { CacheSchema, callOverrideFields, sharedJobFields } from "../base-fields";
 import { DEFAULT_RETRY_GUIDANCE } from "../base-fields";
 
 export const MAX_DOCUMENTS = 10_000;
@@ -35,6 +35,7 @@ export const MapReduceRequestSchema = z
     ...sharedJobFields,
     temperature: z.number().min(0).max(2).nullish().default(0),
     retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),
+    cache: CacheSchema.nullish(),
     token_budget: z
       .strictObject({
         total: z.number().int().positive().max(1e12),

@@ -27,6 +27,7 @@ export async function submitMapJob(env: Env, tenantId: string, body: MapRequest,
       timeoutMs: Math.round(body.timeout_secs * 1000),
       retryGuidance: body.retry_guidance,
       maxOutputBytes: limits(env).maxOutputBytes,
+      cacheTtlSecs: body.cache?.ttl_secs ?? null,
     },
   };
   return submitJob(env, tenantId, { spec, body, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
