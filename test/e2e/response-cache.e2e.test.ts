@@ -133,6 +133,30 @@ describe("the response cache", () => {
     expect(second.usage.cached.calls).toBe(1);
   });
 
+  it("serves a pipeline's steps and batch elements, and a reduce's fold, from the cache on a second run", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("pipe");
+    const pipeline = {
+      inputs: { topic: "tides", questions: ["q1", "q2", "q3"] },
+      model: "openai/gpt-4o-mini",
+      steps: [
+        { id: "outline", type: "llm", prompt_template: `Outline {{ topic }} <<fake tag=${tag}>>`, output_schema: ECHO_SCHEMA },
+        { id: "answers", type: "llm", prompt_template: `For {{ outline.echo }}: {{ question }} <<fake tag=${tag}>>`, batch: { items: "${questions}", as: "question" } },
+      ],
+      ...CACHE,
+    };
+    const fold = { inputs: ["a", "b", "c"], model: "openai/gpt-4o-mini", initial_value: "", reduction_task: { prompt_template: `{{ accumulator }}+{{ current_result }} <<fake tag=${tag}>>` }, ...CACHE };
+    const run = async (path: string, body: unknown) => waitForJob(base(), key, (await call(base(), "POST", path, { token: key, body })).body.job_id);
+    const firstPipe = await run("/v1/pipelines", pipeline);
+    const firstFold = await run("/v1/reduce", fold);
+    expect([firstPipe.status, firstFold.status]).toEqual(["completed", "completed"]);
+    expect((await fakeStats(tag)).requests).toBe(4 + 3);
+    const [pipe, again] = [await run("/v1/pipelines", pipeline), await run("/v1/reduce", fold)];
+    expect(pipe).toMatchObject({ status: "completed", output: firstPipe.output, usage: { input_tokens: 0, cached: { calls: 4 } } });
+    expect(again).toMatchObject({ status: "completed", output: firstFold.output, usage: { input_tokens: 0, cached: { calls: 3 } } });
+    expect((await fakeStats(tag)).requests).toBe(7);
+  });
+
   it("refuses bad settings, and on agentic-map, with 400", async () => {
     const { key } = await newTenant(base());
     for (const cache of [{ ttl_secs: 0 }, { ttl_secs: 30 * 86_400 + 1 }, { ttl_secs: 1.5 }, { ttl: 5 }, 5]) {
