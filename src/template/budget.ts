@@ -83,6 +83,14 @@ export class RenderBudget {
     }
   }
 
+  /** Charges `units` steps of work a filter does inside one node (comparisons, sorting, membership scans). */
+  work(units: number, what: string): void {
+    this.#steps += units;
+    if (this.#steps > this.limits.maxSteps) {
+      throw new TemplateLimitError(`${what} is over the limit of ${this.limits.maxSteps} steps of work`);
+    }
+  }
+
   /** Refuses an operation whose result would be over the string cap, before it allocates anything. */
   expect(length: number, what: string): void {
     if (length > this.limits.maxOutputChars) {

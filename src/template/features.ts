@@ -5,6 +5,7 @@
  * the parsed template, never discovered item by item at run time.
  */
 import { EXTRA_FILTERS } from "./filters";
+import { ARG_TESTS, testOfFilter } from "./arg-tests";
 
 /** The renderer's own filters (checked against its source: an unknown one fails every render). */
 const RUNTIME_FILTERS = [
@@ -14,14 +15,17 @@ const RUNTIME_FILTERS = [
 ];
 
 /** Filters Fanout renders on runtime values (Python's semantics): ./percent-format, ./aggregates, ./more-filters. */
-const RUNTIME_VALUE_FILTERS = ["format", "sum", "min", "max", "batch", "slice", "urlencode", "filesizeformat", "count", "d"];
+const RUNTIME_VALUE_FILTERS = [
+  "format", "sum", "min", "max", "batch", "slice", "urlencode", "filesizeformat", "count", "d",
+  "select", "reject", "groupby", "wordwrap", "striptags", "xmlattr",
+];
 
 export const SUPPORTED_FILTERS: ReadonlySet<string> = new Set([...RUNTIME_FILTERS, ...RUNTIME_VALUE_FILTERS, ...EXTRA_FILTERS.keys()]);
 
-/** Tests (`x is odd`); tests that take an argument are not parsed by the renderer at all (a template_syntax error). */
+/** Tests (`x is odd`, and those with an argument, `x is divisibleby 3`, rewritten into calls by ./arg-tests). */
 export const SUPPORTED_TESTS: ReadonlySet<string> = new Set([
-  "boolean", "callable", "odd", "even", "false", "true", "none", "string", "number", "integer", "iterable", "mapping",
-  "sequence", "lower", "upper", "defined", "undefined", "equalto", "eq",
+  "boolean", "callable", "odd", "even", "false", "true", "none", "string", "number", "integer", "float", "iterable", "mapping",
+  "sequence", "lower", "upper", "defined", "undefined", ...ARG_TESTS.keys(),
 ]);
 
 interface Node {
@@ -57,7 +61,7 @@ export function unsupportedFeatures(program: { body: unknown[] }): string[] {
     if (!isNode(value)) continue;
     if (value.type === "FilterExpression" || value.type === "FilterStatement") {
       const name = filterNameOf(value.filter);
-      if (name && !SUPPORTED_FILTERS.has(name)) found.add(`filter \`${name}\``);
+      if (name && !SUPPORTED_FILTERS.has(name) && !testOfFilter(name)) found.add(`filter \`${name}\``);
     }
     if (value.type === "TestExpression" && isNode(value.test)) {
       const name = String(value.test.value);

@@ -15,6 +15,10 @@ import { percentFormat } from "./percent-format";
 import { aggregate } from "./aggregates";
 import * as more from "./more-filters";
 import { staticLimitProblem } from "./static-limits";
+import { ARG_TESTS, rewriteArgTests, testOfFilter } from "./arg-tests";
+import { PY_TESTS } from "./py-tests";
+import * as lists from "./list-filters";
+import * as text from "./text-filters";
 
 type Program = ReturnType<typeof parse>;
 type RuntimeValue = ReturnType<Environment["lookupVariable"]>;
@@ -26,6 +30,7 @@ interface FilterNode {
 }
 interface ForNode {
   type: "For";
+  loopvar?: { type: string };
   iterable: { type: string; lhs?: unknown };
 }
 interface CallNode {
@@ -37,6 +42,7 @@ interface CallNode {
 /** Interpreter internals that TypeScript marks private; we extend them, as a subclass would. */
 interface InterpreterInternals {
   applyFilter(operand: RuntimeValue, filter: FilterNode, env: Environment): RuntimeValue;
+  evaluateTestExpression(node: { operand: unknown; negate: boolean; test: { value: string } }, env: Environment): RuntimeValue;
   evaluateBlock(statements: { type: string }[], env: Environment): RuntimeValue;
   evaluateArguments(args: unknown[], env: Environment): [RuntimeValue[], Map<string, RuntimeValue>];
   evaluate(node: unknown, env: Environment): RuntimeValue;
@@ -64,6 +70,14 @@ function arrayOf(values: more.Value[]): more.Value {
   const array = toRuntime([]);
   (array as { value: unknown }).value = values;
   return array as more.Value;
+}
+
+/** An ArrayValue that prints and compares as a Python tuple; `members` adds named fields (`.grouper`). */
+function tupleOf(values: more.Value[], members: Record<string, more.Value> = {}): more.Value {
+  const tuple = arrayOf(values) as more.Value & { _builtins?: Map<string, unknown> };
+  (tuple as { type: string }).type = "TupleValue";
+  tuple._builtins = new Map<string, unknown>([["length", toRuntime(values.length)], ...Object.entries(members)]);
+  return tuple;
 }
 
 /** The same filter node under another name (`count` is `length`, `d` is `default`). */
@@ -121,6 +135,13 @@ function checkReplace(budget: RenderBudget, target: RuntimeValue, args: RuntimeV
   }
 }
 
+/** wordwrap: at most one line per character, each followed by the wrapstring. */
+function checkWordwrap(budget: RenderBudget, operand: RuntimeValue, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>): void {
+  const wrap = args[2] ?? kwargs.get("wrapstring");
+  const wrapLength = wrap && wrap.type !== "NullValue" ? pyStr(wrap).length : 1;
+  budget.expect(pyStr(operand).length * (1 + wrapLength), "wordwrap()");
+}
+
 function checkWidths(budget: RenderBudget, name: string, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>): void {
   for (const value of [...args, ...kwargs.values()]) {
     if (typeof value.value === "number") budget.expect(value.value, `${name}()`);
@@ -142,9 +163,16 @@ proto.evaluate = function (this: InterpreterInternals, node, env) {
 };
 
 /** Loops are charged for every iteration before they start. The iterable is evaluated once. */
+/** The renderer unpacks only lists in `for a, b in …`: tuples (dictsort, items, groupby) are unpacked as lists. */
+function unpackable(iterable: RuntimeValue): RuntimeValue {
+  if (iterable.type !== "ArrayValue" || !(iterable.value as RuntimeValue[]).some((v) => v.type === "TupleValue")) return iterable;
+  return arrayOf((iterable.value as more.Value[]).map((v) => (v.type === "TupleValue" ? arrayOf(v.value as more.Value[]) : v))) as RuntimeValue;
+}
+
 proto.evaluateFor = function (this: InterpreterInternals, node, env) {
   const select = node.iterable.type === "SelectExpression";
-  const iterable = this.evaluate(select ? node.iterable.lhs : node.iterable, env);
+  const evaluated = this.evaluate(select ? node.iterable.lhs : node.iterable, env);
+  const iterable = node.loopvar?.type === "TupleLiteral" ? unpackable(evaluated) : evaluated;
   const size = iterable.type === "ArrayValue" ? (iterable.value as unknown[]).length : iterable.type === "ObjectValue" ? (iterable.value as Map<string, unknown>).size : 0;
   this.budget.loop(size);
   const scope = new Environment(env);
@@ -167,11 +195,103 @@ proto.evaluateCallExpression = function (this: InterpreterInternals, expr, env) 
   return base.evaluateCallExpression.call(this, rebound, scope);
 };
 
+proto.evaluateTestExpression = function (this: InterpreterInternals, node, env) {
+  const test = PY_TESTS.get(node.test.value);
+  if (!test) return base.evaluateTestExpression.call(this, node, env);
+  const result = test(this.evaluate(node.operand, env));
+  return toRuntime(node.negate ? !result : result);
+};
+
+/** The list filters' view of the renderer: value constructors, tests and filters by name. */
+function listRuntime(self: InterpreterInternals, env: Environment): lists.Runtime {
+  return {
+    arrayOf,
+    tupleOf,
+    plain: (value) => toRuntime(value) as more.Value,
+    undefinedValue: () => env.lookupVariable("__fanout_undefined") as more.Value,
+    charge: (comparisons, what) => self.budget.work(Math.ceil(comparisons / lists.COMPARISONS_PER_STEP), what),
+    builtinTest: (name) => (PY_TESTS.get(name) ?? env.tests.get(name)) as ((v: more.Value) => boolean) | undefined,
+    filter: (value, name, args, kwargs) => {
+      // `value | name(args)`: the evaluated arguments are bound in a scope of their own and passed by name.
+      const scope = new Environment(env);
+      const argNodes: unknown[] = args.map((a, i) => {
+        scope.setVariable(`__fanout_arg${i}`, a as RuntimeValue);
+        return { type: "Identifier", value: `__fanout_arg${i}` };
+      });
+      for (const [key, v] of kwargs) {
+        scope.setVariable(`__fanout_kw_${key}`, v as RuntimeValue);
+        argNodes.push({ type: "KeywordArgumentExpression", key: { type: "Identifier", value: key }, value: { type: "Identifier", value: `__fanout_kw_${key}` } });
+      }
+      // Without arguments, a plain name: the renderer treats `x | upper` and `x | upper()` differently.
+      const node: FilterNode = argNodes.length === 0 ? { type: "Identifier", value: name } : { type: "CallExpression", callee: { type: "Identifier", value: name }, args: argNodes };
+      return self.applyFilter(value as RuntimeValue, node, scope) as more.Value;
+    },
+  };
+}
+
+/** Filters on runtime values with Python's semantics (./list-filters, ./text-filters, ./arg-tests). */
+function pythonFilter(self: InterpreterInternals, name: string, operand: RuntimeValue, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>, env: Environment): RuntimeValue | null {
+  const v = operand as more.Value;
+  const a = args as more.Value[];
+  const k = kwargs as Map<string, more.Value>;
+  const asTest = testOfFilter(name);
+  if (asTest) {
+    if (!a[0]) throw new Error(`the test '${asTest.test}' needs an argument`);
+    self.budget.work(Math.ceil(lists.sizeOf(a[0]) / lists.COMPARISONS_PER_STEP), `the test '${asTest.test}'`);
+    const result = (ARG_TESTS.get(asTest.test) as (x: more.Value, y: more.Value) => boolean)(v, a[0]);
+    return toRuntime(asTest.negate ? !result : result);
+  }
+  const rt = () => listRuntime(self, env);
+  switch (name) {
+    case "select":
+    case "reject":
+      return lists.select(rt(), v, a, name === "select") as RuntimeValue;
+    case "selectattr":
+    case "rejectattr":
+      return lists.selectAttr(rt(), v, a, name === "selectattr") as RuntimeValue;
+    case "groupby":
+      return lists.groupby(rt(), v, a, k) as RuntimeValue;
+    case "unique":
+      return lists.unique(rt(), v, a, k) as RuntimeValue;
+    case "map":
+      return lists.map(rt(), v, a, k) as RuntimeValue;
+    case "dictsort":
+      return lists.dictsort(rt(), v, a, k) as RuntimeValue;
+    case "items":
+      return lists.itemsFilter(rt(), v) as RuntimeValue;
+    case "wordwrap":
+      return toRuntime(text.wordwrap(v, a, k));
+    case "striptags":
+      return toRuntime(text.striptags(v));
+    case "xmlattr":
+      return toRuntime(text.xmlattr(v, a, k));
+    case "tojson":
+      return toRuntime(text.tojson(v, a, k));
+    case "trim":
+      return toRuntime(text.trim(v, a, k));
+    case "int": {
+      const n = text.toInt(v, a, k);
+      return typeof n === "number" ? toRuntime(n) : (n as RuntimeValue);
+    }
+    case "string":
+      return toRuntime(pyStr(operand));
+    case "list":
+      return operand.type === "ArrayValue" ? operand : (arrayOf(lists.listOf(v)) as RuntimeValue);
+    case "reverse":
+      return operand.type === "StringValue" ? toRuntime(text.reverseString(v)) : null;
+    default:
+      return null;
+  }
+}
+
 proto.applyFilter = function (this: InterpreterInternals, operand, filter, env) {
   const name = filterName(filter);
   const [args, kwargs] = filter.type === "CallExpression" ? this.evaluateArguments(filter.args ?? [], env) : [[], new Map()];
   if (name && WIDTH_FILTERS.has(name)) checkWidths(this.budget, name, args, kwargs);
   if (name === "replace") checkReplace(this.budget, operand, args);
+  if (name === "wordwrap") checkWordwrap(this.budget, operand, args, kwargs);
+  const python = name ? pythonFilter(this, name, operand, args, kwargs, env) : null;
+  if (python) return python;
   if (name === "format") return toRuntime(percentFormat(pyStr(operand), args, kwargs));
   if (name === "batch") return more.batch(operand, args, kwargs, arrayOf) as RuntimeValue;
   if (name === "slice") return more.slice(operand, args, kwargs, arrayOf) as RuntimeValue;
@@ -219,7 +339,8 @@ function globals(env: Environment, limits: RenderLimits): void {
 function parseSource(source: string, field: string): Program {
   try {
     // Python Jinja2's defaults: keep whitespace around blocks (trim_blocks and lstrip_blocks off).
-    return parse(tokenize(source, { lstrip_blocks: false, trim_blocks: false }));
+    const tokens = tokenize(source, { lstrip_blocks: false, trim_blocks: false });
+    return parse(rewriteArgTests(tokens, (value, type) => ({ value, type }) as (typeof tokens)[number]));
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     throw new InputError("template_syntax", `The template has a syntax error: ${message}`, [{ path: field, message }]);

@@ -53,6 +53,12 @@ describe("bounded at render time: a clean item failure", () => {
     ["{{ 'x' | center(1000000000) }}{{ item }}", /center\(\) would produce 1000000000 characters/],
     ["{{ item.s | indent(10**9) }}", /indent\(\) would produce/],
     ["{{ item | tojson(indent=100000000) }}", /tojson\(\) would produce/],
+    ["{{ item.s | wordwrap(1, wrapstring=item.s) }}", /wordwrap\(\) would produce 25005000 characters/],
+    ["{{ item.l | select('in', item.l) | list }}", /select\(\) is over the limit/],
+    ["{{ item.l | reject('eq', item.l) | list }}", /reject\(\) is over the limit/],
+    ["{{ range(20000) | map('string') | list | selectattr('0', 'in', item.l) | list }}{{ item }}", /selectattr\(\) is over the limit/],
+    ["{% for x in item.l[:15000] %}{{ x is in item.l }}{% endfor %}", /the test 'in' is over the limit|more than 100000 steps/],
+    ["{{ item.l | map('string') | groupby(0) | length }}", /sorting is over the limit/],
   ])("%s", (source, message) => {
     const { error, ms } = renderFailure(source);
     expect(error).toBeInstanceOf(TemplateLimitError);
@@ -66,6 +72,16 @@ describe("within the limits, templates render as before", () => {
     expect(compileTemplate("{{ item.l | join(',') }}").render(ITEM).length).toBeGreaterThan(90_000);
     expect(compileTemplate("{% for x in item.l[:10000] %}.{% endfor %}").render(ITEM)).toBe(".".repeat(10_000));
     expect(compileTemplate("{{ item.s.replace('a', 'bb') | length }}").render(ITEM)).toBe("10000");
+  });
+
+  test("list and text filters on large values: linear, and within the step budget", () => {
+    const tags = "<p>x</p> ".repeat(100_000);
+    const started = performance.now();
+    expect(compileTemplate("{{ item | striptags | length }}").render(tags)).toBe(String(100_000 * 2 - 1)); // "x x x …"
+    expect(compileTemplate("{{ item.l | unique | list | length }}").render(ITEM)).toBe("90000");
+    expect(compileTemplate("{{ item.l[:20000] | select('divisibleby', 7) | list | length }}").render(ITEM)).toBe("2858");
+    expect(compileTemplate("{{ item.l[:30000] | map('string') | unique | list | length }}").render(ITEM)).toBe("30000");
+    expect(performance.now() - started).toBeLessThan(4 * RENDER_BUDGET_MS);
   });
 
   test("functions render as Python would, never as source code", () => {

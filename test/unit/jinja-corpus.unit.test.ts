@@ -7,6 +7,7 @@ interface Case {
   template: string;
   item: unknown;
   output?: string;
+  error?: string; // Python raised this: the render must fail too
 }
 
 const corpus = JSON.parse(readFileSync(new URL("./jinja-corpus/expected.json", import.meta.url), "utf8")) as { cases: Case[] };
@@ -17,6 +18,16 @@ describe("templates render exactly as Python Jinja2 does", () => {
   });
 
   it.each(corpus.cases.map((c, i) => [i, JSON.stringify(c.template).slice(0, 60), c] as const))("case %i: %s", (_i, _name, c) => {
-    expect(compileTemplate(c.template).render(c.item)).toBe(c.output);
+    const template = compileTemplate(c.template, "prompt_template", []);
+    if (c.error) expect(() => template.render(c.item), `Python raised ${c.error}`).toThrow();
+    else expect(template.render(c.item)).toBe(c.output);
+  });
+});
+
+const fuzz = JSON.parse(readFileSync(new URL("./jinja-corpus/fuzz.json", import.meta.url), "utf8")) as { template: string; vars: Record<string, unknown>; output: string }[];
+
+describe("wordwrap and striptags on random strings render exactly as Python Jinja2 does", () => {
+  it.each(fuzz.map((c, i) => [i, JSON.stringify(c.vars).slice(0, 60), c] as const))("fuzz %i: %s", (_i, _name, c) => {
+    expect(compileTemplate(c.template, "t", []).renderVars(c.vars)).toBe(c.output);
   });
 });
