@@ -101,7 +101,7 @@ export function limitsAndErrors(): string {
   out.push("## Templates", "", "Jinja2 with Python Jinja2's defaults (no trim_blocks or lstrip_blocks; `None`/`True`, dicts and lists render as Python prints them). Each filter and test below renders as Jinja2 3.1 does (a corpus of templates rendered by Python Jinja2 is compared byte for byte in the tests). A template that names any other filter or test is refused at submission with 400 `unsupported_template_feature`.", "");
   out.push(`Filters: ${list(SUPPORTED_FILTERS)}.`, "", `Tests (with an argument: \`x is divisibleby 3\`, \`x is in list\`, \`x is gt(2)\`; the operator names are for \`select\`/\`reject\`): ${list(SUPPORTED_TESTS)}.`, "");
   out.push(
-    "Left out on purpose: `random` (a prompt would change from run to run, and the response cache could never answer it), `pprint` (its line breaks follow Python's pretty-printer width rules; use `tojson(indent=2)`), `attr` (Python attribute access: dict keys are not attributes), `escaped`, `filter` and `test` (about HTML markup and the environment, not prompts). `striptags` decodes numeric character references and `&amp; &lt; &gt; &quot; &apos; &nbsp;`; other named entities stay as written.",
+    "Left out on purpose: `random` (a prompt would change from run to run, and the response cache could never answer it), `attr` (Python attribute access: dict keys are not attributes), `escaped`, `filter` and `test` (about HTML markup and the environment, not prompts). `striptags` decodes numeric character references and `&amp; &lt; &gt; &quot; &apos; &nbsp;`; other named entities stay as written.",
     "",
   );
   return out.join("\n");

@@ -17,7 +17,7 @@ const RUNTIME_FILTERS = [
 /** Filters Fanout renders on runtime values (Python's semantics): ./percent-format, ./aggregates, ./more-filters. */
 const RUNTIME_VALUE_FILTERS = [
   "format", "sum", "min", "max", "batch", "slice", "urlencode", "filesizeformat", "count", "d",
-  "select", "reject", "groupby", "wordwrap", "striptags", "xmlattr",
+  "select", "reject", "groupby", "wordwrap", "striptags", "xmlattr", "pprint",
 ];
 
 export const SUPPORTED_FILTERS: ReadonlySet<string> = new Set([...RUNTIME_FILTERS, ...RUNTIME_VALUE_FILTERS, ...EXTRA_FILTERS.keys()]);

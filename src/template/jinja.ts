@@ -19,6 +19,7 @@ import { ARG_TESTS, rewriteArgTests, testOfFilter } from "./arg-tests";
 import { PY_TESTS } from "./py-tests";
 import * as lists from "./list-filters";
 import * as text from "./text-filters";
+import { pprint } from "./pprint";
 
 type Program = ReturnType<typeof parse>;
 type RuntimeValue = ReturnType<Environment["lookupVariable"]>;
@@ -261,6 +262,8 @@ function pythonFilter(self: InterpreterInternals, name: string, operand: Runtime
       return lists.itemsFilter(rt(), v) as RuntimeValue;
     case "wordwrap":
       return toRuntime(text.wordwrap(v, a, k));
+    case "pprint":
+      return toRuntime(pprint(v));
     case "striptags":
       return toRuntime(text.striptags(v));
     case "xmlattr":

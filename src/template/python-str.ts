@@ -44,8 +44,29 @@ export function pyRepr(v: RuntimeLike): string {
   }
 }
 
+/** Python's repr() of a float: the shortest round-trip digits, in exponent form below 1e-4 and from 1e16. */
+export function pyFloatRepr(x: number): string {
+  if (Number.isNaN(x)) return "nan";
+  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const [mantissa, exponent] = Math.abs(x).toExponential().split("e") as [string, string];
+  const digits = mantissa.replace(".", "");
+  const exp = Number(exponent);
+  const sign = x < 0 ? "-" : "";
+  if (exp < -4 || exp >= 16) {
+    const body = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    return `${sign}${body}e${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
+  }
+  if (exp < 0) return `${sign}0.${"0".repeat(-exp - 1)}${digits}`;
+  const whole = digits.slice(0, exp + 1).padEnd(exp + 1, "0");
+  const fraction = digits.slice(exp + 1);
+  return `${sign}${whole}.${fraction || "0"}`;
+}
+
 export function pyStr(v: RuntimeLike): string {
   switch (v.type) {
+    case "FloatValue":
+      return pyFloatRepr(v.value as number);
     case "StringValue":
       return v.value as string;
     case "BooleanValue":

@@ -81,6 +81,8 @@ describe("within the limits, templates render as before", () => {
     expect(compileTemplate("{{ item.l | unique | list | length }}").render(ITEM)).toBe("90000");
     expect(compileTemplate("{{ item.l[:20000] | select('divisibleby', 7) | list | length }}").render(ITEM)).toBe("2858");
     expect(compileTemplate("{{ item.l[:30000] | map('string') | unique | list | length }}").render(ITEM)).toBe("30000");
+    const nested = Array.from({ length: 2_000 }, (_, i) => ({ k: [i, { d: "x".repeat(50), e: [[[i]]] }] }));
+    expect(compileTemplate("{{ item | pprint | length }}").render(nested)).toMatch(/^\d{6}$/);
     expect(performance.now() - started).toBeLessThan(4 * RENDER_BUDGET_MS);
   });
 

@@ -12,7 +12,7 @@ const cases: [string, Record<string, unknown>, number, string, string][] = [
   ["template without item", { prompt_template: "Say hello" }, 400, "template_missing_item", "prompt_template"],
   ["loop variable named item only", { prompt_template: "{% for item in xs %}{{ item }}{% endfor %}" }, 400, "template_missing_item", "prompt_template"],
   ["template syntax error", { prompt_template: "Say {{ item " }, 400, "template_syntax", "prompt_template"],
-  ["a filter the renderer lacks", { prompt_template: "{{ item | pprint }}" }, 400, "unsupported_template_feature", "prompt_template"],
+  ["a filter the renderer lacks", { prompt_template: "{{ item | random }}" }, 400, "unsupported_template_feature", "prompt_template"],
   ["invalid schema", { output_schema: { type: "objekt" } }, 400, "invalid_output_schema", "output_schema.type"],
   ["dangling $ref", { output_schema: { $ref: "#/$defs/missing" } }, 400, "invalid_output_schema", "output_schema"],
   ["unknown provider", { model: "mystery/model-1" }, 400, "unknown_provider", "model"],

@@ -16,10 +16,11 @@ function refusal(source: string): InputError {
 
 describe("template features", () => {
   it("refuses an unknown filter or test with unsupported_template_feature, naming each once", () => {
-    const err = refusal("{{ item | pprint }} {% filter random %}x{% endfilter %} {{ item is escaped }} {{ item | pprint }}");
+    const err = refusal("{{ item | random }} {% filter attr('x') %}x{% endfilter %} {{ item is escaped }} {{ item | random }}");
     expect(err.code).toBe("unsupported_template_feature");
-    expect(err.details).toEqual([{ path: "prompt_template", message: "filter `pprint`, filter `random`, test `escaped` are not supported (docs/limits-and-errors.md lists what is)" }]);
+    expect(err.details).toEqual([{ path: "prompt_template", message: "filter `random`, filter `attr`, test `escaped` are not supported (docs/limits-and-errors.md lists what is)" }]);
     expect(refusal("{% for x in item | attr('a') %}{% endfor %}").details[0]?.message).toContain("filter `attr`");
+    expect(refusal("{{ item is filter }}").details[0]?.message).toContain("test `filter`");
     // The filter a test with an argument becomes is not a way in for other names.
     expect(refusal("{{ item | __test_nope(1) }}").details[0]?.message).toContain("filter `__test_nope`");
   });

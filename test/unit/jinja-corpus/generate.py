@@ -21,7 +21,7 @@ for template in corpus["templates"]:
         except Exception as err:  # an input the template cannot take: not part of the corpus
             cases.append({"template": template, "item": item, "error": type(err).__name__})
 # Random strings (a fixed seed) through the filters whose algorithms have the most corners:
-# wordwrap (Python's textwrap) and striptags (markupsafe's comment and tag removal).
+# wordwrap (Python's textwrap), striptags (markupsafe's comment and tag removal), pprint.
 rng = random.Random(7)
 wrap = env.from_string("{{ s | wordwrap(w, b, none, h) }}")
 strip = env.from_string("{{ s | striptags }}")
@@ -32,6 +32,24 @@ for _ in range(400):
     w, b, h = rng.randint(1, 12), rng.choice([True, False]), rng.choice([True, False])
     fuzz.append({"template": "{{ s | wordwrap(w, b, none, h) }}", "vars": {"s": s, "w": w, "b": b, "h": h}, "output": wrap.render(s=s, w=w, b=b, h=h)})
     fuzz.append({"template": "{{ s | striptags }}", "vars": {"s": s}, "output": strip.render(s=s)})
+# pprint on random nested values: its line breaks depend on every width along the way.
+pp = env.from_string("{{ v | pprint }}")
+words = ["alpha", "beta gamma", "delta\nepsilon ", "x" * 30, "it's", "", "ünï ☃", "word " * 12]
+
+
+def value(depth):
+    kind = rng.choice(["str", "int", "float", "none", "bool"] + (["list", "dict"] * 2 if depth < 4 else []))
+    if kind == "list":
+        return [value(depth + 1) for _ in range(rng.randint(0, 6))]
+    if kind == "dict":
+        return {rng.choice(words).strip() + str(i): value(depth + 1) for i in range(rng.randint(0, 5))}
+    return {"str": lambda: " ".join(rng.choice(words) for _ in range(rng.randint(1, 5))), "int": lambda: rng.randint(-10**6, 10**6),
+            "float": lambda: rng.choice([0.5, 2.25, -3.125, 1e-7]), "none": lambda: None, "bool": lambda: rng.random() < 0.5}[kind]()
+
+
+for _ in range(200):
+    v = value(0)
+    fuzz.append({"template": "{{ v | pprint }}", "vars": {"v": v}, "output": pp.render(v=v)})
 (here / "fuzz.json").write_text(json.dumps(fuzz, indent=0, ensure_ascii=False) + "\n")
 (here / "expected.json").write_text(json.dumps({"jinja2": jinja2.__version__, "cases": cases}, indent=1, ensure_ascii=False) + "\n")
 print(f"{len(cases)} cases from {len(corpus['templates'])} templates x {len(corpus['inputs'])} inputs, {len(fuzz)} fuzz cases")
