@@ -19,6 +19,7 @@ import { webhookRoutes } from "./routes/webhooks";
 import { agenticRoutes } from "./routes/agentic";
 import type { AppEnv } from "./app-env";
 import { refuseDeepJson } from "./lib/body-checks";
+import { dashboardRoutes } from "./dashboard/routes";
 
 function toErrorResponse(caught: unknown): { status: ApiError["status"]; body: object; headers: Record<string, string> } {
   // The OpenAPI layer's own 415 (a route's body without a JSON content type) is ours too.
@@ -78,6 +79,7 @@ export function buildApp(): OpenAPIHono<AppEnv> {
   app.use("/v1/*", refuseDeepJson);
 
   app.route("/", metaRoutes(app));
+  app.route("/", dashboardRoutes());
   app.route("/v1/admin", adminRoutes());
   app.route("/v1/providers", providerRoutes());
   app.route("/v1", mapRoutes());
