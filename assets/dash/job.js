@@ -198,14 +198,21 @@ function renderActions(el, state, act) {
     el,
     running ? button("Cancel", () => act("Cancel", () => api("POST", `/v1/jobs/${id}/cancel`)), "danger") : null,
     canRecover ? button(`Recover (re-run ${job.failed > 0 ? `${num(job.failed)} failed` : "unfinished"})`, () => act("Recover", () => api("POST", `/v1/jobs/${id}/recover`))) : null,
-    job.status === "paused" ? button("Resume", () => act("Resume", () => api("POST", `/v1/jobs/${id}/resume`, resumeBody(job)))) : null,
+    ...(job.status === "paused" ? resumeControls(job, act) : []),
     button("Download results (JSONL)", () => act("Download", () => download(job.id)), "secondary"),
   );
 }
 
-/** A paused budget job resumes with room for what is left: twice its total. */
-function resumeBody(job) {
-  return job.pause_reason === "budget_exhausted" && job.budget ? { token_budget: { total: job.budget.total * 2 } } : {};
+/** Resume, with a new budget total when the budget paused the job (twice the old one unless changed). */
+function resumeControls(job, act) {
+  const id = encodeURIComponent(job.id);
+  const withBudget = job.pause_reason === "budget_exhausted" && job.budget;
+  const total = /** @type {HTMLInputElement} */ (h("input", { id: "resume-budget", type: "number", min: 1, value: withBudget ? job.budget.total * 2 : "" }));
+  const resume = h("button", {
+    type: "button",
+    onclick: () => act("Resume", () => api("POST", `/v1/jobs/${id}/resume`, withBudget ? { token_budget: { total: Number(total.value) } } : {})),
+  }, "Resume");
+  return withBudget ? [h("span", { class: "inline-field" }, h("label", { for: "resume-budget" }, "New token budget"), total), resume] : [resume];
 }
 
 async function download(jobId) {

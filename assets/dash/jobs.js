@@ -11,6 +11,7 @@ export async function showJobs(view) {
   const params = new URLSearchParams(location.search);
   const status = params.get("status") ?? "";
   const cursor = params.get("cursor");
+  const limit = Math.min(100, Math.max(1, Number(params.get("limit")) || PAGE_SIZE));
   const select = /** @type {HTMLSelectElement} */ (
     h("select", { id: "status-filter", name: "status" }, ...STATUSES.map((s) => h("option", { value: s, selected: s === status }, s || "any")))
   );
@@ -23,12 +24,12 @@ export async function showJobs(view) {
   const body = h("div", {}, h("p", {}, "Loading…"));
   fill(view, filter, body);
 
-  const query = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  const query = new URLSearchParams({ limit: String(limit) });
   if (status) query.set("status", status);
   if (cursor) query.set("cursor", cursor);
   try {
     const page = await api("GET", `/v1/jobs?${query}`);
-    fill(body, page.jobs.length === 0 ? h("p", {}, "No jobs yet. ", h("a", { href: "/new" }, "Start one.")) : table(page.jobs), pager(status, cursor, page.next_cursor));
+    fill(body, page.jobs.length === 0 ? h("p", {}, "No jobs yet. ", h("a", { href: "/new" }, "Start one.")) : table(page.jobs), pager(status, limit, cursor, page.next_cursor));
   } catch (err) {
     fill(body, notice(errorText(err)));
   }
@@ -67,11 +68,12 @@ function table(jobs) {
   );
 }
 
-/** @param {string} status @param {string | null} cursor @param {string | null} next */
-function pager(status, cursor, next) {
+/** @param {string} status @param {number} limit @param {string | null} cursor @param {string | null} next */
+function pager(status, limit, cursor, next) {
   const link = (/** @type {string | null} */ c) => {
     const q = new URLSearchParams();
     if (status) q.set("status", status);
+    if (limit !== PAGE_SIZE) q.set("limit", String(limit));
     if (c) q.set("cursor", c);
     return `/?${q}`;
   };

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { call, fake, newTenant } from "./harness/api.ts";
+import { call, ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
 import { base, uniqueTag } from "./harness/context.ts";
 import { ROOT } from "./harness/fanout-server.ts";
 import { launchBrowser } from "./harness/browser.ts";
@@ -128,6 +128,84 @@ describe("the dashboard", () => {
     await page.locator("#sign-in").waitFor();
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     expect(problems).toEqual([]); // no CSP violation, no script error
+  });
+
+  it("pages the jobs list", async () => {
+    const { key } = await newTenant(base());
+    const ids: string[] = [];
+    for (const i of [0, 1, 2]) {
+      const res = await call(base(), "POST", "/v1/map?wait=true", { token: key, body: { inputs: [i], prompt_template: "{{ item }}", model: "openai/gpt-4o-mini" } });
+      ids.push(res.body.job_id);
+    }
+    const page = await signedIn(key, "/?limit=2");
+    const listed = () => page.locator("table.jobs tbody tr td:first-child").allTextContents();
+    await expect.poll(listed).toEqual([ids[2], ids[1]]);
+    await page.getByRole("link", { name: "Older →" }).click();
+    await expect.poll(listed).toEqual([ids[0]]);
+    expect(await page.getByRole("link", { name: "Older →" }).count()).toBe(0);
+    await page.getByRole("link", { name: "← Newest" }).click();
+    await expect.poll(listed).toEqual([ids[2], ids[1]]);
+  });
+
+  it("reconnects a dropped event stream with Last-Event-ID and still ends at 100 %", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("dash-sse");
+    const created = await call(base(), "POST", "/v1/map", {
+      token: key,
+      body: { inputs: [0, 1, 2].map((i) => ({ d: fake(tag, i, "ok", 600) })), prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 1 },
+    });
+    const page = await browser.newPage();
+    const asked: (string | null)[] = [];
+    await page.route("**/v1/jobs/*/events", async (route) => {
+      asked.push(route.request().headers()["last-event-id"] ?? null);
+      if (asked.length > 1) return route.continue();
+      // The first connection delivers the job's first event, then drops.
+      const real = await fetch(`${base()}/v1/jobs/${created.body.job_id}/events`, { headers: { authorization: `Bearer ${key}` } });
+      const reader = (real.body as ReadableStream<Uint8Array>).getReader();
+      let text = "";
+      const firstEvent = () => text.indexOf("\n\n", text.indexOf("id: 1\n"));
+      while (!text.includes("id: 1\n") || firstEvent() === -1) text += new TextDecoder().decode((await reader.read()).value);
+      await reader.cancel();
+      await route.fulfill({ status: 200, headers: { "content-type": "text/event-stream" }, body: text.slice(0, firstEvent() + 2) });
+    });
+    await page.goto(`${base()}/jobs/${created.body.job_id}`);
+    await page.getByLabel("API key").fill(key);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect.poll(() => overall(page).textContent(), { timeout: 30_000 }).toContain("3 / 3 (100 %)");
+    expect(asked.slice(0, 2)).toEqual([null, "1"]);
+    expect(await page.locator("#results tbody tr").count()).toBe(3);
+  });
+
+  it("shows the token budget, and resumes a job paused on it", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("dash-budget");
+    const body = { inputs: [0, 1, 2].map((i) => ({ d: fake(tag, i, "bad,ok") })), prompt_template: "{{ item.d }}", output_schema: ECHO_SCHEMA, model: "openai/gpt-4o-mini", max_tokens: 20, concurrency: 1, max_retries: 1 };
+    const total = (await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body })).body.estimate.total_tokens;
+    const created = await call(base(), "POST", "/v1/map", { token: key, body: { ...body, token_budget: { total } } });
+    const page = await signedIn(key, `/jobs/${created.body.job_id}`);
+    await expect.poll(() => page.locator(".job-id .badge").textContent(), { timeout: 30_000 }).toBe("paused");
+    expect(await page.locator(".budget").textContent()).toContain(`/ ${total.toLocaleString("en-US")}`);
+    await page.getByLabel("New token budget").fill(String(total * 10));
+    await page.getByRole("button", { name: "Resume" }).click();
+    await expect.poll(() => page.locator(".job-id .badge").textContent(), { timeout: 30_000 }).toBe("completed");
+    expect(await overall(page).textContent()).toContain("3 succeeded · 0 failed");
+  });
+
+  it("reads inputs from an uploaded CSV file", async () => {
+    const { key } = await newTenant(base());
+    const page = await signedIn(key, "/new");
+    await page.getByLabel("Upload inputs").setInputFiles({ name: "papers.csv", mimeType: "text/csv", buffer: Buffer.from('title,year\n"Attention, all",2017\n"Say ""hi""",2020\n') });
+    await expect.poll(() => page.locator("#form-status").textContent()).toContain("Read 2 inputs from papers.csv");
+    expect((await page.getByLabel("Inputs", { exact: true }).inputValue()).split("\n").map((l) => JSON.parse(l))).toEqual([
+      { title: "Attention, all", year: "2017" },
+      { title: 'Say "hi"', year: "2020" },
+    ]);
+    await page.getByRole("button", { name: "Estimate" }).click();
+    await expect.poll(() => page.locator("#estimate-result").textContent()).toContain("2 calls");
+    // A bad template is the API's 400, shown next to the form.
+    await page.getByLabel("Prompt template").fill("{{ item | random }}");
+    await page.getByRole("button", { name: "Estimate" }).click();
+    await expect.poll(() => page.locator("#form-status").textContent()).toContain("random");
   });
 
   it("cancels a running job", async () => {
