@@ -1,5 +1,5 @@
 /** The hand-written docs name every event the coordinator emits (the generated ones are checked by `npm run typecheck`). */
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 
@@ -15,7 +15,14 @@ describe("docs", () => {
   });
 
   it("refer to no file outside the repository", () => {
-    for (const file of readdirSync(join(root, "docs"))) expect(readFileSync(join(root, "docs", file), "utf8")).not.toMatch(/\]\(\.\.\/\.\.\//);
+    for (const file of readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md"))) expect(readFileSync(join(root, "docs", file), "utf8")).not.toMatch(/\]\(\.\.\/\.\.\//);
     expect(readFileSync(join(root, "README.md"), "utf8")).not.toMatch(/\.\.\/shared/);
+  });
+
+  it("link only files that exist (the dashboard's screenshots included)", () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    const links = [...readme.matchAll(/\]\(((?:docs|clients|test|bench)\/[^)#\s]+)/g)].map((m) => m[1] as string);
+    expect(links).toContain("docs/screenshots/job.png");
+    for (const link of links) expect(existsSync(join(root, link)), link).toBe(true);
   });
 });
