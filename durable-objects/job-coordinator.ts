@@ -34,6 +34,7 @@ import { EventHub } from "./coordinator/event-hub";
 import { CoordinatorStore, taskView, type TaskRow } from "./coordinator/store";
 import { sweepWebhook, type CompletedEvent } from "./coordinator/webhook-sweep";
 import { BudgetKeeper, lostAfterMs } from "./coordinator/budget";
+import { ConcurrencyLink } from "./coordinator/concurrency";
 import { D1Mirror } from "./coordinator/d1-mirror";
 import { childInput, childResult, childSeed, itemStages, type ChildInput } from "./coordinator/subtasks";
 import { ZERO, cachedCounts, progressOf, stagesView, usageView, type Counters } from "./coordinator/progress";
@@ -58,6 +59,7 @@ export class JobCoordinator extends DurableObject<Env> {
   #waiters: (() => void)[] = [];
   #mirror!: D1Mirror;
   #budget!: BudgetKeeper;
+  #concurrency!: ConcurrencyLink;
   #endpoints = new Map<string, Promise<EndpointData | null>>(); // `<round>:<provider>`, for call workers
   #ending: Promise<void> | null = null; // an end begun inside the synchronous dispatch; the RPC or alarm that caused it waits for it
 
@@ -73,6 +75,7 @@ export class JobCoordinator extends DurableObject<Env> {
       this.#finalized = this.#store.getMeta<boolean>("finalized") ?? false;
       this.#counters = { ...ZERO, ...this.#store.getMeta<Counters>("counters") };
       this.#budget = new BudgetKeeper(this.#store, renderLimits(env));
+      this.#concurrency = this.#concurrencyLink();
       for (const row of this.#store.running()) if (row.slot !== null) this.#busySlots.add(row.slot);
       this.#alarmAt = await ctx.storage.getAlarm();
     });
@@ -245,6 +248,7 @@ export class JobCoordinator extends DurableObject<Env> {
 
   async #settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, puller: Puller | null): Promise<void> {
     this.#budget.spend(task.stage, outcome.usage.input_tokens + outcome.usage.output_tokens);
+    await this.#concurrency.observe(spec, outcome, this.#busySlots.size, task.dispatched_at ?? Date.now());
     const step = nextStep(outcome, task.attempts, spec.maxRetries);
     if (step.step === "retry") {
       const readyAt = Date.now() + step.delayMs;
@@ -290,6 +294,7 @@ export class JobCoordinator extends DurableObject<Env> {
     this.#store = new CoordinatorStore(this.ctx.storage);
     this.#mirror = new D1Mirror(this.env.DB, this.#store, () => this.#progress());
     this.#budget = new BudgetKeeper(this.#store, renderLimits(this.env));
+    this.#concurrency = this.#concurrencyLink();
     this.#spec = null;
     this.#op = null;
     this.#status = "queued";
@@ -347,7 +352,15 @@ export class JobCoordinator extends DurableObject<Env> {
     });
     this.#startStagesWithWork();
     this.#mirror.schedule();
+    await this.#concurrency.join(spec, 0); // a tenant's model already throttled: start at this job's share
     await this.#afterChange(op.advance(spec, this.#reader(), null));
+  }
+
+  #concurrencyLink(): ConcurrencyLink {
+    return new ConcurrencyLink(this.env, this.#store, (cap, reason) => {
+      this.#emit("CONCURRENCY_CHANGED", { job_id: this.#spec?.jobId, effective_concurrency: cap, reason });
+      this.#mirror.schedule();
+    });
   }
 
   #reader(): PlanReader {
@@ -407,6 +420,7 @@ export class JobCoordinator extends DurableObject<Env> {
     const free: number[] = [];
     if (puller && !puller.next && !this.#busySlots.has(puller.slot)) free.push(puller.slot);
     for (let slot = 0; slot < spec.concurrency; slot++) if (!this.#busySlots.has(slot) && slot !== puller?.slot) free.push(slot);
+    free.splice(Math.max(0, this.#concurrency.cap(spec) - this.#busySlots.size)); // the provider's limit for the tenant, when one holds
     if (free.length === 0) return;
     const now = Date.now();
     for (const [i, row] of this.#store.nextPending(free.length).entries()) {
@@ -592,6 +606,7 @@ export class JobCoordinator extends DurableObject<Env> {
       this.#store.setMeta("completed_event", completed);
       this.#emit("MAP_COMPLETED", data);
     });
+    this.#concurrency.leave(spec);
     this.#hub.closeAll();
     for (const resolve of this.#waiters.splice(0)) resolve();
     await this.ctx.storage.deleteAlarm();
@@ -628,6 +643,7 @@ export class JobCoordinator extends DurableObject<Env> {
         error: this.#store.getMeta("error") ?? null,
         budget: this.#budget.view(spec.budget),
         pauseReason: this.#store.getMeta<string | null>("pause_reason") ?? null,
+        effectiveConcurrency: this.#concurrency.cap(spec),
       }),
     };
   }

@@ -7,6 +7,7 @@ import { sweepCache } from "./cache/response-cache";
 export { JobCoordinator } from "../durable-objects/job-coordinator";
 export { MapWorker } from "../durable-objects/map-worker";
 export { AgentSession } from "../durable-objects/agent-session";
+export { ProviderLimiter } from "../durable-objects/provider-limiter";
 
 const app = buildApp();
 

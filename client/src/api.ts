@@ -90,6 +90,14 @@ export type CacheConfig = {
   ttl_secs: number;
 } | null;
 
+export type ConcurrencyChangedEvent = {
+  job_id: string;
+  /** The calls the job may have in flight from now on */
+  effective_concurrency: number;
+  /** throttled: the provider pushed back; recovered: successes grew it; shared: the tenant's limit for the model, split among its jobs */
+  reason: "throttled" | "recovered" | "shared";
+};
+
 export type CreatedApiKey = {
   id: string;
   /** The secret key. Shown once; only its hash is stored. */
@@ -162,6 +170,8 @@ export type Job = {
   error: JobError;
   budget: Budget;
   pause_reason: string | null;
+  /** The calls the job may have in flight now: its concurrency, or less while the provider throttles this tenant's calls to the model (null until it starts) */
+  effective_concurrency: number | null;
 };
 
 export type JobCreated = {

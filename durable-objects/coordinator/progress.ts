@@ -63,6 +63,7 @@ export function progressOf(p: {
   error: unknown;
   budget: ReturnType<typeof budgetView>;
   pauseReason: string | null;
+  effectiveConcurrency: number;
 }): JobProgress {
   const c = p.counters;
   return {
@@ -84,5 +85,6 @@ export function progressOf(p: {
     error: p.error,
     budget: p.budget,
     pause_reason: p.pauseReason,
+    effective_concurrency: p.effectiveConcurrency,
   };
 }

@@ -41,6 +41,7 @@ export interface JobRow {
   error: string | null; // JSON
   budget: string | null; // JSON
   pause_reason: string | null;
+  effective_concurrency: number | null;
 }
 
 export interface JobProgress {
@@ -62,6 +63,7 @@ export interface JobProgress {
   error: unknown;
   budget: unknown;
   pause_reason: string | null;
+  effective_concurrency: number;
 }
 
 export interface NewJob {
@@ -155,13 +157,14 @@ export async function writeJobProgress(db: D1Database, jobId: string, progress: 
       .prepare(
         `UPDATE jobs SET status = ?, total = ?, completed = ?, succeeded = ?, failed = ?, total_attempts = ?,
            input_tokens = ?, output_tokens = ?, cached_calls = ?, cached_input_tokens = ?, cached_output_tokens = ?,
-           completed_at = ?, stage = ?, stages = ?, output = ?, error = ?, budget = ?, pause_reason = ? WHERE id = ?`,
+           completed_at = ?, stage = ?, stages = ?, output = ?, error = ?, budget = ?, pause_reason = ?, effective_concurrency = ?
+           WHERE id = ?`,
       )
       .bind(progress.status, progress.total, progress.completed, progress.succeeded, progress.failed, progress.total_attempts,
         progress.input_tokens, progress.output_tokens, progress.cached_calls, progress.cached_input_tokens, progress.cached_output_tokens,
         progress.completed_at, progress.stage, JSON.stringify(progress.stages),
         progress.output === undefined ? null : JSON.stringify(progress.output), progress.error ? JSON.stringify(progress.error) : null,
-        progress.budget ? JSON.stringify(progress.budget) : null, progress.pause_reason, jobId),
+        progress.budget ? JSON.stringify(progress.budget) : null, progress.pause_reason, progress.effective_concurrency, jobId),
   );
   await db.batch([...drops, ...statements]);
 }

@@ -9,7 +9,7 @@ import { compileOutputSchema, type OutputValidator } from "../output/validate";
 import { compileTemplate, type CompiledTemplate } from "../template/jinja";
 import type { RenderLimits } from "../template/budget";
 import { callModel } from "../llm/call-model";
-import { classify, describeFailure, retryAfterMs } from "../llm/errors";
+import { classify, describeFailure, isThrottle, retryAfterMs } from "../llm/errors";
 import { parseModel } from "../llm/models";
 import type { ProviderEndpoint, Usage } from "../llm/types";
 import { promptWithGuidance, type AttemptOutcome } from "./retry-policy";
@@ -112,7 +112,7 @@ export async function runAttempt(
       case "timeout":
         return { kind: "timeout", error: `The model call timed out after ${spec.timeoutMs / 1000} s.`, usage: NO_USAGE };
       case "transient":
-        return { kind: "transient", error, retryAfterMs: retryAfterMs(err) ?? null, usage: NO_USAGE };
+        return { kind: "transient", error, retryAfterMs: retryAfterMs(err) ?? null, throttled: isThrottle(err), usage: NO_USAGE };
       case "permanent":
         return { kind: "permanent", error, errorKind: "llm_error", usage: NO_USAGE };
     }

@@ -26,7 +26,7 @@ type Details = { details?: Record<string, unknown> | null };
 export type AttemptOutcome =
   | ({ kind: "success"; output: unknown; usage: Usage; cached?: Usage } & Details) // cached: from the response cache; what the original call cost
   | { kind: "invalid"; error: string; problems: string[]; usage: Usage }
-  | { kind: "transient"; error: string; retryAfterMs: number | null; usage: Usage }
+  | { kind: "transient"; error: string; retryAfterMs: number | null; throttled?: boolean; usage: Usage } // throttled: the provider pushed back (429/529/503+Retry-After)
   | { kind: "timeout"; error: string; usage: Usage }
   | ({ kind: "permanent"; error: string; errorKind: ErrorKind; usage: Usage } & Details)
   | { kind: "crash"; error: string; usage: Usage }

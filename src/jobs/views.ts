@@ -29,6 +29,7 @@ export function jobView(row: JobRow) {
     error: parsed<z.infer<typeof JobErrorSchema>>(row.error),
     budget: parsed<z.infer<typeof BudgetSchema>>(row.budget),
     pause_reason: row.pause_reason,
+    effective_concurrency: row.effective_concurrency,
   };
 }
 

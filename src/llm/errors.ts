@@ -87,6 +87,13 @@ function headerOf(err: unknown, name: string): string | null {
   return null;
 }
 
+/** The provider pushes back (429, Anthropic's 529, or a 503 that says when to retry): a signal to send fewer calls at once. */
+export function isThrottle(err: unknown): boolean {
+  const status = statusOf(err);
+  if (status === 429 || status === 529) return true;
+  return status === 503 && retryAfterMs(err) !== undefined;
+}
+
 /** The provider's requested wait, from `retry-after-ms` or `Retry-After` (seconds or HTTP date). */
 export function retryAfterMs(err: unknown, now = Date.now()): number | undefined {
   for (const e of causes(err)) if (e instanceof ProviderFailure && e.retryAfterMs !== undefined) return e.retryAfterMs;

@@ -33,4 +33,9 @@ export const EVENT_SCHEMAS = {
   JobPausedEvent: z.object({ job_id: z.string(), reason: z.string(), budget: BudgetSchema.nullable() }),
   JobResumedEvent: z.object({ job_id: z.string() }),
   JobRecoveringEvent: z.object({ job_id: z.string(), tasks: z.number().int() }),
+  ConcurrencyChangedEvent: z.object({
+    job_id: z.string(),
+    effective_concurrency: z.number().int().openapi({ description: "The calls the job may have in flight from now on" }),
+    reason: z.enum(["throttled", "recovered", "shared"]).openapi({ description: "throttled: the provider pushed back; recovered: successes grew it; shared: the tenant's limit for the model, split among its jobs" }),
+  }),
 } as const;

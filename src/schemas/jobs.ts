@@ -87,6 +87,11 @@ export const JobSchema = z
     error: JobErrorSchema.nullable(),
     budget: BudgetSchema.nullable(),
     pause_reason: z.string().nullable(),
+    effective_concurrency: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "The calls the job may have in flight now: its concurrency, or less while the provider throttles this tenant's calls to the model (null until it starts)" }),
   })
   .openapi("Job");
 

@@ -18,6 +18,8 @@ export interface TagStats {
   tools_offered: string[][];
   in_flight: number;
   max_in_flight: number;
+  throttled: number; // calls answered 429 for being past the tag's capacity (`cap=`)
+  served_max_in_flight: number; // the most calls in flight that were served (not throttled)
   auth: string[];
   prompts: string[];
   times: number[];
@@ -122,7 +124,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
   const statsFor = (tag: string): TagStats => {
     let s = stats.get(tag);
     if (!s) {
-      s = { requests: 0, compactions: 0, summaries_seen: 0, tool_results: [], tools_offered: [], in_flight: 0, max_in_flight: 0, auth: [], prompts: [], times: [] };
+      s = { requests: 0, compactions: 0, summaries_seen: 0, tool_results: [], tools_offered: [], in_flight: 0, max_in_flight: 0, throttled: 0, served_max_in_flight: 0, auth: [], prompts: [], times: [] };
       stats.set(tag, s);
     }
     return s;
@@ -161,6 +163,13 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
       s.tools_offered.push(toolNames(body));
     }
     try {
+      if (directive && directive.cap !== null && s.in_flight > directive.cap) {
+        s.throttled++;
+        res.writeHead(429, { "content-type": "application/json", "retry-after": "1" });
+        res.end(JSON.stringify({ error: { type: "rate_limit_error", message: "fake capacity exceeded" }, type: "error" }));
+        return;
+      }
+      s.served_max_in_flight = Math.max(s.served_max_in_flight, s.in_flight);
       // A compaction request answers with a summary and does not consume the item's script.
       const step = compaction ? "text:SUMMARY_OF_EARLIER_TURNS" : nextStep(tag, directive?.id ?? prompt, directive?.steps ?? ["ok"], prompt);
       const answer: StepAnswer = answerFor(step, prompt, directive?.id, requestedSchema(body));

@@ -1,0 +1,77 @@
+/**
+ * A job's side of adaptive concurrency: how many of its calls may be in flight now (its
+ * `concurrency`, or less while its tenant's limiter for the model holds a limit), learned from
+ * the ProviderLimiter when the job starts, when the provider throttles one of its calls, and once
+ * per round of successes while a limit holds. The value is kept in the coordinator's meta
+ * (`effective`), so a restart resumes at it. A limiter that cannot be reached changes nothing:
+ * the job goes on at what it had.
+ */
+import type { AttemptOutcome } from "../../src/engine/retry-policy";
+import type { JobSpecBase as JobSpec } from "../../src/engine/types";
+import { providerLimiter } from "../../src/objects";
+import type { CoordinatorStore } from "./store";
+
+export type ConcurrencyReason = "throttled" | "recovered" | "shared";
+
+export class ConcurrencyLink {
+  #effective: number | null; // null: the job's own concurrency
+  #successes = 0;
+
+  constructor(
+    private readonly env: Env,
+    private readonly store: CoordinatorStore,
+    private readonly onChange: (cap: number, reason: ConcurrencyReason) => void,
+  ) {
+    this.#effective = store.getMeta<number | null>("effective") ?? null;
+  }
+
+  /** The calls the job may have in flight now. */
+  cap(spec: JobSpec): number {
+    return Math.min(spec.concurrency, this.#effective ?? Infinity);
+  }
+
+  /** Whether a limit holds (the job runs below its concurrency). */
+  get limited(): boolean {
+    return this.#effective !== null;
+  }
+
+  async join(spec: JobSpec, inFlight: number): Promise<void> {
+    await this.#ask(spec, "shared", (l) => l.join(spec.jobId, spec.concurrency, inFlight));
+  }
+
+  /** After an attempt's report (`sentAt`: when it was dispatched): a throttle cuts, a round of successes while limited grows. */
+  async observe(spec: JobSpec, outcome: AttemptOutcome, inFlight: number, sentAt: number): Promise<void> {
+    if (outcome.kind === "transient" && outcome.throttled) {
+      this.#successes = 0;
+      await this.#ask(spec, "throttled", (l) => l.throttled(spec.jobId, spec.concurrency, inFlight + 1, sentAt));
+      return;
+    }
+    if (outcome.kind !== "success" || this.#effective === null) return;
+    if (++this.#successes < this.#effective) return;
+    const count = this.#successes;
+    this.#successes = 0;
+    await this.#ask(spec, "recovered", (l) => l.succeeded(spec.jobId, spec.concurrency, inFlight, count));
+  }
+
+  leave(spec: JobSpec): void {
+    providerLimiter(this.env, spec.tenantId, spec.model)
+      .leave(spec.jobId)
+      .catch((err: unknown) => console.error("could not leave the provider limiter", err));
+  }
+
+  async #ask(spec: JobSpec, reason: ConcurrencyReason, call: (limiter: ReturnType<typeof providerLimiter>) => Promise<number>): Promise<void> {
+    let share: number;
+    try {
+      share = await call(providerLimiter(this.env, spec.tenantId, spec.model));
+    } catch (err) {
+      console.error("the provider limiter could not be reached; concurrency unchanged", err);
+      return;
+    }
+    const next = share >= spec.concurrency ? null : share;
+    if (next === this.#effective) return;
+    const before = this.cap(spec);
+    this.#effective = next;
+    this.store.setMeta("effective", next);
+    if (this.cap(spec) !== before) this.onChange(this.cap(spec), reason);
+  }
+}

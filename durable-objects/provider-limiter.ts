@@ -1,0 +1,84 @@
+/**
+ * ProviderLimiter: one per (tenant, model), named `<tenant id>:<model>`. It holds the number of
+ * calls the tenant's jobs may have in flight on that model (src/engine/aimd.ts: cut on a
+ * throttle, grown back by successes, lifted at the jobs' own concurrency) and splits it equally
+ * among the jobs using it. Jobs talk to it when they start, when the provider throttles one of
+ * their calls, and, while a limit holds, once per round of successes; a job that was never
+ * throttled and starts while no limit holds pays one call at its start and nothing after.
+ * Its state is in its storage: a restart keeps the limit and the jobs.
+ */
+import { DurableObject } from "cloudflare:workers";
+import { cut, grow, OPEN, share, type Aimd } from "../src/engine/aimd";
+
+/** A job that has not been heard from for this long no longer takes a share. */
+const ACTIVE_MS = 60_000;
+/** A limit learned this long ago, with no other job using it, is forgotten: the provider may have more room now. */
+const FORGET_MS = 10 * 60_000;
+
+interface JobEntry {
+  concurrency: number;
+  inFlight: number;
+  seen: number;
+}
+
+export class ProviderLimiter extends DurableObject<Env> {
+  #state: Aimd | null = null;
+  #jobs: Record<string, JobEntry> | null = null;
+
+  async #load(): Promise<{ state: Aimd; jobs: Record<string, JobEntry> }> {
+    this.#state ??= (await this.ctx.storage.get<Aimd>("aimd")) ?? { ...OPEN };
+    this.#jobs ??= (await this.ctx.storage.get<Record<string, JobEntry>>("jobs")) ?? {};
+    return { state: this.#state, jobs: this.#jobs };
+  }
+
+  #active(now: number): JobEntry[] {
+    const jobs = this.#jobs ?? {};
+    for (const [id, job] of Object.entries(jobs)) if (now - job.seen > ACTIVE_MS) delete jobs[id];
+    return Object.values(jobs);
+  }
+
+  async #answer(jobId: string, concurrency: number, inFlight: number, next: (state: Aimd, active: JobEntry[]) => Aimd): Promise<number> {
+    const now = Date.now();
+    const { state, jobs } = await this.#load();
+    jobs[jobId] = { concurrency, inFlight, seen: now };
+    const active = this.#active(now);
+    const stale = state.limit !== null && active.length === 1 && now - state.cutAt > FORGET_MS;
+    this.#state = next(stale ? { ...OPEN } : state, active);
+    void this.ctx.storage.put({ aimd: this.#state, jobs });
+    return share(this.#state, active.length, concurrency);
+  }
+
+  /** A job starts (or reloads): its share now. */
+  join(jobId: string, concurrency: number, inFlight: number): Promise<number> {
+    return this.#answer(jobId, concurrency, inFlight, (state) => state);
+  }
+
+  /** The provider throttled one of the job's calls, sent at `sentAt`, while it had `inFlight` out. */
+  throttled(jobId: string, concurrency: number, inFlight: number, sentAt: number): Promise<number> {
+    return this.#answer(jobId, concurrency, inFlight, (state, active) =>
+      cut(state, active.reduce((n, j) => n + j.inFlight, 0), Date.now(), sentAt),
+    );
+  }
+
+  /** `count` of the job's calls succeeded since it last said so. */
+  succeeded(jobId: string, concurrency: number, inFlight: number, count: number): Promise<number> {
+    return this.#answer(jobId, concurrency, inFlight, (state, active) =>
+      grow(state, count, active.reduce((n, j) => n + j.concurrency, 0)),
+    );
+  }
+
+  /** The job ended: it no longer takes a share. */
+  async leave(jobId: string): Promise<void> {
+    const { jobs } = await this.#load();
+    if (!(jobId in jobs)) return;
+    delete jobs[jobId];
+    await this.ctx.storage.put("jobs", jobs);
+  }
+
+  /** For tests and the API: the limit and the active jobs. */
+  async snapshot(): Promise<{ limit: number | null; jobs: string[] }> {
+    const { state } = await this.#load();
+    this.#active(Date.now());
+    return { limit: state.limit, jobs: Object.keys(this.#jobs ?? {}) };
+  }
+}

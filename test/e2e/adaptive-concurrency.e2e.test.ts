@@ -1,0 +1,69 @@
+/**
+ * Adaptive concurrency over HTTP against the fake model's capacity (`cap=K`: past K calls in
+ * flight for the tag, a call is answered 429 with Retry-After 1): the job cuts its calls in
+ * flight (CONCURRENCY_CHANGED, `effective_concurrency`), loses nothing, and the tenant's next
+ * job on the model starts at the learned limit instead of hammering the provider again; another
+ * tenant's job starts at its own concurrency.
+ */
+import { describe, expect, it } from "vitest";
+import { call, newTenant, openEvents, readSse, waitForJob } from "./harness/api.ts";
+import { base, fakeStats, uniqueTag } from "./harness/context.ts";
+
+const MODEL = "openai/gpt-4o-mini";
+const job = (tag: string, n: number, concurrency: number) => ({
+  inputs: Array.from({ length: n }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} cap=4 ms=150>>`),
+  prompt_template: "{{ item }}",
+  model: MODEL,
+  concurrency,
+  max_retries: 10,
+});
+
+async function run(key: string, body: unknown) {
+  const created = await call(base(), "POST", "/v1/map", { token: key, body });
+  expect(created.status).toBe(202);
+  const done = await waitForJob(base(), key, created.body.job_id, 90_000);
+  const events = await readSse(await openEvents(base(), key, created.body.job_id));
+  return { job: done, changes: events.filter((e) => e.event === "CONCURRENCY_CHANGED").map((e) => e.data) };
+}
+
+describe("adaptive concurrency under a provider's 429s", () => {
+  it("cuts the calls in flight when throttled, loses nothing, and starts the tenant's next job at the learned limit", async () => {
+    const { key } = await newTenant(base());
+    const first = uniqueTag("cap-first");
+    const { job: one, changes } = await run(key, job(first, 32, 16));
+    expect(one).toMatchObject({ status: "completed", succeeded: 32, failed: 0 });
+    expect(changes.length).toBeGreaterThan(0);
+    expect(changes[0]).toMatchObject({ job_id: one.id, reason: "throttled" });
+    expect(Math.min(...changes.map((c) => c.effective_concurrency))).toBeLessThanOrEqual(8);
+    expect(one.effective_concurrency).toBeLessThan(16);
+    const firstStats = await fakeStats(first);
+    expect(firstStats.requests - firstStats.throttled).toBe(32); // every item answered once
+
+    // The same tenant and model: the next job starts at the limit, so it is throttled far less.
+    const second = uniqueTag("cap-second");
+    const { job: two, changes: twoChanges } = await run(key, job(second, 32, 16));
+    expect(two).toMatchObject({ status: "completed", succeeded: 32 });
+    expect(twoChanges[0]).toMatchObject({ reason: "shared" });
+    expect(twoChanges[0].effective_concurrency).toBeLessThan(16);
+    const secondStats = await fakeStats(second);
+    expect(secondStats.throttled).toBeLessThan(firstStats.throttled);
+    expect(secondStats.throttled).toBeLessThanOrEqual(12);
+
+    // Another tenant has learned nothing yet: its job starts at its own concurrency.
+    const other = await newTenant(base());
+    const third = uniqueTag("cap-other");
+    const { changes: otherChanges } = await run(other.key, job(third, 8, 8));
+    expect(otherChanges.filter((c) => c.reason === "shared")).toEqual([]);
+    expect(otherChanges[0]).toMatchObject({ reason: "throttled", effective_concurrency: 5 }); // 0.7 of its whole first round of 8
+  });
+
+  it("does nothing for a job that is never throttled", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("cap-none");
+    const body = { ...job(tag, 12, 6), inputs: Array.from({ length: 12 }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ms=100>>`) };
+    const { job: done, changes } = await run(key, body);
+    expect(done).toMatchObject({ status: "completed", succeeded: 12, effective_concurrency: 6 });
+    expect(changes).toEqual([]);
+    expect((await fakeStats(tag)).max_in_flight).toBe(6);
+  });
+});

@@ -1,0 +1,34 @@
+/** Adaptive concurrency's policy on its own: cut on a throttle (once per window), grow by successes, lift at the ceiling, split among jobs. */
+import { describe, expect, it } from "vitest";
+import { cut, grow, OPEN, share } from "../../src/engine/aimd";
+
+describe("AIMD for a tenant's model", () => {
+  it("cuts to 0.7 of the calls in flight, once per window: a call sent before the last cut says nothing new", () => {
+    const first = cut(OPEN, 64, 10_000, 9_000);
+    expect(first).toEqual({ limit: 44, credit: 0, cutAt: 10_000 });
+    expect(cut(first, 40, 10_050, 9_500)).toBe(first); // sent under the old limit: the same burst
+    expect(cut(first, 40, 10_300, 10_000)).toBe(first);
+    expect(cut(first, 44, 10_400, 10_200).limit).toBe(30); // sent under the new limit, and still throttled
+    expect(cut({ limit: 20, credit: 5, cutAt: 0 }, 6, 5_000, 4_000).limit).toBe(4); // fewer in flight than the limit: of those
+    expect(cut({ limit: 1, credit: 0, cutAt: 0 }, 1, 5_000, 4_000).limit).toBe(1); // never below one
+    expect(cut(OPEN, 0, 5_000, 4_000).limit).toBe(1);
+  });
+
+  it("grows by one per `limit` successes, and lifts the limit at the jobs' own concurrency", () => {
+    const state = { limit: 4, credit: 0, cutAt: 1 };
+    expect(grow(state, 3, 64)).toEqual({ limit: 4, credit: 3, cutAt: 1 });
+    expect(grow(state, 4, 64)).toEqual({ limit: 5, credit: 0, cutAt: 1 });
+    expect(grow(state, 4 + 5 + 2, 64)).toEqual({ limit: 6, credit: 2, cutAt: 1 });
+    expect(grow({ limit: 63, credit: 62, cutAt: 1 }, 1, 64)).toEqual(OPEN);
+    expect(grow(OPEN, 100, 64)).toBe(OPEN);
+  });
+
+  it("splits a limit equally among the jobs, at least one call each and never more than a job asked", () => {
+    expect(share(OPEN, 3, 50)).toBe(50);
+    expect(share({ limit: 8, credit: 0, cutAt: 0 }, 1, 64)).toBe(8);
+    expect(share({ limit: 8, credit: 0, cutAt: 0 }, 2, 64)).toBe(4);
+    expect(share({ limit: 8, credit: 0, cutAt: 0 }, 3, 64)).toBe(2);
+    expect(share({ limit: 2, credit: 0, cutAt: 0 }, 5, 64)).toBe(1);
+    expect(share({ limit: 8, credit: 0, cutAt: 0 }, 1, 3)).toBe(3);
+  });
+});
