@@ -6,7 +6,8 @@ import { allResults, call, openEvents, readSse } from "../test/e2e/harness/api.t
 import { items, MODEL, SCHEMA, TEMPLATE, type RunFigures, type Workload } from "./workload.ts";
 
 export function mapBody(w: Workload, prefix = "") {
-  return { inputs: items(w, prefix), prompt_template: TEMPLATE, output_schema: SCHEMA, model: `openai/${MODEL}`, concurrency: w.concurrency };
+  const retries = w.maxRetries === undefined ? {} : { max_retries: w.maxRetries };
+  return { inputs: items(w, prefix), prompt_template: TEMPLATE, output_schema: SCHEMA, model: `openai/${MODEL}`, concurrency: w.concurrency, ...retries };
 }
 
 export async function startJob(base: string, key: string, body: unknown): Promise<string> {

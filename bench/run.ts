@@ -171,6 +171,33 @@ async function runPipelineScenario(): Promise<void> {
   ].join("\n");
 }
 
+/**
+ * S9: a provider with room for 8 calls in flight (past that: 429, Retry-After 1), a job at
+ * concurrency 64, N = 400, L = 200 ms; ideal ceil(N/8)·L. Fanout's first job on a fresh tenant,
+ * then the tenant's second (the learned limit), against baseline A at p-limit 64 with the SDK's
+ * default retries.
+ */
+let capacityRows = "";
+async function runCapacityScenario(): Promise<void> {
+  if (only && !only.has("S9")) return;
+  const lines = [
+    "| run | N | C | capacity | L (ms) | wall (s) | ideal ceil(N/8)·L (s) | × ideal | succeeded | calls | answered 429 | 429 share |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+  ];
+  const key = (await newTenant(fanout.url)).key;
+  const stats = async (tag: string) => (await (await fetch(`${fake.url}/_fake/stats?tag=${tag}`)).json()) as { requests: number; throttled: number };
+  for (const run of ["Fanout, the tenant's first job", "Fanout, its second job", "A: p-limit 64 + openai"]) {
+    const w = { n: 400, concurrency: 64, latencyMs: 200, cap: 8, maxRetries: 10, tag: `S9-${Date.now()}` };
+    process.stderr.write(`S9 ${run}: N=${w.n} C=${w.concurrency} capacity ${w.cap} … `);
+    const figures = run.startsWith("A") ? (await runChild("bench/baseline-a.ts", w)).figures : await runThroughFanout(fanout.url, key, w);
+    const s = await stats(w.tag);
+    const ideal = Math.ceil(w.n / w.cap) * w.latencyMs;
+    process.stderr.write(`${(figures.wallMs / 1000).toFixed(2)} s, ${s.throttled} answered 429\n`);
+    lines.push(`| ${run} | ${w.n} | ${w.concurrency} | ${w.cap} | ${w.latencyMs} | ${(figures.wallMs / 1000).toFixed(2)} | ${(ideal / 1000).toFixed(2)} | ${(figures.wallMs / ideal).toFixed(2)} | ${figures.succeeded} | ${s.requests} | ${s.throttled} | ${((s.throttled / s.requests) * 100).toFixed(1)} % |`);
+  }
+  capacityRows = lines.join("\n");
+}
+
 function table(): string {
   const baselineA = new Map(rows.filter((r) => r.runner.startsWith("A")).map((r) => [r.scenario, r.figures.wallMs]));
   const lines = [
@@ -251,14 +278,17 @@ try {
   await runFoldScenario();
   await runCorpusScenario();
   await runPipelineScenario();
+  await runCapacityScenario();
   console.log(table());
   if (foldRow) console.log(foldRow);
   if (corpusRows) console.log(corpusRows);
   if (pipelineRow) console.log(pipelineRow);
+  if (capacityRows) console.log(capacityRows);
   if (!only) writeReport();
   writeBlock("reduce", foldRow);
   writeBlock("map-reduce", corpusRows);
   writeBlock("pipeline", pipelineRow);
+  writeBlock("capacity", capacityRows);
 } finally {
   await fanout.stop();
   await fake.close();

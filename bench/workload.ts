@@ -8,9 +8,12 @@ export interface Workload {
   concurrency: number;
   latencyMs: number;
   tag: string;
+  cap?: number; // the provider's capacity (calls in flight) for this workload's tag
+  maxRetries?: number; // Fanout's max_retries (the baselines keep their SDK's defaults)
 }
 
-export const TEMPLATE = "Summarize this document: {{ item.text }} <<fake tag={{ item.tag }} id={{ item.id }} ms={{ item.ms }}>>";
+export const TEMPLATE =
+  "Summarize this document: {{ item.text }} <<fake tag={{ item.tag }} id={{ item.id }} ms={{ item.ms }}{% if item.cap %} cap={{ item.cap }}{% endif %}>>";
 
 export const SCHEMA = {
   type: "object",
@@ -21,7 +24,7 @@ export const SCHEMA = {
 export const MODEL = "bench-model";
 
 export function items(w: Workload, prefix = "") {
-  return Array.from({ length: w.n }, (_, i) => ({ id: `${prefix}${i}`, text: `document number ${prefix}${i}`, tag: w.tag, ms: w.latencyMs }));
+  return Array.from({ length: w.n }, (_, i) => ({ id: `${prefix}${i}`, text: `document number ${prefix}${i}`, tag: w.tag, ms: w.latencyMs, cap: w.cap ?? null }));
 }
 
 const template = compileTemplate(TEMPLATE);

@@ -148,6 +148,8 @@ function renderHead(el, state) {
       h("dt", {}, "Created"), h("dd", {}, when(job.created_at)),
       h("dt", {}, "Finished"), h("dd", {}, when(job.completed_at)),
       h("dt", {}, "Attempts"), h("dd", {}, num(job.total_attempts)),
+      job.effective_concurrency !== null && job.effective_concurrency !== undefined ? h("dt", {}, "Calls at once") : null,
+      job.effective_concurrency !== null && job.effective_concurrency !== undefined ? h("dd", { id: "effective-concurrency" }, num(job.effective_concurrency)) : null,
       h("dt", {}, "Tokens"), h("dd", {}, `${num(job.usage.input_tokens)} in · ${num(job.usage.output_tokens)} out`, job.usage.cached?.calls ? ` · ${num(job.usage.cached.calls)} cached calls` : ""),
       h("dt", {}, "Updates"), h("dd", { id: "stream-state" }, streamText),
     ),

@@ -54,7 +54,7 @@ describe("adaptive concurrency under a provider's 429s", () => {
     const third = uniqueTag("cap-other");
     const { changes: otherChanges } = await run(other.key, job(third, 8, 8));
     expect(otherChanges.filter((c) => c.reason === "shared")).toEqual([]);
-    expect(otherChanges[0]).toMatchObject({ reason: "throttled", effective_concurrency: 5 }); // 0.7 of its whole first round of 8
+    expect(otherChanges[0]).toMatchObject({ reason: "throttled", effective_concurrency: 6 }); // 0.8 of its whole first round of 8
   });
 
   it("does nothing for a job that is never throttled", async () => {
