@@ -98,6 +98,9 @@ export class JobCoordinator extends DurableObject<Env> {
     });
     this.#spec = spec;
     this.#op = op;
+    // A tenant's model already throttled: the job starts at its share. Asked here, before the alarm
+    // that starts the job, so the first dispatch never waits on another object.
+    await this.#concurrency.join(spec, 0);
     await this.#wakeAt(Date.now());
   }
 
@@ -352,7 +355,6 @@ export class JobCoordinator extends DurableObject<Env> {
     });
     this.#startStagesWithWork();
     this.#mirror.schedule();
-    await this.#concurrency.join(spec, 0); // a tenant's model already throttled: start at this job's share
     await this.#afterChange(op.advance(spec, this.#reader(), null));
   }
 
