@@ -15,6 +15,7 @@ import { call, ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
 import { base, uniqueTag } from "./harness/context.ts";
 import { ROOT } from "./harness/fanout-server.ts";
 import { launchBrowser } from "./harness/browser.ts";
+import { startToolServer } from "./harness/tool-server.ts";
 
 const SHOTS = process.env.FANOUT_SCREENSHOTS === "update" ? join(ROOT, "docs/screenshots") : mkdtempSync(join(tmpdir(), "fanout-shots-"));
 mkdirSync(SHOTS, { recursive: true });
@@ -222,20 +223,29 @@ describe("the dashboard", () => {
   });
 
   it("links an agent's result to its session: the conversation with its tool calls", async () => {
-    const { key } = await newTenant(base());
-    const tag = uniqueTag("dash-agent");
-    const created = await call(base(), "POST", "/v1/agentic-map", {
-      token: key,
-      body: { inputs: [{ task: "Investigate the item", d: fake(tag, 0, "text:All_done_here") }], agent_prompt_template: "{{ item.task }} {{ item.d }}", model: "openai/gpt-4o-mini" },
-    });
-    const page = await signedIn(key, `/jobs/${created.body.job_id}`);
-    await expect.poll(() => overall(page).textContent(), { timeout: 30_000 }).toContain("1 / 1 (100 %)");
-    await page.getByRole("link", { name: "Session" }).click();
-    await page.waitForURL(/\/sessions\/ses_/);
-    const messages = page.locator("#messages");
-    await expect.poll(() => messages.textContent()).toContain("Investigate the item");
-    expect(await messages.textContent()).toContain("All done here");
-    expect(await page.locator(".message-assistant").count()).toBe(1);
+    const tools = await startToolServer();
+    try {
+      const { key } = await newTenant(base());
+      const tag = uniqueTag("dash-agent");
+      const lookup = { type: "http", name: "lookup", description: "looks things up", input_schema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] }, url: tools.url("/lookup"), read_only: true };
+      const created = await call(base(), "POST", "/v1/agentic-map", {
+        token: key,
+        body: { inputs: [{ task: "Investigate the item", d: fake(tag, 0, "call:lookup:tides,text:All_done_here") }], agent_prompt_template: "{{ item.task }} {{ item.d }}", model: "openai/gpt-4o-mini", tools: [lookup], max_turns: 4 },
+      });
+      expect(created.status).toBe(202);
+      const page = await signedIn(key, `/jobs/${created.body.job_id}`);
+      await expect.poll(() => overall(page).textContent(), { timeout: 30_000 }).toContain("1 / 1 (100 %)");
+      await page.getByRole("link", { name: "Session" }).click();
+      await page.waitForURL(/\/sessions\/ses_/);
+      const messages = page.locator("#messages");
+      await expect.poll(() => messages.textContent()).toContain("Investigate the item");
+      expect(await page.locator(".tool-call").first().textContent()).toContain("→ lookup");
+      expect(await page.locator(".tool-call pre").first().textContent()).toContain('"q": "tides"');
+      expect(await page.locator(".message-tool").first().textContent()).toContain("result for");
+      expect(await messages.textContent()).toContain("All done here");
+    } finally {
+      await tools.close();
+    }
   });
 
   it("shows a map-reduce job's stages and its audit tree", async () => {
