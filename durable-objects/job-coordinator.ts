@@ -35,6 +35,7 @@ import { CoordinatorStore, taskView, type TaskRow } from "./coordinator/store";
 import { sweepWebhook, type CompletedEvent } from "./coordinator/webhook-sweep";
 import { BudgetKeeper, lostAfterMs } from "./coordinator/budget";
 import { ConcurrencyLink } from "./coordinator/concurrency";
+import { BEGINS_PER_INVOCATION } from "../src/engine/limits";
 import { D1Mirror } from "./coordinator/d1-mirror";
 import { childInput, childResult, childSeed, itemStages, type ChildInput } from "./coordinator/subtasks";
 import { ZERO, cachedCounts, progressOf, stagesView, usageView, type Counters } from "./coordinator/progress";
@@ -425,7 +426,14 @@ export class JobCoordinator extends DurableObject<Env> {
     free.splice(Math.max(0, this.#concurrency.cap(spec) - this.#busySlots.size)); // the provider's limit for the tenant, when one holds
     if (free.length === 0) return;
     const now = Date.now();
+    let begun = 0;
     for (const [i, row] of this.#store.nextPending(free.length).entries()) {
+      const pulled = puller !== null && free[i] === puller.slot && !row.session_id;
+      if (!pulled && begun++ === BEGINS_PER_INVOCATION) {
+        // One invocation's subrequests are bounded: the rest start in the next alarm, right away.
+        void this.#wakeAt(Date.now()).catch((err: unknown) => console.error("could not set the alarm; the sweep will", err));
+        return;
+      }
       const work = this.#op.work(spec, parentStageOf(row.stage));
       const vars = () => this.#vars(row);
       const reserved = this.#budget.reserve(spec.budget, row.stage, work, vars);

@@ -15,7 +15,7 @@ export async function showNewJob(view) {
   const schema = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "schema", name: "schema", rows: 4, "aria-describedby": "schema-hint" }));
   const inputs = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "inputs", name: "inputs", rows: 6, "aria-describedby": "inputs-hint" }));
   const file = /** @type {HTMLInputElement} */ (h("input", { id: "inputs-file", name: "inputs-file", type: "file", accept: ".csv,.jsonl,.json,text/csv,application/json" }));
-  const concurrency = /** @type {HTMLInputElement} */ (h("input", { id: "concurrency", name: "concurrency", type: "number", min: 1, max: 128, value: 16 }));
+  const concurrency = /** @type {HTMLInputElement} */ (h("input", { id: "concurrency", name: "concurrency", type: "number", min: 1, max: 1000, value: 16 }));
   const retries = /** @type {HTMLInputElement} */ (h("input", { id: "max-retries", name: "max-retries", type: "number", min: 0, max: 10, value: 3 }));
   const status = h("div", { id: "form-status", "aria-live": "polite" });
   const estimateButton = h("button", { type: "button", class: "secondary", id: "estimate" }, "Estimate");

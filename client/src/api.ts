@@ -343,6 +343,7 @@ export type MapRequest = {
   };
   token_budget?: TokenBudget;
   temperature?: number | null;
+  /** Model calls in flight at most (1–1000): each is a worker object of its own, started in waves of at most 400 per invocation of the job's coordinator */
   concurrency?: number;
   retry_guidance?: string;
   cache?: CacheConfig;

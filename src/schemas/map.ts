@@ -1,6 +1,7 @@
 /** Request and response schemas of POST /v1/map and of map results. */
 import { z } from "@hono/zod-openapi";
 import { baseJobFields } from "../operators/base-fields";
+import { BEGINS_PER_INVOCATION, MAX_MAP_CONCURRENCY } from "../engine/limits";
 
 export { DEFAULT_RETRY_GUIDANCE, WebhookSchema } from "../operators/base-fields";
 
@@ -19,6 +20,13 @@ export const MapRequestSchema = z
       example: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
     }),
     ...baseJobFields,
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_MAP_CONCURRENCY)
+      .default(16)
+      .openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY}): each is a worker object of its own, started in waves of at most ${BEGINS_PER_INVOCATION} per invocation of the job's coordinator` }),
   })
   .openapi("MapRequest");
 

@@ -20,7 +20,7 @@ const cases: [string, Record<string, unknown>, number, string, string][] = [
   ["empty inputs", { inputs: [] }, 400, "invalid_request", "inputs"],
   ["non-array inputs", { inputs: "abc" }, 400, "invalid_request", "inputs"],
   ["concurrency 0", { concurrency: 0 }, 400, "invalid_request", "concurrency"],
-  ["concurrency 129", { concurrency: 129 }, 400, "invalid_request", "concurrency"],
+  ["concurrency 1001", { concurrency: 1001 }, 400, "invalid_request", "concurrency"],
   ["max_retries 11", { max_retries: 11 }, 400, "invalid_request", "max_retries"],
   ["unknown field", { prompt: "typo" }, 400, "invalid_request", "(body)"],
   ["webhook secret not whsec_", { webhook: { url: "https://x.example/h", secret: "plain" } }, 400, "invalid_request", "webhook.secret"],

@@ -34,7 +34,7 @@ describe("open routes and the error envelope", () => {
         "get /v1/jobs/{job_id}/sessions",
       ]),
     );
-    expect(doc.components.schemas.MapRequest.properties.concurrency).toMatchObject({ minimum: 1, maximum: 128, default: 16 });
+    expect(doc.components.schemas.MapRequest.properties.concurrency).toMatchObject({ minimum: 1, maximum: 1000, default: 16 });
   });
 
   it("renders the API reference at /docs without external assets", async () => {
