@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
 import { startFakeModelServer } from "../test/fake-model/server.ts";
 import { startFanout, ROOT } from "../test/e2e/harness/fanout-server.ts";
-import { allResults, newTenant } from "../test/e2e/harness/api.ts";
+import { allResults, call, newTenant } from "../test/e2e/harness/api.ts";
 import { followJob, mapBody, runThroughFanout, startJob } from "./fanout-run.ts";
 import { samplePeak } from "./memory.ts";
 import { runFold } from "./reduce-run.ts";
@@ -198,6 +198,41 @@ async function runCapacityScenario(): Promise<void> {
   capacityRows = lines.join("\n");
 }
 
+/**
+ * S10, fairness: tenant A's 10,000-item job (C = 100, L = 500 ms) is under way when tenant B
+ * submits 10 items (C = 10, L = 500 ms). B's wall time, POST to MAP_COMPLETED, against B alone
+ * on an idle server; the target is at most one call latency more.
+ */
+let fairnessRows = "";
+async function runFairnessScenario(): Promise<void> {
+  if (only && !only.has("S10")) return;
+  const [a, b] = [(await newTenant(fanout.url)).key, (await newTenant(fanout.url)).key];
+  const small = (tag: string) => ({ n: 10, concurrency: 10, latencyMs: 500, tag });
+  const timeSmall = async (tag: string) => {
+    const started = performance.now();
+    const jobId = await startJob(fanout.url, b, mapBody(small(tag)));
+    return (await followJob(fanout.url, b, jobId, started)).wallMs;
+  };
+  process.stderr.write("S10: B alone … ");
+  const alone = await timeSmall(`S10-alone-${Date.now()}`);
+  process.stderr.write(`${(alone / 1000).toFixed(2)} s; with A's 10,000 items under way … `);
+  const big = await startJob(fanout.url, a, mapBody({ n: 10_000, concurrency: 100, latencyMs: 500, tag: `S10-big-${Date.now()}` }));
+  await new Promise((r) => setTimeout(r, 3_000)); // A at full speed
+  const busy: number[] = [];
+  for (let i = 0; i < 3; i++) busy.push(await timeSmall(`S10-busy-${i}-${Date.now()}`));
+  await call(fanout.url, "POST", `/v1/jobs/${big}/cancel`, { token: a });
+  process.stderr.write(`${busy.map((ms) => (ms / 1000).toFixed(2)).join(", ")} s\n`);
+  const worst = Math.max(...busy);
+  fairnessRows = [
+    "| B's job (10 items, C = 10, L = 500 ms) | wall (s) | ideal L (s) | delay over B alone (s) |",
+    "|---|---:|---:|---:|",
+    `| alone | ${(alone / 1000).toFixed(2)} | 0.50 | – |`,
+    ...busy.map((ms, i) => `| while A's 10,000 items run, try ${i + 1} | ${(ms / 1000).toFixed(2)} | 0.50 | ${((ms - alone) / 1000).toFixed(2)} |`),
+    "",
+    `Worst delay ${((worst - alone) / 1000).toFixed(2)} s against a target of one call latency (0.50 s).`,
+  ].join("\n");
+}
+
 function table(): string {
   const baselineA = new Map(rows.filter((r) => r.runner.startsWith("A")).map((r) => [r.scenario, r.figures.wallMs]));
   const lines = [
@@ -279,16 +314,19 @@ try {
   await runCorpusScenario();
   await runPipelineScenario();
   await runCapacityScenario();
+  await runFairnessScenario();
   console.log(table());
   if (foldRow) console.log(foldRow);
   if (corpusRows) console.log(corpusRows);
   if (pipelineRow) console.log(pipelineRow);
   if (capacityRows) console.log(capacityRows);
+  if (fairnessRows) console.log(fairnessRows);
   if (!only) writeReport();
   writeBlock("reduce", foldRow);
   writeBlock("map-reduce", corpusRows);
   writeBlock("pipeline", pipelineRow);
   writeBlock("capacity", capacityRows);
+  writeBlock("fairness", fairnessRows);
 } finally {
   await fanout.stop();
   await fake.close();
