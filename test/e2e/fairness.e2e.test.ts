@@ -1,0 +1,33 @@
+/**
+ * Fairness between tenants: one tenant's long job does not hold up another tenant's small one.
+ * Tenant A's 200 items at concurrency 50 (L = 1 s) take at least 4 s; tenant B's 5 items (L =
+ * 300 ms) submitted while A runs finish in about one call latency. Were jobs queued behind one
+ * another, B would wait for A (4 s or more).
+ */
+import { describe, expect, it } from "vitest";
+import { call, newTenant, waitForJob } from "./harness/api.ts";
+import { base, fakeStats, uniqueTag } from "./harness/context.ts";
+
+const body = (tag: string, n: number, ms: number, concurrency: number) => ({
+  inputs: Array.from({ length: n }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ms=${ms}>>`),
+  prompt_template: "{{ item }}",
+  model: "openai/gpt-4o-mini",
+  concurrency,
+});
+
+describe("fairness between tenants", () => {
+  it("finishes a small job of one tenant while another tenant's long job runs, in about one call latency", async () => {
+    const [a, b] = [await newTenant(base()), await newTenant(base())];
+    const [bigTag, smallTag] = [uniqueTag("fair-big"), uniqueTag("fair-small")];
+    const big = await call(base(), "POST", "/v1/map", { token: a.key, body: body(bigTag, 200, 1_000, 50) });
+    await expect.poll(async () => (await fakeStats(bigTag)).in_flight, { timeout: 10_000 }).toBe(50); // A at full speed
+    const started = performance.now();
+    const small = await call(base(), "POST", "/v1/map", { token: b.key, body: body(smallTag, 5, 300, 5) });
+    const done = await waitForJob(base(), b.key, small.body.job_id, 20_000);
+    const wallMs = performance.now() - started;
+    expect(done).toMatchObject({ status: "completed", succeeded: 5 });
+    expect((await fakeStats(bigTag)).in_flight).toBe(50); // A was still running all along
+    expect(wallMs).toBeLessThan(2_000); // 300 ms of calls; queued behind A it would be 4 s or more
+    await call(base(), "POST", `/v1/jobs/${big.body.job_id}/cancel`, { token: a.key });
+  });
+});
