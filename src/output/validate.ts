@@ -22,6 +22,13 @@ export function schemaDraft(schema: Record<string, unknown>): SchemaDraft {
   return typeof schema.$schema === "string" && DRAFT_07_URIS.includes(schema.$schema) ? "7" : "2020-12";
 }
 
+/** Whether a schema builds regexes while it validates (`pattern`, `patternProperties`): only then is RegExp swapped. */
+function usesPatterns(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.some(usesPatterns);
+  if (typeof schema !== "object" || schema === null) return false;
+  return Object.entries(schema).some(([key, value]) => key === "pattern" || key === "patternProperties" || usesPatterns(value));
+}
+
 function describe(unit: OutputUnit): string {
   const where = unit.instanceLocation === "#" ? "the output" : unit.instanceLocation.replace(/^#/, "");
   return `${where}: ${unit.error}`;
@@ -33,10 +40,12 @@ export function compileOutputSchema(schema: unknown): OutputValidator {
   if (problems.length === 0) {
     try {
       const validator = new Validator(schema as Schema, draft, false);
-      withLinearRegExp(() => validator.validate(null)); // resolves references; a dangling $ref throws here
+      // Swapping the global RegExp costs every call (V8 drops code that relied on it): only for schemas with regexes.
+      const run = usesPatterns(schema) ? <T>(fn: () => T) => withLinearRegExp(fn) : <T>(fn: () => T) => fn();
+      run(() => validator.validate(null)); // resolves references; a dangling $ref throws here
       return {
         validate(value: unknown): string[] {
-          const result = withLinearRegExp(() => validator.validate(value));
+          const result = run(() => validator.validate(value));
           if (result.valid) return [];
           // cfworker reports a summary unit per failing keyword path; keep the leaf messages.
           const leaves = result.errors.filter((e) => !/^(Property|Items|Array items) /.test(e.error) || result.errors.length === 1);

@@ -45,6 +45,7 @@ function killGroup(group: number, signal: NodeJS.Signals): void {
 export interface FanoutServer {
   url: string;
   port: number;
+  inspectorPort: number; // workerd's V8 inspector (bench/cpu-profile.ts)
   persistDir: string;
   process: ChildProcess;
   logs: () => string;
@@ -96,6 +97,7 @@ export async function startFanout(options: FanoutOptions = {}): Promise<FanoutSe
   return {
     url,
     port,
+    inspectorPort,
     persistDir,
     process: child,
     logs: () => output,
