@@ -12,9 +12,9 @@
  * Pull: the answer to a report may be the slot's next task, claimed already; the same invocation
  * stores it and runs it (calls one after another, never two at once), for up to PULL_FOR_MS.
  *
- * Storage: `task` (the TaskRef), `outcome` (once known). They stay after the report (no extra
- * write per task) and are replaced by the next `begin`. A stage's compiled template and schema
- * are cached in memory per job, round and stage, from the setup the coordinator sends with a
+ * Storage: `task` (the TaskRef), `outcome` (once known; null before). They stay after the report
+ * (no extra write per task) and are replaced, in one write, by the next task. A stage's compiled
+ * template and schema are cached in memory per job, round and stage, from the setup the coordinator sends with a
  * task when the worker does not hold it (the endpoint resolved once per job, not per worker).
  */
 import { DurableObject } from "cloudflare:workers";
@@ -38,9 +38,8 @@ export class MapWorker extends DurableObject<Env> {
   #stages = new Map<string, Stage>();
 
   async begin(ref: TaskRef): Promise<void> {
-    // One commit: the output gate holds our answer until all three writes are durable.
-    void this.ctx.storage.delete("outcome");
-    void this.ctx.storage.put("task", ref);
+    // One commit: the output gate holds our answer until both writes are durable (a null outcome: none yet).
+    void this.ctx.storage.put({ task: ref, outcome: null });
     void this.ctx.storage.setAlarm(Date.now());
   }
 
@@ -55,7 +54,7 @@ export class MapWorker extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     let ref = await this.ctx.storage.get<TaskRef>("task");
     if (!ref) return;
-    let outcome = await this.ctx.storage.get<AttemptOutcome>("outcome");
+    let outcome = (await this.ctx.storage.get<AttemptOutcome | null>("outcome")) ?? undefined;
     let claim: TaskClaim | null = null;
     const started = Date.now();
     for (;;) {
@@ -75,8 +74,7 @@ export class MapWorker extends DurableObject<Env> {
       if (!next) return;
       // The next task is this slot's from now on: stored before its call (the output gate holds the
       // call until the write is durable), so a restart runs it again instead of losing it.
-      void this.ctx.storage.delete("outcome");
-      void this.ctx.storage.put("task", next.ref);
+      void this.ctx.storage.put({ task: next.ref, outcome: null });
       ref = next.ref;
       claim = { ...next.claim, setup: next.setup };
       outcome = undefined;
