@@ -25,7 +25,11 @@ describe("a webhook retry across a restart", () => {
       const jobId = created.body.job_id;
       await waitForJob(server.url, key, jobId);
       for (let i = 0; i < 100 && receiver.received.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
-      expect(receiver.received).toHaveLength(1); // the 500: a retry now waits in the Queue
+      expect(receiver.received).toHaveLength(1); // the 500
+      // Killed only once the 500 is on record: from then on a retry waits in the Queue.
+      const recorded = async () => (await call(server!.url, "GET", `/v1/jobs/${jobId}/webhook-deliveries`, { token: key })).body.deliveries[0]?.attempts?.length ?? 0;
+      for (let i = 0; i < 100 && (await recorded()) === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(await recorded()).toBe(1);
 
       const { persistDir, port } = server;
       await server.stop("SIGKILL");
