@@ -3,10 +3,7 @@
  * `max(…)` on runtime values: integers stay integers, floats stay floats (Python's arithmetic),
  * strings compare case-insensitively by default, an empty list gives `start` (sum) or undefined.
  */
-interface Value {
-  type: string;
-  value: unknown;
-}
+import type { Value } from "./runtime-value";
 
 const number = (v: Value): number => {
   if (v.type === "IntegerValue" || v.type === "FloatValue") return v.value as number;

@@ -5,7 +5,8 @@
  * attribute, or a filter by name with its arguments), and `dictsort`/`items` as tuples.
  */
 import { ARG_TESTS } from "./arg-tests";
-import { pyCompare, pyEquals, type Value } from "./py-compare";
+import { pyCompare, pyEquals } from "./py-compare";
+import { arg, flag, truthy, type Kwargs, type Value } from "./runtime-value";
 
 export interface Runtime {
   arrayOf(values: Value[]): Value;
@@ -20,12 +21,9 @@ export interface Runtime {
   filter(value: Value, name: string, args: Value[], kwargs: Map<string, Value>): Value;
 }
 
-type Kwargs = Map<string, Value>;
-
 /** Element comparisons (~30–50 ns each) per step of the render budget (~1.5 µs: one evaluated node). */
 export const COMPARISONS_PER_STEP = 16;
 
-const truthy = (v: Value): boolean => (v as unknown as { __bool__(): { value: boolean } }).__bool__().value;
 
 /** Python's list() of a value: a string's characters, a dict's keys, a sequence's elements. */
 export function listOf(operand: Value): Value[] {
@@ -40,12 +38,6 @@ function items(operand: Value, filter: string): Value[] {
   throw new Error(`${filter}: a ${operand.type} is not iterable`);
 }
 
-const arg = (args: Value[], kwargs: Kwargs, i: number, name: string): Value | undefined => args[i] ?? kwargs.get(name);
-
-function flag(args: Value[], kwargs: Kwargs, i: number, name: string, fallback: boolean): boolean {
-  const v = arg(args, kwargs, i, name);
-  return v === undefined ? fallback : truthy(v);
-}
 
 /** Jinja2's attribute getter: dotted parts, digits index lists; a missing one is undefined (or `fallback`). */
 function attribute(rt: Runtime, value: Value, path: Value | undefined, fallback?: Value): Value {

@@ -7,11 +7,9 @@
 import { roundHalfEven } from "./filters";
 import { pyStr } from "./python-str";
 
-export interface Value {
-  type: string;
-  value: unknown;
-  toString(): string;
-}
+import type { Value } from "./runtime-value";
+
+export type { Value };
 
 export type ArrayOf = (values: Value[]) => Value;
 

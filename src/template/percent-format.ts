@@ -6,11 +6,7 @@
  */
 import { pyRepr, pyStr } from "./python-str";
 
-interface Value {
-  type: string;
-  value: unknown;
-  toString(): string;
-}
+import type { Value } from "./runtime-value";
 
 const SPEC = /%(?:\(([^)]*)\))?([#0\- +]*)(\d+)?(?:\.(\d+))?([a-zA-Z%])/g;
 

@@ -4,11 +4,9 @@
  * by value (True is 1), strings by code point, lists and tuples element-wise (a list never equals
  * a tuple), dicts by their pairs; ordering values of unrelated types is Python's TypeError.
  */
-export interface Value {
-  type: string;
-  value: unknown;
-  toString(): string;
-}
+import type { Value } from "./runtime-value";
+
+export type { Value };
 
 const NUMERIC = new Set(["IntegerValue", "FloatValue", "BooleanValue"]);
 

@@ -2,11 +2,7 @@
  * Python's str() and repr() of Jinja runtime values, so `{{ item }}` renders a dict as
  * `{'title': 'x'}`, true as `True` and null as `None`, exactly as Jinja2 does.
  */
-interface RuntimeLike {
-  type: string;
-  value: unknown;
-  toString(): string;
-}
+import type { Value as RuntimeLike } from "./runtime-value";
 
 function pyReprString(s: string): string {
   const quote = s.includes("'") && !s.includes('"') ? '"' : "'";

@@ -4,13 +4,8 @@
  * keys, ASCII, HTML-safe), `trim(chars)`, `reverse` of a string, `string` and `list` of any value,
  * and `int(default, base)`. Operands are runtime values; results are plain JS values.
  */
-import type { Value } from "./py-compare";
+import { arg, flag, type Kwargs, type Value } from "./runtime-value";
 import { pyStr } from "./python-str";
-
-type Kwargs = Map<string, Value>;
-const arg = (args: Value[], kwargs: Kwargs, i: number, name: string): Value | undefined => args[i] ?? kwargs.get(name);
-const truthy = (v: Value | undefined, fallback: boolean): boolean =>
-  v === undefined ? fallback : (v as unknown as { __bool__(): { value: boolean } }).__bool__().value;
 
 // textwrap's whitespace is string.whitespace (ASCII); its \w and letters are Unicode, as in Python's `re`.
 const WS = "\\t\\n\\x0b\\x0c\\r ";
@@ -88,10 +83,10 @@ function splitlines(s: string): string[] {
 /** wordwrap(width=79, break_long_words=True, wrapstring=None, break_on_hyphens=True). */
 export function wordwrap(operand: Value, args: Value[], kwargs: Kwargs): string {
   const width = Number(arg(args, kwargs, 0, "width")?.value ?? 79);
-  const breakLong = truthy(arg(args, kwargs, 1, "break_long_words"), true);
+  const breakLong = flag(args, kwargs, 1, "break_long_words", true);
   const wrapValue = arg(args, kwargs, 2, "wrapstring");
   const wrapstring = wrapValue === undefined || wrapValue.type === "NullValue" ? "\n" : pyStr(wrapValue);
-  const onHyphens = truthy(arg(args, kwargs, 3, "break_on_hyphens"), true);
+  const onHyphens = flag(args, kwargs, 3, "break_on_hyphens", true);
   return splitlines(pyStr(operand))
     .map((line) => wrapLine(line, width, breakLong, onHyphens).join(wrapstring))
     .join(wrapstring);
@@ -204,7 +199,7 @@ export function xmlattr(operand: Value, args: Value[], kwargs: Kwargs): string {
     items.push(`${htmlEscape(key)}="${htmlEscape(pyStr(value))}"`);
   }
   const out = items.join(" ");
-  return truthy(arg(args, kwargs, 0, "autospace"), true) && out ? ` ${out}` : out;
+  return flag(args, kwargs, 0, "autospace", true) && out ? ` ${out}` : out;
 }
 
 function asciiJsonString(s: string): string {
