@@ -75,7 +75,7 @@ export class ProviderLimiter extends DurableObject<Env> {
     await this.ctx.storage.put("jobs", jobs);
   }
 
-  /** For tests and the API: the limit and the active jobs. */
+  /** The limit and the active jobs (the integration tests read it). */
   async snapshot(): Promise<{ limit: number | null; jobs: string[] }> {
     const { state } = await this.#load();
     this.#active(Date.now());

@@ -30,11 +30,6 @@ export class ConcurrencyLink {
     return Math.min(spec.concurrency, this.#effective ?? Infinity);
   }
 
-  /** Whether a limit holds (the job runs below its concurrency). */
-  get limited(): boolean {
-    return this.#effective !== null;
-  }
-
   async join(spec: JobSpec, inFlight: number): Promise<void> {
     await this.#ask(spec, "shared", (l) => l.join(spec.jobId, spec.concurrency, inFlight));
   }
