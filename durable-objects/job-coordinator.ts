@@ -62,6 +62,7 @@ export class JobCoordinator extends DurableObject<Env> {
   #budget!: BudgetKeeper;
   #concurrency!: ConcurrencyLink;
   #endpoints = new Map<string, Promise<EndpointData | null>>(); // `<round>:<provider>`, for call workers
+  #totalCache: { sizes: number; store: CoordinatorStore; total: number } | null = null; // #total() while no stage's size changes
   #ending: Promise<void> | null = null; // an end begun inside the synchronous dispatch; the RPC or alarm that caused it waits for it
 
   constructor(ctx: DurableObjectState, env: Env) {
@@ -252,7 +253,8 @@ export class JobCoordinator extends DurableObject<Env> {
 
   async #settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, puller: Puller | null): Promise<void> {
     this.#budget.spend(task.stage, outcome.usage.input_tokens + outcome.usage.output_tokens);
-    await this.#concurrency.observe(spec, outcome, this.#busySlots.size, task.dispatched_at ?? Date.now());
+    const asked = this.#concurrency.observe(spec, outcome, this.#busySlots.size, task.dispatched_at ?? Date.now());
+    if (asked) await asked;
     const step = nextStep(outcome, task.attempts, spec.maxRetries);
     if (step.step === "retry") {
       const readyAt = Date.now() + step.delayMs;
@@ -420,14 +422,16 @@ export class JobCoordinator extends DurableObject<Env> {
   #dispatch(puller: Puller | null): void {
     const spec = this.#spec;
     if (!spec || !this.#op || this.#status !== "running") return;
-    const free: number[] = [];
+    const room = this.#concurrency.cap(spec) - this.#busySlots.size; // the provider's limit for the tenant, when one holds
+    if (room <= 0) return;
+    const rows = this.#store.nextPending(room);
+    if (rows.length === 0) return;
+    const free: number[] = []; // as many free slots as there are tasks to start, the puller's first
     if (puller && !puller.next && !this.#busySlots.has(puller.slot)) free.push(puller.slot);
-    for (let slot = 0; slot < spec.concurrency; slot++) if (!this.#busySlots.has(slot) && slot !== puller?.slot) free.push(slot);
-    free.splice(Math.max(0, this.#concurrency.cap(spec) - this.#busySlots.size)); // the provider's limit for the tenant, when one holds
-    if (free.length === 0) return;
+    for (let slot = 0; slot < spec.concurrency && free.length < rows.length; slot++) if (!this.#busySlots.has(slot) && slot !== puller?.slot) free.push(slot);
     const now = Date.now();
     let begun = 0;
-    for (const [i, row] of this.#store.nextPending(free.length).entries()) {
+    for (const [i, row] of rows.slice(0, free.length).entries()) {
       const pulled = puller !== null && free[i] === puller.slot && !row.session_id;
       if (!pulled && begun++ === BEGINS_PER_INVOCATION) {
         // One invocation's subrequests are bounded: the rest start in the next alarm, right away.
@@ -535,11 +539,12 @@ export class JobCoordinator extends DurableObject<Env> {
       if (cached) result.cached = true;
       this.#bump({ completed: 1, succeeded: success ? 1 : 0, failed: success ? 0 : 1, seq: 1, ...usage, ...cachedCounts(cached) });
       const stage = this.#store.countStageDone(row.stage, success, usage);
-      this.#store.addToOutbox(row.stage, result, this.#counters.seq);
+      const json = JSON.stringify(result); // once, for the outbox and the event
+      this.#store.addToOutbox(row.stage, result, this.#counters.seq, json);
       if (op.v1) {
-        this.#emit("MAP_ITEM_COMPLETED", { job_id: spec.jobId, completed: this.#counters.completed, total: this.#total(), success, result });
+        this.#emitWithResult("MAP_ITEM_COMPLETED", { job_id: spec.jobId, completed: this.#counters.completed, total: this.#total(), success }, json);
       } else {
-        this.#emit("TASK_COMPLETED", { job_id: spec.jobId, stage: row.stage, index: row.idx, success, result });
+        this.#emitWithResult("TASK_COMPLETED", { job_id: spec.jobId, stage: row.stage, index: row.idx, success }, json);
       }
       if (stage.completed === stage.total) {
         this.#store.setStageStatus(stage.name, "completed");
@@ -566,8 +571,9 @@ export class JobCoordinator extends DurableObject<Env> {
       const result = childResult(row.idx, child, { success: end.success, output: taskView(row).output, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage, details, sessionId: row.session_id });
       this.#bump({ seq: 1, ...usage });
       this.#store.countStageDone(row.stage, end.success, usage);
-      this.#store.addToOutbox(row.stage, result, this.#counters.seq);
-      this.#emit("SUBTASK_COMPLETED", { job_id: spec.jobId, stage: row.stage, index: row.idx, success: end.success, result });
+      const json = JSON.stringify(result);
+      this.#store.addToOutbox(row.stage, result, this.#counters.seq, json);
+      this.#emitWithResult("SUBTASK_COMPLETED", { job_id: spec.jobId, stage: row.stage, index: row.idx, success: end.success }, json);
       this.#store.resumeParent(child.parent.stage, child.parent.index);
     });
     this.#mirror.schedule();
@@ -662,8 +668,13 @@ export class JobCoordinator extends DurableObject<Env> {
     return this.#store.getMeta<number>("round") ?? 1;
   }
 
+  /** The job's items over its stages, read again only when a stage's size changes (every result's event carries it). */
   #total(): number {
-    return itemStages(this.#store.stages()).reduce((n, s) => n + s.total, 0);
+    const cache = this.#totalCache;
+    if (cache?.store === this.#store && cache.sizes === this.#store.sizesVersion) return cache.total;
+    const total = itemStages(this.#store.stages()).reduce((n, s) => n + s.total, 0);
+    this.#totalCache = { sizes: this.#store.sizesVersion, store: this.#store, total };
+    return total;
   }
 
   #summary() {
@@ -683,12 +694,17 @@ export class JobCoordinator extends DurableObject<Env> {
   }
 
   #emit(name: string, data: unknown): void {
-    this.#hub.publish(this.#store.appendEvent(name, data));
+    this.#hub.publish(this.#store.appendEvent(name, JSON.stringify(data)));
+  }
+
+  /** An event whose last field is a result already serialised (`resultJson`). */
+  #emitWithResult(name: string, fields: Record<string, unknown>, resultJson: string): void {
+    this.#hub.publish(this.#store.appendEvent(name, `${JSON.stringify(fields).slice(0, -1)},"result":${resultJson}}`));
   }
 
   #bump(delta: Partial<Counters>): void {
     for (const [key, value] of Object.entries(delta) as [keyof Counters, number][]) this.#counters[key] += value;
-    this.#store.setMeta("counters", this.#counters);
+    this.#store.setMetaSoon("counters", this.#counters);
   }
 
   async #wakeAt(time: number): Promise<void> {

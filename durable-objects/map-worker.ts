@@ -12,8 +12,9 @@
  * Pull: the answer to a report may be the slot's next task, claimed already; the same invocation
  * stores it and runs it (calls one after another, never two at once), for up to PULL_FOR_MS.
  *
- * Storage: `task` (the TaskRef), `outcome` (once known; null before). They stay after the report
- * (no extra write per task) and are replaced, in one write, by the next task. A stage's compiled
+ * Storage: `task` (the TaskRef) and `outcome` (the last attempt's, with its dispatch token). They
+ * stay after the report (no extra write per task); a task's outcome is the stored one only when
+ * the tokens match, so storing a pulled task is one key written, not two (`begin` clears both). A stage's compiled
  * template and schema are cached in memory per job, round and stage, from the setup the coordinator sends with a
  * task when the worker does not hold it (the endpoint resolved once per job, not per worker).
  */
@@ -30,6 +31,17 @@ import type { CacheScope } from "../src/cache/response-cache";
 
 /** How long one invocation goes on taking its next task from its report; then a fresh `begin` starts the next invocation. */
 const PULL_FOR_MS = 60_000;
+
+/** An attempt's outcome, kept until its report lands; it is the current task's only if the tokens match. */
+type StoredOutcome = { token: string; outcome: AttemptOutcome };
+
+function storedOutcome(ref: TaskRef, stored: StoredOutcome | AttemptOutcome | null | undefined): AttemptOutcome | undefined {
+  if (!stored) return undefined;
+  // Written by an earlier deploy, which cleared the outcome whenever it stored a task: the current
+  // task's. The next task stored clears it (`legacy` in the alarm).
+  if ("kind" in stored) return stored;
+  return stored.token === ref.token ? stored.outcome : undefined;
+}
 
 type Stage = { call: CallSpec; compiled: CompiledCall; endpoint: ProviderEndpoint | null; cache: CacheScope | null };
 
@@ -54,11 +66,13 @@ export class MapWorker extends DurableObject<Env> {
   override async alarm(): Promise<void> {
     let ref = await this.ctx.storage.get<TaskRef>("task");
     if (!ref) return;
-    let outcome = (await this.ctx.storage.get<AttemptOutcome | null>("outcome")) ?? undefined;
+    const stored = await this.ctx.storage.get<StoredOutcome | AttemptOutcome | null>("outcome");
+    let legacy = stored !== null && stored !== undefined && "kind" in stored;
+    let outcome = storedOutcome(ref, stored);
     let claim: TaskClaim | null = null;
     const started = Date.now();
+    const coordinator = jobCoordinator(this.env, ref.jobId); // the pulled tasks are the same job's
     for (;;) {
-      const coordinator = jobCoordinator(this.env, ref.jobId);
       if (!outcome) {
         // RPC types cannot express `unknown` values; the coordinator returns a TaskClaim.
         claim ??= (await coordinator.claim(ref.stage, ref.index, ref.token, !this.#holds(ref))) as TaskClaim | null;
@@ -66,7 +80,7 @@ export class MapWorker extends DurableObject<Env> {
         outcome = await this.#attempt(ref, claim);
         // Not waited for: the report need not sit behind a disk sync. If the object dies before the
         // write lands, the interrupted alarm runs the attempt again; the coordinator keeps one result.
-        void this.ctx.storage.put("outcome", outcome, { allowUnconfirmed: true });
+        void this.ctx.storage.put("outcome", { token: ref.token, outcome } satisfies StoredOutcome, { allowUnconfirmed: true });
       }
       const pull = Date.now() - started < PULL_FOR_MS;
       const have = pull ? { have: this.#job === ref.jobId ? [...this.#stages.keys()] : [] } : null;
@@ -74,7 +88,8 @@ export class MapWorker extends DurableObject<Env> {
       if (!next) return;
       // The next task is this slot's from now on: stored before its call (the output gate holds the
       // call until the write is durable), so a restart runs it again instead of losing it.
-      void this.ctx.storage.put({ task: next.ref, outcome: null });
+      void this.ctx.storage.put(legacy ? { task: next.ref, outcome: null } : { task: next.ref });
+      legacy = false;
       ref = next.ref;
       claim = { ...next.claim, setup: next.setup };
       outcome = undefined;

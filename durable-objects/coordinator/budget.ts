@@ -72,7 +72,7 @@ export class BudgetKeeper {
   /** A report settles: the provider's usage is spent (the dispatch's reservation is released with its row). */
   spend(stage: string, tokens: number): void {
     this.#spent = addSpend(this.#spent, stage, tokens);
-    this.#store.setMeta("spend", this.#spent);
+    this.#store.setMetaSoon("spend", this.#spent);
   }
 
   view(budget: BudgetSpec | null) {

@@ -34,18 +34,21 @@ export class ConcurrencyLink {
     await this.#ask(spec, "shared", (l) => l.join(spec.jobId, spec.concurrency, inFlight));
   }
 
-  /** After an attempt's report (`sentAt`: when it was dispatched): a throttle cuts, a round of successes while limited grows. */
-  async observe(spec: JobSpec, outcome: AttemptOutcome, inFlight: number, sentAt: number): Promise<void> {
+  /**
+   * After an attempt's report (`sentAt`: when it was dispatched): a throttle cuts, a round of
+   * successes while limited grows. Null when the limiter need not be asked (nearly every report),
+   * so the report goes on in the same turn.
+   */
+  observe(spec: JobSpec, outcome: AttemptOutcome, inFlight: number, sentAt: number): Promise<void> | null {
     if (outcome.kind === "transient" && outcome.throttled) {
       this.#successes = 0;
-      await this.#ask(spec, "throttled", (l) => l.throttled(spec.jobId, spec.concurrency, inFlight + 1, sentAt));
-      return;
+      return this.#ask(spec, "throttled", (l) => l.throttled(spec.jobId, spec.concurrency, inFlight + 1, sentAt));
     }
-    if (outcome.kind !== "success" || this.#effective === null) return;
-    if (++this.#successes < this.#effective) return;
+    if (outcome.kind !== "success" || this.#effective === null) return null;
+    if (++this.#successes < this.#effective) return null;
     const count = this.#successes;
     this.#successes = 0;
-    await this.#ask(spec, "recovered", (l) => l.succeeded(spec.jobId, spec.concurrency, inFlight, count));
+    return this.#ask(spec, "recovered", (l) => l.succeeded(spec.jobId, spec.concurrency, inFlight, count));
   }
 
   leave(spec: JobSpec): void {

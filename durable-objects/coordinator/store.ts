@@ -66,6 +66,8 @@ export function taskView(row: TaskRow): TaskView {
 export class CoordinatorStore {
   readonly #sql: SqlStorage;
   readonly #storage: DurableObjectStorage;
+  readonly #soon = new Map<string, unknown>(); // meta written at the end of this turn
+  #sizes = 0; // bumped whenever a stage is added or its total changes
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -78,17 +80,41 @@ export class CoordinatorStore {
   }
 
   getMeta<T>(key: string): T | undefined {
+    if (this.#soon.has(key)) return this.#soon.get(key) as T;
     const row = this.#sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = ?", key).toArray()[0];
     return row ? (JSON.parse(row.v) as T) : undefined;
   }
 
   setMeta(key: string, value: unknown): void {
+    this.#soon.delete(key);
     this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", key, JSON.stringify(value));
+  }
+
+  /**
+   * A value rewritten often (the counters, the spend): written once, at the end of this turn, with
+   * whatever it holds by then. The write runs as a microtask, before the turn's writes are
+   * committed together, so it is as durable as the writes around it, and a report that changes
+   * the counters twice (its result, the next dispatch) writes them once.
+   */
+  setMetaSoon(key: string, value: unknown): void {
+    if (this.#soon.size === 0) queueMicrotask(() => this.flushSoon());
+    this.#soon.set(key, value);
+  }
+
+  flushSoon(): void {
+    for (const [key, value] of this.#soon) this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", key, JSON.stringify(value));
+    this.#soon.clear();
   }
 
   // ── stages ──────────────────────────────────────────────────────────────────────────────────
 
+  /** Changes whenever a stage is added, dropped or resized: what was derived from the stages' totals is stale. */
+  get sizesVersion(): number {
+    return this.#sizes;
+  }
+
   insertStages(stages: StagePlan[]): void {
+    this.#sizes++;
     stages.forEach((s, ord) =>
       this.#sql.exec("INSERT INTO stages (name, ord, status, total) VALUES (?, ?, ?, ?)", s.name, ord, s.skipped ? "skipped" : "pending", s.total),
     );
@@ -96,6 +122,7 @@ export class CoordinatorStore {
 
   /** A stage made at run time (an agent's subtasks), after the planned ones. */
   ensureStage(name: string): void {
+    this.#sizes++;
     this.#sql.exec("INSERT OR IGNORE INTO stages (name, ord, status, total) VALUES (?, (SELECT COALESCE(MAX(ord), 0) + 1 FROM stages), 'pending', 0)", name);
   }
 
@@ -108,6 +135,7 @@ export class CoordinatorStore {
   }
 
   setStageTotal(name: string, total: number): void {
+    this.#sizes++;
     this.#sql.exec("UPDATE stages SET total = ? WHERE name = ?", total, name);
   }
 
@@ -291,6 +319,7 @@ export class CoordinatorStore {
 
   /** Drops every task of a stage, to be planned anew; returns how many of them had finished, by outcome. */
   dropStage(stage: string): { succeeded: number; failed: number } {
+    this.#sizes++;
     const counts = this.#sql
       .exec<{ ok: number | null; bad: number | null }>(
         "SELECT SUM(CASE WHEN success = 1 THEN 1 ELSE 0 END) AS ok, SUM(CASE WHEN success = 0 THEN 1 ELSE 0 END) AS bad FROM tasks WHERE stage = ? AND state = 'done'",
@@ -327,29 +356,30 @@ export class CoordinatorStore {
 
   // ── events and outbox ───────────────────────────────────────────────────────────────────────
 
-  appendEvent(name: string, data: unknown): StoredEvent {
-    return this.#sql
-      .exec<StoredEvent>("INSERT INTO events (name, data) VALUES (?, ?) RETURNING id, name, data", name, JSON.stringify(data))
-      .one();
+  /** `data` is the event's JSON text. */
+  appendEvent(name: string, data: string): StoredEvent {
+    const { id } = this.#sql.exec<{ id: number }>("INSERT INTO events (name, data) VALUES (?, ?) RETURNING id", name, data).one();
+    return { id, name, data };
   }
 
   eventsAfter(id: number): StoredEvent[] {
     return this.#sql.exec<StoredEvent>("SELECT id, name, data FROM events WHERE id > ? ORDER BY id", id).toArray();
   }
 
-  addToOutbox(stage: string, result: { index: number; success: boolean }, seq: number): void {
-    this.#sql.exec(
-      "INSERT OR REPLACE INTO outbox (stage, idx, seq, success, data) VALUES (?, ?, ?, ?, ?)",
-      stage, result.index, seq, result.success ? 1 : 0, JSON.stringify(result),
-    );
+  /** `json`: the result's JSON text, when the caller has it already (its event carries the same text). */
+  addToOutbox(stage: string, result: { index: number; success: boolean }, seq: number, json = JSON.stringify(result)): void {
+    this.#sql.exec("INSERT OR REPLACE INTO outbox (stage, idx, seq, success, data) VALUES (?, ?, ?, ?, ?)", stage, result.index, seq, result.success ? 1 : 0, json);
   }
 
   outbox(limit: number): OutboxRow[] {
     return this.#sql.exec<OutboxRow>("SELECT * FROM outbox ORDER BY seq LIMIT ?", limit).toArray();
   }
 
+  /** The rows D1 now has. One statement: `seq` grows with every result, so a row written again since it was read has left the range. */
   removeFromOutbox(rows: OutboxRow[]): void {
-    for (const r of rows) this.#sql.exec("DELETE FROM outbox WHERE stage = ? AND idx = ? AND seq = ?", r.stage, r.idx, r.seq);
+    if (rows.length === 0) return;
+    const seqs = rows.map((r) => r.seq);
+    this.#sql.exec("DELETE FROM outbox WHERE seq BETWEEN ? AND ?", Math.min(...seqs), Math.max(...seqs));
   }
 
   outboxSize(): number {

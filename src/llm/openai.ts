@@ -72,7 +72,16 @@ export async function callOpenAi(
       json_schema: { name: "output", schema: request.outputSchema, strict: false },
     };
   }
-  const completion: unknown = await client.chat.completions.create(params, { timeout: request.timeoutMs });
+  // The raw response, parsed here: the SDK's own parsing formats log details no one reads and tags
+  // the body with a request id, ~0.2 ms per call (`npm run bench:cpu`). Errors are still the SDK's.
+  const response = await client.chat.completions.create(params, { timeout: request.timeoutMs }).asResponse();
+  const text = await response.text();
+  let completion: unknown;
+  try {
+    completion = JSON.parse(text);
+  } catch {
+    throw new ProviderFailure("the provider's answer is not a chat completion (it is not JSON)", "permanent");
+  }
   return readCompletion(completion);
 }
 
