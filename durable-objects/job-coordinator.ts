@@ -25,7 +25,7 @@ import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, t
 import { operatorFor, type JobSpec } from "../src/operators/registry";
 import { withOverrides, type RecoverOptions, type RecoverAnswer, type ResumeAnswer } from "../src/engine/recovery";
 import type { JobProgress } from "../src/db/jobs";
-import { agentSession, callWorker } from "../src/objects";
+import { agentSession } from "../src/objects";
 import { sendMessage } from "../src/queue-messages";
 import { endpointData } from "../src/llm/call-model";
 import type { EndpointData } from "../src/llm/types";
@@ -35,6 +35,7 @@ import { CoordinatorStore, taskView, type TaskRow } from "./coordinator/store";
 import { sweepWebhook, type CompletedEvent } from "./coordinator/webhook-sweep";
 import { BudgetKeeper, lostAfterMs } from "./coordinator/budget";
 import { ConcurrencyLink } from "./coordinator/concurrency";
+import { WorkerLink } from "./coordinator/workers";
 import { BEGINS_PER_INVOCATION } from "../src/engine/limits";
 import { D1Mirror } from "./coordinator/d1-mirror";
 import { childInput, childResult, childSeed, itemStages, type ChildInput } from "./coordinator/subtasks";
@@ -61,6 +62,7 @@ export class JobCoordinator extends DurableObject<Env> {
   #mirror!: D1Mirror;
   #budget!: BudgetKeeper;
   #concurrency!: ConcurrencyLink;
+  #workers!: WorkerLink;
   #endpoints = new Map<string, Promise<EndpointData | null>>(); // `<round>:<provider>`, for call workers
   #totalCache: { sizes: number; store: CoordinatorStore; total: number } | null = null; // #total() while no stage's size changes
   #ending: Promise<void> | null = null; // an end begun inside the synchronous dispatch; the RPC or alarm that caused it waits for it
@@ -78,6 +80,7 @@ export class JobCoordinator extends DurableObject<Env> {
       this.#counters = { ...ZERO, ...this.#store.getMeta<Counters>("counters") };
       this.#budget = new BudgetKeeper(this.#store, renderLimits(env));
       this.#concurrency = this.#concurrencyLink();
+      this.#workers = new WorkerLink(env, this.#store);
       for (const row of this.#store.running()) if (row.slot !== null) this.#busySlots.add(row.slot);
       this.#alarmAt = await ctx.storage.getAlarm();
     });
@@ -100,9 +103,10 @@ export class JobCoordinator extends DurableObject<Env> {
     });
     this.#spec = spec;
     this.#op = op;
-    // A tenant's model already throttled: the job starts at its share. Asked here, before the alarm
-    // that starts the job, so the first dispatch never waits on another object.
-    await this.#concurrency.join(spec, 0);
+    // A tenant's model already throttled: the job starts at its share; and its workers are a block
+    // of the tenant's warm ones. Asked here, before the alarm that starts the job, so the first
+    // dispatch never waits on another object.
+    await Promise.all([this.#concurrency.join(spec, 0), this.#workers.lease(spec, 1)]);
     await this.#wakeAt(Date.now());
   }
 
@@ -145,6 +149,7 @@ export class JobCoordinator extends DurableObject<Env> {
     this.#spec = updated;
     this.#finalized = false;
     this.#budget.respec();
+    await this.#workers.lease(updated, this.#round()); // before the first dispatch of the new round
     this.#startStagesWithWork();
     await this.#afterChange(this.#op?.advance(updated, this.#reader(), null) ?? { ready: [] });
     await this.#mirror.flush(); // D1 says `running` before the caller hears 202
@@ -182,6 +187,11 @@ export class JobCoordinator extends DurableObject<Env> {
         resolve(true);
       });
     });
+  }
+
+  /** Whether the job may still dispatch to the workers it borrowed (its pool asks about old leases). */
+  async holdsWorkers(): Promise<boolean> {
+    return this.#spec !== null && !this.#finalized;
   }
 
   /** GET /events (SSE), with `Last-Event-ID` for resumption. */
@@ -291,8 +301,10 @@ export class JobCoordinator extends DurableObject<Env> {
    * The job is deleted: its storage (tasks, events, outbox) and alarm go, and this object forgets
    * it. Answers the size of its worker pool, whose objects the caller purges too.
    */
-  async purge(): Promise<{ slots: number }> {
-    const slots = this.#spec?.concurrency ?? 0;
+  async purge(): Promise<{ workers: string[] }> {
+    const spec = this.#spec;
+    const workers = spec ? this.#workers.names(spec) : [];
+    if (spec) await this.#workers.release(spec, Number.MAX_SAFE_INTEGER);
     await this.#mirror.stop();
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
@@ -301,6 +313,7 @@ export class JobCoordinator extends DurableObject<Env> {
     this.#mirror = new D1Mirror(this.env.DB, this.#store, () => this.#progress());
     this.#budget = new BudgetKeeper(this.#store, renderLimits(this.env));
     this.#concurrency = this.#concurrencyLink();
+    this.#workers = new WorkerLink(this.env, this.#store);
     this.#spec = null;
     this.#op = null;
     this.#status = "queued";
@@ -309,7 +322,7 @@ export class JobCoordinator extends DurableObject<Env> {
     this.#busySlots.clear();
     this.#alarmAt = null;
     this.#hub.closeAll();
-    return { slots };
+    return { workers };
   }
 
   /** Called by the Queue consumer when a backoff is over. */
@@ -453,7 +466,7 @@ export class JobCoordinator extends DurableObject<Env> {
         puller.next = { ref, claim: this.#claimOf(row), setup: null };
         continue;
       }
-      const worker = row.session_id ? agentSession(this.env, row.session_id) : callWorker(this.env, spec.jobId, slot);
+      const worker = row.session_id ? agentSession(this.env, row.session_id) : this.#workers.worker(spec, slot);
       worker.begin(ref).catch(async (err: unknown) => {
         console.error("dispatch failed; will retry", err);
         const current = this.#store.task(row.stage, row.idx);
@@ -623,6 +636,7 @@ export class JobCoordinator extends DurableObject<Env> {
       this.#emit("MAP_COMPLETED", data);
     });
     this.#concurrency.leave(spec);
+    await this.#workers.release(spec, this.#round());
     this.#hub.closeAll();
     for (const resolve of this.#waiters.splice(0)) resolve();
     await this.ctx.storage.deleteAlarm();

@@ -55,8 +55,10 @@ export class MapWorker extends DurableObject<Env> {
     void this.ctx.storage.setAlarm(Date.now());
   }
 
-  /** The job is deleted: its task and outcome go. */
-  async purge(): Promise<void> {
+  /** The job is deleted: its task and outcome go, unless the object serves another job by now (a pool's worker). */
+  async purge(jobId: string): Promise<void> {
+    const task = await this.ctx.storage.get<TaskRef>("task");
+    if (task?.jobId !== jobId) return;
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
     this.#job = null;

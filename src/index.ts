@@ -8,6 +8,7 @@ export { JobCoordinator } from "../durable-objects/job-coordinator";
 export { MapWorker } from "../durable-objects/map-worker";
 export { AgentSession } from "../durable-objects/agent-session";
 export { ProviderLimiter } from "../durable-objects/provider-limiter";
+export { WorkerPool } from "../durable-objects/worker-pool";
 
 const app = buildApp();
 

@@ -1,14 +1,15 @@
 /**
  * The names of every Durable Object, in one place: a job's coordinator is named by the job id, a
- * call worker by `<job id>:<slot>` (one per concurrency slot of a job), an agent sub-session by
- * its session id, a provider limiter by `<tenant id>:<model>`.
+ * call worker by a name from src/engine/worker-blocks.ts (`<tenant id>:w<n>` from the tenant's
+ * pool, else `<job id>:<slot>`), an agent sub-session by its session id, a provider limiter by
+ * `<tenant id>:<model>`, a worker pool by the tenant id.
  */
 export function jobCoordinator(env: Env, jobId: string) {
   return env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(jobId));
 }
 
-export function callWorker(env: Env, jobId: string, slot: number) {
-  return env.MAP_WORKER.get(env.MAP_WORKER.idFromName(`${jobId}:${slot}`));
+export function callWorker(env: Env, name: string) {
+  return env.MAP_WORKER.get(env.MAP_WORKER.idFromName(name));
 }
 
 export function agentSession(env: Env, sessionId: string) {
@@ -17,4 +18,8 @@ export function agentSession(env: Env, sessionId: string) {
 
 export function providerLimiter(env: Env, tenantId: string, model: string) {
   return env.PROVIDER_LIMITER.get(env.PROVIDER_LIMITER.idFromName(`${tenantId}:${model}`));
+}
+
+export function workerPool(env: Env, tenantId: string) {
+  return env.WORKER_POOL.get(env.WORKER_POOL.idFromName(tenantId));
 }

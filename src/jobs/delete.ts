@@ -14,8 +14,8 @@ async function inBatches<T>(items: T[], run: (item: T) => Promise<unknown>): Pro
 }
 
 export async function deleteJob(env: Env, jobId: string): Promise<void> {
-  const { slots } = await jobCoordinator(env, jobId).purge();
-  await inBatches(Array.from({ length: slots }, (_, slot) => slot), (slot) => callWorker(env, jobId, slot).purge());
+  const { workers } = await jobCoordinator(env, jobId).purge();
+  await inBatches(workers, (name) => callWorker(env, name).purge(jobId));
   const { results } = await env.DB.prepare("SELECT id FROM sessions WHERE job_id = ?").bind(jobId).all<{ id: string }>();
   await inBatches(results, (s) => agentSession(env, s.id).purge());
   await env.DB.batch([
