@@ -15,6 +15,7 @@ import { runThroughFanout } from "./fanout-run.ts";
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -81,6 +82,15 @@ function bundleModules(): { file: string; moduleAt: (line: number) => string } {
 const STORAGE = new Set(["(exec)", "(put)", "(toArray)", "(delete)", "(transactionSync)", "(one)", "(get)", "(next)", "(setAlarm)", "(getAlarm)", "(deleteAlarm)", "(set scheduledTime)", "(entries)", "(raw)"]);
 const D1_CLIENT = new Set(["(addAggregatedD1MetaToSpan)", "(aggregateD1Meta)", "(batch)", "(addD1MetaToSpan)", "(D1PreparedStatement)", "(D1Database)"]);
 
+/** The object whose code a stack runs in, by the outermost frame of ours (storage and SDK calls count for their caller). */
+function objectOf(module: string): string | null {
+  if (module.includes("job-coordinator") || module.includes("durable-objects/coordinator/")) return "coordinator (one per job: the serial part)";
+  if (module.includes("map-worker") || module.startsWith("src/engine/attempt") || module.startsWith("src/llm/")) return "call workers";
+  if (module.includes("provider-limiter") || module.includes("worker-pool")) return "limiter and pool";
+  if (module.includes("hono") || module.startsWith("src/routes") || module.startsWith("src/app") || module.startsWith("src/jobs/")) return "HTTP routes";
+  return null;
+}
+
 function group(module: string): string {
   if (module.includes("job-coordinator") || module.includes("durable-objects/coordinator/")) return "coordinator";
   if (module.includes("map-worker")) return "call worker";
@@ -115,6 +125,16 @@ try {
   v8.close();
   const { moduleAt } = bundleModules();
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const moduleOf = (node: ProfileNode) => (node.callFrame.url.endsWith("index.js") ? moduleAt(node.callFrame.lineNumber) : "(native)");
+  const owner = (id: number): string => {
+    let found: string | null = null;
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) found = objectOf(moduleOf(byId.get(at) as ProfileNode)) ?? found;
+    return found ?? "runtime, not under our code (event loop, GC, I/O)";
+  };
+  const byObject = new Map<string, number>();
+  const inCoordinator = new Map<string, number>(); // self time by function, of the samples the coordinator owns
   const self = new Map<string, number>();
   const functions = new Map<string, number>();
   let total = 0;
@@ -123,7 +143,13 @@ try {
     const us = profile.timeDeltas[i] ?? 0;
     const frame = node.callFrame;
     if (frame.functionName === "(idle)") return; // the isolate waiting: not CPU
+    const object = owner(id);
+    byObject.set(object, (byObject.get(object) ?? 0) + us);
     const module = frame.url.endsWith("index.js") ? moduleAt(frame.lineNumber) : frame.functionName.startsWith("(") ? frame.functionName : `(${frame.functionName || "native"})`;
+    if (object.startsWith("coordinator")) {
+      const fn = `${frame.functionName || "(anonymous)"} · ${module}`;
+      inCoordinator.set(fn, (inCoordinator.get(fn) ?? 0) + us);
+    }
     self.set(module, (self.get(module) ?? 0) + us);
     const fn = `${frame.functionName || "(anonymous)"} · ${module}`;
     functions.set(fn, (functions.get(fn) ?? 0) + us);
@@ -136,6 +162,12 @@ try {
   console.log(`S2 run: ${(run.wallMs / 1000).toFixed(2)} s wall; isolate CPU (sampled, idle excluded): ${ms(total)} ms = ${perItem(total)} ms per item`);
   console.log("\n| group | CPU (ms) | ms / item | share |\n|---|---:|---:|---:|");
   for (const [name, us] of [...groups].sort((a, b) => b[1] - a[1])) console.log(`| ${name} | ${ms(us)} | ${perItem(us)} | ${((us / total) * 100).toFixed(1)} % |`);
+  console.log("\n| object (inclusive: its storage, SDK and runtime calls) | CPU (ms) | ms / item |\n|---|---:|---:|");
+  for (const [name, us] of [...byObject].sort((a, b) => b[1] - a[1])) console.log(`| ${name} | ${ms(us)} | ${perItem(us)} |`);
+  const coordinator = [...byObject].find(([name]) => name.startsWith("coordinator"))?.[1] ?? 0;
+  if (coordinator > 0) console.log(`\nOne coordinator at this cost sustains ~${Math.round(1000 / (coordinator / 1000 / 1000))} items/s.`);
+  console.log("\n| in the coordinator: function · module | CPU (ms) | ms / item |\n|---|---:|---:|");
+  for (const [name, us] of [...inCoordinator].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`| ${name} | ${ms(us)} | ${perItem(us)} |`);
   console.log("\n| module | CPU (ms) | ms / item |\n|---|---:|---:|");
   for (const [name, us] of [...self].filter(([n]) => !n.startsWith("(")).sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`| ${name} | ${ms(us)} | ${perItem(us)} |`);
   console.log("\n| function · module | CPU (ms) | ms / item |\n|---|---:|---:|");

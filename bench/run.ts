@@ -141,14 +141,23 @@ async function runCorpusScenario(): Promise<void> {
     "| strategy | N | D | mappers | L (s) | wall (s) | ideal (s) | efficiency | overhead | calls | tokens |",
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   ];
-  for (const strategy of ["hierarchical", "flat", "category"] as const) {
+  // A new tenant's first job creates its call workers; its later jobs borrow them warm from the
+  // tenant's pool (the three strategies below run on the bench tenant, after the jobs before them).
+  const coldKey = (await newTenant(fanout.url)).key;
+  if (only) await runThroughFanout(fanout.url, fanoutKey, { n: 50, concurrency: 50, latencyMs: 10, tag: `S7-warm-${Date.now()}` }); // run alone: no job before it made the bench tenant's workers
+  const runs = [
+    { label: "hierarchical, a new tenant's first job", strategy: "hierarchical", key: coldKey },
+    ...(["hierarchical", "flat", "category"] as const).map((strategy) => ({ label: strategy, strategy, key: fanoutKey })),
+  ] as const;
+  for (const run of runs) {
+    const { strategy } = run;
     const w = { n: 1000, perMapper: 10, mappers: 50, latencyMs: 2000, categories: 20, fanIn: 5, strategy, tag: `S7-${strategy}-${Date.now()}` };
-    process.stderr.write(`S7 ${strategy}: N=${w.n} D=${w.perMapper} P=${w.mappers} L=${w.latencyMs} ms … `);
-    const r = await runCorpus(fanout.url, fanoutKey, w);
+    process.stderr.write(`S7 ${run.label}: N=${w.n} D=${w.perMapper} P=${w.mappers} L=${w.latencyMs} ms … `);
+    const r = await runCorpus(fanout.url, run.key, w);
     const ideal = idealMs(w);
     process.stderr.write(`${(r.wallMs / 1000).toFixed(2)} s\n`);
     const overhead = ((r.wallMs - ideal) / ideal) * 100;
-    lines.push(`| ${strategy} | ${w.n} | ${w.perMapper} | ${w.mappers} | ${w.latencyMs / 1000} | ${(r.wallMs / 1000).toFixed(2)} | ${(ideal / 1000).toFixed(2)} | ${(ideal / r.wallMs).toFixed(2)} | ${overhead.toFixed(1)} % | ${r.calls} | ${r.tokens} |`);
+    lines.push(`| ${run.label} | ${w.n} | ${w.perMapper} | ${w.mappers} | ${w.latencyMs / 1000} | ${(r.wallMs / 1000).toFixed(2)} | ${(ideal / 1000).toFixed(2)} | ${(ideal / r.wallMs).toFixed(2)} | ${overhead.toFixed(1)} % | ${r.calls} | ${r.tokens} |`);
   }
   const shuffleMs = timeShuffle();
   lines.push("", `Shuffle of 100,000 synthetic extractions (10,000 batches, 20 categories, dedupe on a field, highest_confidence): ${shuffleMs.toFixed(0)} ms in one call.`);
