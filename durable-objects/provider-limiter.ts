@@ -8,7 +8,7 @@
  * Its state is in its storage: a restart keeps the limit and the jobs.
  */
 import { DurableObject } from "cloudflare:workers";
-import { cut, grow, OPEN, share, type Aimd } from "../src/engine/aimd";
+import { cut, grow, OPEN, share, succeeded, type Aimd } from "../src/engine/aimd";
 
 /** A job that has not been heard from for this long no longer takes a share. */
 const ACTIVE_MS = 60_000;
@@ -53,10 +53,10 @@ export class ProviderLimiter extends DurableObject<Env> {
     return this.#answer(jobId, concurrency, inFlight, (state) => state);
   }
 
-  /** The provider throttled one of the job's calls, sent at `sentAt`, while it had `inFlight` out. */
-  throttled(jobId: string, concurrency: number, inFlight: number, sentAt: number): Promise<number> {
+  /** The provider throttled one of the job's calls, sent at `sentAt`, while it had `inFlight` out (and `ok` calls succeeded since it last said). */
+  throttled(jobId: string, concurrency: number, inFlight: number, sentAt: number, ok = 0): Promise<number> {
     return this.#answer(jobId, concurrency, inFlight, (state, active) =>
-      cut(state, active.reduce((n, j) => n + j.inFlight, 0), Date.now(), sentAt),
+      cut(succeeded(state, ok), active.reduce((n, j) => n + j.inFlight, 0), Date.now(), sentAt),
     );
   }
 

@@ -41,8 +41,9 @@ export class ConcurrencyLink {
    */
   observe(spec: JobSpec, outcome: AttemptOutcome, inFlight: number, sentAt: number): Promise<void> | null {
     if (outcome.kind === "transient" && outcome.throttled) {
+      const ok = this.#successes;
       this.#successes = 0;
-      return this.#ask(spec, "throttled", (l) => l.throttled(spec.jobId, spec.concurrency, inFlight + 1, sentAt));
+      return this.#ask(spec, "throttled", (l) => l.throttled(spec.jobId, spec.concurrency, inFlight + 1, sentAt, ok));
     }
     if (outcome.kind !== "success" || this.#effective === null) return null;
     if (++this.#successes < this.#effective) return null;
@@ -70,6 +71,7 @@ export class ConcurrencyLink {
     const before = this.cap(spec);
     this.#effective = next;
     this.store.setMeta("effective", next);
-    if (this.cap(spec) !== before) this.onChange(this.cap(spec), reason);
+    // A throttle's report can lift the limit too: the limiter found the cuts did not help (src/engine/aimd.ts).
+    if (this.cap(spec) !== before) this.onChange(this.cap(spec), reason === "throttled" && this.cap(spec) > before ? "recovered" : reason);
   }
 }

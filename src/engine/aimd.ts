@@ -11,9 +11,15 @@
  *   level where the last window opened (the provider's room, as last seen), by one per
  *   PROBE_ROUNDS rounds: it probes for more room now and then instead of every round.
  * - Once it reaches the ceiling (the concurrency the jobs asked for), it is lifted: `null`.
+ * - Throttles that come whatever the load (a provider that answers a share of calls 429 at any
+ *   concurrency) would shrink the limit round after round for nothing, as random loss does to
+ *   TCP. So a cut is checked: when the window after a cut is throttled at half the share of the
+ *   one before it or more (and at SPORADIC_SHARE or more), the cuts undo and that share is
+ *   tolerated: later windows cut only once more than twice it of their calls are throttled.
  */
 export const CUT_FACTOR = 0.8;
 export const PROBE_ROUNDS = 8;
+export const SPORADIC_SHARE = 0.05;
 
 export interface Aimd {
   limit: number | null; // calls in flight allowed; null: no limit but the jobs' own
@@ -21,19 +27,46 @@ export interface Aimd {
   cutAt: number; // when the window opened (ms)
   sent?: number; // the calls in flight when the window opened
   throttled?: number; // the window's throttled calls so far
+  ok?: number; // successes reported since the window opened (while a limit holds)
+  held?: boolean; // false: the window has not cut (its share is tolerated so far)
+  before?: number | null; // the limit before the cuts in a row that the latest window belongs to
+  lastShare?: number; // the throttled share of the window before this one
+  tolerate?: number; // a throttled share that comes whatever the load
 }
 
 export const OPEN: Aimd = { limit: null, credit: 0, cutAt: 0 };
 
+/** Whether `throttled` of a window's `sent` calls are more than sporadic throttles would be. */
+function overTolerance(throttled: number, sent: number, tolerate: number): boolean {
+  return tolerate === 0 || (throttled >= 2 && throttled / sent > 2 * tolerate);
+}
+
 /** A throttle of a call sent at `sentAt`, while `inFlight` calls were out (all jobs of the tenant and model). */
 export function cut(state: Aimd, inFlight: number, now: number, sentAt: number): Aimd {
-  if (state.limit !== null && sentAt <= state.cutAt) {
+  const tolerate = state.tolerate ?? 0;
+  if (state.sent !== undefined && sentAt <= state.cutAt) {
     const throttled = (state.throttled ?? 1) + 1;
-    const through = (state.sent ?? state.limit) - throttled;
-    return { ...state, limit: Math.max(1, Math.min(state.limit, through)), throttled };
+    const through = state.sent - throttled;
+    if (state.held !== false) return { ...state, limit: Math.max(1, Math.min(state.limit ?? Infinity, through)), throttled };
+    if (!overTolerance(throttled, state.sent, tolerate)) return { ...state, throttled };
+    const limit = Math.max(1, Math.min(Math.floor(state.sent * CUT_FACTOR), through));
+    return { ...state, limit, throttled, held: true, before: state.limit };
   }
-  const sent = Math.min(state.limit ?? Infinity, Math.max(1, inFlight));
-  return { limit: Math.max(1, Math.floor(sent * CUT_FACTOR)), credit: 0, cutAt: now, sent, throttled: 1 };
+  let limit = state.limit;
+  let tolerated = tolerate;
+  let before = state.held === false || state.sent === undefined ? state.limit : (state.before ?? null);
+  const share = state.sent === undefined ? undefined : (state.throttled ?? 1) / ((state.throttled ?? 1) + (state.ok ?? 0));
+  if (state.held !== false && state.lastShare !== undefined && share !== undefined && share >= SPORADIC_SHARE && share >= state.lastShare / 2) {
+    // The last cut left the share of throttled calls where it was: they do not come from the load.
+    tolerated = Math.max(tolerate, share);
+    limit = before;
+    before = limit;
+  }
+  const sent = Math.min(limit ?? Infinity, Math.max(1, inFlight));
+  const lastShare = state.held === false ? undefined : share; // a window that did not cut says nothing of a cut
+  const window = { credit: 0, cutAt: now, sent, throttled: 1, ok: 0, lastShare, ...(tolerated > 0 ? { tolerate: tolerated } : {}) };
+  if (!overTolerance(1, sent, tolerated)) return { ...window, limit, held: false, before: limit };
+  return { ...window, limit: Math.max(1, Math.floor(sent * CUT_FACTOR)), held: true, before };
 }
 
 /** `count` successes; `ceiling` is the concurrency the active jobs asked for in all. */
@@ -47,11 +80,18 @@ export function grow(state: Aimd, count: number, ceiling: number): Aimd {
     credit -= limit * roundsPerStep();
     limit += 1;
   }
-  return limit >= ceiling ? { ...OPEN } : { ...state, limit, credit };
+  const ok = (state.ok ?? 0) + count;
+  if (limit < ceiling) return { ...state, limit, credit, ...(state.sent === undefined ? {} : { ok }) };
+  return state.tolerate ? { ...OPEN, tolerate: state.tolerate } : { ...OPEN };
 }
 
 /** One job's share of the limit: an equal split among the active jobs, at least 1, at most what it asked. */
 export function share(state: Aimd, jobs: number, concurrency: number): number {
   if (state.limit === null) return concurrency;
   return Math.min(concurrency, Math.max(1, Math.floor(state.limit / Math.max(1, jobs))));
+}
+
+/** Successes the jobs counted since they last said so, for the window's throttled share (a throttle's report carries them). */
+export function succeeded(state: Aimd, count: number): Aimd {
+  return count > 0 && state.sent !== undefined ? { ...state, ok: (state.ok ?? 0) + count } : state;
 }

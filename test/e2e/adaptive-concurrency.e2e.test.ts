@@ -66,4 +66,20 @@ describe("adaptive concurrency under a provider's 429s", () => {
     expect(changes).toEqual([]);
     expect((await fakeStats(tag)).max_in_flight).toBe(6);
   });
+
+  it("does not shrink for throttles that come whatever the load: a provider that answers one call in ten 429", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("cap-sporadic");
+    // Every tenth item is answered 429 (Retry-After 1) once, at any concurrency: cutting cannot help.
+    const inputs = Array.from({ length: 200 }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ${i % 10 === 3 ? "steps=429:1,ok " : ""}ms=100>>`);
+    const { job: done, changes } = await run(key, { ...job(tag, 200, 20), inputs });
+    expect(done).toMatchObject({ status: "completed", succeeded: 200, failed: 0 });
+    // The first cuts are taken back once the throttled share stays where it was: the job ends at its own concurrency.
+    expect(changes[0]).toMatchObject({ reason: "throttled" });
+    expect(done.effective_concurrency).toBe(20);
+    expect(changes.at(-1)).toMatchObject({ effective_concurrency: 20 });
+    const stats = await fakeStats(tag);
+    expect(stats.requests).toBe(220); // each throttled item once more, nothing else
+    expect(stats.max_in_flight).toBeGreaterThan(15); // it ran near its concurrency again after the undo
+  });
 });

@@ -1,11 +1,11 @@
 /** Adaptive concurrency's policy on its own: cut on a throttle (once per window), grow by successes, lift at the ceiling, split among jobs. */
 import { describe, expect, it } from "vitest";
-import { cut, grow, OPEN, PROBE_ROUNDS, share } from "../../src/engine/aimd";
+import { cut, grow, OPEN, PROBE_ROUNDS, share, succeeded, type Aimd } from "../../src/engine/aimd";
 
 describe("AIMD for a tenant's model", () => {
   it("cuts to 0.8 of the calls in flight, once per window, and never above what got through in the window", () => {
     const first = cut(OPEN, 64, 10_000, 9_000);
-    expect(first).toEqual({ limit: 51, credit: 0, cutAt: 10_000, sent: 64, throttled: 1 });
+    expect(first).toMatchObject({ limit: 51, credit: 0, cutAt: 10_000, sent: 64, throttled: 1, held: true, before: null });
     // The window's other throttles (sent before the cut): no new cut, but the limit follows what got through.
     let state = first;
     for (let i = 0; i < 10; i++) state = cut(state, 40, 10_050, 9_500);
@@ -24,7 +24,8 @@ describe("AIMD for a tenant's model", () => {
     expect(grow(state, 3, 64)).toEqual({ limit: 4, credit: 3, cutAt: 1 });
     expect(grow(state, 4, 64)).toEqual({ limit: 5, credit: 0, cutAt: 1 });
     expect(grow(state, 4 + 5 + 2, 64)).toEqual({ limit: 6, credit: 2, cutAt: 1 });
-    expect(grow({ limit: 4, credit: 0, cutAt: 1, sent: 9, throttled: 3 }, 4, 64)).toEqual({ limit: 5, credit: 0, cutAt: 1, sent: 9, throttled: 3 });
+    // Inside a window the successes are counted too (the window's throttled share).
+    expect(grow({ limit: 4, credit: 0, cutAt: 1, sent: 9, throttled: 3 }, 4, 64)).toEqual({ limit: 5, credit: 0, cutAt: 1, sent: 9, throttled: 3, ok: 4 });
     // At the room last seen (9 sent when throttled: 8 got through), it probes for more once per PROBE_ROUNDS rounds.
     const atKnee = { limit: 8, credit: 0, cutAt: 1, sent: 9, throttled: 1 };
     expect(grow(atKnee, 8 * PROBE_ROUNDS - 1, 64).limit).toBe(8);
@@ -40,5 +41,46 @@ describe("AIMD for a tenant's model", () => {
     expect(share({ limit: 8, credit: 0, cutAt: 0 }, 3, 64)).toBe(2);
     expect(share({ limit: 2, credit: 0, cutAt: 0 }, 5, 64)).toBe(1);
     expect(share({ limit: 8, credit: 0, cutAt: 0 }, 1, 3)).toBe(3);
+  });
+
+  it("undoes cuts that leave the throttled share where it was, and then tolerates that share", () => {
+    // A provider that answers 10 % of calls 429 at any concurrency (C = 25): 10 throttles per 100 calls, whatever the limit.
+    const window = (state: Aimd, at: number): Aimd => {
+      let s = cut(state, state.limit ?? 25, at, at - 1); // a call sent after the last window opened: a new one
+      s = cut(s, s.limit ?? 25, at + 1, at - 1); // another call of the same window
+      return succeeded(s, 18); // the window's other calls succeeded
+    };
+    const w1 = window(OPEN, 1_000);
+    expect(w1).toMatchObject({ limit: 20, held: true, before: null }); // the first window cuts as ever: nothing is known yet
+    const w2 = window(w1, 2_000);
+    expect(w2).toMatchObject({ limit: 16, held: true, before: null, lastShare: 0.1 });
+    // Its share (2 of 20) is the share before the cut: the cuts undo, and 10 % is tolerated.
+    const w3 = cut(w2, 16, 3_000, 2_999);
+    expect(w3).toMatchObject({ limit: null, held: false, tolerate: 0.1 });
+    expect(share(w3, 1, 25)).toBe(25);
+    // Later windows at that share cut nothing...
+    let later = w3;
+    for (let at = 4_000; at < 10_000; at += 1_000) later = window(later, at);
+    expect(later).toMatchObject({ limit: null, held: false });
+    // ...but a burst over the room (6 of 25 throttled: over twice 10 %) still cuts, and the limit follows what got through.
+    let burst = cut(later, 25, 20_000, 19_999);
+    for (let i = 0; i < 5; i++) burst = cut(burst, 25, 20_010, 19_990);
+    expect(burst).toMatchObject({ limit: 19, held: true, throttled: 6 });
+    burst = cut(burst, 25, 20_020, 19_990);
+    expect(burst.limit).toBe(18); // 25 − 7 got through
+  });
+
+  it("keeps cutting when a cut lowers the throttled share (a provider at capacity)", () => {
+    // 64 sent, 56 throttled: room for 8. Then a probe to 9 is throttled once in ~70 calls: the cut helped; it cuts again.
+    let state = cut(OPEN, 64, 10_000, 9_000);
+    for (let i = 0; i < 55; i++) state = cut(state, 40, 10_010, 9_500);
+    state = succeeded(state, 70);
+    state = cut(state, 9, 20_000, 19_000);
+    expect(state).toMatchObject({ limit: 6, held: true }); // 0.8 of the 8 let out
+    expect(state.tolerate).toBeUndefined();
+    state = succeeded(state, 70);
+    state = cut(state, 9, 30_000, 29_000); // the same small share again (1 in 71): under SPORADIC_SHARE, not sporadic
+    expect(state).toMatchObject({ limit: 4, held: true });
+    expect(state.tolerate).toBeUndefined();
   });
 });
