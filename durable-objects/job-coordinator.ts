@@ -20,26 +20,26 @@
 import { DurableObject } from "cloudflare:workers";
 import { renderLimits, sseKeepaliveMs } from "../src/config";
 import { newId, randomBase32 } from "../src/lib/ids";
-import { nextStep, type AttemptOutcome, type ErrorKind, type NextStep } from "../src/engine/retry-policy";
+import { nextStep, type AttemptOutcome, type NextStep } from "../src/engine/retry-policy";
 import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type SubtaskSpawn, type TaskClaim, type TaskRef, isSubtaskStage, parentStageOf, setupKey, subtaskStage, type StageWork } from "../src/engine/types";
 import { operatorFor, type JobSpec } from "../src/operators/registry";
 import { withOverrides, type RecoverOptions, type RecoverAnswer, type ResumeAnswer } from "../src/engine/recovery";
 import type { JobProgress } from "../src/db/jobs";
 import { agentSession } from "../src/objects";
 import { sendMessage } from "../src/queue-messages";
-import { endpointData } from "../src/llm/call-model";
-import type { EndpointData } from "../src/llm/types";
-import { parseModel } from "../src/llm/models";
 import { EventHub } from "./coordinator/event-hub";
-import { CoordinatorStore, taskView, type TaskRow } from "./coordinator/store";
+import { CoordinatorStore, type TaskRow } from "./coordinator/store";
 import { sweepWebhook, type CompletedEvent } from "./coordinator/webhook-sweep";
 import { BudgetKeeper, lostAfterMs } from "./coordinator/budget";
 import { ConcurrencyLink } from "./coordinator/concurrency";
 import { WorkerLink } from "./coordinator/workers";
 import { BEGINS_PER_INVOCATION } from "../src/engine/limits";
 import { D1Mirror } from "./coordinator/d1-mirror";
-import { childInput, childResult, childSeed, itemStages, type ChildInput } from "./coordinator/subtasks";
-import { ZERO, cachedCounts, progressOf, stagesView, usageView, type Counters } from "./coordinator/progress";
+import { childSeed } from "./coordinator/subtasks";
+import { ZERO, progressOf, stagesView } from "./coordinator/progress";
+import { JobLog } from "./coordinator/job-log";
+import { Setups, claimOf, planReader, taskVars } from "./coordinator/claims";
+import { attemptEnd, recordEnd, type TaskEnd } from "./coordinator/results";
 
 const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
 const QUEUE_GRACE_MS = 2_000; // the sweep picks up a backoff retry this long after its Queue message is due
@@ -54,7 +54,7 @@ export class JobCoordinator extends DurableObject<Env> {
   #op: Operator | null = null;
   #status: JobStatus = "queued";
   #finalized = false;
-  #counters: Counters = { ...ZERO };
+  #log!: JobLog;
   #busySlots = new Set<number>();
   #alarmAt: number | null = null;
   #hub: EventHub;
@@ -63,13 +63,13 @@ export class JobCoordinator extends DurableObject<Env> {
   #budget!: BudgetKeeper;
   #concurrency!: ConcurrencyLink;
   #workers!: WorkerLink;
-  #endpoints = new Map<string, Promise<EndpointData | null>>(); // `<round>:<provider>`, for call workers
-  #totalCache: { sizes: number; store: CoordinatorStore; total: number } | null = null; // #total() while no stage's size changes
+  #setups: Setups;
   #ending: Promise<void> | null = null; // an end begun inside the synchronous dispatch; the RPC or alarm that caused it waits for it
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#hub = new EventHub(sseKeepaliveMs(env));
+    this.#setups = new Setups(env);
     void ctx.blockConcurrencyWhile(async () => {
       this.#store = new CoordinatorStore(ctx.storage);
       this.#mirror = new D1Mirror(env.DB, this.#store, () => this.#progress());
@@ -77,7 +77,7 @@ export class JobCoordinator extends DurableObject<Env> {
       this.#op = this.#spec ? operatorFor(this.#spec) : null;
       this.#status = this.#store.getMeta<JobStatus>("status") ?? "queued";
       this.#finalized = this.#store.getMeta<boolean>("finalized") ?? false;
-      this.#counters = { ...ZERO, ...this.#store.getMeta<Counters>("counters") };
+      this.#log = new JobLog(this.#store, this.#hub);
       this.#budget = new BudgetKeeper(this.#store, renderLimits(env));
       this.#concurrency = this.#concurrencyLink();
       this.#workers = new WorkerLink(env, this.#store);
@@ -137,14 +137,14 @@ export class JobCoordinator extends DurableObject<Env> {
       const dropped = redo.drop.map((stage) => this.#store.dropStage(stage));
       const succeeded = reopened.succeeded + dropped.reduce((n, d) => n + d.succeeded, 0);
       const failed = reopened.failed + dropped.reduce((n, d) => n + d.failed, 0);
-      this.#bump({ completed: -(succeeded + failed), succeeded: -succeeded, failed: -failed });
+      this.#log.bump({ completed: -(succeeded + failed), succeeded: -succeeded, failed: -failed });
       if (redo.drop.length > 0) this.#store.setMeta("d1_drop_stages", redo.drop); // their stored results go too
       const round = this.#round() + 1;
       for (const [key, value] of Object.entries({ spec: updated, round, completed_at: null, error: null, finalized: false, webhook_settled: false })) {
         this.#store.setMeta(key, value);
       }
       this.#setStatus("running");
-      this.#emit("JOB_RECOVERING", { job_id: spec.jobId, tasks: rows.length });
+      this.#log.emit("JOB_RECOVERING", { job_id: spec.jobId, tasks: rows.length });
     });
     this.#spec = updated;
     this.#finalized = false;
@@ -169,7 +169,7 @@ export class JobCoordinator extends DurableObject<Env> {
     this.#store.transaction(() => {
       this.#setStatus("running");
       this.#store.setMeta("pause_reason", null);
-      this.#emit("JOB_RESUMED", { job_id: spec.jobId });
+      this.#log.emit("JOB_RESUMED", { job_id: spec.jobId });
     });
     await this.#dispatchAndSettle();
     await this.#wakeAt(Date.now() + SWEEP_INTERVAL_MS);
@@ -216,31 +216,13 @@ export class JobCoordinator extends DurableObject<Env> {
     return wantSetup ? { ...claim, setup: await this.#setup(stage) } : claim;
   }
 
-  /** A stage's work and its provider endpoint, resolved once per round and provider (not stored: it holds a key). */
-  async #setup(stage: string): Promise<StageSetup | null> {
-    const spec = this.#spec as JobSpec;
-    const work = (this.#op as Operator).work(spec, parentStageOf(stage));
-    if (work.kind !== "call") return { work, endpoint: null };
-    const provider = parseModel(work.call.model).provider;
-    const key = setupKey(this.#round(), provider);
-    let endpoint = this.#endpoints.get(key);
-    if (!endpoint) {
-      endpoint = endpointData(this.env, work.tenantId, provider);
-      this.#endpoints.set(key, endpoint);
-      endpoint.catch(() => this.#endpoints.delete(key));
-    }
-    return { work, endpoint: await endpoint };
+  /** A stage's work and its provider endpoint (./coordinator/claims.ts). */
+  #setup(stage: string): Promise<StageSetup | null> {
+    return this.#setups.get(this.#spec as JobSpec, this.#op as Operator, this.#round(), stage);
   }
 
   #claimOf(task: TaskRow): TaskClaim {
-    const child = isSubtaskStage(task.stage) ? childInput(JSON.parse(task.input)) : null;
-    if (child) return { vars: {}, problems: null, subtask: child.spawn };
-    return { vars: this.#vars(task), problems: task.problems ? (JSON.parse(task.problems) as string[]) : null };
-  }
-
-  #vars(task: TaskRow): Record<string, unknown> {
-    if (isSubtaskStage(task.stage)) return {};
-    return (this.#op as Operator).vars(this.#spec as JobSpec, { stage: task.stage, index: task.idx, input: JSON.parse(task.input) as unknown }, this.#reader());
+    return claimOf(this.#spec as JobSpec, this.#op as Operator, this.#store, task);
   }
 
   /**
@@ -277,7 +259,7 @@ export class JobCoordinator extends DurableObject<Env> {
       return this.#dispatchAndSettle(puller);
     }
     if (step.step === "spawn") return this.#spawn(task, step.spawn, outcome.usage);
-    await this.#afterChange(this.#complete(task, outcome, step), puller);
+    await this.#afterChange(this.#recordAttempt(task, outcome, step), puller);
   }
 
   /** An agent asked for a child sub-session: it waits without a slot; the child is dispatched like any task. */
@@ -285,12 +267,12 @@ export class JobCoordinator extends DurableObject<Env> {
     const stage = subtaskStage(task.stage);
     this.#store.transaction(() => {
       this.#store.markChild(task, usage);
-      this.#bump({ total_attempts: -1 }); // the parent's attempt goes on when it is dispatched again (its tokens count when it ends)
+      this.#log.bump({ total_attempts: -1 }); // the parent's attempt goes on when it is dispatched again (its tokens count when it ends)
       this.#store.ensureStage(stage);
       const index = this.#store.stage(stage)?.total ?? 0;
       this.#store.setStageTotal(stage, index + 1);
       this.#store.makeReady(childSeed(task, spawn, index));
-      this.#emit("SUBTASK_STARTED", { job_id: this.#spec?.jobId, stage, index, session_id: spawn.sessionId, parent_session_id: spawn.parentSessionId, depth: spawn.depth });
+      this.#log.emit("SUBTASK_STARTED", { job_id: this.#spec?.jobId, stage, index, session_id: spawn.sessionId, parent_session_id: spawn.parentSessionId, depth: spawn.depth });
     });
     this.#startStagesWithWork();
     this.#mirror.schedule();
@@ -318,7 +300,7 @@ export class JobCoordinator extends DurableObject<Env> {
     this.#op = null;
     this.#status = "queued";
     this.#finalized = false;
-    this.#counters = { ...ZERO };
+    this.#log = new JobLog(this.#store, this.#hub);
     this.#busySlots.clear();
     this.#alarmAt = null;
     this.#hub.closeAll();
@@ -367,7 +349,7 @@ export class JobCoordinator extends DurableObject<Env> {
     const total = planned.reduce((n, s) => n + s.total, 0);
     this.#store.transaction(() => {
       this.#setStatus("running");
-      this.#emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...op.startedFields, ...(op.v1 ? {} : { stages: planned }) });
+      this.#log.emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...op.startedFields, ...(op.v1 ? {} : { stages: planned }) });
     });
     this.#startStagesWithWork();
     this.#mirror.schedule();
@@ -376,21 +358,13 @@ export class JobCoordinator extends DurableObject<Env> {
 
   #concurrencyLink(): ConcurrencyLink {
     return new ConcurrencyLink(this.env, this.#store, (cap, reason) => {
-      this.#emit("CONCURRENCY_CHANGED", { job_id: this.#spec?.jobId, effective_concurrency: cap, reason });
+      this.#log.emit("CONCURRENCY_CHANGED", { job_id: this.#spec?.jobId, effective_concurrency: cap, reason });
       this.#mirror.schedule();
     });
   }
 
   #reader(): PlanReader {
-    return {
-      task: (stage, index) => {
-        const row = this.#store.task(stage, index);
-        return row ? taskView(row) : undefined;
-      },
-      open: () => this.#store.open(),
-      done: (stage) => this.#store.doneTasks(stage).map(taskView),
-      stage: (name) => this.#store.stage(name),
-    };
+    return planReader(this.#store);
   }
 
   /**
@@ -417,7 +391,7 @@ export class JobCoordinator extends DurableObject<Env> {
     for (const stage of this.#store.stages()) {
       if (stage.status !== "pending" || !this.#store.stageHasWork(stage.name)) continue;
       this.#store.setStageStatus(stage.name, "running");
-      if (!this.#op?.v1 && !isSubtaskStage(stage.name)) this.#emit("STAGE_STARTED", { job_id: this.#spec?.jobId, stage: stage.name, total: stage.total });
+      if (!this.#op?.v1 && !isSubtaskStage(stage.name)) this.#log.emit("STAGE_STARTED", { job_id: this.#spec?.jobId, stage: stage.name, total: stage.total });
     }
   }
 
@@ -452,7 +426,7 @@ export class JobCoordinator extends DurableObject<Env> {
         return;
       }
       const work = this.#op.work(spec, parentStageOf(row.stage));
-      const vars = () => this.#vars(row);
+      const vars = () => taskVars(spec, this.#op as Operator, this.#store, row);
       const reserved = this.#budget.reserve(spec.budget, row.stage, work, vars);
       // Calls in flight may settle below what they reserve (a cached answer spends nothing): wait for them.
       if (reserved === null) return this.#store.reservedTokens() > 0 ? undefined : this.#budgetExhausted();
@@ -460,7 +434,7 @@ export class JobCoordinator extends DurableObject<Env> {
       const token = randomBase32(10);
       this.#store.markRunning(row, slot, token, now, reserved);
       this.#busySlots.add(slot);
-      this.#bump({ total_attempts: 1 });
+      this.#log.bump({ total_attempts: 1 });
       const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round: this.#round() };
       if (puller && slot === puller.slot && !row.session_id) {
         puller.next = { ref, claim: this.#claimOf(row), setup: null };
@@ -488,7 +462,7 @@ export class JobCoordinator extends DurableObject<Env> {
     this.#store.transaction(() => {
       this.#setStatus("paused");
       this.#store.setMeta("pause_reason", "budget_exhausted");
-      this.#emit("JOB_PAUSED", { job_id: spec.jobId, reason: "budget_exhausted", budget: this.#budget.view(spec.budget) });
+      this.#log.emit("JOB_PAUSED", { job_id: spec.jobId, reason: "budget_exhausted", budget: this.#budget.view(spec.budget) });
     });
     this.#mirror.schedule();
   }
@@ -504,7 +478,7 @@ export class JobCoordinator extends DurableObject<Env> {
     const error = `The attempt was lost ${row.attempts} times (${why}); the task is not retried again.`;
     if (row.session_id) this.#stopSession(row.session_id);
     const outcome: AttemptOutcome = { kind: "crash", error, usage: { input_tokens: 0, output_tokens: 0 } };
-    await this.#afterChange(this.#complete(row, outcome, { step: "fail", error, errorKind: "internal" }));
+    await this.#afterChange(this.#recordAttempt(row, outcome, { step: "fail", error, errorKind: "internal" }));
   }
 
   /** Its current turn is its last; not waited for. */
@@ -512,85 +486,17 @@ export class JobCoordinator extends DurableObject<Env> {
     agentSession(this.env, sessionId).stop().catch((err: unknown) => console.error("could not stop a session", err));
   }
 
-  /** Stores a finished attempt's task and its result; returns what the operator says follows. */
-  #complete(task: TaskRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" | "spawn" }>): Advance {
-    const success = step.step === "succeed";
-    const end = success
-      ? { success, output: step.output, error: null, errorKind: null }
-      : { success, output: null, error: step.error, errorKind: step.errorKind };
-    const details = outcome.kind === "success" || outcome.kind === "permanent" ? (outcome.details ?? null) : null;
-    return this.#record(task, end, outcome.usage, details, outcome.kind === "success" ? (outcome.cached ?? null) : null);
+  #recordAttempt(task: TaskRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" | "spawn" }>): Advance {
+    const { end, details, cached } = attemptEnd(outcome, step);
+    return this.#record(task, end, outcome.usage, details, cached);
   }
 
-  /** Stores a finished task (an attempt's, or one the operator finished itself) and its result. */
-  #record(
-    task: TaskRow,
-    end: { success: boolean; output: unknown; error: string | null; errorKind: ErrorKind | null },
-    attemptUsage: { input_tokens: number; output_tokens: number },
-    details: Record<string, unknown> | null,
-    cached: { input_tokens: number; output_tokens: number } | null = null,
-  ): Advance {
-    const spec = this.#spec as JobSpec;
-    const op = this.#op as Operator;
-    const success = end.success;
-    const child = isSubtaskStage(task.stage) ? childInput(JSON.parse(task.input)) : null;
-    if (child) return this.#recordChild(task, child, end, attemptUsage, details);
-    const advance = this.#store.transaction(() => {
-      const row = this.#store.markDone(task, attemptUsage, end);
-      const usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
-      const view = taskView(row);
-      const result = op.result(spec, view, {
-        success,
-        output: view.output,
-        error: row.error,
-        errorKind: end.errorKind,
-        attempts: row.attempts,
-        usage,
-        details,
-        sessionId: row.session_id,
-      });
-      if (cached) result.cached = true;
-      this.#bump({ completed: 1, succeeded: success ? 1 : 0, failed: success ? 0 : 1, seq: 1, ...usage, ...cachedCounts(cached) });
-      const stage = this.#store.countStageDone(row.stage, success, usage);
-      const json = JSON.stringify(result); // once, for the outbox and the event
-      this.#store.addToOutbox(row.stage, result, this.#counters.seq, json);
-      if (op.v1) {
-        this.#emitWithResult("MAP_ITEM_COMPLETED", { job_id: spec.jobId, completed: this.#counters.completed, total: this.#total(), success }, json);
-      } else {
-        this.#emitWithResult("TASK_COMPLETED", { job_id: spec.jobId, stage: row.stage, index: row.idx, success }, json);
-      }
-      if (stage.completed === stage.total) {
-        this.#store.setStageStatus(stage.name, "completed");
-        if (!op.v1) this.#emit("STAGE_COMPLETED", { job_id: spec.jobId, stage: stage.name, succeeded: stage.succeeded, failed: stage.failed, usage: { input_tokens: stage.input_tokens, output_tokens: stage.output_tokens } });
-      }
-      return op.advance(spec, this.#reader(), view);
-    });
+  /** Stores a finished task and its result (./coordinator/results.ts); returns what the operator says follows. */
+  #record(task: TaskRow, end: TaskEnd, usage: { input_tokens: number; output_tokens: number }, details: Record<string, unknown> | null, cached: { input_tokens: number; output_tokens: number } | null = null): Advance {
+    const job = { spec: this.#spec as JobSpec, op: this.#op as Operator, store: this.#store, log: this.#log, reader: this.#reader() };
+    const advance = recordEnd(job, task, end, usage, details, cached);
     this.#mirror.schedule();
     return advance;
-  }
-
-  /** A child ended: its result is kept (not counted as an item) and its parent can go on. */
-  #recordChild(
-    task: TaskRow,
-    child: ChildInput,
-    end: { success: boolean; output: unknown; error: string | null; errorKind: ErrorKind | null },
-    attemptUsage: { input_tokens: number; output_tokens: number },
-    details: Record<string, unknown> | null,
-  ): Advance {
-    const spec = this.#spec as JobSpec;
-    this.#store.transaction(() => {
-      const row = this.#store.markDone(task, attemptUsage, end);
-      const usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
-      const result = childResult(row.idx, child, { success: end.success, output: taskView(row).output, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage, details, sessionId: row.session_id });
-      this.#bump({ seq: 1, ...usage });
-      this.#store.countStageDone(row.stage, end.success, usage);
-      const json = JSON.stringify(result);
-      this.#store.addToOutbox(row.stage, result, this.#counters.seq, json);
-      this.#emitWithResult("SUBTASK_COMPLETED", { job_id: spec.jobId, stage: row.stage, index: row.idx, success: end.success }, json);
-      this.#store.resumeParent(child.parent.stage, child.parent.index);
-    });
-    this.#mirror.schedule();
-    return { ready: [] };
   }
 
   /** The operator ended the job (or the budget did): keep its output and failure context, then finish. */
@@ -613,7 +519,7 @@ export class JobCoordinator extends DurableObject<Env> {
         this.#store.releaseRunning(); // their reports are stale from now on; recover runs them again
         for (const stage of this.#store.stages()) if (stage.status === "running") this.#store.setStageStatus(stage.name, status === "completed" ? "completed" : "failed");
         // Attempts still under way produce no result: the job's count is that of its results.
-        if (status === "cancelled") this.#bump({ total_attempts: this.#store.doneAttempts() - this.#counters.total_attempts });
+        if (status === "cancelled") this.#log.bump({ total_attempts: this.#store.doneAttempts() - this.#log.counters.total_attempts });
         this.#setStatus(status);
         this.#store.setMeta("completed_at", new Date().toISOString());
       });
@@ -629,11 +535,11 @@ export class JobCoordinator extends DurableObject<Env> {
     this.#finalized = true;
     this.#store.transaction(() => {
       const staged = this.#op?.v1 ? {} : { output: this.#store.getMeta("output") ?? null, error: this.#store.getMeta("error") ?? null };
-      const data = { job_id: spec.jobId, status: this.#status, total: this.#total(), ...this.#summary(), ...staged };
+      const data = { job_id: spec.jobId, status: this.#status, total: this.#log.total(), ...this.#log.summary(), ...staged };
       const completed: CompletedEvent = { completedAt: this.#store.getMeta<string>("completed_at") ?? new Date().toISOString(), data, round: this.#store.getMeta<number>("round") ?? 1 };
       this.#store.setMeta("finalized", true);
       this.#store.setMeta("completed_event", completed);
-      this.#emit("MAP_COMPLETED", data);
+      this.#log.emit("MAP_COMPLETED", data);
     });
     this.#concurrency.leave(spec);
     await this.#workers.release(spec, this.#round());
@@ -666,7 +572,7 @@ export class JobCoordinator extends DurableObject<Env> {
       jobId: spec.jobId,
       progress: progressOf({
         status: this.#status,
-        counters: this.#counters,
+        counters: this.#log.counters,
         stages: stagesView(this.#store.stages()),
         completedAt: this.#store.getMeta<string | null>("completed_at") ?? null,
         output: this.#op?.v1 ? null : (this.#store.getMeta("output") ?? null),
@@ -682,43 +588,9 @@ export class JobCoordinator extends DurableObject<Env> {
     return this.#store.getMeta<number>("round") ?? 1;
   }
 
-  /** The job's items over its stages, read again only when a stage's size changes (every result's event carries it). */
-  #total(): number {
-    const cache = this.#totalCache;
-    if (cache?.store === this.#store && cache.sizes === this.#store.sizesVersion) return cache.total;
-    const total = itemStages(this.#store.stages()).reduce((n, s) => n + s.total, 0);
-    this.#totalCache = { sizes: this.#store.sizesVersion, store: this.#store, total };
-    return total;
-  }
-
-  #summary() {
-    const c = this.#counters;
-    return {
-      completed: c.completed,
-      succeeded: c.succeeded,
-      failed: c.failed,
-      total_attempts: c.total_attempts,
-      usage: usageView(c),
-    };
-  }
-
   #setStatus(status: JobStatus): void {
     this.#status = status;
     this.#store.setMeta("status", status);
-  }
-
-  #emit(name: string, data: unknown): void {
-    this.#hub.publish(this.#store.appendEvent(name, JSON.stringify(data)));
-  }
-
-  /** An event whose last field is a result already serialised (`resultJson`). */
-  #emitWithResult(name: string, fields: Record<string, unknown>, resultJson: string): void {
-    this.#hub.publish(this.#store.appendEvent(name, `${JSON.stringify(fields).slice(0, -1)},"result":${resultJson}}`));
-  }
-
-  #bump(delta: Partial<Counters>): void {
-    for (const [key, value] of Object.entries(delta) as [keyof Counters, number][]) this.#counters[key] += value;
-    this.#store.setMetaSoon("counters", this.#counters);
   }
 
   async #wakeAt(time: number): Promise<void> {

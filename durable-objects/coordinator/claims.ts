@@ -1,0 +1,58 @@
+/**
+ * What a dispatch hands its worker: the task's template variables and retry guidance (its claim),
+ * and its stage's setup (the work and the provider endpoint, resolved once per round and provider
+ * and kept in memory only: it holds a key). Also the operator's read-only view of the store.
+ */
+import { isSubtaskStage, parentStageOf, setupKey, type Operator, type PlanReader, type StageSetup, type TaskClaim } from "../../src/engine/types";
+import type { JobSpec } from "../../src/operators/registry";
+import { endpointData } from "../../src/llm/call-model";
+import { parseModel } from "../../src/llm/models";
+import type { EndpointData } from "../../src/llm/types";
+import { childInput } from "./subtasks";
+import { taskView, type CoordinatorStore, type TaskRow } from "./store";
+
+/** The operator's view of the job's tasks and stages. */
+export function planReader(store: CoordinatorStore): PlanReader {
+  return {
+    task: (stage, index) => {
+      const row = store.task(stage, index);
+      return row ? taskView(row) : undefined;
+    },
+    open: () => store.open(),
+    done: (stage) => store.doneTasks(stage).map(taskView),
+    stage: (name) => store.stage(name),
+  };
+}
+
+/** A task's template variables (none for an agent's child: its session has its prompt). */
+export function taskVars(spec: JobSpec, op: Operator, store: CoordinatorStore, task: TaskRow): Record<string, unknown> {
+  if (isSubtaskStage(task.stage)) return {};
+  return op.vars(spec, { stage: task.stage, index: task.idx, input: JSON.parse(task.input) as unknown }, planReader(store));
+}
+
+export function claimOf(spec: JobSpec, op: Operator, store: CoordinatorStore, task: TaskRow): TaskClaim {
+  const child = isSubtaskStage(task.stage) ? childInput(JSON.parse(task.input)) : null;
+  if (child) return { vars: {}, problems: null, subtask: child.spawn };
+  return { vars: taskVars(spec, op, store, task), problems: task.problems ? (JSON.parse(task.problems) as string[]) : null };
+}
+
+/** Stage setups, with each provider's endpoint resolved once per round (`<round>:<provider>`). */
+export class Setups {
+  readonly #endpoints = new Map<string, Promise<EndpointData | null>>();
+
+  constructor(private readonly env: Env) {}
+
+  async get(spec: JobSpec, op: Operator, round: number, stage: string): Promise<StageSetup | null> {
+    const work = op.work(spec, parentStageOf(stage));
+    if (work.kind !== "call") return { work, endpoint: null };
+    const provider = parseModel(work.call.model).provider;
+    const key = setupKey(round, provider);
+    let endpoint = this.#endpoints.get(key);
+    if (!endpoint) {
+      endpoint = endpointData(this.env, work.tenantId, provider);
+      this.#endpoints.set(key, endpoint);
+      endpoint.catch(() => this.#endpoints.delete(key));
+    }
+    return { work, endpoint: await endpoint };
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * A job's running record: its counters (meta `counters`, written once per turn however often they
+ * change), its event log and the live streams it feeds, and the item total each result's event
+ * carries (read again only when a stage's size changes). The store is the truth; this keeps what
+ * the coordinator changes on every result in one place.
+ */
+import { itemStages } from "./subtasks";
+import { ZERO, usageView, type Counters } from "./progress";
+import type { EventHub } from "./event-hub";
+import type { CoordinatorStore } from "./store";
+
+export class JobLog {
+  readonly counters: Counters;
+  #total: { sizes: number; total: number } | null = null;
+
+  constructor(
+    private readonly store: CoordinatorStore,
+    private readonly hub: EventHub,
+  ) {
+    this.counters = { ...ZERO, ...store.getMeta<Counters>("counters") };
+  }
+
+  bump(delta: Partial<Counters>): void {
+    for (const [key, value] of Object.entries(delta) as [keyof Counters, number][]) this.counters[key] += value;
+    this.store.setMetaSoon("counters", this.counters);
+  }
+
+  emit(name: string, data: unknown): void {
+    this.hub.publish(this.store.appendEvent(name, JSON.stringify(data)));
+  }
+
+  /** An event whose last field is a result already serialised (`resultJson`: the outbox has the same text). */
+  emitWithResult(name: string, fields: Record<string, unknown>, resultJson: string): void {
+    this.hub.publish(this.store.appendEvent(name, `${JSON.stringify(fields).slice(0, -1)},"result":${resultJson}}`));
+  }
+
+  /** The job's items over its stages (a fold's or a corpus's stages too; not agents' subtasks). */
+  total(): number {
+    if (this.#total?.sizes === this.store.sizesVersion) return this.#total.total;
+    const total = itemStages(this.store.stages()).reduce((n, s) => n + s.total, 0);
+    this.#total = { sizes: this.store.sizesVersion, total };
+    return total;
+  }
+
+  summary() {
+    const c = this.counters;
+    return { completed: c.completed, succeeded: c.succeeded, failed: c.failed, total_attempts: c.total_attempts, usage: usageView(c) };
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * A task's end, stored: the task row, its result in the outbox (copied to D1 by the mirror), its
+ * event, the counters and its stage's, all in one transaction; then the operator says what
+ * follows. A child sub-session's end is kept apart (not an item) and lets its parent go on.
+ */
+import type { AttemptOutcome, ErrorKind, NextStep } from "../../src/engine/retry-policy";
+import { isSubtaskStage, type Advance, type Operator, type PlanReader } from "../../src/engine/types";
+import type { JobSpec } from "../../src/operators/registry";
+import { cachedCounts } from "./progress";
+import { childInput, childResult, type ChildInput } from "./subtasks";
+import { taskView, type CoordinatorStore, type TaskRow } from "./store";
+import type { JobLog } from "./job-log";
+
+export interface TaskEnd {
+  success: boolean;
+  output: unknown;
+  error: string | null;
+  errorKind: ErrorKind | null;
+}
+
+type Usage = { input_tokens: number; output_tokens: number };
+
+/** What a finished attempt's task ends with: the retry policy's verdict, the attempt's details, and what a cached answer's call cost. */
+export function attemptEnd(outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" | "spawn" }>) {
+  const success = step.step === "succeed";
+  const end: TaskEnd = success ? { success, output: step.output, error: null, errorKind: null } : { success, output: null, error: step.error, errorKind: step.errorKind };
+  const details = outcome.kind === "success" || outcome.kind === "permanent" ? (outcome.details ?? null) : null;
+  const cached = outcome.kind === "success" ? (outcome.cached ?? null) : null;
+  return { end, details, cached };
+}
+
+export interface JobParts {
+  spec: JobSpec;
+  op: Operator;
+  store: CoordinatorStore;
+  log: JobLog;
+  reader: PlanReader;
+}
+
+/** Stores a finished task (an attempt's, or one the operator finished itself) and its result; returns what follows. */
+export function recordEnd(job: JobParts, task: TaskRow, end: TaskEnd, attemptUsage: Usage, details: Record<string, unknown> | null, cached: Usage | null = null): Advance {
+  const child = isSubtaskStage(task.stage) ? childInput(JSON.parse(task.input)) : null;
+  if (child) return recordChild(job, task, child, end, attemptUsage, details);
+  const { spec, op, store, log } = job;
+  const success = end.success;
+  return store.transaction(() => {
+    const row = store.markDone(task, attemptUsage, end);
+    const usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
+    const view = taskView(row);
+    const result = op.result(spec, view, { success, output: view.output, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage, details, sessionId: row.session_id });
+    if (cached) result.cached = true;
+    log.bump({ completed: 1, succeeded: success ? 1 : 0, failed: success ? 0 : 1, seq: 1, ...usage, ...cachedCounts(cached) });
+    const stage = store.countStageDone(row.stage, success, usage);
+    const json = JSON.stringify(result); // once, for the outbox and the event
+    store.addToOutbox(row.stage, result, log.counters.seq, json);
+    if (op.v1) log.emitWithResult("MAP_ITEM_COMPLETED", { job_id: spec.jobId, completed: log.counters.completed, total: log.total(), success }, json);
+    else log.emitWithResult("TASK_COMPLETED", { job_id: spec.jobId, stage: row.stage, index: row.idx, success }, json);
+    if (stage.completed === stage.total) {
+      store.setStageStatus(stage.name, "completed");
+      if (!op.v1) log.emit("STAGE_COMPLETED", { job_id: spec.jobId, stage: stage.name, succeeded: stage.succeeded, failed: stage.failed, usage: { input_tokens: stage.input_tokens, output_tokens: stage.output_tokens } });
+    }
+    return op.advance(spec, job.reader, view);
+  });
+}
+
+/** A child ended: its result is kept (not counted as an item) and its parent can go on. */
+function recordChild(job: JobParts, task: TaskRow, child: ChildInput, end: TaskEnd, attemptUsage: Usage, details: Record<string, unknown> | null): Advance {
+  const { spec, store, log } = job;
+  store.transaction(() => {
+    const row = store.markDone(task, attemptUsage, end);
+    const usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
+    const result = childResult(row.idx, child, { success: end.success, output: taskView(row).output, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage, details, sessionId: row.session_id });
+    log.bump({ seq: 1, ...usage });
+    store.countStageDone(row.stage, end.success, usage);
+    const json = JSON.stringify(result);
+    store.addToOutbox(row.stage, result, log.counters.seq, json);
+    log.emitWithResult("SUBTASK_COMPLETED", { job_id: spec.jobId, stage: row.stage, index: row.idx, success: end.success }, json);
+    store.resumeParent(child.parent.stage, child.parent.index);
+  });
+  return { ready: [] };
+}
