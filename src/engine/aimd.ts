@@ -9,7 +9,8 @@
  *   so a burst far over the provider's room settles at that room in one window.
  * - Successes grow it back by one per `limit` successes (about one per round of calls); at the
  *   level where the last window opened (the provider's room, as last seen), by one per
- *   PROBE_ROUNDS rounds: it probes for more room now and then instead of every round.
+ *   PROBE_ROUNDS rounds: it probes for more room now and then instead of every round. A probe
+ *   that goes through shows more room: past that level it grows by one per success.
  * - Once it reaches the ceiling (the concurrency the jobs asked for), it is lifted: `null`.
  * - Throttles that come whatever the load (a provider that answers a share of calls 429 at any
  *   concurrency) would shrink the limit round after round for nothing, as random loss does to
@@ -74,10 +75,13 @@ export function grow(state: Aimd, count: number, ceiling: number): Aimd {
   if (state.limit === null) return state;
   let { limit, credit } = state;
   const knee = state.sent === undefined ? Infinity : state.sent - 1; // the most that got through when it was last throttled
-  const roundsPerStep = () => (limit >= knee ? PROBE_ROUNDS : 1);
+  // Below the knee one step per round; at it, one per PROBE_ROUNDS rounds; past it (a probe went
+  // through: the room grew, or the limit was learned under smaller jobs) one per success, doubling
+  // per round as TCP's slow start does, until a throttle opens a window again or the ceiling lifts it.
+  const cost = () => (limit < knee ? limit : limit === knee ? limit * PROBE_ROUNDS : 1);
   credit += count;
-  while (credit >= limit * roundsPerStep()) {
-    credit -= limit * roundsPerStep();
+  while (credit >= cost()) {
+    credit -= cost();
     limit += 1;
   }
   const ok = (state.ok ?? 0) + count;

@@ -30,6 +30,9 @@ describe("AIMD for a tenant's model", () => {
     const atKnee = { limit: 8, credit: 0, cutAt: 1, sent: 9, throttled: 1 };
     expect(grow(atKnee, 8 * PROBE_ROUNDS - 1, 64).limit).toBe(8);
     expect(grow(atKnee, 8 * PROBE_ROUNDS, 64).limit).toBe(9);
+    // Past it (the probe went through: more room than last seen), one per success: a round doubles it.
+    expect(grow({ ...atKnee, limit: 9 }, 9, 64).limit).toBe(18);
+    expect(grow({ ...atKnee, limit: 9 }, 9 + 18 + 36, 64)).toEqual(OPEN); // at the ceiling: lifted
     expect(grow({ limit: 63, credit: 62, cutAt: 1 }, 1, 64)).toEqual(OPEN);
     expect(grow(OPEN, 100, 64)).toBe(OPEN);
   });
