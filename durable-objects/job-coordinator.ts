@@ -246,7 +246,14 @@ export class JobCoordinator extends DurableObject<Env> {
   async #settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, puller: Puller | null): Promise<void> {
     this.#budget.spend(task.stage, outcome.usage.input_tokens + outcome.usage.output_tokens);
     const asked = this.#concurrency.observe(spec, outcome, this.#busySlots.size, task.dispatched_at ?? Date.now());
-    if (asked) await asked;
+    if (asked) {
+      await asked;
+      // Other calls ran meanwhile: the job may have ended (its running tasks released) or been recovered.
+      const current = this.#store.task(task.stage, task.idx);
+      const live = this.#status === "running" || this.#status === "paused";
+      if (!live || current?.state !== "running" || current.token !== task.token) return;
+      task = current;
+    }
     const step = nextStep(outcome, task.attempts, spec.maxRetries);
     if (step.step === "retry") {
       const readyAt = Date.now() + step.delayMs;
@@ -358,6 +365,7 @@ export class JobCoordinator extends DurableObject<Env> {
 
   #concurrencyLink(): ConcurrencyLink {
     return new ConcurrencyLink(this.env, this.#store, (cap, reason) => {
+      if (isTerminal(this.#status)) return; // the limiter answered after the end: MAP_COMPLETED stays the last event
       this.#log.emit("CONCURRENCY_CHANGED", { job_id: this.#spec?.jobId, effective_concurrency: cap, reason });
       this.#mirror.schedule();
     });

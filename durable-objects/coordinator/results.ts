@@ -4,7 +4,7 @@
  * follows. A child sub-session's end is kept apart (not an item) and lets its parent go on.
  */
 import type { AttemptOutcome, ErrorKind, NextStep } from "../../src/engine/retry-policy";
-import { isSubtaskStage, type Advance, type Operator, type PlanReader } from "../../src/engine/types";
+import { isSubtaskStage, type Advance, type Operator, type PlanReader, type TaskView } from "../../src/engine/types";
 import type { JobSpec } from "../../src/operators/registry";
 import { cachedCounts } from "./progress";
 import { childInput, childResult, type ChildInput } from "./subtasks";
@@ -46,7 +46,8 @@ export function recordEnd(job: JobParts, task: TaskRow, end: TaskEnd, attemptUsa
   return store.transaction(() => {
     const row = store.markDone(task, attemptUsage, end);
     const usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
-    const view = taskView(row);
+    // The output as the worker sent it (plain JSON values): the same as the stored text, without parsing it back.
+    const view: TaskView = { stage: row.stage, index: row.idx, state: "done", success, output: end.output ?? null, input: JSON.parse(row.input) as unknown, error: row.error };
     const result = op.result(spec, view, { success, output: view.output, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage, details, sessionId: row.session_id });
     if (cached) result.cached = true;
     log.bump({ completed: 1, succeeded: success ? 1 : 0, failed: success ? 0 : 1, seq: 1, ...usage, ...cachedCounts(cached) });

@@ -270,19 +270,22 @@ export class CoordinatorStore {
     );
   }
 
+  /** `row` is the task as read in this turn: the row it becomes is built from it, not read back. */
   markDone(
     row: TaskRow,
     usage: Usage,
     end: { success: boolean; output: unknown; error: string | null; errorKind: string | null },
   ): TaskRow {
-    return this.#sql
-      .exec<TaskRow>(
-        `UPDATE tasks SET state = 'done', slot = NULL, token = NULL, reserved = 0, success = ?, output = ?, error = ?, error_kind = ?,
-           input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE stage = ? AND idx = ? RETURNING *`,
-        end.success ? 1 : 0, JSON.stringify(end.output ?? null), end.error, end.errorKind,
-        usage.input_tokens, usage.output_tokens, row.stage, row.idx,
-      )
-      .one();
+    const done: TaskRow = {
+      ...row, state: "done", slot: null, token: null, reserved: 0, success: end.success ? 1 : 0, output: JSON.stringify(end.output ?? null),
+      error: end.error, error_kind: end.errorKind, input_tokens: row.input_tokens + usage.input_tokens, output_tokens: row.output_tokens + usage.output_tokens,
+    };
+    this.#sql.exec(
+      `UPDATE tasks SET state = 'done', slot = NULL, token = NULL, reserved = 0, success = ?, output = ?, error = ?, error_kind = ?,
+         input_tokens = ?, output_tokens = ? WHERE stage = ? AND idx = ?`,
+      done.success, done.output, done.error, done.error_kind, done.input_tokens, done.output_tokens, row.stage, row.idx,
+    );
+    return done;
   }
 
   /** Tasks a recover runs again: failed ones (optionally only of some error kinds) and every one not finished. */

@@ -8,6 +8,7 @@ import type { MapJobSpec } from "../../../src/operators/map/plan";
 import type { ReduceJobSpec } from "../../../src/operators/reduce/plan";
 import type { AgentJobSpec } from "../../../src/operators/agentic-map/plan";
 import { base, call, events, failed, insertJobRow, meta, ok, report, startJob, takeOver, tasks, tick } from "./drive";
+import type { AttemptOutcome } from "../../../src/engine/retry-policy";
 
 const NO_RECOVER = { model: null, maxRetries: null, timeoutMs: null, errorKinds: null, budgetTotal: null };
 
@@ -33,6 +34,22 @@ describe("coordinator: reports", () => {
     expect(names).toEqual(["MAP_STARTED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]);
     const row = await env.DB.prepare("SELECT data FROM results WHERE job_id = ?").bind(jobId).all<{ data: string }>();
     expect(row.results.map((r) => JSON.parse(r.data).output)).toEqual(["x"]);
+  });
+});
+
+describe("coordinator: a report that waits on the provider limiter", () => {
+  it("is dropped when the job ends while the limiter answers: the ended job's task is not retried, and no event follows the end", async () => {
+    const { stub } = await startJob(mapSpec(), ["a", "b"]);
+    await tick(stub);
+    const throttled: AttemptOutcome = { kind: "transient", error: "429", retryAfterMs: 1_000, throttled: true, usage: { input_tokens: 0, output_tokens: 0 } };
+    const reported = report(stub, "items", 0, throttled); // asks the limiter, and waits for its answer
+    expect(await stub.cancel()).toBe(true);
+    await reported;
+    const rows = await tasks(stub);
+    expect(rows.map((r) => r.state)).toEqual(["pending", "pending"]); // released by the end, not put back to wait for a retry
+    const log = await events(stub);
+    expect(log.map((e) => e.name)).toEqual(["MAP_STARTED", "MAP_COMPLETED"]); // nothing after the end, not even the limiter's change
+    expect(log.at(-1)?.data).toMatchObject({ status: "cancelled", completed: 0 });
   });
 });
 
