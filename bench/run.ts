@@ -319,6 +319,8 @@ try {
   await fakeConfig({ rateLimitFraction: 0, proseFraction: 0 });
   await runAll("S4", { n: 10_000, concurrency: 100, latencyMs: 500 }, ["fanout", "a", "b"]);
   await runConcurrentTenants();
+  // #15's wide job: 500 calls in flight from one job (the coordinator starts 400 workers per invocation).
+  await runAll("S11", { n: 10_000, concurrency: 500, latencyMs: 1000 }, ["fanout", "a"]);
   await runFoldScenario();
   await runCorpusScenario();
   await runPipelineScenario();
