@@ -221,8 +221,8 @@ export class JobCoordinator extends DurableObject<Env> {
     return this.#setups.get(this.#spec as JobSpec, this.#op as Operator, this.#round(), stage);
   }
 
-  #claimOf(task: TaskRow): TaskClaim {
-    return claimOf(this.#spec as JobSpec, this.#op as Operator, this.#store, task);
+  #claimOf(task: TaskRow, vars?: Record<string, unknown>): TaskClaim {
+    return claimOf(this.#spec as JobSpec, this.#op as Operator, this.#store, task, vars);
   }
 
   /**
@@ -434,7 +434,8 @@ export class JobCoordinator extends DurableObject<Env> {
         return;
       }
       const work = this.#op.work(spec, parentStageOf(row.stage));
-      const vars = () => taskVars(spec, this.#op as Operator, this.#store, row);
+      let known: Record<string, unknown> | undefined; // computed once, for the budget and the pulled claim
+      const vars = () => (known ??= taskVars(spec, this.#op as Operator, this.#store, row));
       const reserved = this.#budget.reserve(spec.budget, row.stage, work, vars);
       // Calls in flight may settle below what they reserve (a cached answer spends nothing): wait for them.
       if (reserved === null) return this.#store.reservedTokens() > 0 ? undefined : this.#budgetExhausted();
@@ -445,7 +446,7 @@ export class JobCoordinator extends DurableObject<Env> {
       this.#log.bump({ total_attempts: 1 });
       const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round: this.#round() };
       if (puller && slot === puller.slot && !row.session_id) {
-        puller.next = { ref, claim: this.#claimOf(row), setup: null };
+        puller.next = { ref, claim: this.#claimOf(row, known), setup: null };
         continue;
       }
       const worker = row.session_id ? agentSession(this.env, row.session_id) : this.#workers.worker(spec, slot);

@@ -30,10 +30,11 @@ export function taskVars(spec: JobSpec, op: Operator, store: CoordinatorStore, t
   return op.vars(spec, { stage: task.stage, index: task.idx, input: JSON.parse(task.input) as unknown }, planReader(store));
 }
 
-export function claimOf(spec: JobSpec, op: Operator, store: CoordinatorStore, task: TaskRow): TaskClaim {
+/** `vars`: the task's variables when the caller has them already (a dispatch whose budget needed them). */
+export function claimOf(spec: JobSpec, op: Operator, store: CoordinatorStore, task: TaskRow, vars?: Record<string, unknown>): TaskClaim {
   const child = isSubtaskStage(task.stage) ? childInput(JSON.parse(task.input)) : null;
   if (child) return { vars: {}, problems: null, subtask: child.spawn };
-  return { vars: taskVars(spec, op, store, task), problems: task.problems ? (JSON.parse(task.problems) as string[]) : null };
+  return { vars: vars ?? taskVars(spec, op, store, task), problems: task.problems ? (JSON.parse(task.problems) as string[]) : null };
 }
 
 /** Stage setups, with each provider's endpoint resolved once per round (`<round>:<provider>`). */

@@ -8,7 +8,7 @@ import { isSubtaskStage, type Advance, type Operator, type PlanReader, type Task
 import type { JobSpec } from "../../src/operators/registry";
 import { cachedCounts } from "./progress";
 import { childInput, childResult, type ChildInput } from "./subtasks";
-import { taskView, type CoordinatorStore, type TaskRow } from "./store";
+import type { CoordinatorStore, TaskRow } from "./store";
 import type { JobLog } from "./job-log";
 
 export interface TaskEnd {
@@ -70,7 +70,7 @@ function recordChild(job: JobParts, task: TaskRow, child: ChildInput, end: TaskE
   store.transaction(() => {
     const row = store.markDone(task, attemptUsage, end);
     const usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
-    const result = childResult(row.idx, child, { success: end.success, output: taskView(row).output, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage, details, sessionId: row.session_id });
+    const result = childResult(row.idx, child, { success: end.success, output: end.output ?? null, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage, details, sessionId: row.session_id });
     log.bump({ seq: 1, ...usage });
     store.countStageDone(row.stage, end.success, usage);
     const json = JSON.stringify(result);

@@ -55,13 +55,12 @@ export function cut(state: Aimd, inFlight: number, now: number, sentAt: number):
   }
   let limit = state.limit;
   let tolerated = tolerate;
-  let before = state.held === false || state.sent === undefined ? state.limit : (state.before ?? null);
+  const before = state.held === false || state.sent === undefined ? state.limit : (state.before ?? null);
   const share = state.sent === undefined ? undefined : (state.throttled ?? 1) / ((state.throttled ?? 1) + (state.ok ?? 0));
   if (state.held !== false && state.lastShare !== undefined && share !== undefined && share >= SPORADIC_SHARE && share >= state.lastShare / 2) {
     // The last cut left the share of throttled calls where it was: they do not come from the load.
     tolerated = Math.max(tolerate, share);
-    limit = before;
-    before = limit;
+    limit = before; // and the next cuts in a row start from it again
   }
   const sent = Math.min(limit ?? Infinity, Math.max(1, inFlight));
   const lastShare = state.held === false ? undefined : share; // a window that did not cut says nothing of a cut
