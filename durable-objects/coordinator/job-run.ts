@@ -1,0 +1,411 @@
+/**
+ * The job as its JobCoordinator runs it: the state the coordinator keeps in memory beside its
+ * storage (spec, status, busy slots, the next alarm) and the engine that moves it on — dispatch,
+ * settling reports, what the operator says follows, the end, the alarm's sweep. The Durable
+ * Object (../job-coordinator.ts) is its RPC surface; a purge replaces the run with a fresh one.
+ */
+import { renderLimits } from "../../src/config";
+import { randomBase32 } from "../../src/lib/ids";
+import { nextStep, type AttemptOutcome, type NextStep } from "../../src/engine/retry-policy";
+import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type SubtaskSpawn, type TaskClaim, type TaskRef, isSubtaskStage, parentStageOf, subtaskStage } from "../../src/engine/types";
+import { operatorFor, type JobSpec } from "../../src/operators/registry";
+import type { JobProgress } from "../../src/db/jobs";
+import { agentSession } from "../../src/objects";
+import { sendMessage } from "../../src/queue-messages";
+import { BEGINS_PER_INVOCATION } from "../../src/engine/limits";
+import type { EventHub } from "./event-hub";
+import { CoordinatorStore, type TaskRow } from "./store";
+import { sweepWebhook, type CompletedEvent } from "./webhook-sweep";
+import { BudgetKeeper, lostAfterMs } from "./budget";
+import { ConcurrencyLink } from "./concurrency";
+import { WorkerLink } from "./workers";
+import { D1Mirror } from "./d1-mirror";
+import { childSeed } from "./subtasks";
+import { progressOf, stagesView } from "./progress";
+import { JobLog } from "./job-log";
+import { Setups, claimOf, planReader, taskVars } from "./claims";
+import { attemptEnd, recordEnd, type TaskEnd } from "./results";
+
+export const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
+const QUEUE_GRACE_MS = 2_000; // the sweep picks up a backoff retry this long after its Queue message is due
+const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm: Queue delays are whole seconds
+
+/** A report that takes its slot's next task in its answer (a call worker's pull). */
+export type Puller = { slot: number; next: PulledTask | null };
+
+export class JobRun {
+  readonly store: CoordinatorStore;
+  readonly mirror: D1Mirror;
+  readonly log: JobLog;
+  readonly budget: BudgetKeeper;
+  readonly concurrency: ConcurrencyLink;
+  readonly workers: WorkerLink;
+  readonly busySlots = new Set<number>();
+  readonly waiters: (() => void)[] = []; // callers of waitForEnd
+  spec: JobSpec | null;
+  op: Operator | null;
+  status: JobStatus;
+  finalized: boolean;
+  readonly #setups: Setups;
+  #alarmAt: number | null;
+  #ending: Promise<void> | null = null; // an end begun inside the synchronous dispatch; the RPC or alarm that caused it waits for it
+
+  constructor(
+    private readonly ctx: DurableObjectState,
+    private readonly env: Env,
+    readonly hub: EventHub,
+    alarmAt: number | null,
+  ) {
+    this.store = new CoordinatorStore(ctx.storage);
+    this.mirror = new D1Mirror(env.DB, this.store, () => this.progress());
+    this.spec = this.store.getMeta<JobSpec>("spec") ?? null;
+    this.op = this.spec ? operatorFor(this.spec) : null;
+    this.status = this.store.getMeta<JobStatus>("status") ?? "queued";
+    this.finalized = this.store.getMeta<boolean>("finalized") ?? false;
+    this.log = new JobLog(this.store, hub);
+    this.budget = new BudgetKeeper(this.store, renderLimits(env));
+    this.concurrency = this.#concurrencyLink();
+    this.workers = new WorkerLink(env, this.store);
+    this.#setups = new Setups(env);
+    for (const row of this.store.running()) if (row.slot !== null) this.busySlots.add(row.slot);
+    this.#alarmAt = alarmAt;
+  }
+
+  /** A stage's work and its provider endpoint (./coordinator/claims.ts). */
+  setup(stage: string): Promise<StageSetup | null> {
+    return this.#setups.get(this.spec as JobSpec, this.op as Operator, this.round(), stage);
+  }
+
+  claimOf(task: TaskRow, vars?: Record<string, unknown>): TaskClaim {
+    return claimOf(this.spec as JobSpec, this.op as Operator, this.store, task, vars);
+  }
+
+  async settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, puller: Puller | null): Promise<void> {
+    this.budget.spend(task.stage, outcome.usage.input_tokens + outcome.usage.output_tokens);
+    const asked = this.concurrency.observe(spec, outcome, this.busySlots.size, task.dispatched_at ?? Date.now());
+    if (asked) {
+      await asked;
+      // Other calls ran meanwhile: the job may have ended (its running tasks released) or been recovered.
+      const current = this.store.task(task.stage, task.idx);
+      const live = this.status === "running" || this.status === "paused";
+      if (!live || current?.state !== "running" || current.token !== task.token) return;
+      task = current;
+    }
+    const step = nextStep(outcome, task.attempts, spec.maxRetries);
+    if (step.step === "retry") {
+      const readyAt = Date.now() + step.delayMs;
+      this.store.markRetry(task, readyAt, step.guidance, outcome.usage);
+      if (step.delayMs >= QUEUE_MIN_DELAY_MS) {
+        await sendMessage(this.env, { type: "wake_job", job_id: spec.jobId }, Math.ceil(step.delayMs / 1000))
+          .catch((err: unknown) => console.error("queue send failed; the sweep will retry", err));
+        await this.wakeAt(readyAt + QUEUE_GRACE_MS);
+      } else if (step.delayMs > 0) await this.wakeAt(readyAt);
+      return this.dispatchAndSettle(puller);
+    }
+    if (step.step === "spawn") return this.#spawn(task, step.spawn, outcome.usage);
+    await this.afterChange(this.#recordAttempt(task, outcome, step), puller);
+  }
+
+  /** An agent asked for a child sub-session: it waits without a slot; the child is dispatched like any task. */
+  async #spawn(task: TaskRow, spawn: SubtaskSpawn, usage: { input_tokens: number; output_tokens: number }): Promise<void> {
+    const stage = subtaskStage(task.stage);
+    this.store.transaction(() => {
+      this.store.markChild(task, usage);
+      this.log.bump({ total_attempts: -1 }); // the parent's attempt goes on when it is dispatched again (its tokens count when it ends)
+      this.store.ensureStage(stage);
+      const index = this.store.stage(stage)?.total ?? 0;
+      this.store.setStageTotal(stage, index + 1);
+      this.store.makeReady(childSeed(task, spawn, index));
+      this.log.emit("SUBTASK_STARTED", { job_id: this.spec?.jobId, stage, index, session_id: spawn.sessionId, parent_session_id: spawn.parentSessionId, depth: spawn.depth });
+    });
+    this.startStagesWithWork();
+    this.mirror.schedule();
+    await this.dispatchAndSettle();
+  }
+
+  async begin(): Promise<void> {
+    const spec = this.spec as JobSpec;
+    const op = this.op as Operator;
+    const planned = this.store.stages().map((s) => ({ name: s.name, total: s.total }));
+    const total = planned.reduce((n, s) => n + s.total, 0);
+    this.store.transaction(() => {
+      this.setStatus("running");
+      this.log.emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...op.startedFields, ...(op.v1 ? {} : { stages: planned }) });
+    });
+    this.startStagesWithWork();
+    this.mirror.schedule();
+    await this.afterChange(op.advance(spec, this.reader(), null));
+  }
+
+  #concurrencyLink(): ConcurrencyLink {
+    return new ConcurrencyLink(this.env, this.store, (cap, reason) => {
+      if (isTerminal(this.status)) return; // the limiter answered after the end: MAP_COMPLETED stays the last event
+      this.log.emit("CONCURRENCY_CHANGED", { job_id: this.spec?.jobId, effective_concurrency: cap, reason });
+      this.mirror.schedule();
+    });
+  }
+
+  reader(): PlanReader {
+    return planReader(this.store);
+  }
+
+  /**
+   * Applies what the operator said follows: stage sizes now known, tasks made ready, tasks it
+   * finished itself (each may lead to more), perhaps the job's end.
+   */
+  async afterChange(first: Advance | null, puller: Puller | null = null): Promise<void> {
+    const queue: Advance[] = first ? [first] : [];
+    for (let advance = queue.shift(); advance; advance = queue.shift()) {
+      for (const [stage, total] of Object.entries(advance.totals ?? {})) this.store.setStageTotal(stage, total);
+      for (const seed of [...advance.ready, ...(advance.local ?? [])]) this.store.makeReady(seed);
+      if (advance.ready.length > 0 || advance.local?.length) this.startStagesWithWork();
+      for (const local of advance.local ?? []) {
+        const row = this.store.task(local.stage, local.index) as TaskRow;
+        queue.push(this.#record(row, { success: true, output: local.output, error: null, errorKind: null }, { input_tokens: 0, output_tokens: 0 }, null));
+      }
+      if (advance.end) return this.#end(advance.end);
+    }
+    await this.dispatchAndSettle(puller);
+  }
+
+  /** Stages still pending that now have work get STAGE_STARTED (staged jobs). */
+  startStagesWithWork(): void {
+    for (const stage of this.store.stages()) {
+      if (stage.status !== "pending" || !this.store.stageHasWork(stage.name)) continue;
+      this.store.setStageStatus(stage.name, "running");
+      if (!this.op?.v1 && !isSubtaskStage(stage.name)) this.log.emit("STAGE_STARTED", { job_id: this.spec?.jobId, stage: stage.name, total: stage.total });
+    }
+  }
+
+  /** Dispatches, then waits for an end the dispatch began (a budget that ran out with `fail`). */
+  async dispatchAndSettle(puller: Puller | null = null): Promise<void> {
+    this.#dispatch(puller);
+    const ending = this.#ending;
+    if (ending) {
+      await ending;
+      this.#ending = null;
+    }
+  }
+
+  /** Fills free slots with pending tasks, critical path first. Never awaits a worker: `begin` only stores the reference. */
+  #dispatch(puller: Puller | null): void {
+    const spec = this.spec;
+    if (!spec || !this.op || this.status !== "running") return;
+    const room = this.concurrency.cap(spec) - this.busySlots.size; // the provider's limit for the tenant, when one holds
+    if (room <= 0) return;
+    const rows = this.store.nextPending(room);
+    if (rows.length === 0) return;
+    const free: number[] = []; // as many free slots as there are tasks to start, the puller's first
+    if (puller && !puller.next && !this.busySlots.has(puller.slot)) free.push(puller.slot);
+    for (let slot = 0; slot < spec.concurrency && free.length < rows.length; slot++) if (!this.busySlots.has(slot) && slot !== puller?.slot) free.push(slot);
+    const now = Date.now();
+    let begun = 0;
+    for (const [i, row] of rows.slice(0, free.length).entries()) {
+      const pulled = puller !== null && free[i] === puller.slot && !row.session_id;
+      if (!pulled && begun++ === BEGINS_PER_INVOCATION) {
+        // One invocation's subrequests are bounded: the rest start in the next alarm, right away.
+        void this.wakeAt(Date.now()).catch((err: unknown) => console.error("could not set the alarm; the sweep will", err));
+        return;
+      }
+      const work = this.op.work(spec, parentStageOf(row.stage));
+      let known: Record<string, unknown> | undefined; // computed once, for the budget and the pulled claim
+      const vars = () => (known ??= taskVars(spec, this.op as Operator, this.store, row));
+      const reserved = this.budget.reserve(spec.budget, row.stage, work, vars);
+      // Calls in flight may settle below what they reserve (a cached answer spends nothing): wait for them.
+      if (reserved === null) return this.store.reservedTokens() > 0 ? undefined : this.#budgetExhausted();
+      const slot = free[i] as number;
+      const token = randomBase32(10);
+      this.store.markRunning(row, slot, token, now, reserved);
+      this.busySlots.add(slot);
+      this.log.bump({ total_attempts: 1 });
+      const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round: this.round() };
+      if (puller && slot === puller.slot && !row.session_id) {
+        puller.next = { ref, claim: this.claimOf(row, known), setup: null };
+        continue;
+      }
+      const worker = row.session_id ? agentSession(this.env, row.session_id) : this.workers.worker(spec, slot);
+      worker.begin(ref).catch(async (err: unknown) => {
+        console.error("dispatch failed; will retry", err);
+        const current = this.store.task(row.stage, row.idx);
+        if (current?.token !== token || current.state !== "running") return;
+        await this.lost(current, "its worker could not be reached");
+        await this.wakeAt(Date.now() + 1_000);
+      });
+    }
+  }
+
+  /** The next call does not fit the budget: pause the job, or end it `failed` (`on_exhausted`). */
+  #budgetExhausted(): void {
+    const spec = this.spec as JobSpec;
+    if (spec.budget?.onExhausted === "fail") {
+      const message = "The token budget cannot fit the next call.";
+      this.#ending ??= this.#end({ status: "failed", output: null, error: { code: "budget_exhausted", message, stage: null, index: null, step: null } });
+      return;
+    }
+    this.store.transaction(() => {
+      this.setStatus("paused");
+      this.store.setMeta("pause_reason", "budget_exhausted");
+      this.log.emit("JOB_PAUSED", { job_id: spec.jobId, reason: "budget_exhausted", budget: this.budget.view(spec.budget) });
+    });
+    this.mirror.schedule();
+  }
+
+  /** A dispatch that will never report: it counts as an attempt; the last allowed one fails the task (`internal`). */
+  async lost(row: TaskRow, why: string): Promise<void> {
+    const spec = this.spec as JobSpec;
+    if (row.slot !== null) this.busySlots.delete(row.slot);
+    if (row.attempts < 1 + spec.maxRetries) {
+      this.store.markLost(row);
+      return;
+    }
+    const error = `The attempt was lost ${row.attempts} times (${why}); the task is not retried again.`;
+    if (row.session_id) this.#stopSession(row.session_id);
+    const outcome: AttemptOutcome = { kind: "crash", error, usage: { input_tokens: 0, output_tokens: 0 } };
+    await this.afterChange(this.#recordAttempt(row, outcome, { step: "fail", error, errorKind: "internal" }));
+  }
+
+  /** Its current turn is its last; not waited for. */
+  #stopSession(sessionId: string): void {
+    agentSession(this.env, sessionId).stop().catch((err: unknown) => console.error("could not stop a session", err));
+  }
+
+  #recordAttempt(task: TaskRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" | "spawn" }>): Advance {
+    const { end, details, cached } = attemptEnd(outcome, step);
+    return this.#record(task, end, outcome.usage, details, cached);
+  }
+
+  /** Stores a finished task and its result (./coordinator/results.ts); returns what the operator says follows. */
+  #record(task: TaskRow, end: TaskEnd, usage: { input_tokens: number; output_tokens: number }, details: Record<string, unknown> | null, cached: { input_tokens: number; output_tokens: number } | null = null): Advance {
+    const job = { spec: this.spec as JobSpec, op: this.op as Operator, store: this.store, log: this.log, reader: this.reader() };
+    const advance = recordEnd(job, task, end, usage, details, cached);
+    this.mirror.schedule();
+    return advance;
+  }
+
+  /** The operator ended the job (or the budget did): keep its output and failure context, then finish. */
+  async #end(end: JobEnd): Promise<void> {
+    this.store.transaction(() => {
+      this.store.setMeta("output", end.output ?? null);
+      this.store.setMeta("error", end.error);
+      if (end.error?.stage) this.store.setStageStatus(end.error.stage, "failed");
+    });
+    await this.finish(end.status);
+  }
+
+  async finish(status: JobStatus): Promise<void> {
+    const spec = this.spec as JobSpec;
+    if (!isTerminal(this.status)) {
+      // Sub-sessions under way stop after their current turn, so an ended job spends no more tokens.
+      for (const row of this.store.running()) if (row.session_id) this.#stopSession(row.session_id);
+      this.busySlots.clear();
+      this.store.transaction(() => {
+        this.store.releaseRunning(); // their reports are stale from now on; recover runs them again
+        for (const stage of this.store.stages()) if (stage.status === "running") this.store.setStageStatus(stage.name, status === "completed" ? "completed" : "failed");
+        // Attempts still under way produce no result: the job's count is that of its results.
+        if (status === "cancelled") this.log.bump({ total_attempts: this.store.doneAttempts() - this.log.counters.total_attempts });
+        this.setStatus(status);
+        this.store.setMeta("completed_at", new Date().toISOString());
+      });
+    }
+    try {
+      await this.mirror.flush();
+    } catch (err) {
+      console.error("final flush failed; the alarm retries", err);
+      await this.wakeAt(Date.now() + 1_000);
+      return;
+    }
+    if (this.finalized) return;
+    this.finalized = true;
+    this.store.transaction(() => {
+      const staged = this.op?.v1 ? {} : { output: this.store.getMeta("output") ?? null, error: this.store.getMeta("error") ?? null };
+      const data = { job_id: spec.jobId, status: this.status, total: this.log.total(), ...this.log.summary(), ...staged };
+      const completed: CompletedEvent = { completedAt: this.store.getMeta<string>("completed_at") ?? new Date().toISOString(), data, round: this.store.getMeta<number>("round") ?? 1 };
+      this.store.setMeta("finalized", true);
+      this.store.setMeta("completed_event", completed);
+      this.log.emit("MAP_COMPLETED", data);
+    });
+    this.concurrency.leave(spec);
+    await this.workers.release(spec, this.round());
+    this.hub.closeAll();
+    for (const resolve of this.waiters.splice(0)) resolve();
+    await this.ctx.storage.deleteAlarm();
+    this.#alarmAt = null;
+    await this.watchWebhook();
+  }
+
+  /** After the end: deliver MAP_COMPLETED to the job's webhook, and watch it until it settles. */
+  async watchWebhook(): Promise<void> {
+    const spec = this.spec;
+    const completed = this.store.getMeta<CompletedEvent>("completed_event");
+    if (!spec?.webhook || !completed || this.store.getMeta<boolean>("webhook_settled")) return;
+    try {
+      const next = await sweepWebhook(this.env, this.store, { jobId: spec.jobId, tenantId: spec.tenantId, url: spec.webhook.url }, completed);
+      if (next === null) this.store.setMeta("webhook_settled", true);
+      else await this.wakeAt(next);
+    } catch (err) {
+      console.error("webhook sweep failed; retrying", err);
+      await this.wakeAt(Date.now() + 5_000);
+    }
+  }
+
+  /** The job as D1 shows it: status, counters, stages, output, error, budget. */
+  progress(): { jobId: string; progress: JobProgress } {
+    const spec = this.spec as JobSpec;
+    return {
+      jobId: spec.jobId,
+      progress: progressOf({
+        status: this.status,
+        counters: this.log.counters,
+        stages: stagesView(this.store.stages()),
+        completedAt: this.store.getMeta<string | null>("completed_at") ?? null,
+        output: this.op?.v1 ? null : (this.store.getMeta("output") ?? null),
+        error: this.store.getMeta("error") ?? null,
+        budget: this.budget.view(spec.budget),
+        pauseReason: this.store.getMeta<string | null>("pause_reason") ?? null,
+        effectiveConcurrency: this.concurrency.cap(spec),
+      }),
+    };
+  }
+
+  round(): number {
+    return this.store.getMeta<number>("round") ?? 1;
+  }
+
+  setStatus(status: JobStatus): void {
+    this.status = status;
+    this.store.setMeta("status", status);
+  }
+
+  async wakeAt(time: number): Promise<void> {
+    if (this.#alarmAt !== null && this.#alarmAt <= time) return;
+    this.#alarmAt = time;
+    await this.ctx.storage.setAlarm(time);
+  }
+
+  /** The alarm: the job's start, its sweep for lost work and due retries while it runs, the end's follow-ups after it. */
+  async alarm(): Promise<void> {
+    this.#alarmAt = null;
+    const spec = this.spec;
+    if (!spec) return;
+    if (this.status === "queued") await this.begin();
+    if (isTerminal(this.status)) {
+      if (!this.finalized) await this.finish(this.status);
+      else await this.watchWebhook();
+      return;
+    }
+    const now = Date.now();
+    for (const row of this.store.running()) {
+      const deadline = (row.dispatched_at ?? 0) + lostAfterMs((this.op as Operator).work(spec, parentStageOf(row.stage)));
+      if (deadline < now) await this.lost(row, "no report from its worker in time");
+    }
+    if (isTerminal(this.status)) return;
+    this.store.releaseDue(now);
+    await this.dispatchAndSettle();
+    if (isTerminal(this.status)) return;
+    await this.mirror.flush();
+    // A paused job with nothing under way has nothing to sweep: resume or cancel wakes it.
+    if (this.status === "paused" && this.store.running().length === 0) return;
+    const waiting = this.store.nextWaitingAt();
+    await this.wakeAt(Math.min(now + SWEEP_INTERVAL_MS, waiting === null ? Infinity : waiting + QUEUE_GRACE_MS));
+  }
+}
