@@ -6,20 +6,21 @@
  * backoff (the wait is an alarm, not a sleep); timeouts are retried at once.
  *
  * Storage: `task` (the TaskRef), `work` (the agent's spec, fetched once from the coordinator),
- * `state` (SessionState), table `messages(seq, message, mirrored)`.
+ * `state` (SessionState: src/agent/session-state.ts), table `messages(seq, message, mirrored)`
+ * (./agent/history.ts, with its copy to D1).
  * Lifecycle: begin → alarm claims the task (a stale dispatch does nothing) and runs turns → done →
  * report to the coordinator → task deleted.
  */
 import { DurableObject } from "cloudflare:workers";
 import { renderLimits } from "../src/config";
-import { compactionCut, estimateTokens, summaryNote, summaryPrompt } from "../src/agent/compaction";
+import { compactionCut, estimateTokens, summaryPrompt } from "../src/agent/compaction";
 import type { AgentItemResult } from "../src/agent/result";
+import { chainOf, chainOver, chainTokens, itemResult, newState, takeUnreported, type SessionSpec, type SessionState, type SpawnRecord } from "../src/agent/session-state";
 import { agentSession, jobCoordinator } from "../src/objects";
 import { openToolbox, type Toolbox } from "../src/agent/tools";
-import { decideAfterTurn, trackCalls, type DoomTracker } from "../src/agent/turn-rules";
-import { writeSession } from "../src/db/sessions";
-import { transientDelayMs, type AttemptOutcome, type ErrorKind } from "../src/engine/retry-policy";
-import type { AgentSpec, StageWork, SubtaskSettings, SubtaskSpawn, TaskClaim, TaskRef } from "../src/engine/types";
+import { decideAfterTurn, trackCalls } from "../src/agent/turn-rules";
+import { transientDelayMs, type AttemptOutcome } from "../src/engine/retry-policy";
+import type { StageWork, SubtaskSettings, SubtaskSpawn, TaskClaim, TaskRef } from "../src/engine/types";
 import { childPrompt, readSpawn, SPAWN_TOOL, spawnFingerprint, spawnRefusal, spawnToolSpec } from "../src/agent/subtasks";
 import { newId } from "../src/lib/ids";
 import { callModel, resolveEndpoint } from "../src/llm/call-model";
@@ -27,68 +28,23 @@ import { classify, describeFailure, retryAfterMs } from "../src/llm/errors";
 import { parseModel } from "../src/llm/models";
 import type { ChatMessage, ModelRequest, ModelResponse, ProviderEndpoint, ToolCall } from "../src/llm/types";
 import { compileTemplate } from "../src/template/jinja";
+import { SessionHistory, contextOf } from "./agent/history";
 
-interface SessionState {
-  sessionId: string;
-  turns: number;
-  inputTokens: number;
-  outputTokens: number;
-  intermediate: string[];
-  compactions: number;
-  summary: string | null;
-  tailFrom: number; // context = message 0 + summary note + messages[tailFrom…]
-  doom: DoomTracker;
-  callAttempts: number; // attempts of the model call now under way
-  done: AgentItemResult | null;
-  // Subtasks (absent in states stored before them: read with `chainOf`).
-  chain?: Chain;
-}
-
-type SpawnRecord = SubtaskSpawn & { toolCallId: string };
-
-/** Where a session stands in its subtask chain, and what it waits for. */
-interface Chain {
-  depth: number;
-  ancestors: string[];
-  deadline: number; // epoch ms; 0 without subtasks
-  inheritedTokens: number;
-  parentSessionId: string | null;
-  children: { input: number; output: number }; // tokens of finished children's subtrees
-  childAnswers: string[];
-  reported: { input: number; output: number }; // own tokens already reported to the coordinator
-  pendingCalls: ToolCall[]; // tool calls of the last turn not processed yet
-  spawning: SpawnRecord | null; // stored before its report, so a restart reports it again
-  waiting: { toolCallId: string; childSessionId: string } | null;
-}
-
-const noChain = (): Chain => ({
-  depth: 0, ancestors: [], deadline: 0, inheritedTokens: 0, parentSessionId: null, children: { input: 0, output: 0 },
-  childAnswers: [], reported: { input: 0, output: 0 }, pendingCalls: [], spawning: null, waiting: null,
-});
-const chainOf = (state: SessionState): Chain => (state.chain ??= noChain());
-const chainTokens = (state: SessionState): number => {
-  const c = chainOf(state);
-  return state.inputTokens + state.outputTokens + c.children.input + c.children.output;
-};
-
-/** The agent's spec with the job it belongs to. */
-type SessionSpec = AgentSpec & { jobId: string; tenantId: string };
-
-const SCHEMA = "CREATE TABLE IF NOT EXISTS messages (seq INTEGER PRIMARY KEY, message TEXT NOT NULL, mirrored INTEGER NOT NULL DEFAULT 0)";
 
 export class AgentSession extends DurableObject<Env> {
   #endpoint: ProviderEndpoint | null | undefined;
+  #history: SessionHistory;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
-    ctx.storage.sql.exec(SCHEMA);
+    this.#history = new SessionHistory(ctx.storage.sql);
   }
 
   /** The job is deleted: the history, state and task go (the table is made anew, empty). */
   async purge(): Promise<void> {
     await this.ctx.storage.deleteAlarm();
     await this.ctx.storage.deleteAll();
-    this.ctx.storage.sql.exec(SCHEMA);
+    this.#history = new SessionHistory(this.ctx.storage.sql);
     this.#endpoint = undefined;
   }
 
@@ -129,8 +85,8 @@ export class AgentSession extends DurableObject<Env> {
     if (!state.done && !chain.spawning) state = await this.#runTurns(spec, task, state);
     if (chain.spawning) return this.#reportSpawn(coordinator, spec, task, state, chain.spawning);
     if (!state.done) return; // waiting for a retry: the alarm is set
-    await this.#mirror(spec, task, state);
-    const usage = this.#unreported(state);
+    await this.#history.mirror(this.env.DB, spec, task, state);
+    const usage = takeUnreported(state);
     const done = state.done as AgentItemResult;
     const details = { ...done } as Record<string, unknown>;
     const outcome: AttemptOutcome = done.success
@@ -141,19 +97,11 @@ export class AgentSession extends DurableObject<Env> {
     if (current?.token === task.token) await this.ctx.storage.delete("task");
   }
 
-  /** Own tokens not reported yet (a report after a spawn carries only what followed it). */
-  #unreported(state: SessionState): { input_tokens: number; output_tokens: number } {
-    const chain = chainOf(state);
-    const usage = { input_tokens: state.inputTokens - chain.reported.input, output_tokens: state.outputTokens - chain.reported.output };
-    chain.reported = { input: state.inputTokens, output: state.outputTokens };
-    return usage;
-  }
-
   /** The coordinator starts the child; this session's turn ends without holding anything (it is dispatched again when the child ends). */
   async #reportSpawn(coordinator: ReturnType<typeof jobCoordinator>, spec: SessionSpec, task: TaskRef, state: SessionState, spawning: SpawnRecord): Promise<void> {
-    await this.#mirror(spec, task, state);
+    await this.#history.mirror(this.env.DB, spec, task, state);
     const spawn: SubtaskSpawn = { sessionId: spawning.sessionId, parentSessionId: spawning.parentSessionId, prompt: spawning.prompt, depth: spawning.depth, ancestors: spawning.ancestors, deadline: spawning.deadline, inheritedTokens: spawning.inheritedTokens };
-    const usage = this.#unreported(state);
+    const usage = takeUnreported(state);
     await coordinator.report({ stage: task.stage, index: task.index, token: task.token }, { kind: "spawn", spawn, usage });
     await this.#save(state); // what was reported; if this write is lost the tokens are reported again, never lost
   }
@@ -182,7 +130,7 @@ export class AgentSession extends DurableObject<Env> {
     const content = !outcome
       ? "The subtask was lost before it answered."
       : outcome.success ? outcome.text : `The subtask failed: ${outcome.error ?? "no answer"}${outcome.text ? `\nIts last output: ${outcome.text}` : ""}`;
-    this.#append({ role: "tool", tool_call_id: waiting.toolCallId, name: SPAWN_TOOL, content, ...(outcome?.success ? {} : { is_error: true }) });
+    this.#history.append({ role: "tool", tool_call_id: waiting.toolCallId, name: SPAWN_TOOL, content, ...(outcome?.success ? {} : { is_error: true }) });
     if (outcome) {
       chain.children.input += outcome.usage.input;
       chain.children.output += outcome.usage.output;
@@ -192,75 +140,19 @@ export class AgentSession extends DurableObject<Env> {
     await this.#save(state);
   }
 
+  /** A new session: its state, and its first message (the item's prompt, or a child's task). */
   #start(task: TaskRef, spec: SessionSpec, vars: Record<string, unknown>, subtask: SubtaskSpawn | null): SessionState {
-    const state: SessionState = {
-      sessionId: task.sessionId as string,
-      turns: 0,
-      inputTokens: 0,
-      outputTokens: 0,
-      intermediate: [],
-      compactions: 0,
-      summary: null,
-      tailFrom: 1,
-      doom: { lastCall: null, repeats: 0 },
-      callAttempts: 0,
-      done: null,
-      chain: {
-        ...noChain(),
-        depth: subtask?.depth ?? 0,
-        ancestors: subtask?.ancestors ?? [],
-        deadline: subtask?.deadline ?? (spec.subtasks ? Date.now() + spec.subtasks.timeoutMs : 0),
-        inheritedTokens: subtask?.inheritedTokens ?? 0,
-        parentSessionId: subtask?.parentSessionId ?? null,
-      },
-    };
+    const state = newState(task, spec, subtask, Date.now());
     if (subtask) {
-      this.#append({ role: "user", content: subtask.prompt });
+      this.#history.append({ role: "user", content: subtask.prompt });
       return state;
     }
     try {
-      this.#append({ role: "user", content: compileTemplate(spec.promptTemplate, "agent_prompt_template", [], renderLimits(this.env)).renderVars(vars) });
+      this.#history.append({ role: "user", content: compileTemplate(spec.promptTemplate, "agent_prompt_template", [], renderLimits(this.env)).renderVars(vars) });
     } catch (err) {
-      state.done = this.#result(state, { error: `The template could not be rendered for this item: ${String(err)}`, kind: "validation" });
+      state.done = itemResult(state, { error: `The template could not be rendered for this item: ${String(err)}`, kind: "validation" });
     }
     return state;
-  }
-
-  #append(message: ChatMessage): void {
-    this.ctx.storage.sql.exec("INSERT INTO messages (message) VALUES (?)", JSON.stringify(message));
-  }
-
-  #history(): ChatMessage[] {
-    return this.ctx.storage.sql
-      .exec<{ message: string }>("SELECT message FROM messages ORDER BY seq")
-      .toArray()
-      .map((r) => JSON.parse(r.message) as ChatMessage);
-  }
-
-  #context(state: SessionState, history: ChatMessage[]): ChatMessage[] {
-    const first = history.slice(0, 1);
-    const note: ChatMessage[] = state.summary ? [{ role: "user", content: summaryNote(state.summary) }] : [];
-    return [...first, ...note, ...history.slice(state.tailFrom)];
-  }
-
-  #result(state: SessionState, failure: { error: string; kind: ErrorKind } | null, stopReason = "error"): AgentItemResult {
-    return {
-      session_id: state.sessionId,
-      output_text: state.intermediate.at(-1) ?? "",
-      success: failure === null,
-      error: failure?.error ?? null,
-      error_kind: failure?.kind ?? null,
-      stop_reason: failure ? "error" : stopReason,
-      turns: state.turns,
-      // The whole chain's: this session's calls and its children's.
-      token_usage: (() => {
-        const c = chainOf(state).children;
-        const input = state.inputTokens + c.input;
-        const output = state.outputTokens + c.output;
-        return { input_tokens: input, output_tokens: output, total_tokens: input + output };
-      })(),
-      intermediate_outputs: state.intermediate,
-    };
   }
 
   async #save(state: SessionState): Promise<void> {
@@ -279,7 +171,7 @@ export class AgentSession extends DurableObject<Env> {
 
   /** Folds older turns into a summary when the context is over budget. A failed summary is skipped. */
   async #compactIfNeeded(spec: SessionSpec, state: SessionState, history: ChatMessage[]): Promise<void> {
-    if (spec.maxContextTokens === null || estimateTokens(this.#context(state, history), spec.systemPrompt) <= spec.maxContextTokens) return;
+    if (spec.maxContextTokens === null || estimateTokens(contextOf(state, history), spec.systemPrompt) <= spec.maxContextTokens) return;
     const cut = compactionCut(history, state.tailFrom);
     if (cut === null) return;
     try {
@@ -302,22 +194,22 @@ export class AgentSession extends DurableObject<Env> {
     try {
       toolbox = await openToolbox(spec.tools, spec.readOnly, this.env);
     } catch (err) {
-      state.done = this.#result(state, { error: `Could not load the tools: ${String(err)}`, kind: "llm_error" });
+      state.done = itemResult(state, { error: `Could not load the tools: ${String(err)}`, kind: "llm_error" });
       await this.#save(state);
       return state;
     }
     try {
       for (;;) {
         if (await this.ctx.storage.get<boolean>("stopped")) {
-          state.done = this.#result(state, { error: "The job was cancelled.", kind: "llm_error" });
+          state.done = itemResult(state, { error: "The job was cancelled.", kind: "llm_error" });
           await this.#save(state);
-          await this.#mirror(spec, task, state);
+          await this.#history.mirror(this.env.DB, spec, task, state);
           return { ...state, done: null }; // nothing to report: the coordinator has ended the job
         }
         const chain = chainOf(state);
-        const over = this.#chainOver(spec, state);
+        const over = chainOver(spec, state, Date.now());
         if (over) {
-          state.done = this.#result(state, over);
+          state.done = itemResult(state, over);
           await this.#save(state);
           return state;
         }
@@ -325,21 +217,21 @@ export class AgentSession extends DurableObject<Env> {
           await this.#save(state);
           return state; // a child was asked for: report it
         }
-        const history = this.#history();
+        const history = this.#history.all();
         await this.#compactIfNeeded(spec, state, history);
         let response: ModelResponse;
         try {
           state.callAttempts++;
           response = await this.#call(spec, {
             system: spec.systemPrompt,
-            messages: this.#context(state, history),
+            messages: contextOf(state, history),
             tools: spec.subtasks ? [...toolbox.offered, spawnToolSpec] : toolbox.offered.length ? toolbox.offered : undefined,
           });
         } catch (err) {
           const failure = classify(err);
           const exhausted = state.callAttempts > spec.maxRetries;
           if (failure === "permanent" || exhausted) {
-            state.done = this.#result(state, { error: describeFailure(err), kind: failure === "timeout" ? "timeout" : "llm_error" });
+            state.done = itemResult(state, { error: describeFailure(err), kind: failure === "timeout" ? "timeout" : "llm_error" });
             await this.#save(state);
             return state;
           }
@@ -356,7 +248,7 @@ export class AgentSession extends DurableObject<Env> {
         state.inputTokens += response.usage.input_tokens;
         state.outputTokens += response.usage.output_tokens;
         state.intermediate.push(response.text);
-        this.#append({ role: "assistant", content: response.text, ...(response.toolCalls.length ? { tool_calls: response.toolCalls } : {}) });
+        this.#history.append({ role: "assistant", content: response.text, ...(response.toolCalls.length ? { tool_calls: response.toolCalls } : {}) });
         state.doom = trackCalls(state.doom, response.toolCalls);
         const decision = decideAfterTurn(
           { maxTurns: spec.maxTurns, continuationMessage: spec.continuationMessage, completionMarker: spec.completionMarker, maxTotalTokens: spec.maxTotalTokens },
@@ -364,19 +256,19 @@ export class AgentSession extends DurableObject<Env> {
           { turns: state.turns, totalTokens: chainTokens(state), doom: state.doom },
         );
         if ("stop" in decision) {
-          state.done = this.#result(state, null, decision.stop);
+          state.done = itemResult(state, null, decision.stop);
         } else if (decision.next === "tools") {
           chain.pendingCalls = response.toolCalls;
           if (await this.#processCalls(spec, state, toolbox)) {
             await this.#save(state);
-            await this.#mirror(spec, task, state);
+            await this.#history.mirror(this.env.DB, spec, task, state);
             return state; // a child was asked for: report it
           }
         } else {
-          this.#append({ role: "user", content: spec.continuationMessage });
+          this.#history.append({ role: "user", content: spec.continuationMessage });
         }
         await this.#save(state);
-        await this.#mirror(spec, task, state);
+        await this.#history.mirror(this.env.DB, spec, task, state);
         if (state.done) return state;
       }
     } finally {
@@ -396,7 +288,7 @@ export class AgentSession extends DurableObject<Env> {
         const spawn = await this.#spawnFor(spec.subtasks, state, call);
         chain.pendingCalls.shift();
         if ("error" in spawn) {
-          this.#append({ role: "tool", tool_call_id: call.id, name: call.name, content: spawn.error, is_error: true });
+          this.#history.append({ role: "tool", tool_call_id: call.id, name: call.name, content: spawn.error, is_error: true });
           continue;
         }
         chain.spawning = spawn;
@@ -404,7 +296,7 @@ export class AgentSession extends DurableObject<Env> {
       }
       const result = await toolbox.call(call);
       chain.pendingCalls.shift();
-      this.#append({ role: "tool", tool_call_id: call.id, name: call.name, content: result.content, ...(result.isError ? { is_error: true } : {}) });
+      this.#history.append({ role: "tool", tool_call_id: call.id, name: call.name, content: result.content, ...(result.isError ? { is_error: true } : {}) });
     }
     return false;
   }
@@ -422,7 +314,7 @@ export class AgentSession extends DurableObject<Env> {
       toolCallId: call.id,
       sessionId: newId("ses"),
       parentSessionId: state.sessionId,
-      prompt: childPrompt(read.request, this.#history(), chain.childAnswers),
+      prompt: childPrompt(read.request, this.#history.all(), chain.childAnswers),
       depth: chain.depth + 1,
       ancestors: [...chain.ancestors, fingerprint],
       deadline: chain.deadline,
@@ -430,44 +322,4 @@ export class AgentSession extends DurableObject<Env> {
     };
   }
 
-  /** A child past its chain's time or token limit ends here (its parent reads the failure). */
-  #chainOver(spec: SessionSpec, state: SessionState): { error: string; kind: ErrorKind } | null {
-    const chain = chainOf(state);
-    if (chain.depth === 0 || !spec.subtasks) return null;
-    if (Date.now() >= chain.deadline) return { error: `the subtask chain's time limit (${Math.round(spec.subtasks.timeoutMs / 1000)} s) passed`, kind: "timeout" };
-    const cap = spec.subtasks.maxTotalTokens;
-    if (cap !== null && chain.inheritedTokens + chainTokens(state) >= cap) return { error: `the subtask chain used its ${cap} tokens`, kind: "llm_error" };
-    return null;
-  }
-
-  /** Copies the session row and any new messages to D1; a failure is retried at the next turn. */
-  async #mirror(spec: SessionSpec, task: TaskRef, state: SessionState): Promise<void> {
-    const pending = this.ctx.storage.sql
-      .exec<{ seq: number; message: string }>("SELECT seq, message FROM messages WHERE mirrored = 0 ORDER BY seq")
-      .toArray();
-    try {
-      await writeSession(
-        this.env.DB,
-        {
-          id: state.sessionId,
-          jobId: spec.jobId,
-          tenantId: spec.tenantId,
-          index: task.index,
-          status: state.done ? (state.done.success ? "completed" : "failed") : "running",
-          stopReason: state.done?.stop_reason ?? null,
-          turns: state.turns,
-          inputTokens: state.inputTokens,
-          outputTokens: state.outputTokens,
-          compactions: state.compactions,
-          parentId: chainOf(state).parentSessionId,
-          depth: chainOf(state).depth,
-        },
-        pending.map((p) => ({ seq: p.seq, message: JSON.parse(p.message) as ChatMessage })),
-      );
-      for (const p of pending) this.ctx.storage.sql.exec("UPDATE messages SET mirrored = 1 WHERE seq = ?", p.seq);
-    } catch (err) {
-      if (state.done) throw err; // the final mirror must land before the report
-      console.error("mirroring the session to D1 failed; retrying at the next turn", err);
-    }
-  }
 }
