@@ -48,8 +48,10 @@ type Stage = { call: CallSpec; compiled: CompiledCall; endpoint: ProviderEndpoin
 export class MapWorker extends DurableObject<Env> {
   #job: string | null = null; // the job whose stages are cached (keyed `<round>:<stage>`)
   #stages = new Map<string, Stage>();
+  #begun = 0; // tasks handed to this object by `begin`: a loop that sees it change has lost its slot
 
   async begin(ref: TaskRef): Promise<void> {
+    this.#begun++;
     // One commit: the output gate holds our answer until both writes are durable (a null outcome: none yet).
     void this.ctx.storage.put({ task: ref, outcome: null });
     void this.ctx.storage.setAlarm(Date.now());
@@ -66,6 +68,7 @@ export class MapWorker extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    const begun = this.#begun;
     let ref = await this.ctx.storage.get<TaskRef>("task");
     if (!ref) return;
     const stored = await this.ctx.storage.get<StoredOutcome | AttemptOutcome | null>("outcome");
@@ -88,6 +91,10 @@ export class MapWorker extends DurableObject<Env> {
       const have = pull ? { have: this.#job === ref.jobId ? [...this.#stages.keys()] : [] } : null;
       const next = (await coordinator.report({ stage: ref.stage, index: ref.index, token: ref.token }, outcome, have)) as PulledTask | null;
       if (!next) return;
+      // Another task was begun here while this one was under way: the object now serves that task
+      // (a pool's worker lent to the next job after this job ended). The pulled task is this job's,
+      // which has ended since it was handed out: storing it would put it over the newer one.
+      if (this.#begun !== begun) return;
       // The next task is this slot's from now on: stored before its call (the output gate holds the
       // call until the write is durable), so a restart runs it again instead of losing it.
       void this.ctx.storage.put(legacy ? { task: next.ref, outcome: null } : { task: next.ref });
