@@ -10,7 +10,8 @@
  * stored outcome is reported again without a second model call.
  *
  * Pull: the answer to a report may be the slot's next task, claimed already; the same invocation
- * stores it and runs it (calls one after another, never two at once), for up to PULL_FOR_MS.
+ * stores it and runs it (calls one after another, never two at once), for up to PULL_FOR_MS. A
+ * `begin` that lands meanwhile (the object lent to the next job) wins: the pulled task is dropped.
  *
  * Storage: `task` (the TaskRef) and `outcome` (the last attempt's, with its dispatch token). They
  * stay after the report (no extra write per task); a task's outcome is the stored one only when
