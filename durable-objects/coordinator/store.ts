@@ -187,6 +187,10 @@ export class CoordinatorStore {
     return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE stage = ? AND idx = ?", stage, idx).toArray()[0];
   }
 
+  countTasks(stage: string): number {
+    return this.#sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tasks WHERE stage = ?", stage).one().n;
+  }
+
   nextPending(limit: number): TaskRow[] {
     return this.#sql
       .exec<TaskRow>("SELECT * FROM tasks WHERE state = 'pending' ORDER BY priority, idx, stage LIMIT ?", limit)

@@ -165,23 +165,12 @@ function releaseMain(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, stor
 /** A batch element's task: an agent step's gets its own sub-session. */
 const element = (unit: Unit, index: number, item: unknown): TaskSeed => ({ stage: unit.path, index, input: { item }, sessionId: unit.agent ? newId("ses") : null });
 
-/** How many of a batch step's elements exist: they are released in index order, so a prefix. */
-function released(reader: PlanReader, stage: string, total: number): number {
-  let lo = 0;
-  let hi = total;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (reader.task(stage, mid)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
+/** A batch step after one of its elements ended: the next elements to release (up to max_concurrent under way), or the step's end. */
 function progressBatch(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
   const batch = unit.batch as NonNullable<Unit["batch"]>;
   const stage = reader.stage(unit.path);
   if (!stage) return { ready: [] };
-  const out = released(reader, unit.path, stage.total);
+  const out = reader.count(unit.path); // elements are released in order, each inserted as it is
   const inFlight = out - stage.completed;
   if (batch.errorHandling === "fail_fast" && stage.failed > 0) {
     if (inFlight > 0) return { ready: [] }; // those under way finish; no new element starts
@@ -239,7 +228,7 @@ function progress(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advanc
     if (inputs.every((t) => !t)) return releaseStep(spec, reader, unit);
     return inputs.every((t) => t?.state === "done" && t.success) ? releaseMain(spec, reader, unit) : { ready: [] };
   }
-  if (!reader.task(unit.path, 0)) return releaseMain(spec, reader, unit); // inputs done (or none): the step itself
+  if (reader.count(unit.path) === 0) return releaseMain(spec, reader, unit); // inputs done (or none): the step itself
   if (unit.batch) return progressBatch(spec, reader, unit);
   if (unit.reduce) return progressReduce(spec, reader, unit);
   const task = reader.task(unit.path, 0) as TaskView;
