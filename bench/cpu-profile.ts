@@ -2,14 +2,12 @@
  * `npm run bench:cpu`: where the Worker's own CPU goes in S2 (N=1,000, C=50, L=200 ms), by source
  * module. A V8 CPU profile of workerd's isolate is taken through wrangler dev's inspector while
  * the job runs; each sample's function is mapped back to its module through the markers esbuild
- * leaves in the bundle (`// src/engine/attempt.ts`). Self time is reported per module and per
+ * leaves in the bundle (`// src/engine/attempt.ts`), read from the inspector. Self time is reported per module and per
  * group (coordinator, call worker, engine, templates, output checks, provider SDKs, runtime).
  */
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join } from "node:path";
 import { newTenant } from "../test/e2e/harness/api.ts";
 import { startFakeModelServer } from "../test/fake-model/server.ts";
-import { ROOT, startFanout } from "../test/e2e/harness/fanout-server.ts";
+import { startFanout } from "../test/e2e/harness/fanout-server.ts";
 import { runThroughFanout } from "./fanout-run.ts";
 
 interface ProfileNode {
@@ -33,11 +31,14 @@ async function inspector(url: string) {
   });
   let next = 1;
   const waiting = new Map<number, (result: unknown) => void>();
+  const listeners: ((method: string, params: any) => void)[] = [];
   ws.addEventListener("message", (e) => {
-    const msg = JSON.parse(String(e.data)) as { id?: number; result?: unknown };
+    const msg = JSON.parse(String(e.data)) as { id?: number; result?: unknown; method?: string; params?: unknown };
     if (msg.id !== undefined) waiting.get(msg.id)?.(msg.result);
+    else if (msg.method) for (const listen of listeners) listen(msg.method, msg.params);
   });
   return {
+    on: (listen: (method: string, params: any) => void) => listeners.push(listen),
     send: (method: string, params: Record<string, unknown> = {}) =>
       new Promise<any>((resolve) => {
         const id = next++;
@@ -48,20 +49,28 @@ async function inspector(url: string) {
   };
 }
 
-/** The newest bundle wrangler dev wrote, with the module each line belongs to. */
-function bundleModules(): { file: string; moduleAt: (line: number) => string } {
-  const tmp = join(ROOT, ".wrangler/tmp");
-  const dirs = readdirSync(tmp).map((d) => join(tmp, d)).filter((d) => statSync(d).isDirectory());
-  const newest = dirs.sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs).find((d) => readdirSync(d).includes("index.js")) as string;
-  const file = join(newest, "index.js");
-  const lines = readFileSync(file, "utf8").split("\n");
+/**
+ * The bundle the isolate runs, as its inspector has it (a file under .wrangler/tmp could be an
+ * earlier build's: a stale one maps every sample to the wrong module), with the module each line
+ * belongs to.
+ */
+async function bundleModules(v8: Awaited<ReturnType<typeof inspector>>): Promise<{ moduleAt: (line: number) => string }> {
+  const scripts: string[] = [];
+  v8.on((method, params) => {
+    if (method === "Debugger.scriptParsed" && String(params.url).endsWith("index.js")) scripts.push(params.scriptId);
+  });
+  await v8.send("Debugger.enable"); // reports every script already parsed
+  const scriptId = scripts[0];
+  if (scripts.length !== 1 || !scriptId) throw new Error(`the inspector reported ${scripts.length} index.js scripts, not one`);
+  const { scriptSource } = (await v8.send("Debugger.getScriptSource", { scriptId })) as { scriptSource: string };
+  await v8.send("Debugger.disable");
+  const lines = scriptSource.split("\n");
   const starts: { line: number; module: string }[] = [];
   lines.forEach((text, i) => {
     const m = /^\/\/ (.+\.(?:ts|js|mjs|cjs))$/.exec(text);
     if (m) starts.push({ line: i, module: (m[1] as string).replace(/^.*node_modules\//, "node_modules/") });
   });
   return {
-    file,
     moduleAt: (line) => {
       let lo = 0;
       let hi = starts.length - 1;
@@ -122,8 +131,8 @@ try {
   await v8.send("Profiler.start");
   const run = await runThroughFanout(server.url, key, w(`cpu-${Date.now()}`));
   const { profile } = (await v8.send("Profiler.stop")) as { profile: Profile };
+  const { moduleAt } = await bundleModules(v8);
   v8.close();
-  const { moduleAt } = bundleModules();
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
