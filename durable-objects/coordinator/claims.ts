@@ -18,7 +18,7 @@ export function planReader(store: CoordinatorStore): PlanReader {
       const row = store.task(stage, index);
       return row ? taskView(row) : undefined;
     },
-    count: (stage) => store.countTasks(stage),
+    extent: (stage) => store.extent(stage),
     open: () => store.open(),
     done: (stage) => store.doneTasks(stage).map(taskView),
     stage: (name) => store.stage(name),

@@ -157,8 +157,9 @@ export class JobRun {
     const queue: Advance[] = first ? [first] : [];
     for (let advance = queue.shift(); advance; advance = queue.shift()) {
       for (const [stage, total] of Object.entries(advance.totals ?? {})) this.store.setStageTotal(stage, total);
-      for (const seed of [...advance.ready, ...(advance.local ?? [])]) this.store.makeReady(seed);
-      if (advance.ready.length > 0 || advance.local?.length) this.startStagesWithWork();
+      const readied = new Set<string>(); // stages a task of which became ready just now
+      for (const seed of [...advance.ready, ...(advance.local ?? [])]) if (this.store.makeReady(seed)) readied.add(seed.stage);
+      if (readied.size > 0) this.startStagesWithWork(readied);
       for (const local of advance.local ?? []) {
         const row = this.store.task(local.stage, local.index) as TaskRow;
         queue.push(this.#record(row, { success: true, output: local.output, error: null, errorKind: null }, { input_tokens: 0, output_tokens: 0 }, null));
@@ -168,10 +169,11 @@ export class JobRun {
     await this.dispatchAndSettle(puller);
   }
 
-  /** Stages still pending that now have work get STAGE_STARTED (staged jobs). */
-  startStagesWithWork(): void {
+  /** Stages still pending that now have work get STAGE_STARTED (staged jobs); `readied`: the only stages that can have gained work. */
+  startStagesWithWork(readied: Set<string> | null = null): void {
     for (const stage of this.store.stages()) {
-      if (stage.status !== "pending" || !this.store.stageHasWork(stage.name)) continue;
+      if (stage.status !== "pending") continue;
+      if (readied ? !readied.has(stage.name) : !this.store.stageHasWork(stage.name)) continue;
       this.store.setStageStatus(stage.name, "running");
       if (!this.op?.v1 && !isSubtaskStage(stage.name)) this.log.emit("STAGE_STARTED", { job_id: this.spec?.jobId, stage: stage.name, total: stage.total });
     }

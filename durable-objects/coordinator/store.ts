@@ -169,26 +169,25 @@ export class CoordinatorStore {
     }
   }
 
-  /** Makes a task ready with its (now known) input; inserts it if the plan had not. Returns false if it had already left `blocked`. */
+  /** Makes a task ready with its (now known) input; inserts it if the plan had not. Returns whether it became ready now (false: blocked, or it had left `blocked` already). */
   makeReady(seed: TaskSeed): boolean {
     const input = JSON.stringify(seed.input ?? null);
-    const existing = this.task(seed.stage, seed.index);
-    if (!existing) {
-      this.insertTasks([seed]); // a new task: ready, or blocked when the plan says so
-      return !seed.blocked;
-    }
+    const inserted = this.#sql.exec(
+      "INSERT INTO tasks (stage, idx, input, state, priority, session_id) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (stage, idx) DO NOTHING",
+      seed.stage, seed.index, input, seed.blocked ? "blocked" : "pending", seed.priority ?? 0, seed.sessionId ?? null,
+    ).rowsWritten > 0;
+    if (inserted) return !seed.blocked; // a new task: ready, or blocked when the plan says so
     if (seed.blocked) return false;
-    if (existing.state !== "blocked") return false;
-    this.#sql.exec("UPDATE tasks SET state = 'pending', input = ? WHERE stage = ? AND idx = ?", input, seed.stage, seed.index);
-    return true;
+    return this.#sql.exec("UPDATE tasks SET state = 'pending', input = ? WHERE stage = ? AND idx = ? AND state = 'blocked'", input, seed.stage, seed.index).rowsWritten > 0;
   }
 
   task(stage: string, idx: number): TaskRow | undefined {
     return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE stage = ? AND idx = ?", stage, idx).toArray()[0];
   }
 
-  countTasks(stage: string): number {
-    return this.#sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tasks WHERE stage = ?", stage).one().n;
+  /** One past a stage's highest task index (0 for none): one seek on the primary key, however many tasks the stage has. */
+  extent(stage: string): number {
+    return this.#sql.exec<{ n: number | null }>("SELECT MAX(idx) + 1 AS n FROM tasks WHERE stage = ?", stage).one().n ?? 0;
   }
 
   nextPending(limit: number): TaskRow[] {

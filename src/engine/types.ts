@@ -130,8 +130,8 @@ export interface TaskView {
 /** Read access to the plan's tasks, for the operator's pure functions. */
 export interface PlanReader {
   task(stage: string, index: number): TaskView | undefined;
-  /** How many tasks a stage has so far (an operator that releases a stage's tasks in index order: how many it released). */
-  count(stage: string): number;
+  /** One past the highest index of a stage's tasks so far, 0 for none (an operator that releases a stage's tasks in index order: how many it released). */
+  extent(stage: string): number;
   /** Tasks not done, over every stage. */
   open(): number;
   /** The finished tasks of a stage, in index order. */

@@ -170,7 +170,7 @@ function progressBatch(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): A
   const batch = unit.batch as NonNullable<Unit["batch"]>;
   const stage = reader.stage(unit.path);
   if (!stage) return { ready: [] };
-  const out = reader.count(unit.path); // elements are released in order, each inserted as it is
+  const out = reader.extent(unit.path); // elements are released in index order, each inserted as it is
   const inFlight = out - stage.completed;
   if (batch.errorHandling === "fail_fast" && stage.failed > 0) {
     if (inFlight > 0) return { ready: [] }; // those under way finish; no new element starts
@@ -228,7 +228,7 @@ function progress(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advanc
     if (inputs.every((t) => !t)) return releaseStep(spec, reader, unit);
     return inputs.every((t) => t?.state === "done" && t.success) ? releaseMain(spec, reader, unit) : { ready: [] };
   }
-  if (reader.count(unit.path) === 0) return releaseMain(spec, reader, unit); // inputs done (or none): the step itself
+  if (reader.extent(unit.path) === 0) return releaseMain(spec, reader, unit); // inputs done (or none): the step itself
   if (unit.batch) return progressBatch(spec, reader, unit);
   if (unit.reduce) return progressReduce(spec, reader, unit);
   const task = reader.task(unit.path, 0) as TaskView;
