@@ -1,0 +1,76 @@
+/**
+ * A call worker's loop against a real coordinator: its outcome is reported again after a report
+ * that failed, without a second attempt; and a task begun on it meanwhile wins over the one a
+ * report's answer hands it. The worker's coordinator binding forwards every call to the real
+ * coordinator, and lets the test act at the moment of a report.
+ */
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { MapWorker } from "../../../durable-objects/map-worker";
+import type { TaskRef } from "../../../src/engine/types";
+import { callWorker } from "../../../src/objects";
+import { base, call, startJob, tasks, tick } from "./drive";
+
+type Coordinator = ReturnType<typeof env.JOB_COORDINATOR.get>;
+type Hooks = { claim?: () => void; report?: () => Promise<void> | void };
+
+/** The worker's env, with a coordinator binding that forwards to the real one after the test's hooks. */
+function forwarding(hooks: Hooks): Env {
+  const real = env.JOB_COORDINATOR;
+  const get = (id: DurableObjectId) => {
+    const stub: Coordinator = real.get(id);
+    return {
+      claim: (...args: Parameters<Coordinator["claim"]>) => (hooks.claim?.(), stub.claim(...args)),
+      work: (stage: string) => stub.work(stage),
+      report: async (...args: Parameters<Coordinator["report"]>) => {
+        await hooks.report?.();
+        return stub.report(...args);
+      },
+    };
+  };
+  return { ...env, JOB_COORDINATOR: { idFromName: (name: string) => real.idFromName(name), get } } as unknown as Env;
+}
+
+/** A map job of `items` at concurrency 1 whose first task the test dispatches to a worker of its own (token `test-items-0`). */
+async function jobWithTaskInWorker(items: string[], name: string) {
+  const job = await startJob((jobId, tenantId) => ({ ...base(jobId, tenantId), concurrency: 1, maxRetries: 0, type: "map", call: call() }), items);
+  await tick(job.stub);
+  const ref: TaskRef = { jobId: job.jobId, stage: "items", index: 0, attempt: 1, token: "test-items-0", slot: 0, sessionId: null, round: 1 };
+  const worker = callWorker(env, `${name}-${job.jobId}`) as DurableObjectStub<MapWorker>;
+  await runInDurableObject(worker, (_i, state) => state.storage.put({ task: ref, outcome: null }));
+  return { job, worker };
+}
+
+const states = async (job: { stub: Parameters<typeof tasks>[0] }) => (await tasks(job.stub)).map((r) => [r.idx, r.state, r.attempts]);
+
+describe("call worker", () => {
+  it("reports its stored outcome again after a failed report, without running the attempt again", async () => {
+    // The attempt fails at once (the model has no endpoint): a real outcome, no network.
+    const { job, worker } = await jobWithTaskInWorker(["x"], "retry");
+    const calls = { claim: 0, report: 0 };
+    await runInDurableObject(worker, async (instance) => {
+      (instance as unknown as { env: Env }).env = forwarding({
+        claim: () => calls.claim++,
+        report: () => {
+          if (++calls.report === 1) throw new Error("the coordinator could not be reached");
+        },
+      });
+      await expect(instance.alarm()).rejects.toThrow("the coordinator could not be reached");
+      await instance.alarm(); // the platform runs a failed alarm again
+    });
+    expect(calls).toEqual({ claim: 1, report: 2 });
+    expect(await states(job)).toEqual([[0, "done", 1]]);
+  });
+
+  it("does not store a pulled task over a task begun meanwhile (the worker lent to the next job), nor run it", async () => {
+    // Job A stands for a job that ended after it answered W's report with its next item.
+    const { job, worker } = await jobWithTaskInWorker(["x", "y", "z"], "race");
+    const next: TaskRef = { jobId: "job_next_b", stage: "items", index: 0, attempt: 1, token: "tok-b", slot: 0, sessionId: null, round: 1 };
+    await runInDurableObject(worker, async (instance) => {
+      (instance as unknown as { env: Env }).env = forwarding({ report: () => instance.begin(next) });
+      await instance.alarm();
+    });
+    expect(await runInDurableObject(worker, (_i, state) => state.storage.get("task"))).toMatchObject({ token: "tok-b" });
+    expect(await states(job)).toEqual([[0, "done", 1], [1, "running", 1], [2, "pending", 0]]); // item 1 was handed out, not run
+  });
+});
