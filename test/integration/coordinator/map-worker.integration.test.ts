@@ -62,6 +62,18 @@ describe("call worker", () => {
     expect(await states(job)).toEqual([[0, "done", 1]]);
   });
 
+  it("does no work for a stale dispatch: the claim is refused, nothing runs or is reported", async () => {
+    const { job, worker } = await jobWithTaskInWorker(["x"], "stale");
+    await job.stub.cancel(); // the dispatch goes stale: the job's running tasks are released
+    const calls = { claim: 0, report: 0 };
+    await runInDurableObject(worker, async (instance) => {
+      (instance as unknown as { env: Env }).env = forwarding({ claim: () => calls.claim++, report: () => void calls.report++ });
+      await instance.alarm();
+    });
+    expect(calls).toEqual({ claim: 1, report: 0 });
+    expect(await states(job)).toEqual([[0, "pending", 1]]);
+  });
+
   it("does not store a pulled task over a task begun meanwhile (the worker lent to the next job), nor run it", async () => {
     // Job A stands for a job that ended after it answered W's report with its next item.
     const { job, worker } = await jobWithTaskInWorker(["x", "y", "z"], "race");
