@@ -1,14 +1,17 @@
 /**
- * `npm run bench:cpu`: where the Worker's own CPU goes in S2 (N=1,000, C=50, L=200 ms), by source
- * module. A V8 CPU profile of workerd's isolate is taken through wrangler dev's inspector while
- * the job runs; each sample's function is mapped back to its module through the markers esbuild
- * leaves in the bundle (`// src/engine/attempt.ts`), read from the inspector. Self time is reported per module and per
- * group (coordinator, call worker, engine, templates, output checks, provider SDKs, runtime).
+ * `npm run bench:cpu [-- --pipeline]`: where the Worker's own CPU goes, by source module, in S2
+ * (N=1,000, C=50, L=200 ms) or, with --pipeline, in S8's batch (500 elements at 50). A V8 CPU
+ * profile of workerd's isolate is taken through wrangler dev's inspector while the job runs; each
+ * sample's function is mapped back to its module through the markers esbuild leaves in the bundle
+ * (`// src/engine/attempt.ts`), read from the inspector. Self time is reported per module and per
+ * group (coordinator, call worker, engine, templates, output checks, provider SDKs, runtime), and
+ * by the object whose code is on the stack.
  */
 import { newTenant } from "../test/e2e/harness/api.ts";
 import { startFakeModelServer } from "../test/fake-model/server.ts";
 import { startFanout } from "../test/e2e/harness/fanout-server.ts";
 import { runThroughFanout } from "./fanout-run.ts";
+import { runPipeline } from "./pipeline-run.ts";
 
 interface ProfileNode {
   id: number;
@@ -122,14 +125,20 @@ const fake = await startFakeModelServer();
 const server = await startFanout({ vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench" } });
 try {
   const { key } = await newTenant(server.url);
-  const w = (tag: string) => ({ n: 1000, concurrency: 50, latencyMs: 200, tag });
-  await runThroughFanout(server.url, key, w(`cpu-warm-${Date.now()}`)); // warm-up: code compiled, objects known
+  // S2 (1,000 items at 50), or with --pipeline S8's batch (500 elements at 50, between two single calls).
+  const pipeline = process.argv.includes("--pipeline");
+  const items = pipeline ? 500 : 1000;
+  const runOnce = async (tag: string) =>
+    pipeline
+      ? await runPipeline(server.url, key, { n: 500, maxConcurrent: 50, latencyMs: 200, tag })
+      : await runThroughFanout(server.url, key, { n: 1000, concurrency: 50, latencyMs: 200, tag });
+  await runOnce(`cpu-warm-${Date.now()}`); // warm-up: code compiled, objects known
   const targets = (await (await fetch(`http://127.0.0.1:${server.inspectorPort}/json`)).json()) as { webSocketDebuggerUrl: string }[];
   const v8 = await inspector((targets[0] as { webSocketDebuggerUrl: string }).webSocketDebuggerUrl);
   await v8.send("Profiler.enable");
   await v8.send("Profiler.setSamplingInterval", { interval: 200 });
   await v8.send("Profiler.start");
-  const run = await runThroughFanout(server.url, key, w(`cpu-${Date.now()}`));
+  const run = await runOnce(`cpu-${Date.now()}`);
   const { profile } = (await v8.send("Profiler.stop")) as { profile: Profile };
   const { moduleAt } = await bundleModules(v8);
   v8.close();
@@ -156,7 +165,9 @@ try {
     byObject.set(object, (byObject.get(object) ?? 0) + us);
     const module = frame.url.endsWith("index.js") ? moduleAt(frame.lineNumber) : frame.functionName.startsWith("(") ? frame.functionName : `(${frame.functionName || "native"})`;
     if (object.startsWith("coordinator")) {
-      const fn = `${frame.functionName || "(anonymous)"} · ${module}`;
+      // A storage call is named with its caller, so the coordinator's SQL shows by statement.
+      const caller = STORAGE.has(module) ? byId.get(parent.get(id) as number)?.callFrame.functionName : undefined;
+      const fn = `${frame.functionName || "(anonymous)"} · ${module}${caller ? ` ← ${caller}` : ""}`;
       inCoordinator.set(fn, (inCoordinator.get(fn) ?? 0) + us);
     }
     self.set(module, (self.get(module) ?? 0) + us);
@@ -167,14 +178,14 @@ try {
   const groups = new Map<string, number>();
   for (const [module, us] of self) groups.set(group(module), (groups.get(group(module)) ?? 0) + us);
   const ms = (us: number) => (us / 1000).toFixed(0);
-  const perItem = (us: number) => (us / 1000 / 1000).toFixed(3);
-  console.log(`S2 run: ${(run.wallMs / 1000).toFixed(2)} s wall; isolate CPU (sampled, idle excluded): ${ms(total)} ms = ${perItem(total)} ms per item`);
+  const perItem = (us: number) => (us / 1000 / items).toFixed(3);
+  console.log(`${pipeline ? "S8 batch" : "S2"} run: ${(run.wallMs / 1000).toFixed(2)} s wall; isolate CPU (sampled, idle excluded): ${ms(total)} ms = ${perItem(total)} ms per item`);
   console.log("\n| group | CPU (ms) | ms / item | share |\n|---|---:|---:|---:|");
   for (const [name, us] of [...groups].sort((a, b) => b[1] - a[1])) console.log(`| ${name} | ${ms(us)} | ${perItem(us)} | ${((us / total) * 100).toFixed(1)} % |`);
   console.log("\n| object (inclusive: its storage, SDK and runtime calls) | CPU (ms) | ms / item |\n|---|---:|---:|");
   for (const [name, us] of [...byObject].sort((a, b) => b[1] - a[1])) console.log(`| ${name} | ${ms(us)} | ${perItem(us)} |`);
   const coordinator = [...byObject].find(([name]) => name.startsWith("coordinator"))?.[1] ?? 0;
-  if (coordinator > 0) console.log(`\nOne coordinator at this cost sustains ~${Math.round(1000 / (coordinator / 1000 / 1000))} items/s.`);
+  if (coordinator > 0) console.log(`\nOne coordinator at this cost sustains ~${Math.round(1000 / (coordinator / 1000 / items))} items/s.`);
   console.log("\n| in the coordinator: function · module | CPU (ms) | ms / item |\n|---|---:|---:|");
   for (const [name, us] of [...inCoordinator].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`| ${name} | ${ms(us)} | ${perItem(us)} |`);
   console.log("\n| module | CPU (ms) | ms / item |\n|---|---:|---:|");
