@@ -130,8 +130,8 @@ try {
   const items = pipeline ? 500 : 1000;
   const runOnce = async (tag: string) =>
     pipeline
-      ? await runPipeline(server.url, key, { n: 500, maxConcurrent: 50, latencyMs: 200, tag })
-      : await runThroughFanout(server.url, key, { n: 1000, concurrency: 50, latencyMs: 200, tag });
+      ? await runPipeline(server.url, key, { n: items, maxConcurrent: 50, latencyMs: 200, tag })
+      : await runThroughFanout(server.url, key, { n: items, concurrency: 50, latencyMs: 200, tag });
   await runOnce(`cpu-warm-${Date.now()}`); // warm-up: code compiled, objects known
   const targets = (await (await fetch(`http://127.0.0.1:${server.inspectorPort}/json`)).json()) as { webSocketDebuggerUrl: string }[];
   const v8 = await inspector((targets[0] as { webSocketDebuggerUrl: string }).webSocketDebuggerUrl);

@@ -201,6 +201,7 @@ export class JobRun {
     if (puller && !puller.next && !this.busySlots.has(puller.slot)) free.push(puller.slot);
     for (let slot = 0; slot < spec.concurrency && free.length < rows.length; slot++) if (!this.busySlots.has(slot) && slot !== puller?.slot) free.push(slot);
     const now = Date.now();
+    const round = this.round();
     let begun = 0;
     for (const [i, row] of rows.slice(0, free.length).entries()) {
       const pulled = puller !== null && free[i] === puller.slot && !row.session_id;
@@ -220,7 +221,7 @@ export class JobRun {
       this.store.markRunning(row, slot, token, now, reserved);
       this.busySlots.add(slot);
       this.log.bump({ total_attempts: 1 });
-      const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round: this.round() };
+      const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round };
       if (puller && slot === puller.slot && !row.session_id) {
         puller.next = { ref, claim: this.claimOf(row, known), setup: null };
         continue;

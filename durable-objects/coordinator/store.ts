@@ -161,22 +161,21 @@ export class CoordinatorStore {
   // ── tasks ───────────────────────────────────────────────────────────────────────────────────
 
   insertTasks(seeds: TaskSeed[]): void {
-    for (const s of seeds) {
-      this.#sql.exec(
-        "INSERT INTO tasks (stage, idx, input, state, priority, session_id) VALUES (?, ?, ?, ?, ?, ?)",
-        s.stage, s.index, JSON.stringify(s.input ?? null), s.blocked ? "blocked" : "pending", s.priority ?? 0, s.sessionId ?? null,
-      );
-    }
+    for (const seed of seeds) this.#insert(seed, JSON.stringify(seed.input ?? null), false);
+  }
+
+  /** Inserts a seed's task (ready, or blocked when the seed says so); with `keepExisting` a task already there stays as it is. Returns whether it was inserted. */
+  #insert(seed: TaskSeed, input: string, keepExisting: boolean): boolean {
+    return this.#sql.exec(
+      `INSERT INTO tasks (stage, idx, input, state, priority, session_id) VALUES (?, ?, ?, ?, ?, ?)${keepExisting ? " ON CONFLICT (stage, idx) DO NOTHING" : ""}`,
+      seed.stage, seed.index, input, seed.blocked ? "blocked" : "pending", seed.priority ?? 0, seed.sessionId ?? null,
+    ).rowsWritten > 0;
   }
 
   /** Makes a task ready with its (now known) input; inserts it if the plan had not. Returns whether it became ready now (false: blocked, or it had left `blocked` already). */
   makeReady(seed: TaskSeed): boolean {
     const input = JSON.stringify(seed.input ?? null);
-    const inserted = this.#sql.exec(
-      "INSERT INTO tasks (stage, idx, input, state, priority, session_id) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (stage, idx) DO NOTHING",
-      seed.stage, seed.index, input, seed.blocked ? "blocked" : "pending", seed.priority ?? 0, seed.sessionId ?? null,
-    ).rowsWritten > 0;
-    if (inserted) return !seed.blocked; // a new task: ready, or blocked when the plan says so
+    if (this.#insert(seed, input, true)) return !seed.blocked; // a new task: ready, or blocked when the plan says so
     if (seed.blocked) return false;
     return this.#sql.exec("UPDATE tasks SET state = 'pending', input = ? WHERE stage = ? AND idx = ? AND state = 'blocked'", input, seed.stage, seed.index).rowsWritten > 0;
   }
