@@ -171,9 +171,11 @@ export class JobRun {
 
   /** Stages still pending that now have work get STAGE_STARTED (staged jobs); `readied`: the only stages that can have gained work. */
   startStagesWithWork(readied: Set<string> | null = null): void {
-    for (const stage of this.store.stages()) {
+    // Those readied are looked up by name (a batch readies its next element with every report), in plan order.
+    const stages = readied ? [...readied].flatMap((name) => this.store.stage(name) ?? []).sort((x, y) => x.ord - y.ord) : this.store.stages();
+    for (const stage of stages) {
       if (stage.status !== "pending") continue;
-      if (readied ? !readied.has(stage.name) : !this.store.stageHasWork(stage.name)) continue;
+      if (!readied && !this.store.stageHasWork(stage.name)) continue;
       this.store.setStageStatus(stage.name, "running");
       if (!this.op?.v1 && !isSubtaskStage(stage.name)) this.log.emit("STAGE_STARTED", { job_id: this.spec?.jobId, stage: stage.name, total: stage.total });
     }
