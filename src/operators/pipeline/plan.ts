@@ -165,12 +165,14 @@ function releaseMain(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, stor
 /** A batch element's task: an agent step's gets its own sub-session. */
 const element = (unit: Unit, index: number, item: unknown): TaskSeed => ({ stage: unit.path, index, input: { item }, sessionId: unit.agent ? newId("ses") : null });
 
-/** A batch step after one of its elements ended: the next elements to release (up to max_concurrent under way), or the step's end. */
-function progressBatch(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
+/**
+ * A batch step after one of its elements ended: the next elements to release (up to max_concurrent
+ * under way), or the step's end. `out`: how many it released (in index order, each inserted as it is).
+ */
+function progressBatch(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, out: number): Advance {
   const batch = unit.batch as NonNullable<Unit["batch"]>;
   const stage = reader.stage(unit.path);
   if (!stage) return { ready: [] };
-  const out = reader.extent(unit.path); // elements are released in index order, each inserted as it is
   const inFlight = out - stage.completed;
   if (batch.errorHandling === "fail_fast" && stage.failed > 0) {
     if (inFlight > 0) return { ready: [] }; // those under way finish; no new element starts
@@ -228,8 +230,9 @@ function progress(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advanc
     if (inputs.every((t) => !t)) return releaseStep(spec, reader, unit);
     return inputs.every((t) => t?.state === "done" && t.success) ? releaseMain(spec, reader, unit) : { ready: [] };
   }
-  if (reader.extent(unit.path) === 0) return releaseMain(spec, reader, unit); // inputs done (or none): the step itself
-  if (unit.batch) return progressBatch(spec, reader, unit);
+  const released = reader.extent(unit.path);
+  if (released === 0) return releaseMain(spec, reader, unit); // inputs done (or none): the step itself
+  if (unit.batch) return progressBatch(spec, reader, unit, released);
   if (unit.reduce) return progressReduce(spec, reader, unit);
   const task = reader.task(unit.path, 0) as TaskView;
   return task.state === "done" && task.success ? finishStep(spec, reader, unit, task.output) : { ready: [] };
