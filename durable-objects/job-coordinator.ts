@@ -192,7 +192,6 @@ export class JobCoordinator extends DurableObject<Env> {
     return pull.have.includes(setupKey(next.ref.round, next.ref.stage)) ? next : { ...next, setup: await this.#run.setup(next.ref.stage) };
   }
 
-
   /**
    * The job is deleted: its storage (tasks, events, outbox) and alarm go, and this object forgets
    * it. Answers the size of its worker pool, whose objects the caller purges too.
