@@ -1,9 +1,10 @@
 /**
- * `npm run bench:timeline [-- --n 2000 --concurrency 500 --latency 1000 --bucket 250]`: one
+ * `npm run bench:timeline [-- --n 2000 --concurrency 500 --latency 1000 --jitter 0 --bucket 250]`: one
  * `/v1/map` job through Fanout (after a warm-up job of the same tenant at the same concurrency),
  * and for each time bucket from its POST: how many model calls reached the fake model server, and
  * how busy workerd was (CPU time over the bucket; its one thread runs every object locally).
- * Shows whether a job's calls go out in waves, and what the thread does between them.
+ * Shows whether a job's calls go out in waves, and what the thread does between them. With
+ * `--jitter J`, the calls' latencies spread evenly over L ± J (mean L), as a provider's do.
  */
 import { newTenant } from "../test/e2e/harness/api.ts";
 import { startFakeModelServer } from "../test/fake-model/server.ts";
@@ -11,17 +12,19 @@ import { startFanout } from "../test/e2e/harness/fanout-server.ts";
 import { runThroughFanout } from "./fanout-run.ts";
 import { treeCpu } from "./memory.ts";
 
-function option(name: string, fallback: number): number {
+function option(name: string, fallback: number, least = 1): number {
   const i = process.argv.indexOf(`--${name}`);
   const value = i > 0 ? Number(process.argv[i + 1]) : fallback;
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`--${name} takes a positive whole number`);
+  if (!Number.isInteger(value) || value < least) throw new Error(`--${name} takes a whole number of at least ${least}`);
   return value;
 }
 
 const n = option("n", 2000);
 const concurrency = option("concurrency", 500);
 const latencyMs = option("latency", 1000);
+const jitterMs = option("jitter", 0, 0);
 const bucketMs = option("bucket", 250);
+if (jitterMs >= latencyMs) throw new Error("--jitter must be below --latency");
 
 const fake = await startFakeModelServer();
 const server = await startFanout({ vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench" } });
@@ -39,7 +42,7 @@ try {
   }, bucketMs);
   const tag = `timeline-${Date.now()}`;
   const posted = Date.now();
-  const run = await runThroughFanout(server.url, key, { n, concurrency, latencyMs, tag });
+  const run = await runThroughFanout(server.url, key, { n, concurrency, latencyMs, jitterMs, tag });
   clearInterval(sampler);
   const { times } = (await (await fetch(`${fake.url}/_fake/stats?tag=${tag}`)).json()) as { times: number[] };
   const calls: number[] = [];
@@ -48,7 +51,7 @@ try {
     calls[b] = (calls[b] ?? 0) + 1;
   }
   const ideal = Math.ceil(n / concurrency) * latencyMs;
-  console.log(`N=${n} C=${concurrency} L=${latencyMs} ms: wall ${(run.wallMs / 1000).toFixed(2)} s (ideal ${(ideal / 1000).toFixed(2)} s), first result ${((run.firstResultMs ?? 0) / 1000).toFixed(2)} s, ${run.succeeded} succeeded`);
+  console.log(`N=${n} C=${concurrency} L=${latencyMs}${jitterMs ? ` ± ${jitterMs}` : ""} ms: wall ${(run.wallMs / 1000).toFixed(2)} s (ideal ${(ideal / 1000).toFixed(2)} s), first result ${((run.firstResultMs ?? 0) / 1000).toFixed(2)} s, ${run.succeeded} succeeded`);
   console.log(`\n| from the POST (s) | calls sent | workerd busy |\n|---:|---:|---:|`);
   for (let b = 0; b < Math.max(calls.length, busy.length); b++) {
     console.log(`| ${((b * bucketMs) / 1000).toFixed(2)} | ${calls[b] ?? 0} | ${Math.round(((busy[b] ?? 0) * 1000 * 100) / bucketMs)} % |`);

@@ -10,6 +10,14 @@ export interface Workload {
   tag: string;
   cap?: number; // the provider's capacity (calls in flight) for this workload's tag
   maxRetries?: number; // Fanout's max_retries (the baselines keep their SDK's defaults)
+  jitterMs?: number; // each item's latency spread over latencyMs ± jitterMs, evenly and the same every run (mean L)
+}
+
+/** Item i's latency: L, or with jitter a fixed spread over L ± jitter (a provider's answers do not all take the same time). */
+function latencyOf(w: Workload, i: number): number {
+  if (!w.jitterMs) return w.latencyMs;
+  const spread = ((i * 7919) % 1001) / 1000; // 0..1, evenly over the items
+  return Math.max(1, Math.round(w.latencyMs + (2 * spread - 1) * w.jitterMs));
 }
 
 export const TEMPLATE =
@@ -24,7 +32,7 @@ export const SCHEMA = {
 export const MODEL = "bench-model";
 
 export function items(w: Workload, prefix = "") {
-  return Array.from({ length: w.n }, (_, i) => ({ id: `${prefix}${i}`, text: `document number ${prefix}${i}`, tag: w.tag, ms: w.latencyMs, cap: w.cap ?? null }));
+  return Array.from({ length: w.n }, (_, i) => ({ id: `${prefix}${i}`, text: `document number ${prefix}${i}`, tag: w.tag, ms: latencyOf(w, i), cap: w.cap ?? null }));
 }
 
 const template = compileTemplate(TEMPLATE);
