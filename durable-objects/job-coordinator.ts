@@ -31,10 +31,12 @@ import { EventHub } from "./coordinator/event-hub";
 import type { TaskRow } from "./coordinator/store";
 import { ZERO } from "./coordinator/progress";
 import { JobRun, SWEEP_INTERVAL_MS, type Puller } from "./coordinator/job-run";
+import { TurnBatch } from "./coordinator/turn-batch";
 
 export class JobCoordinator extends DurableObject<Env> {
   #hub: EventHub; // live SSE streams: they outlive a purge's fresh run
   #run!: JobRun;
+  #reports = new TurnBatch<PulledTask | null>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -178,8 +180,14 @@ export class JobCoordinator extends DurableObject<Env> {
    * A worker's report of one attempt. Reports for a dispatch that is no longer current are ignored.
    * With `pull`, a call worker's slot gets its next task in the answer (claimed already), which
    * saves the `begin`, the worker's alarm and the `claim` of a dispatch: one RPC per attempt.
+   * Reports that arrive together (a round of calls ending at once) are settled in one turn, so
+   * their writes are one commit (./coordinator/turn-batch.ts).
    */
-  async report(ref: Pick<TaskRef, "stage" | "index" | "token">, outcome: AttemptOutcome, pull: { have: string[] } | null = null): Promise<PulledTask | null> {
+  report(ref: Pick<TaskRef, "stage" | "index" | "token">, outcome: AttemptOutcome, pull: { have: string[] } | null = null): Promise<PulledTask | null> {
+    return this.#reports.add(() => this.#settleReport(ref, outcome, pull));
+  }
+
+  async #settleReport(ref: Pick<TaskRef, "stage" | "index" | "token">, outcome: AttemptOutcome, pull: { have: string[] } | null): Promise<PulledTask | null> {
     const spec = this.#run.spec;
     const task = this.#run.store.task(ref.stage, ref.index);
     const live = this.#run.status === "running" || this.#run.status === "paused";
