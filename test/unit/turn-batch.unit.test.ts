@@ -48,6 +48,28 @@ describe("TurnBatch", () => {
     expect(batch.turns).toBe(1);
   });
 
+  it("lets the others of a turn go on while one item waits (as separate events would)", async () => {
+    const batch = new TurnBatch<string>();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const order: string[] = [];
+    const waiting = batch.add(async () => {
+      order.push("waiting starts");
+      await gate; // a limiter's answer, say
+      order.push("waiting ends");
+      return "waiting";
+    });
+    const quick = batch.add(async () => {
+      order.push("quick");
+      return "quick";
+    });
+    expect(await quick).toBe("quick"); // answered while the first still waits
+    expect(order).toEqual(["waiting starts", "quick"]);
+    release();
+    expect(await waiting).toBe("waiting");
+    expect(batch.turns).toBe(1);
+  });
+
   it("gives an item added while a turn waits on I/O a turn of its own, and both finish", async () => {
     const batch = new TurnBatch<string>();
     const order: string[] = [];
