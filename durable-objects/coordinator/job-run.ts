@@ -27,8 +27,7 @@ import { Setups, claimOf, planReader, taskVars } from "./claims";
 import { attemptEnd, recordEnd, type TaskEnd } from "./results";
 
 export const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
-const QUEUE_GRACE_MS = 2_000; // the sweep picks up a backoff retry this long after its Queue message is due
-const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm: Queue delays are whole seconds
+const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm alone: Queue delays are whole seconds
 
 /** A report that takes its slot's next task in its answer (a call worker's pull). */
 export type Puller = { slot: number; next: PulledTask | null };
@@ -95,11 +94,13 @@ export class JobRun {
     if (step.step === "retry") {
       const readyAt = Date.now() + step.delayMs;
       this.store.markRetry(task, readyAt, step.guidance, outcome.usage);
+      // The alarm wakes the job when the retry is due. A longer backoff also sends a Queue
+      // message, a second timer; it can come later (whole seconds, delivered in batches), so it is not the one waited for.
       if (step.delayMs >= QUEUE_MIN_DELAY_MS) {
         await sendMessage(this.env, { type: "wake_job", job_id: spec.jobId }, Math.ceil(step.delayMs / 1000))
-          .catch((err: unknown) => console.error("queue send failed; the sweep will retry", err));
-        await this.wakeAt(readyAt + QUEUE_GRACE_MS);
-      } else if (step.delayMs > 0) await this.wakeAt(readyAt);
+          .catch((err: unknown) => console.error("queue send failed; the alarm wakes the job", err));
+      }
+      if (step.delayMs > 0) await this.wakeAt(readyAt);
       return this.dispatchAndSettle(puller);
     }
     if (step.step === "spawn") return this.#spawn(task, step.spawn, outcome.usage);
@@ -411,6 +412,6 @@ export class JobRun {
     // A paused job with nothing under way has nothing to sweep: resume or cancel wakes it.
     if (this.status === "paused" && this.store.running().length === 0) return;
     const waiting = this.store.nextWaitingAt();
-    await this.wakeAt(Math.min(now + SWEEP_INTERVAL_MS, waiting === null ? Infinity : waiting + QUEUE_GRACE_MS));
+    await this.wakeAt(Math.min(now + SWEEP_INTERVAL_MS, waiting === null ? Infinity : waiting));
   }
 }
