@@ -24,7 +24,7 @@ import { DurableObject } from "cloudflare:workers";
 import { sseKeepaliveMs } from "../src/config";
 import { newId } from "../src/lib/ids";
 import type { AttemptOutcome } from "../src/engine/retry-policy";
-import { isTerminal, type PulledTask, type StageWork, type TaskClaim, type TaskRef, parentStageOf, setupKey } from "../src/engine/types";
+import { isTerminal, type PulledTask, type PullRequest, type StageWork, type TaskClaim, type TaskRef, parentStageOf, setupKey } from "../src/engine/types";
 import { operatorFor, type JobSpec } from "../src/operators/registry";
 import { withOverrides, type RecoverOptions, type RecoverAnswer, type ResumeAnswer } from "../src/engine/recovery";
 import { EventHub } from "./coordinator/event-hub";
@@ -183,20 +183,30 @@ export class JobCoordinator extends DurableObject<Env> {
    * Reports that arrive together (a round of calls ending at once) are settled in one turn, so
    * their writes are one commit (./coordinator/turn-batch.ts).
    */
-  report(ref: Pick<TaskRef, "stage" | "index" | "token">, outcome: AttemptOutcome, pull: { have: string[] } | null = null): Promise<PulledTask | null> {
+  report(ref: Pick<TaskRef, "stage" | "index" | "token">, outcome: AttemptOutcome, pull: PullRequest | null = null): Promise<PulledTask | null> {
     return this.#reports.add(() => this.#settleReport(ref, outcome, pull));
   }
 
-  async #settleReport(ref: Pick<TaskRef, "stage" | "index" | "token">, outcome: AttemptOutcome, pull: { have: string[] } | null): Promise<PulledTask | null> {
+  async #settleReport(ref: Pick<TaskRef, "stage" | "index" | "token">, outcome: AttemptOutcome, pull: PullRequest | null): Promise<PulledTask | null> {
     const spec = this.#run.spec;
     const task = this.#run.store.task(ref.stage, ref.index);
     const live = this.#run.status === "running" || this.#run.status === "paused";
-    if (!spec || !live || !task || task.state !== "running" || task.token !== ref.token) return null;
+    if (!spec || !live || !task || task.state !== "running" || task.token !== ref.token) {
+      // A stale report. From a call worker that asks to pull, it may be a report repeated because
+      // the answer handing over the slot's next task was lost: that task is handed again.
+      const again = pull?.slot !== undefined && pull.round !== undefined ? this.#run.slotTask(pull.slot, pull.round) : null;
+      return again && this.#withSetup(again, pull as PullRequest);
+    }
     if (task.slot !== null) this.#run.busySlots.delete(task.slot);
     const puller: Puller | null = pull && task.slot !== null && !task.session_id ? { slot: task.slot, next: null } : null;
     await this.#run.settleReport(spec, task, outcome, puller);
     const next = puller?.next;
     if (!next || !pull) return null;
+    return this.#withSetup(next, pull);
+  }
+
+  /** A pulled task, with its stage's setup unless the worker holds it already. */
+  async #withSetup(next: PulledTask, pull: PullRequest): Promise<PulledTask> {
     return pull.have.includes(setupKey(next.ref.round, next.ref.stage)) ? next : { ...next, setup: await this.#run.setup(next.ref.stage) };
   }
 

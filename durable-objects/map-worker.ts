@@ -10,12 +10,14 @@
  * stored outcome is reported again without a second model call.
  *
  * Pull: the answer to a report may be the slot's next task, claimed already; the same invocation
- * stores it and runs it (calls one after another, never two at once), for up to PULL_FOR_MS. A
- * `begin` that lands meanwhile (the object lent to the next job) wins: the pulled task is dropped.
+ * runs it (calls one after another, never two at once), for up to PULL_FOR_MS. A `begin` that
+ * lands meanwhile (the object lent to the next job) wins: the pulled task is dropped.
  *
  * Storage: `task` (the TaskRef) and `outcome` (the last attempt's, with its dispatch token). They
- * stay after the report (no extra write per task); a task's outcome is the stored one only when
- * the tokens match, so storing a pulled task is one key written, not two (`begin` clears both). A stage's compiled
+ * stay after the report; a task's outcome is the stored one only when the tokens match (`begin`
+ * clears both). A pulled task is stored with its outcome, one commit per task: a restart during
+ * its call finds the task before it, reports it again, and the coordinator answers that repeated
+ * report with the slot's running task, so the call runs again as it would from a stored task. A stage's compiled
  * template and schema are cached in memory per job, round and stage, from the setup the coordinator sends with a
  * task when the worker does not hold it (the endpoint resolved once per job, not per worker).
  */
@@ -25,7 +27,7 @@ import { compileCall, runAttempt, type CompiledCall } from "../src/engine/attemp
 import { endpointData, endpointFrom } from "../src/llm/call-model";
 import { parseModel } from "../src/llm/models";
 import type { AttemptOutcome } from "../src/engine/retry-policy";
-import { setupKey, type CallSpec, type PulledTask, type StageSetup, type StageWork, type TaskClaim, type TaskRef } from "../src/engine/types";
+import { setupKey, type CallSpec, type PulledTask, type PullRequest, type StageSetup, type StageWork, type TaskClaim, type TaskRef } from "../src/engine/types";
 import type { ProviderEndpoint } from "../src/llm/types";
 import { jobCoordinator } from "../src/objects";
 import type { CacheScope } from "../src/cache/response-cache";
@@ -72,9 +74,7 @@ export class MapWorker extends DurableObject<Env> {
     const begun = this.#begun;
     let ref = await this.ctx.storage.get<TaskRef>("task");
     if (!ref) return;
-    const stored = await this.ctx.storage.get<StoredOutcome | AttemptOutcome | null>("outcome");
-    let legacy = stored !== null && stored !== undefined && "kind" in stored;
-    let outcome = storedOutcome(ref, stored);
+    let outcome = storedOutcome(ref, await this.ctx.storage.get<StoredOutcome | AttemptOutcome | null>("outcome"));
     let claim: TaskClaim | null = null;
     const started = Date.now();
     const coordinator = jobCoordinator(this.env, ref.jobId); // the pulled tasks are the same job's
@@ -84,22 +84,24 @@ export class MapWorker extends DurableObject<Env> {
         claim ??= (await coordinator.claim(ref.stage, ref.index, ref.token, !this.#holds(ref))) as TaskClaim | null;
         if (!claim) return; // a stale dispatch: the coordinator has moved on
         outcome = await this.#attempt(ref, claim);
-        // Not waited for: the report need not sit behind a disk sync. If the object dies before the
-        // write lands, the interrupted alarm runs the attempt again; the coordinator keeps one result.
-        void this.ctx.storage.put("outcome", { token: ref.token, outcome } satisfies StoredOutcome, { allowUnconfirmed: true });
+        // The task with its outcome, one commit per task. Not waited for: the report need not sit
+        // behind a disk sync. If the object dies before the write lands, the interrupted alarm
+        // reports the task before it again, and its answer hands this one back (runs it again);
+        // the coordinator keeps one result. A task begun here meanwhile stays the stored one.
+        const kept: StoredOutcome = { token: ref.token, outcome };
+        void this.ctx.storage.put(this.#begun === begun ? { task: ref, outcome: kept } : { outcome: kept }, { allowUnconfirmed: true });
       }
       const pull = Date.now() - started < PULL_FOR_MS;
-      const have = pull ? { have: this.#job === ref.jobId ? [...this.#stages.keys()] : [] } : null;
+      const have: PullRequest | null = pull ? { have: this.#job === ref.jobId ? [...this.#stages.keys()] : [], slot: ref.slot, round: ref.round } : null;
       const next = (await coordinator.report({ stage: ref.stage, index: ref.index, token: ref.token }, outcome, have)) as PulledTask | null;
       if (!next) return;
       // Another task was begun here while this one was under way: the object now serves that task
       // (a pool's worker lent to the next job after this job ended). The pulled task is this job's,
       // which has ended since it was handed out: storing it would put it over the newer one.
       if (this.#begun !== begun) return;
-      // The next task is this slot's from now on: stored before its call (the output gate holds the
-      // call until the write is durable), so a restart runs it again instead of losing it.
-      void this.ctx.storage.put(legacy ? { task: next.ref, outcome: null } : { task: next.ref });
-      legacy = false;
+      // The next task is this slot's from now on. It is stored with its outcome, not before its
+      // call: after a restart the stored task is the one before it, whose report is answered with
+      // this one again (the coordinator knows what runs on the slot).
       ref = next.ref;
       claim = { ...next.claim, setup: next.setup };
       outcome = undefined;

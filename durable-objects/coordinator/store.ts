@@ -199,6 +199,11 @@ export class CoordinatorStore {
     return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE state = 'running'").toArray();
   }
 
+  /** The call task running on `slot`, if any (a sub-session's task has no slot). */
+  runningOn(slot: number): TaskRow | null {
+    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE state = 'running' AND slot = ? AND session_id IS NULL", slot).toArray()[0] ?? null;
+  }
+
   /** Whether a stage has a task that is not blocked (ready, under way or done). */
   stageHasWork(stage: string): boolean {
     return this.#sql.exec("SELECT 1 FROM tasks WHERE stage = ? AND state != 'blocked' LIMIT 1", stage).toArray().length > 0;

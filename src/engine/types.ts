@@ -250,5 +250,16 @@ export interface PulledTask {
   setup: StageSetup | null; // when the worker said it does not hold the stage's work for this round
 }
 
+/**
+ * A call worker's report asks for its slot's next task with this: what it holds already, and the
+ * slot and round of the task it reports (a repeated report is answered with the slot's running
+ * task, which the worker lost with the answer that handed it over).
+ */
+export interface PullRequest {
+  have: string[];
+  slot?: number; // absent from workers of an earlier deploy: no repeated report is answered for them
+  round?: number;
+}
+
 /** What a worker holds already: `<round>:<stage>` keys, so the coordinator sends a stage's setup once. */
 export const setupKey = (round: number, stage: string): string => `${round}:${stage}`;

@@ -73,6 +73,29 @@ describe("coordinator: a worker's report takes its next task (pull)", () => {
     expect(await stub.report({ stage: "items", index: 2, token: second.ref.token }, ok("z"))).toBeNull();
     expect((await events(stub)).at(-1)?.name).toBe("MAP_COMPLETED");
   });
+
+  it("answers a repeated report with the slot's running task again, only for that slot in this round, without counting an attempt", async () => {
+    const { stub } = await startJob(mapSpec({ concurrency: 2 }), ["a", "b", "c", "d"]);
+    await tick(stub); // items 0 and 1 run on slots 0 and 1
+    const pull = (slot: number, round = 1) => ({ have: ["1:items"], slot, round });
+    const first = (await stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("x"), pull(0))) as any;
+    expect(first.ref).toMatchObject({ index: 2, slot: 0, attempt: 1 });
+    // The same report again (its answer was lost): item 2 again, under the same token, no setup asked for.
+    const again = (await stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("x"), pull(0))) as any;
+    expect(again).toEqual(first);
+    // Not to a worker of an earlier round: after a recover, slot 0 may be another object.
+    expect(await stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("x"), pull(0, 0))).toBeNull();
+    // Nor from a worker of an earlier deploy, which does not say its slot.
+    expect(await stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("x"), { have: [] })).toBeNull();
+    expect((await tasks(stub)).map((t) => [t.idx, t.state, t.attempts])).toEqual([[0, "done", 1], [1, "running", 1], [2, "running", 1], [3, "pending", 0]]);
+    // Slot 0 goes on: item 3, then nothing is left to hand out.
+    const third = (await stub.report({ stage: "items", index: 2, token: first.ref.token }, ok("z"), pull(0))) as any;
+    expect(third.ref).toMatchObject({ index: 3, slot: 0 });
+    await stub.report({ stage: "items", index: 3, token: third.ref.token }, ok("w"), pull(0));
+    // A repeated report of item 3 gets nothing: no task runs on slot 0 (slot 1's item 1 is not handed over).
+    expect(await stub.report({ stage: "items", index: 3, token: third.ref.token }, ok("w"), pull(0))).toBeNull();
+    expect((await tasks(stub)).map((t) => [t.idx, t.state, t.attempts])).toEqual([[0, "done", 1], [1, "running", 1], [2, "done", 1], [3, "done", 1]]);
+  });
 });
 
 describe("coordinator: agent subtasks", () => {

@@ -1,7 +1,7 @@
 /**
  * A call worker's loop against a real coordinator: its outcome is reported again after a report
- * that failed, without a second attempt; and a task begun on it meanwhile wins over the one a
- * report's answer hands it. The worker's coordinator binding forwards every call to the real
+ * that failed, without a second attempt; a pulled task whose answer was lost is handed again; and
+ * a task begun on it meanwhile wins over the one a report's answer hands it. The worker's coordinator binding forwards every call to the real
  * coordinator, and lets the test act at the moment of a report.
  */
 import { env, runInDurableObject } from "cloudflare:test";
@@ -12,7 +12,7 @@ import { callWorker } from "../../../src/objects";
 import { base, call, startJob, tasks, tick } from "./drive";
 
 type Coordinator = ReturnType<typeof env.JOB_COORDINATOR.get>;
-type Hooks = { claim?: () => void; report?: () => Promise<void> | void };
+type Hooks = { claim?: () => void; report?: () => Promise<void> | void; answered?: () => void };
 
 /** The worker's env, with a coordinator binding that forwards to the real one after the test's hooks. */
 function forwarding(hooks: Hooks): Env {
@@ -24,7 +24,9 @@ function forwarding(hooks: Hooks): Env {
       work: (stage: string) => stub.work(stage),
       report: async (...args: Parameters<Coordinator["report"]>) => {
         await hooks.report?.();
-        return stub.report(...args);
+        const answer = await stub.report(...args);
+        hooks.answered?.(); // throwing here: the report landed, its answer is lost
+        return answer;
       },
     };
   };
@@ -84,5 +86,35 @@ describe("call worker", () => {
     });
     expect(await runInDurableObject(worker, (_i, state) => state.storage.get("task"))).toMatchObject({ token: "tok-b" });
     expect(await states(job)).toEqual([[0, "done", 1], [1, "running", 1], [2, "pending", 0]]); // item 1 was handed out, not run
+  });
+
+  it("gets its pulled task again when the answer that handed it over was lost, and runs it", async () => {
+    const { job, worker } = await jobWithTaskInWorker(["x", "y"], "lost-answer");
+    const calls = { claim: 0, report: 0 };
+    await runInDurableObject(worker, async (instance) => {
+      (instance as unknown as { env: Env }).env = forwarding({
+        claim: () => calls.claim++,
+        answered: () => {
+          if (++calls.report === 1) throw new Error("the connection dropped before the answer came");
+        },
+      });
+      await expect(instance.alarm()).rejects.toThrow("the connection dropped");
+    });
+    // Item 1 was handed to slot 0 in the lost answer: nothing else would run it before the sweep.
+    expect(await states(job)).toEqual([[0, "done", 1], [1, "running", 1]]);
+    await runInDurableObject(worker, (instance) => instance.alarm()); // the platform runs a failed alarm again: item 0's report, repeated
+    expect(calls).toEqual({ claim: 1, report: 3 }); // item 0, item 0 again (answered with item 1), item 1
+    expect(await states(job)).toEqual([[0, "done", 1], [1, "done", 1]]);
+  });
+
+  it("keeps a task begun during its attempt as the stored one (the attempt's outcome does not write over it)", async () => {
+    const { job, worker } = await jobWithTaskInWorker(["x", "y"], "begun-mid-call");
+    const next: TaskRef = { jobId: "job_next_c", stage: "items", index: 0, attempt: 1, token: "tok-c", slot: 0, sessionId: null, round: 1 };
+    await runInDurableObject(worker, async (instance) => {
+      (instance as unknown as { env: Env }).env = forwarding({ claim: () => void instance.begin(next) });
+      await instance.alarm();
+    });
+    expect(await runInDurableObject(worker, (_i, state) => state.storage.get("task"))).toMatchObject({ token: "tok-c" });
+    expect(await states(job)).toEqual([[0, "done", 1], [1, "running", 1]]); // item 0 reported; item 1 handed out, not run
   });
 });
