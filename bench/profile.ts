@@ -5,12 +5,12 @@
  * - no SSE: the client polls GET /v1/jobs/{id} instead of following the event stream;
  * - tmpfs: local state in /dev/shm, so storage commits cost no disk sync.
  */
-import { mkdtempSync } from "node:fs";
 import { call, newTenant } from "../test/e2e/harness/api.ts";
 import { startFakeModelServer } from "../test/fake-model/server.ts";
 import { startFanout } from "../test/e2e/harness/fanout-server.ts";
 import { mapBody, runThroughFanout, startJob } from "./fanout-run.ts";
 import { treeCpu } from "./memory.ts";
+import { tempDir } from "../test/e2e/harness/temp-dir.ts";
 
 const fake = await startFakeModelServer();
 const vars = { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench" };
@@ -47,7 +47,7 @@ console.log("|---|---:|---:|---:|---:|");
 try {
   await measure("baseline (disk, SSE)", undefined, viaSse);
   await measure("no SSE subscriber (polling)", undefined, viaPolling);
-  await measure("tmpfs state (no disk sync)", mkdtempSync("/dev/shm/fanout-profile-"), viaSse);
+  await measure("tmpfs state (no disk sync)", tempDir("fanout-profile-", "/dev/shm"), viaSse);
 } finally {
   await fake.close();
 }

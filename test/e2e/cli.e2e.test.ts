@@ -1,12 +1,14 @@
 /** The `fanout` command line (the built bin) against a running Fanout and the fake model server. */
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
 import { base, uniqueTag } from "./harness/context.ts";
 import { ROOT } from "./harness/fanout-server.ts";
+import { removeTempDirs, tempDir } from "./harness/temp-dir.ts";
+
+afterAll(removeTempDirs); // the input files of the CLI runs
 
 function fanoutCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -21,7 +23,7 @@ function fanoutCli(args: string[], env: Record<string, string>): Promise<{ code:
 
 async function setup() {
   const { key } = await newTenant(base());
-  const dir = mkdtempSync(join(tmpdir(), "fanout-cli-"));
+  const dir = tempDir("fanout-cli-");
   writeFileSync(join(dir, "prompt.j2"), "Summarize {{ item.title }} {{ item.d }}");
   writeFileSync(join(dir, "schema.json"), JSON.stringify(ECHO_SCHEMA));
   return { dir, env: { FANOUT_API_KEY: key, FANOUT_URL: base() } };

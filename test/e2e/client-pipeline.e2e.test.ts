@@ -1,12 +1,14 @@
 /** The client's typed `pipeline()` and `pipelineDocument()` (JSON and XML), and `fanout pipeline run` / `fanout estimate pipeline`. */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, expectTypeOf, it } from "vitest";
+import { afterAll, describe, expect, expectTypeOf, it } from "vitest";
 import { Fanout, type StepResult, type TaskResult } from "../../client/src/index.ts";
 import { ECHO_SCHEMA, newTenant } from "./harness/api.ts";
 import { base, uniqueTag } from "./harness/context.ts";
 import { fanoutCli } from "./harness/cli.ts";
+import { removeTempDirs, tempDir } from "./harness/temp-dir.ts";
+
+afterAll(removeTempDirs); // the input files of the CLI runs
 
 const MODEL = "openai/gpt-4o-mini";
 
@@ -57,7 +59,7 @@ describe("cli: fanout pipeline run", () => {
   it("runs a .json and a .xml pipeline with per-step progress, and estimates one", async () => {
     const { key } = await newTenant(base());
     const t = uniqueTag("clipipe");
-    const dir = mkdtempSync(join(tmpdir(), "fanout-pipe-"));
+    const dir = tempDir("fanout-pipe-");
     const body = {
       steps: [
         { id: "first", type: "llm", prompt_template: `{{ topic }} <<fake tag=${t}>>`, output_schema: ECHO_SCHEMA },

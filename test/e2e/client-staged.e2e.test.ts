@@ -1,12 +1,14 @@
 /** The client and the CLI on the v2 surface: reduce, dry runs, recover and resume, typed events. */
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, expectTypeOf, it } from "vitest";
+import { afterAll, describe, expect, expectTypeOf, it } from "vitest";
 import { Fanout, type Estimate, type TaskResult } from "../../client/src/index.ts";
 import { ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
 import { fanoutCli } from "./harness/cli.ts";
+import { removeTempDirs, tempDir } from "./harness/temp-dir.ts";
+
+afterAll(removeTempDirs); // the input files of the CLI runs
 
 const MODEL = "openai/gpt-4o-mini";
 const foldTemplate = (tag: string) =>
@@ -90,7 +92,7 @@ describe("client and CLI: map-reduce", () => {
 
   it("fanout map-reduce reads JSONL, reports each stage and prints the output", async () => {
     const { key } = await newTenant(base());
-    const dir = mkdtempSync(join(tmpdir(), "fanout-cli-"));
+    const dir = tempDir("fanout-cli-");
     const tag = uniqueTag("cli-mr");
     const lines = [0, 1, 2].map((b) => JSON.stringify({ text: `doc ${b}`, d: extractions(tag, b, [{ category: b === 1 ? "b" : "a", n: b }]) }));
     writeFileSync(join(dir, "docs.jsonl"), `${lines.join("\n")}\n`);
@@ -114,7 +116,7 @@ describe("CLI: reduce, estimate, recover", () => {
   it("folds named inputs from a JSON file and prints the final accumulator; estimates; recovers", async () => {
     const { key } = await newTenant(base());
     const env = { FANOUT_API_KEY: key, FANOUT_URL: base() };
-    const dir = mkdtempSync(join(tmpdir(), "fanout-cli-"));
+    const dir = tempDir("fanout-cli-");
     const tag = uniqueTag("cli-fold");
     writeFileSync(join(dir, "reduce.j2"), `{{ accumulator.echo if accumulator else '' }}+{{ name }} <<fake tag=${tag} id={{ name }} steps={{ current_result.steps or 'ok' }}>>`);
     writeFileSync(join(dir, "schema.json"), JSON.stringify(ECHO_SCHEMA));

@@ -6,8 +6,7 @@
  * With FANOUT_SCREENSHOTS=update the job page and the jobs list are saved as the README's
  * screenshots (docs/screenshots/); otherwise into a temporary folder.
  */
-import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
@@ -16,8 +15,9 @@ import { base, uniqueTag } from "./harness/context.ts";
 import { ROOT } from "./harness/fanout-server.ts";
 import { launchBrowser } from "./harness/browser.ts";
 import { startToolServer } from "./harness/tool-server.ts";
+import { removeTempDirs, tempDir } from "./harness/temp-dir.ts";
 
-const SHOTS = process.env.FANOUT_SCREENSHOTS === "update" ? join(ROOT, "docs/screenshots") : mkdtempSync(join(tmpdir(), "fanout-shots-"));
+const SHOTS = process.env.FANOUT_SCREENSHOTS === "update" ? join(ROOT, "docs/screenshots") : tempDir("fanout-shots-");
 mkdirSync(SHOTS, { recursive: true });
 
 let browser: Browser;
@@ -29,6 +29,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  removeTempDirs(); // the screenshots, unless they were saved as the README's
 });
 
 /** A tab signed in with `key` (the key lives in this tab's sessionStorage). */

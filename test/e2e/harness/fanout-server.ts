@@ -4,10 +4,9 @@
  * restart the server mid-job, and by the benchmarks.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
+import { removeTempDir, tempDir } from "./temp-dir.ts";
 
 export const ROOT = resolve(import.meta.dirname, "../../..");
 const WRANGLER = join(ROOT, "node_modules/.bin/wrangler");
@@ -68,7 +67,7 @@ export function applyMigrations(persistDir: string): void {
 }
 
 export async function startFanout(options: FanoutOptions = {}): Promise<FanoutServer> {
-  const persistDir = options.persistDir ?? mkdtempSync(join(tmpdir(), "fanout-e2e-"));
+  const persistDir = options.persistDir ?? tempDir("fanout-e2e-");
   applyMigrations(persistDir);
   const port = options.port ?? (await freePort());
   const inspectorPort = await freePort();
@@ -104,9 +103,14 @@ export async function startFanout(options: FanoutOptions = {}): Promise<FanoutSe
     stop: (signal: NodeJS.Signals = "SIGTERM") =>
       new Promise<void>((done) => {
         const exited = () => child.exitCode !== null || child.signalCode !== null;
-        if (exited() || child.pid === undefined) return done();
+        const finish = () => {
+          // Killed, it leaves its state as a crash would (a restart test starts on it again); stopped, its state goes.
+          if (signal !== "SIGKILL") removeTempDir(persistDir);
+          done();
+        };
+        if (exited() || child.pid === undefined) return finish();
         const group = -child.pid; // the whole process group: wrangler and its workerd
-        child.once("exit", () => done());
+        child.once("exit", finish);
         killGroup(group, signal);
         setTimeout(() => {
           if (!exited()) killGroup(group, "SIGKILL");
