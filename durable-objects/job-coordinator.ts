@@ -194,8 +194,9 @@ export class JobCoordinator extends DurableObject<Env> {
     if (!spec || !live || !task || task.state !== "running" || task.token !== ref.token) {
       // A stale report. From a call worker that asks to pull, it may be a report repeated because
       // the answer handing over the slot's next task was lost: that task is handed again.
-      const again = pull?.slot !== undefined && pull.round !== undefined ? this.#run.slotTask(pull.slot, pull.round) : null;
-      return again && this.#withSetup(again, pull as PullRequest);
+      if (pull?.slot === undefined || pull.round === undefined) return null;
+      const again = this.#run.slotTask(pull.slot, pull.round);
+      return again && this.#withSetup(again, pull);
     }
     if (task.slot !== null) this.#run.busySlots.delete(task.slot);
     const puller: Puller | null = pull && task.slot !== null && !task.session_id ? { slot: task.slot, next: null } : null;

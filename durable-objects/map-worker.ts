@@ -17,9 +17,11 @@
  * stay after the report; a task's outcome is the stored one only when the tokens match (`begin`
  * clears both). A pulled task is stored with its outcome, one commit per task: a restart during
  * its call finds the task before it, reports it again, and the coordinator answers that repeated
- * report with the slot's running task, so the call runs again as it would from a stored task. A stage's compiled
- * template and schema are cached in memory per job, round and stage, from the setup the coordinator sends with a
- * task when the worker does not hold it (the endpoint resolved once per job, not per worker).
+ * report with the slot's running task, so the call runs again as it would from a stored task.
+ *
+ * A stage's compiled template and schema are cached in memory per job, round and stage, from the
+ * setup the coordinator sends with a task when the worker does not hold it (the endpoint resolved
+ * once per job, not per worker).
  */
 import { DurableObject } from "cloudflare:workers";
 import { renderLimits } from "../src/config";
@@ -97,7 +99,8 @@ export class MapWorker extends DurableObject<Env> {
       if (!next) return;
       // Another task was begun here while this one was under way: the object now serves that task
       // (a pool's worker lent to the next job after this job ended). The pulled task is this job's,
-      // which has ended since it was handed out: storing it would put it over the newer one.
+      // which has ended since it was handed out: running it, then storing it with its outcome,
+      // would put it over the newer one.
       if (this.#begun !== begun) return;
       // The next task is this slot's from now on. It is stored with its outcome, not before its
       // call: after a restart the stored task is the one before it, whose report is answered with
