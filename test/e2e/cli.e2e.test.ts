@@ -1,25 +1,13 @@
 /** The `fanout` command line (the built bin) against a running Fanout and the fake model server. */
-import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
 import { base, uniqueTag } from "./harness/context.ts";
-import { ROOT } from "./harness/fanout-server.ts";
+import { fanoutCli } from "./harness/cli.ts";
 import { removeTempDirs, tempDir } from "./harness/temp-dir.ts";
 
 afterAll(removeTempDirs); // the input files of the CLI runs
-
-function fanoutCli(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, "client/dist/cli.js"), ...args], { env: { PATH: process.env.PATH ?? "", ...env } });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("exit", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 async function setup() {
   const { key } = await newTenant(base());

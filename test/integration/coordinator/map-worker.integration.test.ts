@@ -1,8 +1,9 @@
 /**
  * A call worker's loop against a real coordinator: its outcome is reported again after a report
  * that failed, without a second attempt; a pulled task whose answer was lost is handed again; and
- * a task begun on it meanwhile wins over the one a report's answer hands it. The worker's coordinator binding forwards every call to the real
- * coordinator, and lets the test act at the moment of a report.
+ * a task begun on it meanwhile wins over the one a report's answer hands it. The worker's
+ * coordinator binding forwards every call to the real coordinator, and lets the test act at the
+ * moment of a claim, a report or its answer.
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
@@ -13,6 +14,11 @@ import { base, call, startJob, tasks, tick } from "./drive";
 
 type Coordinator = ReturnType<typeof env.JOB_COORDINATOR.get>;
 type Hooks = { claim?: () => void; report?: () => Promise<void> | void; answered?: () => void };
+
+/** Puts `forwarding(hooks)` in the worker's env. */
+function forward(worker: MapWorker, hooks: Hooks): void {
+  (worker as unknown as { env: Env }).env = forwarding(hooks);
+}
 
 /** The worker's env, with a coordinator binding that forwards to the real one after the test's hooks. */
 function forwarding(hooks: Hooks): Env {
@@ -51,7 +57,7 @@ describe("call worker", () => {
     const { job, worker } = await jobWithTaskInWorker(["x"], "retry");
     const calls = { claim: 0, report: 0 };
     await runInDurableObject(worker, async (instance) => {
-      (instance as unknown as { env: Env }).env = forwarding({
+      forward(instance, {
         claim: () => calls.claim++,
         report: () => {
           if (++calls.report === 1) throw new Error("the coordinator could not be reached");
@@ -69,7 +75,7 @@ describe("call worker", () => {
     await job.stub.cancel(); // the dispatch goes stale: the job's running tasks are released
     const calls = { claim: 0, report: 0 };
     await runInDurableObject(worker, async (instance) => {
-      (instance as unknown as { env: Env }).env = forwarding({ claim: () => calls.claim++, report: () => void calls.report++ });
+      forward(instance, { claim: () => calls.claim++, report: () => void calls.report++ });
       await instance.alarm();
     });
     expect(calls).toEqual({ claim: 1, report: 0 });
@@ -81,7 +87,7 @@ describe("call worker", () => {
     const { job, worker } = await jobWithTaskInWorker(["x", "y", "z"], "race");
     const next: TaskRef = { jobId: "job_next_b", stage: "items", index: 0, attempt: 1, token: "tok-b", slot: 0, sessionId: null, round: 1 };
     await runInDurableObject(worker, async (instance) => {
-      (instance as unknown as { env: Env }).env = forwarding({ report: () => instance.begin(next) });
+      forward(instance, { report: () => instance.begin(next) });
       await instance.alarm();
     });
     expect(await runInDurableObject(worker, (_i, state) => state.storage.get("task"))).toMatchObject({ token: "tok-b" });
@@ -92,7 +98,7 @@ describe("call worker", () => {
     const { job, worker } = await jobWithTaskInWorker(["x", "y"], "lost-answer");
     const calls = { claim: 0, report: 0 };
     await runInDurableObject(worker, async (instance) => {
-      (instance as unknown as { env: Env }).env = forwarding({
+      forward(instance, {
         claim: () => calls.claim++,
         answered: () => {
           if (++calls.report === 1) throw new Error("the connection dropped before the answer came");
@@ -111,7 +117,7 @@ describe("call worker", () => {
     const { job, worker } = await jobWithTaskInWorker(["x", "y"], "begun-mid-call");
     const next: TaskRef = { jobId: "job_next_c", stage: "items", index: 0, attempt: 1, token: "tok-c", slot: 0, sessionId: null, round: 1 };
     await runInDurableObject(worker, async (instance) => {
-      (instance as unknown as { env: Env }).env = forwarding({ claim: () => void instance.begin(next) });
+      forward(instance, { claim: () => void instance.begin(next) });
       await instance.alarm();
     });
     expect(await runInDurableObject(worker, (_i, state) => state.storage.get("task"))).toMatchObject({ token: "tok-c" });
