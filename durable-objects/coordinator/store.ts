@@ -13,6 +13,11 @@ import { migrate } from "./schema";
 
 export type TaskState = TaskView["state"];
 
+/** At most this much JSON per insert of many tasks: well under a bound value's limit (2 MB on Cloudflare). */
+const INSERT_CHUNK_CHARS = 512 * 1024;
+const INSERT_ROWS =
+  "INSERT INTO tasks (stage, idx, input, state, priority, session_id) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 FROM json_each(?)";
+
 export type TaskRow = {
   stage: string;
   idx: number;
@@ -160,8 +165,26 @@ export class CoordinatorStore {
 
   // ── tasks ───────────────────────────────────────────────────────────────────────────────────
 
+  /**
+   * A plan's tasks, a chunk of rows per statement (a 1,000-item job: one statement, not 1,000): the
+   * rows go as one JSON array of `[stage, idx, input, state, priority, session_id]`, each input the
+   * JSON text that `#insert` would store, read back out with `json_each`.
+   */
   insertTasks(seeds: TaskSeed[]): void {
-    for (const seed of seeds) this.#insert(seed, JSON.stringify(seed.input ?? null), false);
+    let rows: string[] = [];
+    let chars = 0;
+    const flush = () => {
+      if (rows.length > 0) this.#sql.exec(INSERT_ROWS, `[${rows.join(",")}]`);
+      rows = [];
+      chars = 0;
+    };
+    for (const seed of seeds) {
+      const row = JSON.stringify([seed.stage, seed.index, JSON.stringify(seed.input ?? null), seed.blocked ? "blocked" : "pending", seed.priority ?? 0, seed.sessionId ?? null]);
+      if (chars + row.length > INSERT_CHUNK_CHARS) flush();
+      rows.push(row);
+      chars += row.length + 1;
+    }
+    flush();
   }
 
   /** Inserts a seed's task (ready, or blocked when the seed says so); with `keepExisting` a task already there stays as it is. Returns whether it was inserted. */

@@ -1,4 +1,4 @@
-/** The coordinator's store, on a coordinator object's own SQLite storage: making tasks ready, and a stage's extent. */
+/** The coordinator's store, on a coordinator object's own SQLite storage: a plan's tasks inserted, making tasks ready, and a stage's extent. */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JobCoordinator } from "../../../durable-objects/job-coordinator";
@@ -26,5 +26,34 @@ describe("coordinator store", () => {
     expect(out.rows).toEqual([["pending", '"a"'], ["pending", '"b"']]);
     expect(out.extent).toBe(8); // one past the highest index
     expect(out.none).toBe(0);
+  });
+
+  it("stores a plan's tasks as a task made ready one by one would be, inputs byte for byte, in chunks of rows", async () => {
+    const tricky: unknown[] = [
+      'quote " backslash \\ slash / tab \t newline \n nul \u0000',
+      "lone \ud800 surrogate, pair 😀, é, \u2028",
+      1.2345678901234567,
+      -0,
+      1e21,
+      2 ** 70,
+      null,
+      { nested: [1, "two", { three: true }], empty: {} },
+      [],
+      "x".repeat(300_000), // past one chunk's size with its neighbours
+      "y".repeat(300_000),
+    ];
+    const out = await runInDurableObject(freshObject(), (_i, state) => {
+      const store = new CoordinatorStore(state.storage);
+      store.insertTasks(tricky.map((input, index) => ({ stage: "plan", index, input, priority: index % 3, blocked: index === 4, sessionId: index === 5 ? "ses_1" : null })));
+      for (const [index, input] of tricky.entries()) store.makeReady({ stage: "one", index, input, priority: index % 3, blocked: index === 4, sessionId: index === 5 ? "ses_1" : null });
+      const pick = (stage: string) =>
+        tricky.map((_, i) => store.task(stage, i)).map((t) => t && [t.idx, t.input, t.state, t.priority, t.session_id]);
+      return { plan: pick("plan"), one: pick("one"), extent: store.extent("plan") };
+    });
+    expect(out.plan).toEqual(out.one);
+    expect(out.extent).toBe(tricky.length);
+    expect(out.plan.map((row) => JSON.parse((row as [number, string])[1]))).toEqual(tricky.map((v) => JSON.parse(JSON.stringify(v))));
+    expect(out.plan[4]?.[2]).toBe("blocked");
+    expect(out.plan[5]?.[4]).toBe("ses_1");
   });
 });
