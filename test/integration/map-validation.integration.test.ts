@@ -25,6 +25,7 @@ const cases: [string, Record<string, unknown>, number, string, string][] = [
   ["unknown field", { prompt: "typo" }, 400, "invalid_request", "(body)"],
   ["webhook secret not whsec_", { webhook: { url: "https://x.example/h", secret: "plain" } }, 400, "invalid_request", "webhook.secret"],
   ["one item over MAX_ITEM_BYTES (1000 here)", { inputs: ["a", "x".repeat(2_000)] }, 413, "payload_too_large", "inputs[1]"],
+  ["an item under MAX_ITEM_BYTES in characters, over it in UTF-8 bytes", { inputs: ["é".repeat(400), "é".repeat(550)] }, 413, "payload_too_large", "inputs[1]"],
   ["more items than MAX_ITEMS_PER_JOB (5 here)", { inputs: [1, 2, 3, 4, 5, 6] }, 413, "payload_too_large", "inputs"],
   ["body over MAX_REQUEST_BYTES (64 KiB here)", { inputs: ["x".repeat(70_000)] }, 413, "payload_too_large", "(body)"],
 ];
