@@ -79,7 +79,9 @@ describe("retries and failures, through the real SDKs", () => {
     const { result, stats } = await runOne("slow:2500,ok", { timeout_secs: 0.5 });
     expect(result).toMatchObject({ success: true, attempts: 2 });
     const gap = stats.times[1] - stats.times[0];
-    expect(gap).toBeGreaterThanOrEqual(500); // the timeout itself
+    // The timeout itself, give or take the two requests' way to the fake server and the runtime's
+    // coarse clock (a gap of 498 ms was seen): well above a retry without the timeout.
+    expect(gap).toBeGreaterThanOrEqual(450);
     expect(gap).toBeLessThan(1_400); // no backoff on top
   });
 
