@@ -168,7 +168,8 @@ export class CoordinatorStore {
   /**
    * A plan's tasks, a chunk of rows per statement (a 1,000-item job: one statement, not 1,000): the
    * rows go as one JSON array of `[stage, idx, input, state, priority, session_id]`, each input the
-   * JSON text that `#insert` would store, read back out with `json_each`.
+   * JSON text that `#insert` would store, read back out with `json_each`. A row too large for a
+   * chunk (its input escaped once more inside the array) is inserted on its own, as before.
    */
   insertTasks(seeds: TaskSeed[]): void {
     let rows: string[] = [];
@@ -179,8 +180,13 @@ export class CoordinatorStore {
       chars = 0;
     };
     for (const seed of seeds) {
-      const row = JSON.stringify([seed.stage, seed.index, JSON.stringify(seed.input ?? null), seed.blocked ? "blocked" : "pending", seed.priority ?? 0, seed.sessionId ?? null]);
+      const input = JSON.stringify(seed.input ?? null);
+      const row = JSON.stringify([seed.stage, seed.index, input, seed.blocked ? "blocked" : "pending", seed.priority ?? 0, seed.sessionId ?? null]);
       if (chars + row.length > INSERT_CHUNK_CHARS) flush();
+      if (row.length > INSERT_CHUNK_CHARS) {
+        this.#insert(seed, input, false);
+        continue;
+      }
       rows.push(row);
       chars += row.length + 1;
     }

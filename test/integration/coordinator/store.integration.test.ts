@@ -28,7 +28,7 @@ describe("coordinator store", () => {
     expect(out.none).toBe(0);
   });
 
-  it("stores a plan's tasks as a task made ready one by one would be, inputs byte for byte, in chunks of rows", async () => {
+  it("stores a plan's tasks as a task made ready one by one would be, inputs byte for byte, in chunks of rows and a huge row alone", async () => {
     const tricky: unknown[] = [
       'quote " backslash \\ slash / tab \t newline \n nul \u0000',
       "lone \ud800 surrogate, pair 😀, é, \u2028",
@@ -41,6 +41,8 @@ describe("coordinator store", () => {
       [],
       "x".repeat(300_000), // past one chunk's size with its neighbours
       "y".repeat(300_000),
+      '"'.repeat(300_000), // escaped twice inside the array: a row too large for any chunk, inserted alone
+      "z",
     ];
     const out = await runInDurableObject(freshObject(), (_i, state) => {
       const store = new CoordinatorStore(state.storage);
