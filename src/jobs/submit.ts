@@ -109,13 +109,13 @@ export interface Prepared {
   values: unknown[]; // the input values, for the size limits
 }
 
+/** `jobs.request_hash` of a job submitted without an Idempotency-Key: nothing is ever compared with it. */
+const NO_REQUEST_HASH = "";
+
 /**
  * The checks every operator shares, then the estimate, idempotency, the job row, and the hand-over
  * to the coordinator. Operator-specific checks run before this (they build `prepared`).
  */
-/** `jobs.request_hash` of a job submitted without an Idempotency-Key: nothing is ever compared with it. */
-const NO_REQUEST_HASH = "";
-
 export async function submitJob(env: Env, tenantId: string, prepared: Prepared, idempotencyKey: string | null, dryRun: boolean): Promise<SubmitAnswer> {
   const { spec, body } = prepared;
   checkSizes(env, prepared.values);
