@@ -4,15 +4,17 @@
  * throttle, grown back by successes, lifted at the jobs' own concurrency) and splits it equally
  * among the jobs using it. Jobs talk to it when they start, when the provider throttles one of
  * their calls, and, while a limit holds, once per round of successes; a job that was never
- * throttled and starts while no limit holds pays one call at its start and nothing after.
+ * throttled and starts while no limit holds pays one call at its start and nothing after. A
+ * job that joins when the model has not been used for FORGET_MS starts paced (aimd.ts); it asks
+ * again once the pacing may end.
  * Its state is in its storage: a restart keeps the limit and the jobs.
  */
 import { DurableObject } from "cloudflare:workers";
-import { cut, grow, OPEN, share, succeeded, type Aimd } from "../src/engine/aimd";
+import { cut, grow, OPEN, paced, ramped, share, succeeded, type Aimd } from "../src/engine/aimd";
 
 /** A job that has not been heard from for this long no longer takes a share. */
 const ACTIVE_MS = 60_000;
-/** A limit learned this long ago, with no other job using it, is forgotten: the provider may have more room now. */
+/** A limit learned this long ago, with no other job using it, is forgotten: the provider may have more room now. A model unused this long is paced again. */
 const FORGET_MS = 10 * 60_000;
 
 interface JobEntry {
@@ -24,11 +26,13 @@ interface JobEntry {
 export class ProviderLimiter extends DurableObject<Env> {
   #state: Aimd | null = null;
   #jobs: Record<string, JobEntry> | null = null;
+  #seen: number | null = null; // the last call from any job (0: none on record)
 
-  async #load(): Promise<{ state: Aimd; jobs: Record<string, JobEntry> }> {
+  async #load(): Promise<{ state: Aimd; jobs: Record<string, JobEntry>; seen: number }> {
     this.#state ??= (await this.ctx.storage.get<Aimd>("aimd")) ?? { ...OPEN };
     this.#jobs ??= (await this.ctx.storage.get<Record<string, JobEntry>>("jobs")) ?? {};
-    return { state: this.#state, jobs: this.#jobs };
+    this.#seen ??= (await this.ctx.storage.get<number>("seen")) ?? 0;
+    return { state: this.#state, jobs: this.#jobs, seen: this.#seen };
   }
 
   #active(now: number): JobEntry[] {
@@ -37,20 +41,22 @@ export class ProviderLimiter extends DurableObject<Env> {
     return Object.values(jobs);
   }
 
-  async #answer(jobId: string, concurrency: number, inFlight: number, next: (state: Aimd, active: JobEntry[]) => Aimd): Promise<number> {
+  async #answer(jobId: string, concurrency: number, inFlight: number, next: (state: Aimd, active: JobEntry[], unused: boolean) => Aimd): Promise<number> {
     const now = Date.now();
-    const { state, jobs } = await this.#load();
+    const { state, jobs, seen } = await this.#load();
     jobs[jobId] = { concurrency, inFlight, seen: now };
     const active = this.#active(now);
     const stale = state.limit !== null && active.length === 1 && now - state.cutAt > FORGET_MS;
-    this.#state = next(stale ? { ...OPEN } : state, active);
-    void this.ctx.storage.put({ aimd: this.#state, jobs });
+    const unused = active.length === 1 && now - seen > FORGET_MS;
+    this.#state = next(ramped(stale ? { ...OPEN } : state, now), active, unused);
+    this.#seen = now;
+    void this.ctx.storage.put({ aimd: this.#state, jobs, seen: now });
     return share(this.#state, active.length, concurrency);
   }
 
-  /** A job starts (or reloads): its share now. */
+  /** A job starts (or reloads, or asks again once a paced first round may end): its share now. */
   join(jobId: string, concurrency: number, inFlight: number): Promise<number> {
-    return this.#answer(jobId, concurrency, inFlight, (state) => state);
+    return this.#answer(jobId, concurrency, inFlight, (state, _active, unused) => (unused ? paced(state, concurrency, Date.now()) : state));
   }
 
   /** The provider throttled one of the job's calls, sent at `sentAt`, while it had `inFlight` out (and `ok` calls succeeded since it last said). */

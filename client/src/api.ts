@@ -94,7 +94,7 @@ export type ConcurrencyChangedEvent = {
   job_id: string;
   /** The calls the job may have in flight from now on */
   effective_concurrency: number;
-  /** throttled: the provider pushed back; recovered: successes grew it; shared: the tenant's limit for the model, split among its jobs */
+  /** throttled: the provider pushed back; recovered: successes grew it, or a paced first round ended unthrottled; shared: the tenant's limit for the model, split among its jobs, or the paced first round on a model the tenant has not used for ten minutes */
   reason: "throttled" | "recovered" | "shared";
 };
 

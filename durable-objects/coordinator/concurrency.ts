@@ -4,14 +4,23 @@
  * the ProviderLimiter when the job starts, when the provider throttles one of its calls, and once
  * per round of successes while a limit holds. The value is kept in the coordinator's meta
  * (`effective`), so a restart resumes at it. A limiter that cannot be reached changes nothing:
- * the job goes on at what it had.
+ * the job goes on at what it had. A job that starts paced (a model the tenant has not used
+ * lately: src/engine/aimd.ts) asks again when the pacing may end, and dispatches the room it gets;
+ * if that timer is lost (a restart), its first round of successes asks instead.
  */
+import { RAMP_MS } from "../../src/engine/aimd";
 import type { AttemptOutcome } from "../../src/engine/retry-policy";
 import type { JobSpecBase as JobSpec } from "../../src/engine/types";
 import { providerLimiter } from "../../src/objects";
 import type { CoordinatorStore } from "./store";
 
 export type ConcurrencyReason = "throttled" | "recovered" | "shared";
+
+/** What the link needs of its job: the calls it has in flight, and a dispatch when room opens outside a report. */
+export interface ConcurrencyJob {
+  inFlight(): number;
+  roomOpened(): void;
+}
 
 export class ConcurrencyLink {
   #effective: number | null; // null: the job's own concurrency
@@ -21,6 +30,7 @@ export class ConcurrencyLink {
     private readonly env: Env,
     private readonly store: CoordinatorStore,
     private readonly onChange: (cap: number, reason: ConcurrencyReason) => void,
+    private readonly job: ConcurrencyJob,
   ) {
     this.#effective = store.getMeta<number | null>("effective") ?? null;
   }
@@ -32,6 +42,14 @@ export class ConcurrencyLink {
 
   async join(spec: JobSpec, inFlight: number): Promise<void> {
     await this.#ask(spec, "shared", (l) => l.join(spec.jobId, spec.concurrency, inFlight));
+    if (this.cap(spec) < spec.concurrency) setTimeout(() => void this.#askAgain(spec), RAMP_MS + 10);
+  }
+
+  /** After a paced start: the limiter lifts the pacing if no throttle came meanwhile. */
+  async #askAgain(spec: JobSpec): Promise<void> {
+    const before = this.cap(spec);
+    await this.#ask(spec, "recovered", (l) => l.join(spec.jobId, spec.concurrency, this.job.inFlight()));
+    if (this.cap(spec) > before) this.job.roomOpened();
   }
 
   /**

@@ -143,6 +143,9 @@ export class JobRun {
       if (isTerminal(this.status)) return; // the limiter answered after the end: MAP_COMPLETED stays the last event
       this.log.emit("CONCURRENCY_CHANGED", { job_id: this.spec?.jobId, effective_concurrency: cap, reason });
       this.mirror.schedule();
+    }, {
+      inFlight: () => this.busySlots.size,
+      roomOpened: () => void this.dispatchAndSettle().catch((err: unknown) => console.error("dispatch after the pacing failed; the sweep dispatches", err)),
     });
   }
 

@@ -17,10 +17,16 @@
  *   TCP. So a cut is checked: when the window after a cut is throttled at half the share of the
  *   one before it or more (and at SPORADIC_SHARE or more), the cuts undo and that share is
  *   tolerated: later windows cut only once more than twice it of their calls are throttled.
+ * - A first round is paced: a job that asks for more than INITIAL_WINDOW calls on a model the
+ *   limiter knows nothing of (new, or unused for a while) starts at INITIAL_WINDOW; RAMP_MS later,
+ *   if no throttle came (a 429 comes back fast), the limit is lifted. A provider with less room
+ *   then throttles a round of INITIAL_WINDOW calls, not the job's whole first round.
  */
 export const CUT_FACTOR = 0.8;
 export const PROBE_ROUNDS = 8;
 export const SPORADIC_SHARE = 0.05;
+export const INITIAL_WINDOW = 16;
+export const RAMP_MS = 250;
 
 export interface Aimd {
   limit: number | null; // calls in flight allowed; null: no limit but the jobs' own
@@ -33,6 +39,7 @@ export interface Aimd {
   before?: number | null; // the limit before the cuts in a row that the latest window belongs to
   lastShare?: number; // the throttled share of the window before this one
   tolerate?: number; // a throttled share that comes whatever the load
+  rampUntil?: number; // a paced first round: lifted at this time (ms) unless a throttle came first
 }
 
 export const OPEN: Aimd = { limit: null, credit: 0, cutAt: 0 };
@@ -97,4 +104,16 @@ export function share(state: Aimd, jobs: number, concurrency: number): number {
 /** Successes the jobs counted since they last said so, for the window's throttled share (a throttle's report carries them). */
 export function succeeded(state: Aimd, count: number): Aimd {
   return count > 0 && state.sent !== undefined ? { ...state, ok: (state.ok ?? 0) + count } : state;
+}
+
+/** A job asking for `concurrency` joins a limiter that knows nothing of the provider: its first round is paced. */
+export function paced(state: Aimd, concurrency: number, now: number): Aimd {
+  if (state.limit !== null || concurrency <= INITIAL_WINDOW) return state;
+  return { ...state, limit: INITIAL_WINDOW, cutAt: now, rampUntil: now + RAMP_MS };
+}
+
+/** A paced first round that no throttle cut by `rampUntil` is lifted (a cut opens a window, which ends the pacing). */
+export function ramped(state: Aimd, now: number): Aimd {
+  if (state.rampUntil === undefined || state.sent !== undefined || now < state.rampUntil) return state;
+  return state.tolerate ? { ...OPEN, tolerate: state.tolerate } : { ...OPEN };
 }

@@ -36,6 +36,6 @@ export const EVENT_SCHEMAS = {
   ConcurrencyChangedEvent: z.object({
     job_id: z.string(),
     effective_concurrency: z.number().int().openapi({ description: "The calls the job may have in flight from now on" }),
-    reason: z.enum(["throttled", "recovered", "shared"]).openapi({ description: "throttled: the provider pushed back; recovered: successes grew it; shared: the tenant's limit for the model, split among its jobs" }),
+    reason: z.enum(["throttled", "recovered", "shared"]).openapi({ description: "throttled: the provider pushed back; recovered: successes grew it, or a paced first round ended unthrottled; shared: the tenant's limit for the model, split among its jobs, or the paced first round on a model the tenant has not used for ten minutes" }),
   }),
 } as const;

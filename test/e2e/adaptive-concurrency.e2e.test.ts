@@ -74,12 +74,42 @@ describe("adaptive concurrency under a provider's 429s", () => {
     const inputs = Array.from({ length: 200 }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ${i % 10 === 3 ? "steps=429:1,ok " : ""}ms=100>>`);
     const { job: done, changes } = await run(key, { ...job(tag, 200, 20), inputs });
     expect(done).toMatchObject({ status: "completed", succeeded: 200, failed: 0 });
+    // A new tenant's model: the first round is paced (src/engine/aimd.ts), then the throttles come.
+    expect(changes[0]).toMatchObject({ reason: "shared", effective_concurrency: 16 });
+    expect(changes.find((c) => c.reason !== "shared")).toMatchObject({ reason: "throttled" });
     // The first cuts are taken back once the throttled share stays where it was: the job ends at its own concurrency.
-    expect(changes[0]).toMatchObject({ reason: "throttled" });
     expect(done.effective_concurrency).toBe(20);
     expect(changes.at(-1)).toMatchObject({ effective_concurrency: 20 });
     const stats = await fakeStats(tag);
     expect(stats.requests).toBe(220); // each throttled item once more, nothing else
     expect(stats.max_in_flight).toBeGreaterThan(15); // it ran near its concurrency again after the undo
+  });
+
+  it("paces a tenant's first round on a model for a job that asks for more than 16, and lifts the pacing when nothing is throttled", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("cap-paced");
+    const body = { ...job(tag, 64, 32), inputs: Array.from({ length: 64 }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ms=400>>`) };
+    const { job: done, changes } = await run(key, body);
+    expect(done).toMatchObject({ status: "completed", succeeded: 64, effective_concurrency: 32 });
+    expect(changes).toEqual([
+      { job_id: done.id, effective_concurrency: 16, reason: "shared" },
+      { job_id: done.id, effective_concurrency: 32, reason: "recovered" },
+    ]);
+    const stats = await fakeStats(tag);
+    expect(stats.max_in_flight).toBe(32); // the pacing ended before the first round did
+    expect(stats.requests).toBe(64);
+  });
+
+  it("a provider with room for 8 throttles one paced round of a 48-wide job's first calls, not all of them", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("cap-paced-8");
+    const body = { ...job(tag, 96, 48), inputs: Array.from({ length: 96 }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} cap=8 ms=150>>`) };
+    const { job: done, changes } = await run(key, body);
+    expect(done).toMatchObject({ status: "completed", succeeded: 96, failed: 0 });
+    expect(changes[0]).toMatchObject({ reason: "shared", effective_concurrency: 16 });
+    expect(changes[1]).toMatchObject({ reason: "throttled" });
+    const stats = await fakeStats(tag);
+    expect(stats.requests - stats.throttled).toBe(96);
+    expect(stats.throttled).toBeLessThanOrEqual(16); // without the pacing, the first round alone: 40
   });
 });

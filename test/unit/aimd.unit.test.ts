@@ -1,6 +1,6 @@
-/** Adaptive concurrency's policy on its own: cut on a throttle (once per window), grow by successes, lift at the ceiling, split among jobs. */
+/** Adaptive concurrency's policy on its own: cut on a throttle (once per window), grow by successes, lift at the ceiling, split among jobs, pace a first round. */
 import { describe, expect, it } from "vitest";
-import { cut, grow, OPEN, PROBE_ROUNDS, share, succeeded, type Aimd } from "../../src/engine/aimd";
+import { cut, grow, INITIAL_WINDOW, OPEN, paced, PROBE_ROUNDS, RAMP_MS, ramped, share, succeeded, type Aimd } from "../../src/engine/aimd";
 
 describe("AIMD for a tenant's model", () => {
   it("cuts to 0.8 of the calls in flight, once per window, and never above what got through in the window", () => {
@@ -85,5 +85,31 @@ describe("AIMD for a tenant's model", () => {
     state = cut(state, 9, 30_000, 29_000); // the same small share again (1 in 71): under SPORADIC_SHARE, not sporadic
     expect(state).toMatchObject({ limit: 4, held: true });
     expect(state.tolerate).toBeUndefined();
+  });
+
+  it("paces a first round at INITIAL_WINDOW and lifts it RAMP_MS later unless a throttle came", () => {
+    expect(INITIAL_WINDOW).toBe(16);
+    expect(paced(OPEN, 16, 1_000)).toEqual(OPEN); // a job that asks for no more: nothing to pace
+    const start = paced(OPEN, 64, 1_000);
+    expect(start).toEqual({ limit: 16, credit: 0, cutAt: 1_000, rampUntil: 1_000 + RAMP_MS });
+    expect(share(start, 1, 64)).toBe(16);
+    expect(paced({ limit: 8, credit: 0, cutAt: 5 }, 64, 1_000)).toEqual({ limit: 8, credit: 0, cutAt: 5 }); // a limit holds: it stays
+    expect(ramped(start, 1_000 + RAMP_MS - 1)).toBe(start); // not yet
+    expect(ramped(start, 1_000 + RAMP_MS)).toEqual(OPEN); // no throttle came: lifted
+    expect(ramped({ ...start, tolerate: 0.1 }, 2_000)).toEqual({ ...OPEN, tolerate: 0.1 });
+    // Successes during the pacing grow it as ever; the pacing still ends on time.
+    const grown = grow(start, 16, 64);
+    expect(grown).toMatchObject({ limit: 17, rampUntil: 1_000 + RAMP_MS });
+    expect(ramped(grown, 1_000 + RAMP_MS)).toEqual(OPEN);
+  });
+
+  it("ends the pacing with the window of a throttle: a provider with room for 8 throttles 8 calls, not the job's whole first round", () => {
+    let state = paced(OPEN, 64, 1_000);
+    state = cut(state, 16, 1_010, 1_000); // the first of the round's throttles
+    expect(state).toMatchObject({ limit: 12, sent: 16, throttled: 1 });
+    expect(state.rampUntil).toBeUndefined();
+    for (let i = 0; i < 7; i++) state = cut(state, 16, 1_015, 1_000); // the rest of the round's 8 throttles
+    expect(state).toMatchObject({ limit: 8, throttled: 8 });
+    expect(ramped(state, 5_000)).toBe(state); // a window holds: no lift by time
   });
 });

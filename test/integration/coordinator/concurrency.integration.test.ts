@@ -1,5 +1,6 @@
 /**
- * Adaptive concurrency at the object level: the ProviderLimiter's limit, shares and storage.
+ * Adaptive concurrency at the object level: the ProviderLimiter's limit, shares and storage, and
+ * the paced first round on a model not used lately.
  * The coordinator's side (the cut, the cap on dispatch, the events, the next job's start) is
  * tested end to end against the fake model's capacity (test/e2e/adaptive-concurrency.e2e.test.ts).
  */
@@ -7,6 +8,7 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { ProviderLimiter } from "../../../durable-objects/provider-limiter";
 import { providerLimiter } from "../../../src/objects";
+import { RAMP_MS } from "../../../src/engine/aimd";
 
 describe("adaptive concurrency: the tenant's limiter for a model", () => {
   it("keeps the limit in its storage, splits it among the jobs, and forgets a job that left", async () => {
@@ -33,5 +35,34 @@ describe("adaptive concurrency: the tenant's limiter for a model", () => {
     expect(await a.throttled("job_1", 8, 8, Date.now() - 100)).toBe(6);
     expect(await (providerLimiter(env, "ten_y", "openai/m") as DurableObjectStub<ProviderLimiter>).join("job_2", 8, 0)).toBe(8);
     expect(await (providerLimiter(env, "ten_x", "openai/other") as DurableObjectStub<ProviderLimiter>).join("job_3", 8, 0)).toBe(8);
+  });
+
+  it("paces the first round of a model not used lately, lifts it once the pacing ends, and keeps a throttle's cut instead", async () => {
+    const limiter = providerLimiter(env, "ten_paced", "openai/m") as DurableObjectStub<ProviderLimiter>;
+    expect(await limiter.join("job_a", 64, 0)).toBe(16); // a model never used: INITIAL_WINDOW
+    expect(await limiter.join("job_a", 64, 16)).toBe(16); // asked again at once: still paced
+    await new Promise((resolve) => setTimeout(resolve, RAMP_MS + 50));
+    expect(await limiter.join("job_a", 64, 16)).toBe(64); // no throttle came: lifted
+    expect(await limiter.join("job_b", 64, 0)).toBe(64); // the model was used just now: no pacing, no limit
+    expect((await limiter.snapshot()).limit).toBeNull();
+
+    const throttled = providerLimiter(env, "ten_paced_429", "openai/m") as DurableObjectStub<ProviderLimiter>;
+    expect(await throttled.join("job_c", 64, 0)).toBe(16);
+    const sent = Date.now();
+    for (let i = 0; i < 8; i++) await throttled.throttled("job_c", 64, 16, sent); // a provider with room for 8
+    await new Promise((resolve) => setTimeout(resolve, RAMP_MS + 50));
+    expect(await throttled.join("job_c", 64, 8)).toBe(8); // the cut holds: the pacing ended with the throttle's window
+  });
+
+  it("paces again a model unused for ten minutes, and not one used a minute ago", async () => {
+    const seeded = async (name: string, agoMs: number) => {
+      const limiter = providerLimiter(env, name, "openai/m") as DurableObjectStub<ProviderLimiter>;
+      await runInDurableObject(limiter, async (_i, state) => {
+        await state.storage.put({ aimd: { limit: null, credit: 0, cutAt: 0 }, jobs: {}, seen: Date.now() - agoMs });
+      });
+      return limiter;
+    };
+    expect(await (await seeded("ten_idle", 11 * 60_000)).join("job_d", 64, 0)).toBe(16);
+    expect(await (await seeded("ten_recent", 60_000)).join("job_e", 64, 0)).toBe(64);
   });
 });
