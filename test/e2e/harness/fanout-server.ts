@@ -20,17 +20,30 @@ const QUIET_ENV = {
 };
 const READY_TIMEOUT_MS = 90_000;
 
-export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
+/** Binds `port` (0: any free one) on 127.0.0.1 and lets it go: the port, or null when it is taken. */
+function tryPort(port: number): Promise<number | null> {
+  return new Promise((resolvePort) => {
     const server = createServer();
     server.unref();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
+    server.once("error", () => resolvePort(null));
+    server.listen(port, "127.0.0.1", () => {
       const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolvePort(port));
+      const bound = typeof address === "object" && address ? address.port : null;
+      server.close(() => resolvePort(bound));
     });
   });
+}
+
+export async function freePort(): Promise<number> {
+  const port = await tryPort(0);
+  if (port === null) throw new Error("no free port on 127.0.0.1");
+  return port;
+}
+
+/** A restart on the port of a server just killed: its runtime can hold the port a moment after wrangler has exited. */
+async function untilFree(port: number): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while ((await tryPort(port)) === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
 }
 
 function killGroup(group: number, signal: NodeJS.Signals): void {
@@ -69,6 +82,7 @@ export function applyMigrations(persistDir: string): void {
 export async function startFanout(options: FanoutOptions = {}): Promise<FanoutServer> {
   const persistDir = options.persistDir ?? tempDir("fanout-e2e-");
   applyMigrations(persistDir);
+  if (options.port !== undefined) await untilFree(options.port);
   const port = options.port ?? (await freePort());
   const inspectorPort = await freePort();
   const vars = Object.entries({ ENVIRONMENT: "development", ...options.vars }).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
