@@ -9,10 +9,10 @@
  * dropped the tenant's idle worker objects from memory, and the first calls wait for them to be
  * made again (a cold start, as for a tenant's first job after a pause).
  */
-import { allResults, newTenant } from "../test/e2e/harness/api.ts";
+import { newTenant } from "../test/e2e/harness/api.ts";
 import { startFakeModelServer } from "../test/fake-model/server.ts";
 import { startFanout } from "../test/e2e/harness/fanout-server.ts";
-import { followJob, mapBody, runThroughFanout, startJob } from "./fanout-run.ts";
+import { runThroughFanout } from "./fanout-run.ts";
 import { treeCpu } from "./memory.ts";
 
 function option(name: string, fallback: number, least = 1): number {
@@ -46,11 +46,8 @@ try {
     last = now;
   }, bucketMs);
   const tag = `timeline-${Date.now()}`;
-  const started = performance.now();
   const posted = Date.now();
-  const jobId = await startJob(server.url, key, mapBody({ n, concurrency, latencyMs, jitterMs, tag }));
-  const answeredMs = performance.now() - started;
-  const run = await followJob(server.url, key, jobId, started);
+  const run = await runThroughFanout(server.url, key, { n, concurrency, latencyMs, jitterMs, tag });
   clearInterval(sampler);
   const { times } = (await (await fetch(`${fake.url}/_fake/stats?tag=${tag}`)).json()) as { times: number[] };
   const calls: number[] = [];
@@ -59,9 +56,8 @@ try {
     calls[b] = (calls[b] ?? 0) + 1;
   }
   const ideal = Math.ceil(n / concurrency) * latencyMs;
-  const succeeded = (await allResults(server.url, key, jobId)).filter((r) => r.success).length;
   const firstCallMs = times.length > 0 ? Math.min(...times) - posted : null;
-  console.log(`N=${n} C=${concurrency} L=${latencyMs}${jitterMs ? ` ± ${jitterMs}` : ""} ms${idleSecs ? `, ${idleSecs} s after the warm-up` : ""}: wall ${(run.wallMs / 1000).toFixed(2)} s (ideal ${(ideal / 1000).toFixed(2)} s), POST answered ${answeredMs.toFixed(0)} ms, first call ${firstCallMs} ms, first result ${((run.firstResultMs ?? 0) / 1000).toFixed(2)} s, ${succeeded} succeeded`);
+  console.log(`N=${n} C=${concurrency} L=${latencyMs}${jitterMs ? ` ± ${jitterMs}` : ""} ms${idleSecs ? `, ${idleSecs} s after the warm-up` : ""}: wall ${(run.wallMs / 1000).toFixed(2)} s (ideal ${(ideal / 1000).toFixed(2)} s), POST answered ${run.answeredMs.toFixed(0)} ms, first call ${firstCallMs} ms, first result ${((run.firstResultMs ?? 0) / 1000).toFixed(2)} s, ${run.succeeded} succeeded`);
   console.log(`\n| from the POST (s) | calls sent | workerd busy |\n|---:|---:|---:|`);
   for (let b = 0; b < Math.max(calls.length, busy.length); b++) {
     console.log(`| ${((b * bucketMs) / 1000).toFixed(2)} | ${calls[b] ?? 0} | ${Math.round(((busy[b] ?? 0) * 1000 * 100) / bucketMs)} % |`);

@@ -44,6 +44,11 @@ export interface Aimd {
 
 export const OPEN: Aimd = { limit: null, credit: 0, cutAt: 0 };
 
+/** No limit any more; a share of throttles that comes whatever the load stays tolerated. */
+function lifted(state: Aimd): Aimd {
+  return state.tolerate ? { ...OPEN, tolerate: state.tolerate } : { ...OPEN };
+}
+
 /** Whether `throttled` of a window's `sent` calls are more than sporadic throttles would be. */
 function overTolerance(throttled: number, sent: number, tolerate: number): boolean {
   return tolerate === 0 || (throttled >= 2 && throttled / sent > 2 * tolerate);
@@ -92,7 +97,7 @@ export function grow(state: Aimd, count: number, ceiling: number): Aimd {
   }
   const ok = (state.ok ?? 0) + count;
   if (limit < ceiling) return { ...state, limit, credit, ...(state.sent === undefined ? {} : { ok }) };
-  return state.tolerate ? { ...OPEN, tolerate: state.tolerate } : { ...OPEN };
+  return lifted(state);
 }
 
 /** One job's share of the limit: an equal split among the active jobs, at least 1, at most what it asked. */
@@ -115,5 +120,5 @@ export function paced(state: Aimd, concurrency: number, now: number): Aimd {
 /** A paced first round that no throttle cut by `rampUntil` is lifted (a cut opens a window, which ends the pacing). */
 export function ramped(state: Aimd, now: number): Aimd {
   if (state.rampUntil === undefined || state.sent !== undefined || now < state.rampUntil) return state;
-  return state.tolerate ? { ...OPEN, tolerate: state.tolerate } : { ...OPEN };
+  return lifted(state);
 }

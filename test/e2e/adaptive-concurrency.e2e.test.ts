@@ -10,8 +10,9 @@ import { call, newTenant, openEvents, readSse, waitForJob } from "./harness/api.
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
 
 const MODEL = "openai/gpt-4o-mini";
-const job = (tag: string, n: number, concurrency: number) => ({
-  inputs: Array.from({ length: n }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} cap=4 ms=150>>`),
+/** `n` items for the fake model; `fake`: the directives each answer follows (by default a provider with room for 4). */
+const job = (tag: string, n: number, concurrency: number, fake = "cap=4 ms=150") => ({
+  inputs: Array.from({ length: n }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ${fake}>>`),
   prompt_template: "{{ item }}",
   model: MODEL,
   concurrency,
@@ -60,8 +61,7 @@ describe("adaptive concurrency under a provider's 429s", () => {
   it("does nothing for a job that is never throttled", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("cap-none");
-    const body = { ...job(tag, 12, 6), inputs: Array.from({ length: 12 }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ms=100>>`) };
-    const { job: done, changes } = await run(key, body);
+    const { job: done, changes } = await run(key, job(tag, 12, 6, "ms=100"));
     expect(done).toMatchObject({ status: "completed", succeeded: 12, effective_concurrency: 6 });
     expect(changes).toEqual([]);
     expect((await fakeStats(tag)).max_in_flight).toBe(6);
@@ -88,8 +88,7 @@ describe("adaptive concurrency under a provider's 429s", () => {
   it("paces a tenant's first round on a model for a job that asks for more than 16, and lifts the pacing when nothing is throttled", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("cap-paced");
-    const body = { ...job(tag, 64, 32), inputs: Array.from({ length: 64 }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ms=400>>`) };
-    const { job: done, changes } = await run(key, body);
+    const { job: done, changes } = await run(key, job(tag, 64, 32, "ms=400"));
     expect(done).toMatchObject({ status: "completed", succeeded: 64, effective_concurrency: 32 });
     expect(changes).toEqual([
       { job_id: done.id, effective_concurrency: 16, reason: "shared" },
@@ -103,8 +102,7 @@ describe("adaptive concurrency under a provider's 429s", () => {
   it("a provider with room for 8 throttles one paced round of a 48-wide job's first calls, not all of them", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("cap-paced-8");
-    const body = { ...job(tag, 96, 48), inputs: Array.from({ length: 96 }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} cap=8 ms=150>>`) };
-    const { job: done, changes } = await run(key, body);
+    const { job: done, changes } = await run(key, job(tag, 96, 48, "cap=8 ms=150"));
     expect(done).toMatchObject({ status: "completed", succeeded: 96, failed: 0 });
     expect(changes[0]).toMatchObject({ reason: "shared", effective_concurrency: 16 });
     expect(changes[1]).toMatchObject({ reason: "throttled" });
