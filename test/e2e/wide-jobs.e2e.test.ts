@@ -11,6 +11,10 @@ import { BEGINS_PER_INVOCATION } from "../../src/engine/limits.ts";
 describe("wide jobs", () => {
   it("runs 600 calls at once at concurrency 600, started in waves", async () => {
     const { key } = await newTenant(base());
+    // A job on the model first: the wide one then starts unpaced (a model new to the tenant starts
+    // at 16 calls for 250 ms, src/engine/aimd.ts), so its 600 calls all start in its first round.
+    const warm = await call(base(), "POST", "/v1/map", { token: key, body: { inputs: ["x"], prompt_template: "{{ item }}", model: "openai/gpt-4o-mini" } });
+    await waitForJob(base(), key, warm.body.job_id, 30_000);
     const tag = uniqueTag("wide");
     const n = 600;
     expect(n).toBeGreaterThan(BEGINS_PER_INVOCATION); // more than one wave
