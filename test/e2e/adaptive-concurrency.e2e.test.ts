@@ -74,9 +74,10 @@ describe("adaptive concurrency under a provider's 429s", () => {
     const inputs = Array.from({ length: 200 }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ${i % 10 === 3 ? "steps=429:1,ok " : ""}ms=100>>`);
     const { job: done, changes } = await run(key, { ...job(tag, 200, 20), inputs });
     expect(done).toMatchObject({ status: "completed", succeeded: 200, failed: 0 });
-    // A new tenant's model: the first round is paced (src/engine/aimd.ts), then the throttles come.
+    // A new tenant's model: the first round is paced (src/engine/aimd.ts); the throttles cut, during
+    // the pacing or after its lift (which comes first depends on the machine's load).
     expect(changes[0]).toMatchObject({ reason: "shared", effective_concurrency: 16 });
-    expect(changes.find((c) => c.reason !== "shared")).toMatchObject({ reason: "throttled" });
+    expect(changes.some((c) => c.reason === "throttled")).toBe(true);
     // The first cuts are taken back once the throttled share stays where it was: the job ends at its own concurrency.
     expect(done.effective_concurrency).toBe(20);
     expect(changes.at(-1)).toMatchObject({ effective_concurrency: 20 });

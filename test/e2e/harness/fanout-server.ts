@@ -79,13 +79,29 @@ export function applyMigrations(persistDir: string): void {
   if (result.status !== 0) throw new Error(`migrations failed:\n${result.stdout}\n${result.stderr}`);
 }
 
+/** wrangler dev could not bind a port it was given: another process took it after we found it free. */
+class PortTaken extends Error {}
+const LAUNCHES = 3;
+
 export async function startFanout(options: FanoutOptions = {}): Promise<FanoutServer> {
   const persistDir = options.persistDir ?? tempDir("fanout-e2e-");
   applyMigrations(persistDir);
-  if (options.port !== undefined) await untilFree(options.port);
-  const port = options.port ?? (await freePort());
+  for (let launch = 1; ; launch++) {
+    if (options.port !== undefined) await untilFree(options.port);
+    const port = options.port ?? (await freePort());
+    try {
+      return await launchOn(port, persistDir, options.vars ?? {});
+    } catch (err) {
+      // A free port is only free until somebody binds it: test files running in parallel pick ports
+      // too, and the runtime binds some of its own. Start again (on a new port, unless one was asked).
+      if (!(err instanceof PortTaken) || launch === LAUNCHES) throw err;
+    }
+  }
+}
+
+async function launchOn(port: number, persistDir: string, extraVars: Record<string, string>): Promise<FanoutServer> {
   const inspectorPort = await freePort();
-  const vars = Object.entries({ ENVIRONMENT: "development", ...options.vars }).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+  const vars = Object.entries({ ENVIRONMENT: "development", ...extraVars }).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
   const child = spawn(
     WRANGLER,
     ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--persist-to", persistDir, ...vars],
@@ -97,7 +113,10 @@ export async function startFanout(options: FanoutOptions = {}): Promise<FanoutSe
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + READY_TIMEOUT_MS;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${output}`);
+    if (child.exitCode !== null) {
+      if (output.includes("Address already in use")) throw new PortTaken(`wrangler dev could not bind its ports:\n${output}`);
+      throw new Error(`wrangler dev exited early:\n${output}`);
+    }
     try {
       const res = await fetch(`${url}/healthz`);
       if (res.ok) break;
