@@ -43,10 +43,10 @@ export interface SseEvent {
   data: any;
 }
 
-/** Reads an SSE response to its end (or until `stopAfter` events), parsing each event. */
+/** Reads an SSE response to its end (or until `stopAfter` events, or the first event `stopWhen` accepts), parsing each event. */
 export async function readSse(
   res: Response,
-  options: { stopAfter?: number; onEvent?: (e: SseEvent) => void; comments?: string[] } = {},
+  options: { stopAfter?: number; stopWhen?: (e: SseEvent) => boolean; onEvent?: (e: SseEvent) => void; comments?: string[] } = {},
 ): Promise<SseEvent[]> {
   if (!res.body) throw new Error("no body");
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -70,7 +70,7 @@ export async function readSse(
       const event = { id: Number(fields.get("id")), event: fields.get("event") as string, data: JSON.parse(fields.get("data") ?? "null") };
       events.push(event);
       options.onEvent?.(event);
-      if (options.stopAfter !== undefined && events.length >= options.stopAfter) {
+      if ((options.stopAfter !== undefined && events.length >= options.stopAfter) || options.stopWhen?.(event)) {
         await reader.cancel();
         return events;
       }
