@@ -11,3 +11,7 @@ declare module "*.xml?raw" {
   const text: string;
   export default text;
 }
+declare module "*.md?raw" {
+  const text: string;
+  export default text;
+}

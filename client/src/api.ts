@@ -540,6 +540,15 @@ export type StageStartedEvent = {
   total: number;
 };
 
+export type SubtaskCompletedEvent = {
+  job_id: string;
+  stage: string;
+  index: number;
+  success: boolean;
+  /** The child's result as `/results?stage=<stage>` lists it: its session, parent, depth, output, usage */
+  result?: unknown;
+};
+
 /** Offer the agent a `spawn_subtask` tool: a child sub-session with the same model and tools */
 export type Subtasks = {
   enabled?: boolean;
@@ -549,6 +558,18 @@ export type Subtasks = {
   /** The whole chain's time, from the item's first turn */
   timeout_secs?: number;
 } | null;
+
+export type SubtaskStartedEvent = {
+  job_id: string;
+  /** The children's stage: `<parent stage>.subtasks` */
+  stage: string;
+  /** The child's index in that stage */
+  index: number;
+  session_id: string;
+  parent_session_id: string;
+  /** 1 for a child of an item's own session */
+  depth: number;
+};
 
 export type TaskCompletedEvent = {
   job_id: string;

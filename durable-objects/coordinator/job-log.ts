@@ -7,6 +7,7 @@
 import { itemStages } from "./subtasks";
 import { ZERO, usageView, type Counters } from "./progress";
 import type { EventHub } from "./event-hub";
+import type { EventData, EventName } from "../../src/schemas/events";
 import type { CoordinatorStore } from "./store";
 
 export class JobLog {
@@ -25,12 +26,12 @@ export class JobLog {
     this.store.setMetaSoon("counters", this.counters);
   }
 
-  emit(name: string, data: unknown): void {
+  emit<K extends EventName>(name: K, data: EventData<K>): void {
     this.hub.publish(this.store.appendEvent(name, JSON.stringify(data)));
   }
 
   /** An event whose last field is a result already serialised (`resultJson`: the outbox has the same text). */
-  emitWithResult(name: string, fields: Record<string, unknown>, resultJson: string): void {
+  emitWithResult<K extends EventName>(name: K, fields: Omit<EventData<K>, "result">, resultJson: string): void {
     this.hub.publish(this.store.appendEvent(name, `${JSON.stringify(fields).slice(0, -1)},"result":${resultJson}}`));
   }
 

@@ -7,7 +7,7 @@
 import { renderLimits } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
 import { nextStep, type AttemptOutcome, type NextStep } from "../../src/engine/retry-policy";
-import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type SubtaskSpawn, type TaskClaim, type TaskRef, isSubtaskStage, parentStageOf, subtaskStage } from "../../src/engine/types";
+import { isTerminal, type Advance, type JobEnd, type JobError, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type SubtaskSpawn, type TaskClaim, type TaskRef, isSubtaskStage, parentStageOf, subtaskStage } from "../../src/engine/types";
 import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
@@ -117,7 +117,7 @@ export class JobRun {
       const index = this.store.stage(stage)?.total ?? 0;
       this.store.setStageTotal(stage, index + 1);
       this.store.makeReady(childSeed(task, spawn, index));
-      this.log.emit("SUBTASK_STARTED", { job_id: this.spec?.jobId, stage, index, session_id: spawn.sessionId, parent_session_id: spawn.parentSessionId, depth: spawn.depth });
+      this.log.emit("SUBTASK_STARTED", { job_id: (this.spec as JobSpec).jobId, stage, index, session_id: spawn.sessionId, parent_session_id: spawn.parentSessionId, depth: spawn.depth });
     });
     this.startStagesWithWork();
     this.mirror.schedule();
@@ -141,7 +141,7 @@ export class JobRun {
   #concurrencyLink(): ConcurrencyLink {
     return new ConcurrencyLink(this.env, this.store, (cap, reason) => {
       if (isTerminal(this.status)) return; // the limiter answered after the end: MAP_COMPLETED stays the last event
-      this.log.emit("CONCURRENCY_CHANGED", { job_id: this.spec?.jobId, effective_concurrency: cap, reason });
+      this.log.emit("CONCURRENCY_CHANGED", { job_id: (this.spec as JobSpec).jobId, effective_concurrency: cap, reason });
       this.mirror.schedule();
     }, {
       inFlight: () => this.busySlots.size,
@@ -181,7 +181,7 @@ export class JobRun {
       if (stage.status !== "pending") continue;
       if (!readied && !this.store.stageHasWork(stage.name)) continue;
       this.store.setStageStatus(stage.name, "running");
-      if (!this.op?.v1 && !isSubtaskStage(stage.name)) this.log.emit("STAGE_STARTED", { job_id: this.spec?.jobId, stage: stage.name, total: stage.total });
+      if (!this.op?.v1 && !isSubtaskStage(stage.name)) this.log.emit("STAGE_STARTED", { job_id: (this.spec as JobSpec).jobId, stage: stage.name, total: stage.total });
     }
   }
 
@@ -342,7 +342,7 @@ export class JobRun {
     if (this.finalized) return;
     this.finalized = true;
     this.store.transaction(() => {
-      const staged = this.op?.v1 ? {} : { output: this.store.getMeta("output") ?? null, error: this.store.getMeta("error") ?? null };
+      const staged = this.op?.v1 ? {} : { output: this.store.getMeta("output") ?? null, error: this.store.getMeta<JobError | null>("error") ?? null };
       const data = { job_id: spec.jobId, status: this.status, total: this.log.total(), ...this.log.summary(), ...staged };
       const completed: CompletedEvent = { completedAt: this.store.getMeta<string>("completed_at") ?? new Date().toISOString(), data, round: this.store.getMeta<number>("round") ?? 1 };
       this.store.setMeta("finalized", true);

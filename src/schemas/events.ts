@@ -33,9 +33,44 @@ export const EVENT_SCHEMAS = {
   JobPausedEvent: z.object({ job_id: z.string(), reason: z.string(), budget: BudgetSchema.nullable() }),
   JobResumedEvent: z.object({ job_id: z.string() }),
   JobRecoveringEvent: z.object({ job_id: z.string(), tasks: z.number().int() }),
+  SubtaskStartedEvent: z.object({
+    job_id: z.string(),
+    stage: z.string().openapi({ description: "The children's stage: `<parent stage>.subtasks`" }),
+    index: z.number().int().openapi({ description: "The child's index in that stage" }),
+    session_id: z.string(),
+    parent_session_id: z.string(),
+    depth: z.number().int().openapi({ description: "1 for a child of an item's own session" }),
+  }),
+  SubtaskCompletedEvent: z.object({
+    job_id: z.string(),
+    stage: z.string(),
+    index: z.number().int(),
+    success: z.boolean(),
+    result: z.unknown().openapi({ description: "The child's result as `/results?stage=<stage>` lists it: its session, parent, depth, output, usage" }),
+  }),
   ConcurrencyChangedEvent: z.object({
     job_id: z.string(),
     effective_concurrency: z.number().int().openapi({ description: "The calls the job may have in flight from now on" }),
     reason: z.enum(["throttled", "recovered", "shared"]).openapi({ description: "throttled: the provider pushed back; recovered: successes grew it, or a paced first round ended unthrottled; shared: the tenant's limit for the model, split among its jobs, or the paced first round on a model the tenant has not used for ten minutes" }),
   }),
 } as const;
+
+/** Each event's name on the stream, and the schema of its data. */
+export const EVENT_DATA = {
+  MAP_STARTED: EVENT_SCHEMAS.MapStartedEvent,
+  MAP_ITEM_COMPLETED: EVENT_SCHEMAS.MapItemCompletedEvent,
+  STAGE_STARTED: EVENT_SCHEMAS.StageStartedEvent,
+  TASK_COMPLETED: EVENT_SCHEMAS.TaskCompletedEvent,
+  STAGE_COMPLETED: EVENT_SCHEMAS.StageCompletedEvent,
+  SUBTASK_STARTED: EVENT_SCHEMAS.SubtaskStartedEvent,
+  SUBTASK_COMPLETED: EVENT_SCHEMAS.SubtaskCompletedEvent,
+  JOB_PAUSED: EVENT_SCHEMAS.JobPausedEvent,
+  JOB_RESUMED: EVENT_SCHEMAS.JobResumedEvent,
+  JOB_RECOVERING: EVENT_SCHEMAS.JobRecoveringEvent,
+  CONCURRENCY_CHANGED: EVENT_SCHEMAS.ConcurrencyChangedEvent,
+  MAP_COMPLETED: EVENT_SCHEMAS.MapCompletedEvent,
+} as const;
+
+export type EventName = keyof typeof EVENT_DATA;
+/** What the coordinator emits as an event's data (checked when it compiles). */
+export type EventData<K extends EventName> = z.input<(typeof EVENT_DATA)[K]>;
