@@ -4,7 +4,7 @@
  */
 import { createWriteStream, readFileSync } from "node:fs";
 import type { Fanout, JobHandle } from "./index.js";
-import { Progress } from "./progress.js";
+import { Progress, trackConcurrency, type ProgressState } from "./progress.js";
 import type { MapCompletedEvent, MapReduceOptions, ReduceOptions, TaskResult } from "./types.js";
 
 export type Flags = Record<string, string | boolean | undefined>;
@@ -111,7 +111,8 @@ export function runReduce(client: Fanout, values: Flags, inputs: unknown[] | Rec
 /** Follows a staged job to its end with a progress bar; prints its output; exit 1 unless it completed. */
 export async function followStaged(job: JobHandle<TaskResult>, values: Flags): Promise<number> {
   const progress = new Progress();
-  const state = { done: 0, failed: 0, total: 0 };
+  const state: ProgressState = { done: 0, failed: 0, total: 0 };
+  trackConcurrency(job, state, progress);
   let end: MapCompletedEvent | null = null;
   const totals = new Map<string, number>(); // each stage's size: planned, then as each stage starts
   const count = () => (state.total = [...totals.values()].reduce((a, b) => a + b, 0));

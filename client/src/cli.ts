@@ -13,7 +13,7 @@ import {
 } from "./cli-staged.js";
 import { estimatePipeline, runPipeline } from "./cli-pipeline.js";
 import { parseCsv } from "./csv.js";
-import { Progress } from "./progress.js";
+import { Progress, trackConcurrency, type ProgressState } from "./progress.js";
 
 const USAGE = `usage:
   fanout map --model M --template FILE [--schema FILE] --input FILE(.jsonl|.csv|.json) [--out FILE] [--concurrency N]
@@ -114,7 +114,8 @@ async function runMap(client: Fanout, values: Flags): Promise<number> {
   const job = client.map(mapOptions(values, inputs));
   const out = typeof values.out === "string" ? createWriteStream(values.out) : process.stdout;
   const progress = new Progress();
-  const state = { done: 0, failed: 0, total: inputs.length };
+  const state: ProgressState = { done: 0, failed: 0, total: inputs.length };
+  trackConcurrency(job, state, progress);
   let attempts = 0;
   let status = "completed";
   job.on({

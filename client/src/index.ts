@@ -184,7 +184,7 @@ export class JobHandle<R> implements AsyncIterable<R> {
     return (await this.#created).job_id;
   }
 
-  /** Adds event callbacks (MAP_STARTED, MAP_ITEM_COMPLETED or TASK_COMPLETED, STAGE_*, JOB_*, MAP_COMPLETED). */
+  /** Adds event callbacks (MAP_STARTED, MAP_ITEM_COMPLETED or TASK_COMPLETED, STAGE_*, SUBTASK_*, JOB_*, CONCURRENCY_CHANGED, MAP_COMPLETED); each adds to those given before. */
   on(handlers: EventHandlers<R>): this {
     for (const [name, handler] of Object.entries(handlers) as [keyof EventHandlers<R>, (d: unknown) => void][]) {
       const before = this.#handlers[name] as ((d: unknown) => void) | undefined;

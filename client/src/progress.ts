@@ -1,11 +1,16 @@
 /**
  * Progress on stderr: a redrawn bar when stderr is a terminal, plain periodic lines otherwise
- * (logs, CI), with done/total, failures, rate and ETA.
+ * (logs, CI), with done/total, failures, rate and ETA, and the calls at once when the provider's
+ * limit changed them (CONCURRENCY_CHANGED: a line at once, a throttle is news).
  */
+import type { EventHandlers } from "./types.js";
+
 export interface ProgressState {
   done: number;
   failed: number;
   total: number;
+  /** The job's last CONCURRENCY_CHANGED: the calls it may have in flight, and why (a provider's pushback shows). */
+  concurrency?: { calls: number; reason: string };
 }
 
 const PLAIN_EVERY_MS = 2_000;
@@ -19,7 +24,8 @@ function eta(state: ProgressState, elapsedMs: number): string {
 
 export function describe(state: ProgressState, elapsedMs: number): string {
   const rate = state.done / Math.max(elapsedMs / 1000, 0.001);
-  return `${state.done}/${state.total} done, ${state.failed} failed, ${rate.toFixed(1)}/s, ETA ${eta(state, elapsedMs)}`;
+  const calls = state.concurrency ? `, ${state.concurrency.calls} calls at once (${state.concurrency.reason})` : "";
+  return `${state.done}/${state.total} done, ${state.failed} failed, ${rate.toFixed(1)}/s, ETA ${eta(state, elapsedMs)}${calls}`;
 }
 
 export class Progress {
@@ -47,4 +53,14 @@ export class Progress {
   finish(): void {
     if (this.#tty) this.#out.write("\n");
   }
+}
+
+/** Follows a job's CONCURRENCY_CHANGED events into its progress, with a line at once. */
+export function trackConcurrency(job: { on(handlers: Pick<EventHandlers<unknown>, "CONCURRENCY_CHANGED">): unknown }, state: ProgressState, progress: Progress): void {
+  job.on({
+    CONCURRENCY_CHANGED: (e) => {
+      state.concurrency = { calls: e.effective_concurrency, reason: e.reason };
+      progress.update(state, true);
+    },
+  });
 }

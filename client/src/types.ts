@@ -34,6 +34,9 @@ export type StageCompletedEvent = Api.StageCompletedEvent;
 export type JobPausedEvent = Api.JobPausedEvent;
 export type JobResumedEvent = Api.JobResumedEvent;
 export type JobRecoveringEvent = Api.JobRecoveringEvent;
+export type ConcurrencyChangedEvent = Api.ConcurrencyChangedEvent;
+export type SubtaskStartedEvent = Api.SubtaskStartedEvent;
+export type SubtaskCompletedEvent = Api.SubtaskCompletedEvent;
 
 export interface EventHandlers<R> {
   MAP_STARTED?: (data: MapStartedEvent) => void;
@@ -44,6 +47,10 @@ export interface EventHandlers<R> {
   JOB_PAUSED?: (data: JobPausedEvent) => void;
   JOB_RESUMED?: (data: JobResumedEvent) => void;
   JOB_RECOVERING?: (data: JobRecoveringEvent) => void;
+  /** The provider pushed back (or successes grew the limit back): the calls the job may have in flight now. */
+  CONCURRENCY_CHANGED?: (data: ConcurrencyChangedEvent) => void;
+  SUBTASK_STARTED?: (data: SubtaskStartedEvent) => void;
+  SUBTASK_COMPLETED?: (data: SubtaskCompletedEvent) => void;
   MAP_COMPLETED?: (data: MapCompletedEvent) => void;
 }
 

@@ -39,6 +39,21 @@ describe("fanout CLI", () => {
     expect(run.stderr).not.toContain("\r");
   });
 
+  it("shows in its progress when the provider's 429s cut the calls at once", async () => {
+    const { dir, env } = await setup();
+    const tag = uniqueTag("cli-cap");
+    // Room for 2 at the provider; the job asks for 6 (not paced: at most 16).
+    const rows = Array.from({ length: 12 }, (_, i) => JSON.stringify({ title: `part ${i}`, d: `<<fake tag=${tag} id=${i} cap=2 ms=200>>` }));
+    writeFileSync(join(dir, "items.jsonl"), `${rows.join("\n")}\n`);
+    const run = await fanoutCli(
+      ["map", "--model", "openai/gpt-4o-mini", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.jsonl"), "--concurrency", "6", "--max-retries", "10"],
+      env,
+    );
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/^progress: \d+\/12 done, 0 failed, [\d.]+\/s, ETA \S+, [2-5] calls at once \(throttled\)$/m);
+    expect(run.stderr).toMatch(/^done: 12\/12 items, 12 succeeded/m);
+  });
+
   it("maps JSONL, writes to stdout, and exits 1 with a summary when items fail", async () => {
     const { dir, env } = await setup();
     const tag = uniqueTag("cli-jsonl");

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseCsv } from "../../client/src/csv.ts";
-import { describe as describeProgress, Progress } from "../../client/src/progress.ts";
+import { describe as describeProgress, Progress, trackConcurrency } from "../../client/src/progress.ts";
+import type { EventHandlers } from "../../client/src/types.ts";
 
 describe("CSV input", () => {
   it("reads quoted fields, doubled quotes, commas and newlines inside quotes, CRLF", () => {
@@ -21,6 +22,22 @@ describe("progress", () => {
   it("describes done/total, failures, rate and ETA", () => {
     expect(describeProgress({ done: 50, failed: 2, total: 200 }, 10_000)).toBe("50/200 done, 2 failed, 5.0/s, ETA 30s");
     expect(describeProgress({ done: 0, failed: 0, total: 10 }, 1_000)).toBe("0/10 done, 0 failed, 0.0/s, ETA ?");
+  });
+
+  it("shows the calls at once once the provider's limit changed them", () => {
+    const state = { done: 50, failed: 0, total: 200, concurrency: { calls: 8, reason: "throttled" } };
+    expect(describeProgress(state, 10_000)).toBe("50/200 done, 0 failed, 5.0/s, ETA 30s, 8 calls at once (throttled)");
+  });
+
+  it("writes a line at once when the job's calls at once change", () => {
+    const written: string[] = [];
+    const plain = new Progress({ isTTY: false, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream);
+    const state = { done: 0, failed: 0, total: 4 };
+    let handler: EventHandlers<unknown>["CONCURRENCY_CHANGED"];
+    trackConcurrency({ on: (h) => (handler = h.CONCURRENCY_CHANGED) }, state, plain);
+    plain.update(state, true);
+    handler?.({ job_id: "job_x", effective_concurrency: 3, reason: "throttled" }); // within 2 s of the last line: written all the same
+    expect(written).toEqual([expect.stringMatching(/^progress: 0\/4 done/), expect.stringMatching(/, 3 calls at once \(throttled\)\n$/)]);
   });
 
   it("redraws one line on a terminal and writes plain lines otherwise", () => {
