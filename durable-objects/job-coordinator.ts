@@ -158,7 +158,7 @@ export class JobCoordinator extends DurableObject<Env> {
   override async fetch(request: Request): Promise<Response> {
     const lastId = Number(request.headers.get("last-event-id") ?? "0");
     const after = Number.isInteger(lastId) && lastId > 0 ? lastId : 0;
-    return this.#run.hub.open(this.#run.store.eventsAfter(after), this.#run.finalized);
+    return this.#run.hub.open(this.#run.store.events.after(after), this.#run.finalized);
   }
 
   // ── RPC: workers ──────────────────────────────────────────────────────────────────────────

@@ -50,12 +50,12 @@ export class D1Mirror {
   async #flushOnce(): Promise<void> {
     if (this.#stopped) return;
     do {
-      const rows = this.#store.outbox(FLUSH_BATCH);
+      const rows = this.#store.outbox.next(FLUSH_BATCH);
       const { jobId, progress } = this.#progress();
       const drops = this.#store.getMeta<string[] | null>("d1_drop_stages") ?? [];
       await writeJobProgress(this.#db, jobId, progress, rows, drops);
-      this.#store.removeFromOutbox(rows);
+      this.#store.outbox.remove(rows);
       if (drops.length > 0) this.#store.setMeta("d1_drop_stages", null);
-    } while (this.#store.outboxSize() > 0);
+    } while (this.#store.outbox.size() > 0);
   }
 }

@@ -2,7 +2,7 @@
  * Server-Sent Events for one job: replay from the stored log, then live events to every open
  * stream, a keepalive comment so proxies do not cut idle streams, and close after MAP_COMPLETED.
  */
-import type { StoredEvent } from "./store";
+import type { StoredEvent } from "./event-store";
 
 export const DEFAULT_KEEPALIVE_MS = 15_000; // the contract asks for one at least every 20 s; proxies cut idle streams
 

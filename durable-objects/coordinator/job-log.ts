@@ -27,12 +27,12 @@ export class JobLog {
   }
 
   emit<K extends EventName>(name: K, data: EventData<K>): void {
-    this.hub.publish(this.store.appendEvent(name, JSON.stringify(data)));
+    this.hub.publish(this.store.events.append(name, JSON.stringify(data)));
   }
 
   /** An event whose last field is a result already serialised (`resultJson`: the outbox has the same text). */
   emitWithResult<K extends EventName>(name: K, fields: Omit<EventData<K>, "result">, resultJson: string): void {
-    this.hub.publish(this.store.appendEvent(name, `${JSON.stringify(fields).slice(0, -1)},"result":${resultJson}}`));
+    this.hub.publish(this.store.events.append(name, `${JSON.stringify(fields).slice(0, -1)},"result":${resultJson}}`));
   }
 
   /** The job's items over its stages (a fold's or a corpus's stages too; not agents' subtasks). */

@@ -7,7 +7,7 @@
 import { renderLimits } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
 import { nextStep, type AttemptOutcome, type NextStep } from "../../src/engine/retry-policy";
-import { isTerminal, type Advance, type JobEnd, type JobError, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type SubtaskSpawn, type TaskClaim, type TaskRef, isSubtaskStage, parentStageOf, subtaskStage } from "../../src/engine/types";
+import { isTerminal, type Advance, type JobEnd, type JobError, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef, isSubtaskStage, parentStageOf } from "../../src/engine/types";
 import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
@@ -20,7 +20,7 @@ import { BudgetKeeper, lostAfterMs } from "./budget";
 import { ConcurrencyLink } from "./concurrency";
 import { WorkerLink } from "./workers";
 import { D1Mirror } from "./d1-mirror";
-import { childSeed } from "./subtasks";
+import { startChild } from "./subtasks";
 import { progressOf, stagesView } from "./progress";
 import { JobLog } from "./job-log";
 import { Setups, claimOf, planReader, taskVars } from "./claims";
@@ -103,25 +103,13 @@ export class JobRun {
       if (step.delayMs > 0) await this.wakeAt(readyAt);
       return this.dispatchAndSettle(puller);
     }
-    if (step.step === "spawn") return this.#spawn(task, step.spawn, outcome.usage);
+    if (step.step === "spawn") {
+      startChild(this.store, this.log, spec.jobId, task, step.spawn, outcome.usage); // ./subtasks.ts
+      this.startStagesWithWork();
+      this.mirror.schedule();
+      return this.dispatchAndSettle();
+    }
     await this.afterChange(this.#recordAttempt(task, outcome, step), puller);
-  }
-
-  /** An agent asked for a child sub-session: it waits without a slot; the child is dispatched like any task. */
-  async #spawn(task: TaskRow, spawn: SubtaskSpawn, usage: { input_tokens: number; output_tokens: number }): Promise<void> {
-    const stage = subtaskStage(task.stage);
-    this.store.transaction(() => {
-      this.store.markChild(task, usage);
-      this.log.bump({ total_attempts: -1 }); // the parent's attempt goes on when it is dispatched again (its tokens count when it ends)
-      this.store.ensureStage(stage);
-      const index = this.store.stage(stage)?.total ?? 0;
-      this.store.setStageTotal(stage, index + 1);
-      this.store.makeReady(childSeed(task, spawn, index));
-      this.log.emit("SUBTASK_STARTED", { job_id: (this.spec as JobSpec).jobId, stage, index, session_id: spawn.sessionId, parent_session_id: spawn.parentSessionId, depth: spawn.depth });
-    });
-    this.startStagesWithWork();
-    this.mirror.schedule();
-    await this.dispatchAndSettle();
   }
 
   async begin(): Promise<void> {

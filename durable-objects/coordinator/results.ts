@@ -53,7 +53,7 @@ export function recordEnd(job: JobParts, task: TaskRow, end: TaskEnd, attemptUsa
     log.bump({ completed: 1, succeeded: success ? 1 : 0, failed: success ? 0 : 1, seq: 1, ...usage, ...cachedCounts(cached) });
     const stage = store.countStageDone(row.stage, success, usage);
     const json = JSON.stringify(result); // once, for the outbox and the event
-    store.addToOutbox(row.stage, result, log.counters.seq, json);
+    store.outbox.add(row.stage, result, log.counters.seq, json);
     if (op.v1) log.emitWithResult("MAP_ITEM_COMPLETED", { job_id: spec.jobId, completed: log.counters.completed, total: log.total(), success }, json);
     else log.emitWithResult("TASK_COMPLETED", { job_id: spec.jobId, stage: row.stage, index: row.idx, success }, json);
     if (stage.completed === stage.total) {
@@ -74,7 +74,7 @@ function recordChild(job: JobParts, task: TaskRow, child: ChildInput, end: TaskE
     log.bump({ seq: 1, ...usage });
     store.countStageDone(row.stage, end.success, usage);
     const json = JSON.stringify(result);
-    store.addToOutbox(row.stage, result, log.counters.seq, json);
+    store.outbox.add(row.stage, result, log.counters.seq, json);
     log.emitWithResult("SUBTASK_COMPLETED", { job_id: spec.jobId, stage: row.stage, index: row.idx, success: end.success }, json);
     store.resumeParent(child.parent.stage, child.parent.index);
   });

@@ -4,11 +4,10 @@
  *   meta(k, v)            spec, status, counters, budget, output, error (JSON values)
  *   tasks(stage, idx, …)  one row per task; state: blocked → pending → running → (waiting → pending)* → done
  *   stages(name, …)       each stage's status and counters, in plan order
- *   events(id, …)         the SSE event log, ids 1, 2, 3… per job
- *   outbox(stage, idx, …) finished results not yet copied to D1
+ *   events, outbox        the event log and the results not yet in D1 (./event-store.ts)
  */
 import type { StagePlan, StageStatus, TaskSeed, TaskView } from "../../src/engine/types";
-import type { OutboxRow } from "../../src/db/jobs";
+import { EventLogTable, Outbox } from "./event-store";
 import { migrate } from "./schema";
 
 export type TaskState = TaskView["state"];
@@ -52,7 +51,6 @@ export type StageRow = {
   output_tokens: number;
 };
 
-export type StoredEvent = { id: number; name: string; data: string };
 
 type Usage = { input_tokens: number; output_tokens: number };
 
@@ -71,6 +69,8 @@ export function taskView(row: TaskRow): TaskView {
 export class CoordinatorStore {
   readonly #sql: SqlStorage;
   readonly #storage: DurableObjectStorage;
+  readonly events: EventLogTable;
+  readonly outbox: Outbox;
   readonly #soon = new Map<string, unknown>(); // meta written at the end of this turn
   #sizes = 0; // bumped whenever a stage is added or its total changes
 
@@ -78,6 +78,8 @@ export class CoordinatorStore {
     this.#storage = storage;
     this.#sql = storage.sql;
     migrate(storage);
+    this.events = new EventLogTable(this.#sql);
+    this.outbox = new Outbox(this.#sql);
   }
 
   transaction<T>(fn: () => T): T {
@@ -366,7 +368,7 @@ export class CoordinatorStore {
       )
       .one();
     this.#sql.exec("DELETE FROM tasks WHERE stage = ?", stage);
-    this.#sql.exec("DELETE FROM outbox WHERE stage = ?", stage);
+    this.outbox.dropStage(stage);
     this.#sql.exec(
       "UPDATE stages SET status = 'pending', total = 0, completed = 0, succeeded = 0, failed = 0, input_tokens = 0, output_tokens = 0 WHERE name = ?",
       stage,
@@ -391,37 +393,5 @@ export class CoordinatorStore {
   /** Running tasks give their slots back (a pause or the end): their reports will be stale. */
   releaseRunning(): void {
     this.#sql.exec("UPDATE tasks SET state = 'pending', slot = NULL, token = NULL, reserved = 0 WHERE state = 'running'");
-  }
-
-  // ── events and outbox ───────────────────────────────────────────────────────────────────────
-
-  /** `data` is the event's JSON text. */
-  appendEvent(name: string, data: string): StoredEvent {
-    const { id } = this.#sql.exec<{ id: number }>("INSERT INTO events (name, data) VALUES (?, ?) RETURNING id", name, data).one();
-    return { id, name, data };
-  }
-
-  eventsAfter(id: number): StoredEvent[] {
-    return this.#sql.exec<StoredEvent>("SELECT id, name, data FROM events WHERE id > ? ORDER BY id", id).toArray();
-  }
-
-  /** `json`: the result's JSON text, when the caller has it already (its event carries the same text). */
-  addToOutbox(stage: string, result: { index: number; success: boolean }, seq: number, json = JSON.stringify(result)): void {
-    this.#sql.exec("INSERT OR REPLACE INTO outbox (stage, idx, seq, success, data) VALUES (?, ?, ?, ?, ?)", stage, result.index, seq, result.success ? 1 : 0, json);
-  }
-
-  outbox(limit: number): OutboxRow[] {
-    return this.#sql.exec<OutboxRow>("SELECT * FROM outbox ORDER BY seq LIMIT ?", limit).toArray();
-  }
-
-  /** The rows D1 now has. One statement: `seq` grows with every result, so a row written again since it was read has left the range. */
-  removeFromOutbox(rows: OutboxRow[]): void {
-    if (rows.length === 0) return;
-    const seqs = rows.map((r) => r.seq);
-    this.#sql.exec("DELETE FROM outbox WHERE seq BETWEEN ? AND ?", Math.min(...seqs), Math.max(...seqs));
-  }
-
-  outboxSize(): number {
-    return this.#sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n;
   }
 }

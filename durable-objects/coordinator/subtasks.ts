@@ -10,6 +10,8 @@
  */
 import { isSubtaskStage, subtaskStage, type SubtaskSpawn, type TaskResult, type TaskSeed } from "../../src/engine/types";
 import type { TaskFinish } from "../../src/engine/types";
+import type { JobLog } from "./job-log";
+import type { CoordinatorStore, TaskRow } from "./store";
 
 export interface ChildInput {
   parent: { stage: string; index: number };
@@ -23,6 +25,23 @@ export const childInput = (input: unknown): ChildInput | null =>
 export function childSeed(parent: { stage: string; idx: number }, spawn: SubtaskSpawn, index: number): TaskSeed {
   const input: ChildInput = { parent: { stage: parent.stage, index: parent.idx }, spawn };
   return { stage: subtaskStage(parent.stage), index, input, sessionId: spawn.sessionId, priority: 0 };
+}
+
+/**
+ * An agent asked for a child sub-session: its task waits without a slot, and the child is made
+ * ready, next in the subtasks stage (made on first use), to be dispatched like any task.
+ */
+export function startChild(store: CoordinatorStore, log: JobLog, jobId: string, parent: TaskRow, spawn: SubtaskSpawn, usage: { input_tokens: number; output_tokens: number }): void {
+  const stage = subtaskStage(parent.stage);
+  store.transaction(() => {
+    store.markChild(parent, usage);
+    log.bump({ total_attempts: -1 }); // the parent's attempt goes on when it is dispatched again (its tokens count when it ends)
+    store.ensureStage(stage);
+    const index = store.stage(stage)?.total ?? 0;
+    store.setStageTotal(stage, index + 1);
+    store.makeReady(childSeed(parent, spawn, index));
+    log.emit("SUBTASK_STARTED", { job_id: jobId, stage, index, session_id: spawn.sessionId, parent_session_id: spawn.parentSessionId, depth: spawn.depth });
+  });
 }
 
 /** A child's result row (under `?stage=<stage>.subtasks`): its session, its parent's, its depth. */

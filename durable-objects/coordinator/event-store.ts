@@ -1,0 +1,54 @@
+/**
+ * The two append-only tables of the coordinator's storage (schema: ./schema.ts), beside the task
+ * state of ./store.ts, on the same SQLite storage and so in the same transactions:
+ *
+ *   events(id, name, data)                   the SSE event log, ids 1, 2, 3… per job
+ *   outbox(stage, idx, seq, success, data)   finished results not yet copied to D1 (./d1-mirror.ts)
+ */
+import type { OutboxRow } from "../../src/db/jobs";
+
+export type StoredEvent = { id: number; name: string; data: string };
+
+export class EventLogTable {
+  constructor(private readonly sql: SqlStorage) {}
+
+  /** `data` is the event's JSON text. */
+  append(name: string, data: string): StoredEvent {
+    const { id } = this.sql.exec<{ id: number }>("INSERT INTO events (name, data) VALUES (?, ?) RETURNING id", name, data).one();
+    return { id, name, data };
+  }
+
+  after(id: number): StoredEvent[] {
+    return this.sql.exec<StoredEvent>("SELECT id, name, data FROM events WHERE id > ? ORDER BY id", id).toArray();
+  }
+}
+
+export class Outbox {
+  constructor(private readonly sql: SqlStorage) {}
+
+  /** `json`: the result's JSON text, when the caller has it already (its event carries the same text). */
+  add(stage: string, result: { index: number; success: boolean }, seq: number, json = JSON.stringify(result)): void {
+    this.sql.exec("INSERT OR REPLACE INTO outbox (stage, idx, seq, success, data) VALUES (?, ?, ?, ?, ?)", stage, result.index, seq, result.success ? 1 : 0, json);
+  }
+
+  /** The oldest rows first. */
+  next(limit: number): OutboxRow[] {
+    return this.sql.exec<OutboxRow>("SELECT * FROM outbox ORDER BY seq LIMIT ?", limit).toArray();
+  }
+
+  /** The rows D1 now has. One statement: `seq` grows with every result, so a row written again since it was read has left the range. */
+  remove(rows: OutboxRow[]): void {
+    if (rows.length === 0) return;
+    const seqs = rows.map((r) => r.seq);
+    this.sql.exec("DELETE FROM outbox WHERE seq BETWEEN ? AND ?", Math.min(...seqs), Math.max(...seqs));
+  }
+
+  size(): number {
+    return this.sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM outbox").one().n;
+  }
+
+  /** A stage planned anew: its results' rows go with its tasks. */
+  dropStage(stage: string): void {
+    this.sql.exec("DELETE FROM outbox WHERE stage = ?", stage);
+  }
+}
