@@ -45,7 +45,8 @@ async function firstBurstAfter(tag: string, since: number): Promise<number> {
   return after.filter((t) => t < (after[0] as number) + 200).length;
 }
 
-const limited = (e: SseEvent) => e.event === "CONCURRENCY_CHANGED" && e.data.effective_concurrency <= ROOM + 2;
+/** A cut to at most half the job's concurrency (on a loaded machine the first round may reach the provider spread out, and fewer calls are throttled). */
+const limited = (e: SseEvent) => e.event === "CONCURRENCY_CHANGED" && e.data.effective_concurrency <= CONCURRENCY / 2;
 
 describe("adaptive concurrency across a restart", () => {
   it("a job killed under a learned limit goes on under it, and loses nothing", async () => {
@@ -58,6 +59,7 @@ describe("adaptive concurrency across a restart", () => {
     // The first round of 16 meets room for 4: the cut comes with its throttled answers, long before any call ends.
     const seen = await readSse(await openEvents(server.url, key, jobId), { stopWhen: limited });
     expect(seen.at(-1)).toMatchObject({ event: "CONCURRENCY_CHANGED", data: { reason: "throttled" } });
+    const limit = seen.at(-1)?.data.effective_concurrency as number;
 
     const back = await restart();
     const done = await waitForJob(server.url, key, jobId, 90_000);
@@ -65,9 +67,9 @@ describe("adaptive concurrency across a restart", () => {
     expect(done.effective_concurrency).toBeLessThan(CONCURRENCY);
     const results = await allResults(server.url, key, jobId);
     expect(results.map((r) => r.index)).toEqual(Array.from({ length: N }, (_, i) => i));
-    // The calls under way at the kill run again, and the waiting retries go out, within the limit:
-    // forgotten, the job would send 16 at once.
-    expect(await firstBurstAfter(tag, back)).toBeLessThanOrEqual(ROOM + 4);
+    // The calls under way at the kill run again, and the waiting retries go out, within the limit
+    // (or a step or two above it, grown by successes before the kill): forgotten, the job would send 16 at once.
+    expect(await firstBurstAfter(tag, back)).toBeLessThanOrEqual(limit + 2);
     const stats = await fakeStats(tag);
     expect(stats.requests - stats.throttled).toBeGreaterThanOrEqual(N);
   }, 150_000);
