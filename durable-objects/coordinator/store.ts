@@ -17,6 +17,11 @@ const INSERT_CHUNK_CHARS = 512 * 1024;
 const INSERT_ROWS =
   "INSERT INTO tasks (stage, idx, input, state, priority, session_id) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 FROM json_each(?)";
 
+/** A new task's row, in the column order of INSERT_ROWS and `#insert`: `input` is its JSON text. */
+function taskColumns(seed: TaskSeed, input: string): [string, number, string, "blocked" | "pending", number, string | null] {
+  return [seed.stage, seed.index, input, seed.blocked ? "blocked" : "pending", seed.priority ?? 0, seed.sessionId ?? null];
+}
+
 export type TaskRow = {
   stage: string;
   idx: number;
@@ -50,7 +55,6 @@ export type StageRow = {
   input_tokens: number;
   output_tokens: number;
 };
-
 
 type Usage = { input_tokens: number; output_tokens: number };
 
@@ -183,7 +187,7 @@ export class CoordinatorStore {
     };
     for (const seed of seeds) {
       const input = JSON.stringify(seed.input ?? null);
-      const row = JSON.stringify([seed.stage, seed.index, input, seed.blocked ? "blocked" : "pending", seed.priority ?? 0, seed.sessionId ?? null]);
+      const row = JSON.stringify(taskColumns(seed, input));
       if (chars + row.length > INSERT_CHUNK_CHARS) flush();
       if (row.length > INSERT_CHUNK_CHARS) {
         this.#insert(seed, input, false);
@@ -199,7 +203,7 @@ export class CoordinatorStore {
   #insert(seed: TaskSeed, input: string, keepExisting: boolean): boolean {
     return this.#sql.exec(
       `INSERT INTO tasks (stage, idx, input, state, priority, session_id) VALUES (?, ?, ?, ?, ?, ?)${keepExisting ? " ON CONFLICT (stage, idx) DO NOTHING" : ""}`,
-      seed.stage, seed.index, input, seed.blocked ? "blocked" : "pending", seed.priority ?? 0, seed.sessionId ?? null,
+      ...taskColumns(seed, input),
     ).rowsWritten > 0;
   }
 
