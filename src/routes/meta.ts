@@ -3,7 +3,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { Hono } from "hono";
 import { renderDocsPage, type OpenApiDocument } from "./docs-page";
 import type { AppEnv } from "../app-env";
-import { EVENT_SCHEMAS } from "../schemas/events";
+import { EVENT_DATA, eventSchemaName, type EventName } from "../schemas/events";
 
 const API_INFO = {
   title: "Fanout API",
@@ -26,7 +26,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>) {
     scheme: "bearer",
     description: "The deployment's ADMIN_TOKEN.",
   });
-  for (const [name, schema] of Object.entries(EVENT_SCHEMAS)) app.openAPIRegistry.register(name, schema);
+  for (const [name, schema] of Object.entries(EVENT_DATA)) app.openAPIRegistry.register(eventSchemaName(name as EventName), schema);
   return app.getOpenAPI31Document({ openapi: "3.1.0", info: API_INFO });
 }
 

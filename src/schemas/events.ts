@@ -6,16 +6,17 @@ import { z } from "@hono/zod-openapi";
 import { UsageSchema } from "./map";
 import { BudgetSchema, JobErrorSchema, JobUsageSchema, JOB_STATUSES, TaskResultSchema } from "./jobs";
 
-export const EVENT_SCHEMAS = {
-  MapStartedEvent: z.object({
+/** Each event's name on the stream, and the schema of its data. */
+export const EVENT_DATA = {
+  MAP_STARTED: z.object({
     job_id: z.string(),
     total: z.number().int(),
     model: z.string(),
     type: z.string().optional(),
     stages: z.array(z.object({ name: z.string(), total: z.number().int() })).optional().openapi({ description: "Staged jobs: each stage's size as planned (0 where it is known only later)" }),
   }),
-  MapItemCompletedEvent: z.object({ job_id: z.string(), completed: z.number().int(), total: z.number().int(), success: z.boolean(), result: z.unknown() }),
-  MapCompletedEvent: z.object({
+  MAP_ITEM_COMPLETED: z.object({ job_id: z.string(), completed: z.number().int(), total: z.number().int(), success: z.boolean(), result: z.unknown() }),
+  MAP_COMPLETED: z.object({
     job_id: z.string(),
     status: z.enum(JOB_STATUSES),
     total: z.number().int(),
@@ -27,13 +28,13 @@ export const EVENT_SCHEMAS = {
     output: z.unknown().optional().openapi({ description: "Staged jobs: the job's final value" }),
     error: JobErrorSchema.nullable().optional().openapi({ description: "Staged jobs: the failure context" }),
   }),
-  StageStartedEvent: z.object({ job_id: z.string(), stage: z.string(), total: z.number().int() }),
-  StageCompletedEvent: z.object({ job_id: z.string(), stage: z.string(), succeeded: z.number().int(), failed: z.number().int(), usage: UsageSchema }),
-  TaskCompletedEvent: z.object({ job_id: z.string(), stage: z.string(), index: z.number().int(), success: z.boolean(), result: TaskResultSchema }),
-  JobPausedEvent: z.object({ job_id: z.string(), reason: z.string(), budget: BudgetSchema.nullable() }),
-  JobResumedEvent: z.object({ job_id: z.string() }),
-  JobRecoveringEvent: z.object({ job_id: z.string(), tasks: z.number().int() }),
-  SubtaskStartedEvent: z.object({
+  STAGE_STARTED: z.object({ job_id: z.string(), stage: z.string(), total: z.number().int() }),
+  STAGE_COMPLETED: z.object({ job_id: z.string(), stage: z.string(), succeeded: z.number().int(), failed: z.number().int(), usage: UsageSchema }),
+  TASK_COMPLETED: z.object({ job_id: z.string(), stage: z.string(), index: z.number().int(), success: z.boolean(), result: TaskResultSchema }),
+  JOB_PAUSED: z.object({ job_id: z.string(), reason: z.string(), budget: BudgetSchema.nullable() }),
+  JOB_RESUMED: z.object({ job_id: z.string() }),
+  JOB_RECOVERING: z.object({ job_id: z.string(), tasks: z.number().int() }),
+  SUBTASK_STARTED: z.object({
     job_id: z.string(),
     stage: z.string().openapi({ description: "The children's stage: `<parent stage>.subtasks`" }),
     index: z.number().int().openapi({ description: "The child's index in that stage" }),
@@ -41,36 +42,25 @@ export const EVENT_SCHEMAS = {
     parent_session_id: z.string(),
     depth: z.number().int().openapi({ description: "1 for a child of an item's own session" }),
   }),
-  SubtaskCompletedEvent: z.object({
+  SUBTASK_COMPLETED: z.object({
     job_id: z.string(),
     stage: z.string(),
     index: z.number().int(),
     success: z.boolean(),
     result: z.unknown().openapi({ description: "The child's result as `/results?stage=<stage>` lists it: its session, parent, depth, output, usage" }),
   }),
-  ConcurrencyChangedEvent: z.object({
+  CONCURRENCY_CHANGED: z.object({
     job_id: z.string(),
     effective_concurrency: z.number().int().openapi({ description: "The calls the job may have in flight from now on" }),
     reason: z.enum(["throttled", "recovered", "shared"]).openapi({ description: "throttled: the provider pushed back; recovered: successes grew it, or a paced first round ended unthrottled; shared: the tenant's limit for the model, split among its jobs, or the paced first round on a model the tenant has not used for ten minutes" }),
   }),
 } as const;
 
-/** Each event's name on the stream, and the schema of its data. */
-export const EVENT_DATA = {
-  MAP_STARTED: EVENT_SCHEMAS.MapStartedEvent,
-  MAP_ITEM_COMPLETED: EVENT_SCHEMAS.MapItemCompletedEvent,
-  STAGE_STARTED: EVENT_SCHEMAS.StageStartedEvent,
-  TASK_COMPLETED: EVENT_SCHEMAS.TaskCompletedEvent,
-  STAGE_COMPLETED: EVENT_SCHEMAS.StageCompletedEvent,
-  SUBTASK_STARTED: EVENT_SCHEMAS.SubtaskStartedEvent,
-  SUBTASK_COMPLETED: EVENT_SCHEMAS.SubtaskCompletedEvent,
-  JOB_PAUSED: EVENT_SCHEMAS.JobPausedEvent,
-  JOB_RESUMED: EVENT_SCHEMAS.JobResumedEvent,
-  JOB_RECOVERING: EVENT_SCHEMAS.JobRecoveringEvent,
-  CONCURRENCY_CHANGED: EVENT_SCHEMAS.ConcurrencyChangedEvent,
-  MAP_COMPLETED: EVENT_SCHEMAS.MapCompletedEvent,
-} as const;
-
 export type EventName = keyof typeof EVENT_DATA;
 /** What the coordinator emits as an event's data (checked when it compiles). */
 export type EventData<K extends EventName> = z.input<(typeof EVENT_DATA)[K]>;
+
+/** An event's schema name in the OpenAPI document's components (and the client's types): MAP_ITEM_COMPLETED is MapItemCompletedEvent. */
+export function eventSchemaName(name: EventName): string {
+  return `${name.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _sep: string, c: string) => c.toUpperCase())}Event`;
+}
