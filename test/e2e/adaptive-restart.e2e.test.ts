@@ -15,6 +15,8 @@ const ROOM = 4;
 const N = 40;
 
 let server: FanoutServer | undefined;
+/** The running server's URL (a restart keeps its port). */
+const url = () => (server as FanoutServer).url;
 const vars = () => ({ OPENAI_BASE_URL: `${fakeUrl()}/v1`, OPENAI_API_KEY: "sk-env-openai-key" });
 
 afterAll(async () => {
@@ -75,17 +77,17 @@ describe("adaptive concurrency across a restart", () => {
   }, 150_000);
 
   it("the tenant's next job, after another restart, starts at the limit its limiter kept", async () => {
-    const { key } = await newTenant(server?.url as string);
+    const { key } = await newTenant(url());
     // Learn the room on a first job, then kill the server: the limiter's memory is gone, its storage is not.
-    const first = await call(server?.url as string, "POST", "/v1/map", { token: key, body: body(uniqueTag("cap-learn")) });
-    await waitForJob(server?.url as string, key, first.body.job_id, 90_000);
+    const first = await call(url(), "POST", "/v1/map", { token: key, body: body(uniqueTag("cap-learn")) });
+    await waitForJob(url(), key, first.body.job_id, 90_000);
     const back = await restart();
 
     const tag = uniqueTag("cap-after");
-    const created = await call(server?.url as string, "POST", "/v1/map", { token: key, body: body(tag) });
-    const done = await waitForJob(server?.url as string, key, created.body.job_id, 90_000);
+    const created = await call(url(), "POST", "/v1/map", { token: key, body: body(tag) });
+    const done = await waitForJob(url(), key, created.body.job_id, 90_000);
     expect(done).toMatchObject({ status: "completed", succeeded: N, failed: 0 });
-    const changes = (await readSse(await openEvents(server?.url as string, key, created.body.job_id))).filter((e) => e.event === "CONCURRENCY_CHANGED");
+    const changes = (await readSse(await openEvents(url(), key, created.body.job_id))).filter((e) => e.event === "CONCURRENCY_CHANGED");
     expect(changes[0]?.data).toMatchObject({ reason: "shared" });
     expect(changes[0]?.data.effective_concurrency).toBeLessThanOrEqual(ROOM + 4);
     expect(await firstBurstAfter(tag, back)).toBeLessThanOrEqual(ROOM + 4);
