@@ -1,11 +1,12 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { startModelTarpit } from "./test/integration/model-tarpit";
 
 export default defineConfig({
   plugins: [
     cloudflareTest(async () => ({
       wrangler: { configPath: "./wrangler.toml" },
-      miniflare: { d1Databases: ["MIGRATION_DB"], bindings: { ENVIRONMENT: "development", ALLOW_HTTP_WEBHOOKS: "false", ALLOW_PRIVATE_DESTINATIONS: "false", DESTINATION_ALLOWLIST: "127.0.0.1:1", WEBHOOK_RETRY_SCHEDULE_SECS: "3600", TEST_MIGRATIONS: await readD1Migrations("./migrations"), MAX_REQUEST_BYTES: "65536", MAX_ITEM_BYTES: "1000", MAX_ITEMS_PER_JOB: "5", MAX_ACTIVE_JOBS_PER_TENANT: "2" } },
+      miniflare: { d1Databases: ["MIGRATION_DB"], bindings: { ENVIRONMENT: "development", ALLOW_HTTP_WEBHOOKS: "false", ALLOW_PRIVATE_DESTINATIONS: "false", DESTINATION_ALLOWLIST: "127.0.0.1:1", WEBHOOK_RETRY_SCHEDULE_SECS: "3600", TEST_MIGRATIONS: await readD1Migrations("./migrations"), MAX_REQUEST_BYTES: "65536", MAX_ITEM_BYTES: "1000", MAX_ITEMS_PER_JOB: "5", MAX_ACTIVE_JOBS_PER_TENANT: "2", OPENAI_COMPATIBLE_BASE_URL: await startModelTarpit() } },
     })),
   ],
   test: {

@@ -8,7 +8,7 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import type { JobCoordinator } from "../../durable-objects/job-coordinator";
 import type { MapJobSpec } from "../../src/operators/map/plan";
-import { tenantWithKey } from "../integration/helpers";
+import { startJob } from "../integration/coordinator/drive";
 
 function spec(jobId: string, tenantId: string, maxRetries: number): MapJobSpec {
   return {
@@ -32,19 +32,12 @@ async function loseRunningDispatches(stub: DurableObjectStub<JobCoordinator>): P
 
 describe("lost attempts", () => {
   it("count as attempts and end the item with internal after max_retries", async () => {
-    const jobId = `job_lost${Date.now()}`;
-    const { tenantId } = await tenantWithKey();
-    const now = new Date();
-    await env.DB.prepare(
-      "INSERT INTO jobs (id, tenant_id, type, status, model, total, request_hash, created_ms, created_at) VALUES (?, ?, 'map', 'queued', 'openai-compatible/m', 1, 'h', ?, ?)",
-    ).bind(jobId, tenantId, now.getTime(), now.toISOString()).run();
-    const stub = env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(jobId)) as DurableObjectStub<JobCoordinator>;
-    await stub.start(spec(jobId, tenantId, 1), ["poison"]);
-    await runDurableObjectAlarm(stub); // begins the job and dispatches attempt 1
+    const { stub, jobId } = await startJob((id, tenantId) => spec(id, tenantId, 1), ["poison"]);
+    expect(await runDurableObjectAlarm(stub)).toBe(true); // begins the job and dispatches attempt 1
     expect((await loseRunningDispatches(stub))[0]).toMatchObject({ state: "running", attempts: 1 });
-    await runDurableObjectAlarm(stub); // the sweep: attempt 1 lost, attempt 2 dispatched
+    expect(await runDurableObjectAlarm(stub)).toBe(true); // the sweep: attempt 1 lost, attempt 2 dispatched
     expect((await loseRunningDispatches(stub))[0]).toMatchObject({ state: "running", attempts: 2 });
-    await runDurableObjectAlarm(stub); // attempt 2 lost: 1 + max_retries reached
+    expect(await runDurableObjectAlarm(stub)).toBe(true); // attempt 2 lost: 1 + max_retries reached
     const result = await runInDurableObject(stub, (_instance, state) => {
       const item = state.storage.sql.exec<Row>("SELECT idx, state, attempts FROM tasks").one();
       const events = state.storage.sql.exec<{ name: string; data: string }>("SELECT name, data FROM events ORDER BY id").toArray();

@@ -3,7 +3,7 @@
  * reservations that do not fit, a failed final flush, and recover/resume in every state.
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { MapJobSpec } from "../../../src/operators/map/plan";
 import type { ReduceJobSpec } from "../../../src/operators/reduce/plan";
 import type { AgentJobSpec } from "../../../src/operators/agentic-map/plan";
@@ -19,6 +19,25 @@ const mapSpec = (over: Partial<MapJobSpec> = {}) => (jobId: string, tenantId: st
 const reduceSpec = (jobId: string, tenantId: string): ReduceJobSpec => ({
   ...base(jobId, tenantId), type: "reduce", inner: call({ promptTemplate: "{{ item }}" }),
   reduction: call({ promptTemplate: "{{ accumulator }} {{ current_result }}" }), initialValue: "init", total: 2,
+});
+
+describe("the drive: only the test's reports count", () => {
+  it("holds a started job's first alarm for the test's tick: the runtime does not begin the job by itself", async () => {
+    const { stub } = await startJob(mapSpec(), ["a"]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await meta(stub, "status")).toBe("queued");
+    expect((await tick(stub)).map((r) => r.state)).toEqual(["running"]);
+  });
+
+  it("leaves the job's own workers waiting on the model, so none of them reports before the takeover", async () => {
+    // Their endpoint never answers (model-tarpit.ts). With one that fails at once, both items
+    // ended with the config error in ~50 ms, racing every takeover below.
+    const { stub } = await startJob(mapSpec(), ["a", "b"]);
+    await runDurableObjectAlarm(stub);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect((await tasks(stub)).map((r) => [r.state, r.attempts])).toEqual([["running", 1], ["running", 1]]);
+    expect((await events(stub)).map((e) => e.name)).toEqual(["MAP_STARTED"]);
+  });
 });
 
 describe("coordinator: reports", () => {
@@ -252,8 +271,9 @@ describe("coordinator: the final flush", () => {
     expect((await events(stub)).map((e) => e.name)).toEqual(["MAP_STARTED", "MAP_ITEM_COMPLETED"]);
     const spec = await meta<MapJobSpec>(stub, "spec");
     await insertJobRow(jobId, spec?.tenantId ?? "", "map");
+    // The retry is due in a second: the runtime may be running it already, and then there is none to run.
     await runDurableObjectAlarm(stub);
-    expect((await events(stub)).map((e) => e.name)).toEqual(["MAP_STARTED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]);
+    await vi.waitFor(async () => expect((await events(stub)).map((e) => e.name)).toEqual(["MAP_STARTED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]));
     const row = await env.DB.prepare("SELECT status, completed FROM jobs WHERE id = ?").bind(jobId).first();
     expect(row).toMatchObject({ status: "completed", completed: 1 });
   });

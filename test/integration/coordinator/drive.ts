@@ -2,7 +2,8 @@
  * Driving a JobCoordinator at the Durable Object level: jobs are started through its RPC, its
  * alarm is run by hand, and the tests play the workers. Right after each dispatch the tokens of
  * running tasks are replaced with known ones, so the real workers' claims and reports are stale
- * and only the test's reports count.
+ * and only the test's reports count. The real workers' model endpoint never answers
+ * (model-tarpit.ts), so none of them reports before the takeover however loaded the machine.
  */
 import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import type { JobCoordinator } from "../../../durable-objects/job-coordinator";
@@ -30,8 +31,25 @@ export async function startJob(build: (jobId: string, tenantId: string) => JobSp
   const spec = build(jobId, tenantId);
   if (withRow) await insertJobRow(jobId, tenantId, spec.type);
   const stub = env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(jobId)) as Stub;
-  await stub.start(spec, inputs);
+  await startHeld(stub, spec, inputs);
   return { stub, jobId };
+}
+
+/** Longer than any test: the start's alarm is the test's to run (`tick`), never the runtime's. */
+const HELD_MS = 60_000;
+
+/**
+ * Starts a job with the alarm that begins it held back, so `tick` runs it. The runtime would run
+ * it by itself at once: under load its run could be under way when `runDurableObjectAlarm` looks,
+ * which then finds no alarm and returns at once, and the takeover came before the dispatch.
+ */
+export async function startHeld(stub: Stub, spec: JobSpec, inputs: unknown[]): Promise<void> {
+  await runInDurableObject(stub, (instance: JobCoordinator, state) =>
+    state.blockConcurrencyWhile(async () => {
+      await instance.start(spec, inputs);
+      await state.storage.setAlarm(Date.now() + HELD_MS);
+    }),
+  );
 }
 
 export async function insertJobRow(jobId: string, tenantId: string, type: string): Promise<void> {
@@ -43,7 +61,7 @@ export async function insertJobRow(jobId: string, tenantId: string, type: string
 
 /** Runs the alarm (start, sweep, dispatch), then takes over every running task. */
 export async function tick(stub: Stub): Promise<TaskRow[]> {
-  await runDurableObjectAlarm(stub);
+  if (!(await runDurableObjectAlarm(stub))) throw new Error("tick: no alarm was set, so nothing ran");
   return takeOver(stub);
 }
 

@@ -8,12 +8,21 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { MapWorker } from "../../../durable-objects/map-worker";
-import type { TaskRef } from "../../../src/engine/types";
+import type { PulledTask, StageSetup, TaskClaim, TaskRef } from "../../../src/engine/types";
 import { callWorker } from "../../../src/objects";
 import { base, call, startJob, tasks, tick } from "./drive";
 
 type Coordinator = ReturnType<typeof env.JOB_COORDINATOR.get>;
 type Hooks = { claim?: () => void; report?: () => Promise<void> | void; answered?: () => void };
+
+/**
+ * The stage's setup with no model endpoint: the test's worker's attempt fails at once, a real
+ * outcome with no network. (The job's endpoint never answers, so the real workers the job
+ * dispatched to before the takeover never report: test/integration/model-tarpit.ts.)
+ */
+function withoutEndpoint(setup: StageSetup): StageSetup {
+  return { ...setup, endpoint: { apiKey: null, baseUrl: null, policy: false } };
+}
 
 /** Puts `forwarding(hooks)` in the worker's env. */
 function forward(worker: MapWorker, hooks: Hooks): void {
@@ -26,17 +35,24 @@ function forwarding(hooks: Hooks): Env {
   const get = (id: DurableObjectId) => {
     const stub: Coordinator = real.get(id);
     return {
-      claim: (...args: Parameters<Coordinator["claim"]>) => (hooks.claim?.(), stub.claim(...args)),
+      claim: async (...args: Parameters<Coordinator["claim"]>) => {
+        hooks.claim?.();
+        const claim = (await stub.claim(...args)) as TaskClaim | null;
+        if (claim?.setup) claim.setup = withoutEndpoint(claim.setup);
+        return claim;
+      },
       work: (stage: string) => stub.work(stage),
       report: async (...args: Parameters<Coordinator["report"]>) => {
         await hooks.report?.();
-        const answer = await stub.report(...args);
+        const answer = (await stub.report(...args)) as PulledTask | null;
         hooks.answered?.(); // throwing here: the report landed, its answer is lost
+        if (answer?.setup) answer.setup = withoutEndpoint(answer.setup);
         return answer;
       },
     };
   };
-  return { ...env, JOB_COORDINATOR: { idFromName: (name: string) => real.idFromName(name), get } } as unknown as Env;
+  // Without the job's endpoint here too, for a stage whose work is fetched without a setup.
+  return { ...env, OPENAI_COMPATIBLE_BASE_URL: undefined, JOB_COORDINATOR: { idFromName: (name: string) => real.idFromName(name), get } } as unknown as Env;
 }
 
 /** A map job of `items` at concurrency 1 whose first task the test dispatches to a worker of its own (token `test-items-0`). */
@@ -53,7 +69,7 @@ const states = async (job: { stub: Parameters<typeof tasks>[0] }) => (await task
 
 describe("call worker", () => {
   it("reports its stored outcome again after a failed report, without running the attempt again", async () => {
-    // The attempt fails at once (the model has no endpoint): a real outcome, no network.
+    // The attempt fails at once (its setup has no endpoint): a real outcome, no network.
     const { job, worker } = await jobWithTaskInWorker(["x"], "retry");
     const calls = { claim: 0, report: 0 };
     await runInDurableObject(worker, async (instance) => {
