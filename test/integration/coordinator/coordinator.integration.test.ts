@@ -273,7 +273,7 @@ describe("coordinator: the final flush", () => {
     await insertJobRow(jobId, spec?.tenantId ?? "", "map");
     // The retry is due in a second: the runtime may be running it already, and then there is none to run.
     await runDurableObjectAlarm(stub);
-    await vi.waitFor(async () => expect((await events(stub)).map((e) => e.name)).toEqual(["MAP_STARTED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]));
+    await vi.waitFor(async () => expect((await events(stub)).map((e) => e.name)).toEqual(["MAP_STARTED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]), { timeout: 5_000 });
     const row = await env.DB.prepare("SELECT status, completed FROM jobs WHERE id = ?").bind(jobId).first();
     expect(row).toMatchObject({ status: "completed", completed: 1 });
   });

@@ -65,7 +65,7 @@ describe("worker pool: jobs and their workers", () => {
     };
     const first = await start(3);
     const second = await start(2);
-    await vi.waitFor(async () => expect(await meta(second.stub, "status")).toBe("paused"));
+    await vi.waitFor(async () => expect(await meta(second.stub, "status")).toBe("paused"), { timeout: 5_000 });
     expect(await meta(first.stub, "workers")).toEqual({ start: 0, count: 3 });
     expect(await meta(second.stub, "workers")).toEqual({ start: 3, count: 2 });
     expect(await first.stub.cancel()).toBe(true);
