@@ -42,8 +42,9 @@ const HELD_MS = 60_000;
  * Starts a job with the alarm that begins it held back, so `tick` runs it. The runtime would run
  * it by itself at once: under load its run could be under way when `runDurableObjectAlarm` looks,
  * which then finds no alarm and returns at once, and the takeover came before the dispatch.
+ * Until that tick the coordinator believes its alarm is due now, so it sets no other.
  */
-export async function startHeld(stub: Stub, spec: JobSpec, inputs: unknown[]): Promise<void> {
+async function startHeld(stub: Stub, spec: JobSpec, inputs: unknown[]): Promise<void> {
   await runInDurableObject(stub, (instance: JobCoordinator, state) =>
     state.blockConcurrencyWhile(async () => {
       await instance.start(spec, inputs);
