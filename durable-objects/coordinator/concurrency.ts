@@ -12,9 +12,11 @@ import { RAMP_MS } from "../../src/engine/aimd";
 import type { AttemptOutcome } from "../../src/engine/retry-policy";
 import type { JobSpecBase as JobSpec } from "../../src/engine/types";
 import { providerLimiter } from "../../src/objects";
+import type { EventData } from "../../src/schemas/events";
 import type { CoordinatorStore } from "./store";
 
-export type ConcurrencyReason = "throttled" | "recovered" | "shared";
+/** Why the job's calls in flight changed: the reasons the CONCURRENCY_CHANGED schema lists. */
+export type ConcurrencyReason = EventData<"CONCURRENCY_CHANGED">["reason"];
 
 /** What the link needs of its job: the calls it has in flight, and a dispatch when room opens outside a report. */
 export interface ConcurrencyJob {
