@@ -26,6 +26,9 @@ import { JobLog } from "./job-log";
 import { Setups, claimOf, planReader, taskVars } from "./claims";
 import { attemptEnd, recordEnd, type TaskEnd } from "./results";
 
+/** Lost attempts after which a task is quarantined: a poison item may restart the runtime at most twice. */
+export const LOST_ATTEMPTS_MAX = 2;
+
 export const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm alone: Queue delays are whole seconds
 
@@ -263,15 +266,21 @@ export class JobRun {
     this.mirror.schedule();
   }
 
-  /** A dispatch that will never report: it counts as an attempt; the last allowed one fails the task (`internal`). */
+  /**
+   * A dispatch that will never report: it counts as an attempt (charged when it was dispatched);
+   * the last allowed one fails the task (`internal`). A task lost LOST_ATTEMPTS_MAX times is
+   * quarantined whatever its max_retries: its attempts may be what takes the runtime down, and
+   * every runtime in the deployment shares that fate with it.
+   */
   async lost(row: TaskRow, why: string): Promise<void> {
     const spec = this.spec as JobSpec;
     if (row.slot !== null) this.busySlots.delete(row.slot);
-    if (row.attempts < 1 + spec.maxRetries) {
+    const losses = row.losses + 1;
+    if (row.attempts < 1 + spec.maxRetries && losses < LOST_ATTEMPTS_MAX) {
       this.store.markLost(row);
       return;
     }
-    const error = `The attempt was lost ${row.attempts} times (${why}); the task is not retried again.`;
+    const error = `The attempt was lost ${losses} time${losses === 1 ? "" : "s"} (${why}); the task is not retried again.`;
     if (row.session_id) this.#stopSession(row.session_id);
     const outcome: AttemptOutcome = { kind: "crash", error, usage: { input_tokens: 0, output_tokens: 0 } };
     await this.afterChange(this.#recordAttempt(row, outcome, { step: "fail", error, errorKind: "internal" }));

@@ -6,6 +6,8 @@
  *   1  items(idx, …), events, outbox(idx, …)              — v1: one stage of independent items
  *   2  tasks(stage, idx, …), stages, outbox(stage, idx, …) — plans of stages; v1 items become
  *      the stage `items`, and a v1 spec is rewritten in the staged form
+ *   3  tasks.losses — attempts lost with no report, so a task that takes its runtime down is
+ *      quarantined after two (job-run.ts `lost`), whatever its max_retries
  */
 type Step = (sql: SqlStorage) => void;
 
@@ -61,6 +63,7 @@ const STEPS: Step[] = [
       ALTER TABLE outbox2 RENAME TO outbox;`);
     upgradeV1Spec(sql);
   },
+  (sql) => sql.exec("ALTER TABLE tasks ADD COLUMN losses INTEGER NOT NULL DEFAULT 0"),
 ];
 
 type Row = Record<string, unknown>;

@@ -42,6 +42,8 @@ export type TaskRow = {
   output: string | null;
   error: string | null;
   error_kind: string | null;
+  /** Attempts lost with no report (the worker or the whole runtime died): see LOST_ATTEMPTS_MAX. */
+  losses: number;
 };
 
 export type StageRow = {
@@ -285,7 +287,7 @@ export class CoordinatorStore {
   /** A dispatch that never produced a report: back to pending. The lost attempt still counts. */
   markLost(row: TaskRow): void {
     this.#sql.exec(
-      "UPDATE tasks SET state = 'pending', slot = NULL, token = NULL, reserved = 0 WHERE stage = ? AND idx = ? AND state = 'running'",
+      "UPDATE tasks SET state = 'pending', slot = NULL, token = NULL, reserved = 0, losses = losses + 1 WHERE stage = ? AND idx = ? AND state = 'running'",
       row.stage, row.idx,
     );
   }

@@ -13,6 +13,8 @@
  * Deployments tune them with TEMPLATE_MAX_RANGE, TEMPLATE_MAX_STEPS, TEMPLATE_MAX_DEPTH and
  * TEMPLATE_MAX_OUTPUT_CHARS (see config.ts).
  */
+import type { Cost } from "./costs";
+
 export interface RenderLimits {
   maxRange: number;
   maxSteps: number;
@@ -30,6 +32,9 @@ export const DEFAULT_RENDER_LIMITS: RenderLimits = {
 const TOUCHED_FACTOR = 20;
 // One loop iteration costs about as much as five evaluated nodes (two scopes and the `loop` map).
 export const LOOP_ITERATION_STEPS = 5; // values produced over a render may add up to 20× the output cap
+
+/** Element comparisons (~30–50 ns each) per step of the render budget (~1.5 µs: one evaluated node). */
+export const COMPARISONS_PER_STEP = 16;
 
 export class TemplateLimitError extends Error {
   constructor(message: string) {
@@ -89,6 +94,21 @@ export class RenderBudget {
     if (this.#steps > this.limits.maxSteps) {
       throw new TemplateLimitError(`${what} is over the limit of ${this.limits.maxSteps} steps of work`);
     }
+  }
+
+  /**
+   * Charges a call's declared cost (./costs) before it runs: its longest string and list against
+   * their caps, its allocation against what the render may still produce, its work as steps.
+   */
+  charge(what: string, cost: Cost): void {
+    if (cost.chars !== undefined) this.expect(cost.chars, what);
+    if (cost.list !== undefined && cost.list > this.limits.maxRange) {
+      throw new TemplateLimitError(`${what} would produce a list of ${cost.list} elements; at most ${this.limits.maxRange}`);
+    }
+    const alloc = cost.alloc ?? (cost.chars ?? 0) + (cost.list ?? 0);
+    const cap = this.limits.maxOutputChars * TOUCHED_FACTOR;
+    if (this.#touched + alloc > cap) throw new TemplateLimitError(`${what} would allocate ${alloc} characters and elements; the render may produce ${cap} in all`);
+    if (cost.work) this.work(Math.ceil(cost.work / COMPARISONS_PER_STEP), what);
   }
 
   /** Refuses an operation whose result would be over the string cap, before it allocates anything. */

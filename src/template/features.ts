@@ -4,29 +4,17 @@
  * other is refused at submission — 400 `unsupported_template_feature` naming it — by walking
  * the parsed template, never discovered item by item at run time.
  */
-import { EXTRA_FILTERS } from "./filters";
-import { ARG_TESTS, testOfFilter } from "./arg-tests";
+import { FILTER_COSTS, TEST_COSTS } from "./costs";
+import { testOfFilter } from "./arg-tests";
 
-/** The renderer's own filters (checked against its source: an unknown one fails every render). */
-const RUNTIME_FILTERS = [
-  "abs", "bool", "capitalize", "default", "first", "float", "indent", "int", "items", "join", "last", "length", "list",
-  "lower", "map", "rejectattr", "replace", "reverse", "safe", "selectattr", "sort", "string", "title", "tojson", "trim",
-  "unique", "upper", "dictsort",
-];
-
-/** Filters Fanout renders on runtime values (Python's semantics): ./percent-format, ./aggregates, ./more-filters. */
-const RUNTIME_VALUE_FILTERS = [
-  "format", "sum", "min", "max", "batch", "slice", "urlencode", "filesizeformat", "count", "d",
-  "select", "reject", "groupby", "wordwrap", "striptags", "xmlattr", "pprint",
-];
-
-export const SUPPORTED_FILTERS: ReadonlySet<string> = new Set([...RUNTIME_FILTERS, ...RUNTIME_VALUE_FILTERS, ...EXTRA_FILTERS.keys()]);
+/**
+ * The filters and tests a template may use: exactly those with a declared cost (./costs). A filter
+ * the renderer has but the cost model does not know is refused like an unknown one.
+ */
+export const SUPPORTED_FILTERS: ReadonlySet<string> = new Set(Object.keys(FILTER_COSTS));
 
 /** Tests (`x is odd`, and those with an argument, `x is divisibleby 3`, rewritten into calls by ./arg-tests). */
-export const SUPPORTED_TESTS: ReadonlySet<string> = new Set([
-  "boolean", "callable", "odd", "even", "false", "true", "none", "string", "number", "integer", "float", "iterable", "mapping",
-  "sequence", "lower", "upper", "defined", "undefined", ...ARG_TESTS.keys(),
-]);
+export const SUPPORTED_TESTS: ReadonlySet<string> = new Set(Object.keys(TEST_COSTS));
 
 interface Node {
   type: string;

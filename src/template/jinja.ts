@@ -7,6 +7,7 @@
 import { Environment, Interpreter, parse, tokenize } from "@huggingface/jinja";
 import { InputError } from "../lib/errors";
 import { boundedRange, DEFAULT_RENDER_LIMITS, RenderBudget, type RenderLimits } from "./budget";
+import { FILTER_COSTS, FUNCTION_COSTS, METHOD_COSTS, TEST_COSTS, type Declaration } from "./costs";
 import { EXTRA_FILTERS, PyFloat } from "./filters";
 import { pyStr } from "./python-str";
 import { templateReads } from "./references";
@@ -117,36 +118,31 @@ class PythonJinjaInterpreter extends Interpreter {
 }
 const proto = PythonJinjaInterpreter.prototype as unknown as InterpreterInternals;
 const base = Interpreter.prototype as unknown as InterpreterInternals;
-const WIDTH_FILTERS = new Set(["center", "indent", "tojson"]); // a numeric argument is a width they allocate
 const SCRATCH = "__fanout_call_target";
 const LOOKUPS = new Set(["Identifier", "MemberExpression"]);
 
-/** The length `s.replace(old, new)` would have, found without building it. */
-function replacedLength(s: string, oldValue: string, newValue: string): number {
-  if (oldValue === "") return s.length + (s.length + 1) * newValue.length;
-  let count = 0;
-  for (let at = s.indexOf(oldValue); at !== -1; at = s.indexOf(oldValue, at + oldValue.length)) count++;
-  return s.length + count * (newValue.length - oldValue.length);
+/**
+ * Charges the declared cost (./costs) of the call `name` in `table` before it runs. A name with no
+ * declaration is never run: submission refuses the filters and tests it does not know (./features),
+ * so reaching here without one is a renderer defect, reported as such.
+ */
+function chargeCall(budget: RenderBudget, table: Readonly<Record<string, Declaration>>, kind: string, name: string, operand: RuntimeValue, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>): void {
+  const declared = Object.hasOwn(table, name) ? table[name] : undefined;
+  if (!declared) throw new Error(`the ${kind} '${name}' has no cost declaration`);
+  budget.charge(kind === "test" ? `the test '${name}'` : `${name}()`, declared({ operand: operand as more.Value, args: args as more.Value[], kwargs: kwargs as Map<string, more.Value>, cap: budget.limits.maxOutputChars }));
 }
 
-function checkReplace(budget: RenderBudget, target: RuntimeValue, args: RuntimeValue[]): void {
-  const [oldValue, newValue] = args;
-  if (target.type === "StringValue" && oldValue?.type === "StringValue" && newValue?.type === "StringValue") {
-    budget.expect(replacedLength(target.value as string, oldValue.value as string, newValue.value as string), "replace()");
+/** Binds evaluated values to fresh names in `scope`, so the interpreter can be handed nodes that only look them up. */
+function bound(scope: Environment, prefix: string, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>): unknown[] {
+  const nodes: unknown[] = args.map((a, i) => {
+    scope.setVariable(`${prefix}${i}`, a);
+    return { type: "Identifier", value: `${prefix}${i}` };
+  });
+  for (const [key, v] of kwargs) {
+    scope.setVariable(`${prefix}kw_${key}`, v);
+    nodes.push({ type: "KeywordArgumentExpression", key: { type: "Identifier", value: key }, value: { type: "Identifier", value: `${prefix}kw_${key}` } });
   }
-}
-
-/** wordwrap: at most one line per character, each followed by the wrapstring. */
-function checkWordwrap(budget: RenderBudget, operand: RuntimeValue, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>): void {
-  const wrap = args[2] ?? kwargs.get("wrapstring");
-  const wrapLength = wrap && wrap.type !== "NullValue" ? pyStr(wrap).length : 1;
-  budget.expect(pyStr(operand).length * (1 + wrapLength), "wordwrap()");
-}
-
-function checkWidths(budget: RenderBudget, name: string, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>): void {
-  for (const value of [...args, ...kwargs.values()]) {
-    if (typeof value.value === "number") budget.expect(value.value, `${name}()`);
-  }
+  return nodes;
 }
 
 proto.evaluate = function (this: InterpreterInternals, node, env) {
@@ -182,25 +178,32 @@ proto.evaluateFor = function (this: InterpreterInternals, node, env) {
   return base.evaluateFor.call(this, { ...node, iterable: select ? { ...node.iterable, lhs: bound } : bound }, scope);
 };
 
+/** A method (`s.split(',')`) or a global function (`range(n)`): its cost charged before the call, its operands evaluated once. */
 proto.evaluateCallExpression = function (this: InterpreterInternals, expr, env) {
   const callee = expr.callee;
-  if (callee.type !== "MemberExpression" || callee.computed || callee.property?.value !== "replace") {
-    return base.evaluateCallExpression.call(this, expr, env);
-  }
-  // `s.replace(old, new)`: size the result before it is built. The target is evaluated once.
-  const target = this.evaluate(callee.object, env);
-  checkReplace(this.budget, target, this.evaluateArguments(expr.args, env)[0]);
+  const method = callee.type === "MemberExpression" && !callee.computed && typeof callee.property?.value === "string";
+  const functionName = callee.type === "Identifier" ? (callee as { value?: string }).value : undefined;
+  if (!method && !(functionName && Object.hasOwn(FUNCTION_COSTS, functionName))) return base.evaluateCallExpression.call(this, expr, env);
   const scope = new Environment(env);
+  const target = method ? this.evaluate(callee.object, env) : toRuntime(null);
+  const [args, kwargs] = this.evaluateArguments(expr.args, env);
+  const name = method ? String(callee.property?.value) : (functionName as string);
+  const table = method ? METHOD_COSTS : FUNCTION_COSTS;
+  // A dict's own value called as a method (a user's data is never a function) is left to the interpreter's error.
+  if (!method || Object.hasOwn(METHOD_COSTS, name)) chargeCall(this.budget, table, method ? "method" : "function", name, target, args, kwargs);
   scope.setVariable(SCRATCH, target);
-  const rebound: CallNode = { ...expr, callee: { ...callee, object: { type: "Identifier", value: SCRATCH } } };
+  const rebound: CallNode = { ...expr, args: bound(scope, "__fanout_arg", args, kwargs), callee: method ? { ...callee, object: { type: "Identifier", value: SCRATCH } } : callee };
   return base.evaluateCallExpression.call(this, rebound, scope);
 };
 
 proto.evaluateTestExpression = function (this: InterpreterInternals, node, env) {
+  const operand = this.evaluate(node.operand, env);
+  chargeCall(this.budget, TEST_COSTS, "test", node.test.value, operand, [], new Map());
   const test = PY_TESTS.get(node.test.value);
-  if (!test) return base.evaluateTestExpression.call(this, node, env);
-  const result = test(this.evaluate(node.operand, env));
-  return toRuntime(node.negate ? !result : result);
+  if (test) return toRuntime(node.negate ? !test(operand) : test(operand));
+  const scope = new Environment(env);
+  scope.setVariable(SCRATCH, operand);
+  return base.evaluateTestExpression.call(this, { ...node, operand: { type: "Identifier", value: SCRATCH } }, scope);
 };
 
 /** The list filters' view of the renderer: value constructors, tests and filters by name. */
@@ -210,19 +213,11 @@ function listRuntime(self: InterpreterInternals, env: Environment): lists.Runtim
     tupleOf,
     plain: (value) => toRuntime(value) as more.Value,
     undefinedValue: () => env.lookupVariable("__fanout_undefined") as more.Value,
-    charge: (comparisons, what) => self.budget.work(Math.ceil(comparisons / lists.COMPARISONS_PER_STEP), what),
     builtinTest: (name) => (PY_TESTS.get(name) ?? env.tests.get(name)) as ((v: more.Value) => boolean) | undefined,
     filter: (value, name, args, kwargs) => {
       // `value | name(args)`: the evaluated arguments are bound in a scope of their own and passed by name.
       const scope = new Environment(env);
-      const argNodes: unknown[] = args.map((a, i) => {
-        scope.setVariable(`__fanout_arg${i}`, a as RuntimeValue);
-        return { type: "Identifier", value: `__fanout_arg${i}` };
-      });
-      for (const [key, v] of kwargs) {
-        scope.setVariable(`__fanout_kw_${key}`, v as RuntimeValue);
-        argNodes.push({ type: "KeywordArgumentExpression", key: { type: "Identifier", value: key }, value: { type: "Identifier", value: `__fanout_kw_${key}` } });
-      }
+      const argNodes = bound(scope, "__fanout_arg", args as RuntimeValue[], kwargs as Map<string, RuntimeValue>);
       // Without arguments, a plain name: the renderer treats `x | upper` and `x | upper()` differently.
       const node: FilterNode = argNodes.length === 0 ? { type: "Identifier", value: name } : { type: "CallExpression", callee: { type: "Identifier", value: name }, args: argNodes };
       return self.applyFilter(value as RuntimeValue, node, scope) as more.Value;
@@ -238,7 +233,6 @@ function pythonFilter(self: InterpreterInternals, name: string, operand: Runtime
   const asTest = testOfFilter(name);
   if (asTest) {
     if (!a[0]) throw new Error(`the test '${asTest.test}' needs an argument`);
-    self.budget.work(Math.ceil(lists.sizeOf(a[0]) / lists.COMPARISONS_PER_STEP), `the test '${asTest.test}'`);
     const result = (ARG_TESTS.get(asTest.test) as (x: more.Value, y: more.Value) => boolean)(v, a[0]);
     return toRuntime(asTest.negate ? !result : result);
   }
@@ -289,26 +283,30 @@ function pythonFilter(self: InterpreterInternals, name: string, operand: Runtime
 
 proto.applyFilter = function (this: InterpreterInternals, operand, filter, env) {
   const name = filterName(filter);
+  if (name === undefined) return base.applyFilter.call(this, operand, filter, env);
   const [args, kwargs] = filter.type === "CallExpression" ? this.evaluateArguments(filter.args ?? [], env) : [[], new Map()];
-  if (name && WIDTH_FILTERS.has(name)) checkWidths(this.budget, name, args, kwargs);
-  if (name === "replace") checkReplace(this.budget, operand, args);
-  if (name === "wordwrap") checkWordwrap(this.budget, operand, args, kwargs);
-  const python = name ? pythonFilter(this, name, operand, args, kwargs, env) : null;
+  const asTest = testOfFilter(name);
+  if (asTest) chargeCall(this.budget, TEST_COSTS, "test", asTest.test, operand, args, kwargs);
+  else chargeCall(this.budget, FILTER_COSTS, "filter", name, operand, args, kwargs);
+  // The interpreter's own filters evaluate their arguments again: hand them the values, not the expressions.
+  const scope = new Environment(env);
+  const call: FilterNode = filter.type === "CallExpression" ? { ...filter, args: bound(scope, "__fanout_farg", args, kwargs) } : filter;
+  const python = pythonFilter(this, name, operand, args, kwargs, env);
   if (python) return python;
   if (name === "format") return toRuntime(percentFormat(pyStr(operand), args, kwargs));
   if (name === "batch") return more.batch(operand, args, kwargs, arrayOf) as RuntimeValue;
   if (name === "slice") return more.slice(operand, args, kwargs, arrayOf) as RuntimeValue;
   if (name === "urlencode") return toRuntime(more.urlencode(operand));
   if (name === "filesizeformat") return toRuntime(more.filesizeformat(operand, args, kwargs));
-  if (name === "count" || name === "d") return base.applyFilter.call(this, operand, renamed(filter, name === "count" ? "length" : "default"), env);
+  if (name === "count" || name === "d") return base.applyFilter.call(this, operand, renamed(call, name === "count" ? "length" : "default"), scope);
   if (name === "sum" || name === "min" || name === "max") {
     const result = aggregate(name, operand, args, kwargs);
     if (result.type === "UndefinedValue") return env.lookupVariable("__fanout_undefined"); // min/max of nothing
     if (result.type === "FloatValue") return toRuntime(new PyFloat(result.value as number));
     return result.type === "IntegerValue" && name === "sum" ? toRuntime(result.value) : (result as unknown as RuntimeValue);
   }
-  const extra = name ? EXTRA_FILTERS.get(name) : undefined;
-  if (!extra) return base.applyFilter.call(this, operand, filter, env);
+  const extra = EXTRA_FILTERS.get(name);
+  if (!extra) return base.applyFilter.call(this, operand, call, scope);
   const plainKwargs = new Map([...kwargs.entries()].map(([k, v]) => [k, toPlain(v)]));
   return toRuntime(extra(toPlain(operand), args.map(toPlain), plainKwargs));
 };

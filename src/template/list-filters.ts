@@ -2,7 +2,8 @@
  * Jinja2's list and dict filters with Python's semantics (jinja2/filters.py 3.1), on runtime
  * values: `select`/`reject` and `selectattr`/`rejectattr` with any test and its argument,
  * `groupby` (sorted, case-insensitive by default, `(grouper, list)` tuples), `unique`, `map` (an
- * attribute, or a filter by name with its arguments), and `dictsort`/`items` as tuples.
+ * attribute, or a filter by name with its arguments), and `dictsort`/`items` as tuples. Their
+ * costs are declared in ./costs and charged by the renderer before they run.
  */
 import { ARG_TESTS } from "./arg-tests";
 import { pyCompare, pyEquals } from "./py-compare";
@@ -15,14 +16,9 @@ export interface Runtime {
   undefinedValue(): Value;
   /** The renderer's own test of that name (odd, string, defined, …), if any. */
   builtinTest(name: string): ((operand: Value) => boolean) | undefined;
-  /** Charges work done inside one filter: `comparisons` element operations (see COMPARISONS_PER_STEP). */
-  charge(comparisons: number, what: string): void;
   /** Applies the filter of that name, as `value | name(args, kwargs)` would. */
   filter(value: Value, name: string, args: Value[], kwargs: Map<string, Value>): Value;
 }
-
-/** Element comparisons (~30–50 ns each) per step of the render budget (~1.5 µs: one evaluated node). */
-export const COMPARISONS_PER_STEP = 16;
 
 
 /** Python's list() of a value: a string's characters, a dict's keys, a sequence's elements. */
@@ -42,6 +38,7 @@ function items(operand: Value, filter: string): Value[] {
 /** Jinja2's attribute getter: dotted parts, digits index lists; a missing one is undefined (or `fallback`). */
 function attribute(rt: Runtime, value: Value, path: Value | undefined, fallback?: Value): Value {
   if (path === undefined) return value;
+  if (path.type !== "StringValue" && path.type !== "IntegerValue") throw new Error(`an attribute must be a string or an integer, not ${path.type}`);
   const parts = path.type === "IntegerValue" ? [String(path.value)] : String(path.value).split(".");
   let current: Value | undefined = value;
   for (const part of parts) {
@@ -80,7 +77,6 @@ export function sizeOf(v: Value | undefined): number {
 export function select(rt: Runtime, operand: Value, args: Value[], keep: boolean): Value {
   const [name, ...rest] = args;
   const values = items(operand, keep ? "select" : "reject");
-  rt.charge(values.length * sizeOf(rest[0]), keep ? "select()" : "reject()");
   return rt.arrayOf(values.filter((v) => passes(rt, v, name, rest) === keep));
 }
 
@@ -89,7 +85,6 @@ export function selectAttr(rt: Runtime, operand: Value, args: Value[], keep: boo
   const [path, name, ...rest] = args;
   if (!path) throw new Error(`${keep ? "selectattr" : "rejectattr"}: an attribute is required`);
   const values = items(operand, "selectattr");
-  rt.charge(values.length * sizeOf(rest[0]), keep ? "selectattr()" : "rejectattr()");
   return rt.arrayOf(values.filter((v) => passes(rt, attribute(rt, v, path), name, rest) === keep));
 }
 
@@ -98,7 +93,6 @@ const folded = (v: Value, caseSensitive: boolean): Value =>
 
 /** A stable sort by `key`, Python's ordering (a TypeError for values it cannot order). */
 function sortedBy(rt: Runtime, values: Value[], key: (v: Value) => Value, reverse = false): Value[] {
-  rt.charge(values.length * Math.ceil(Math.log2(values.length + 1)), "sorting");
   const keyed = values.map((v, i) => ({ v, k: key(v), i }));
   keyed.sort((a, b) => (reverse ? pyCompare(b.k, a.k) : pyCompare(a.k, b.k)) || a.i - b.i);
   return keyed.map((e) => e.v);
@@ -165,7 +159,6 @@ function hashKey(v: Value): string {
 export function map(rt: Runtime, operand: Value, args: Value[], kwargs: Kwargs): Value {
   const values = items(operand, "map");
   const path = kwargs.get("attribute");
-  rt.charge(values.length, "map()");
   if (path) return rt.arrayOf(values.map((v) => attribute(rt, v, path, kwargs.get("default"))));
   const [name, ...rest] = args;
   if (!name || name.type !== "StringValue") throw new Error("map: a filter name or attribute= is required");

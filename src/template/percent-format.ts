@@ -8,7 +8,7 @@ import { pyRepr, pyStr } from "./python-str";
 
 import type { Value } from "./runtime-value";
 
-const SPEC = /%(?:\(([^)]*)\))?([#0\- +]*)(\d+)?(?:\.(\d+))?([a-zA-Z%])/g;
+export const SPEC = /%(?:\(([^)]*)\))?([#0\- +]*)(\d+)?(?:\.(\d+))?([a-zA-Z%])/g;
 
 function numberOf(v: Value, conversion: string): number {
   if (v.type === "IntegerValue" || v.type === "FloatValue") return v.value as number;

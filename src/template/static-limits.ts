@@ -1,9 +1,13 @@
 /**
  * What can be seen before any item is rendered: a `range()` whose arguments are constants
  * (`range(10**7)`), and loops over constant ranges nested so deep that their iterations
- * multiply past the step budget. Such a template would fail every item, so submission refuses it.
+ * multiply past the step budget, and a filter whose constant arguments alone put its declared cost
+ * (./costs) past the budget, whatever it is applied to (`slice(10**8)`, `center(10**9)`). Such a
+ * template would fail every item, so submission refuses it.
  */
-import { LOOP_ITERATION_STEPS, type RenderLimits } from "./budget";
+import { LOOP_ITERATION_STEPS, RenderBudget, TemplateLimitError, type RenderLimits } from "./budget";
+import { FILTER_COSTS } from "./costs";
+import type { Value } from "./runtime-value";
 
 interface Node {
   type: string;
@@ -75,10 +79,57 @@ function walk(node: unknown, visit: (n: Node, loops: number) => void, loops: num
   }
 }
 
+function constantArgument(node: unknown): Value | null {
+  if (isNode(node) && node.type === "StringLiteral" && typeof node.value === "string") return { type: "StringValue", value: node.value, toString: () => node.value as string };
+  if (isNode(node) && node.type === "Identifier" && typeof node.value === "string" && /^(true|false|True|False)$/.test(node.value)) {
+    const truth = /^[tT]/.test(node.value);
+    return { type: "BooleanValue", value: truth, toString: () => String(truth) };
+  }
+  const n = constantValue(node);
+  if (n === null) return null;
+  return { type: Number.isInteger(n) ? "IntegerValue" : "FloatValue", value: n, toString: () => String(n) };
+}
+
+const EMPTY_OPERANDS: Value[] = [
+  { type: "StringValue", value: "", toString: () => "" },
+  { type: "ArrayValue", value: [], toString: () => "[]" },
+];
+
+/** Why `name(args)` is over the budget even on an empty string or list, when its arguments are constants; else null. */
+function constantFilterProblem(filter: unknown, limits: RenderLimits): string | null {
+  if (!isNode(filter) || filter.type !== "CallExpression" || !isNode(filter.callee) || filter.callee.type !== "Identifier") return null;
+  const name = String(filter.callee.value);
+  const declared = Object.hasOwn(FILTER_COSTS, name) ? FILTER_COSTS[name] : undefined;
+  const nodes = Array.isArray(filter.args) ? filter.args : [];
+  const args: Value[] = [];
+  const kwargs = new Map<string, Value>();
+  for (const node of nodes) {
+    const keyword = isNode(node) && node.type === "KeywordArgumentExpression" && isNode(node.key) ? String(node.key.value) : null;
+    const value = constantArgument(keyword === null ? node : (node as Node).value);
+    if (value === null) return null;
+    if (keyword === null) args.push(value);
+    else kwargs.set(keyword, value);
+  }
+  if (!declared) return null;
+  let problem: string | null = null;
+  for (const operand of EMPTY_OPERANDS) {
+    try {
+      new RenderBudget(limits).charge(`${name}()`, declared({ operand, args, kwargs, cap: limits.maxOutputChars }));
+      return null; // fits for this operand
+    } catch (err) {
+      if (!(err instanceof TemplateLimitError)) return null;
+      problem = err.message;
+    }
+  }
+  return problem;
+}
+
 /** Why this template would break a render limit whatever the item, or null. */
 export function staticLimitProblem(program: { body: unknown[] }, limits: RenderLimits): string | null {
   let problem: string | null = null;
   walk(program.body, (node, loops) => {
+    if (problem) return;
+    if (node.type === "FilterExpression" || node.type === "FilterStatement") problem = constantFilterProblem(node.filter, limits);
     if (problem) return;
     if (node.type === "CallExpression") {
       const length = constantRangeLength(node);

@@ -51,4 +51,18 @@ describe("lost attempts", () => {
     const row = await env.DB.prepare("SELECT status, failed, total_attempts FROM jobs WHERE id = ?").bind(jobId).first();
     expect(row).toMatchObject({ status: "completed", failed: 1, total_attempts: 2 });
   });
+
+  it("quarantine an item after two losses whatever its max_retries: a poison item restarts the runtime at most twice", async () => {
+    const { stub } = await startJob((id, tenantId) => spec(id, tenantId, 5), ["poison"]);
+    expect(await runDurableObjectAlarm(stub)).toBe(true); // attempt 1 dispatched
+    await loseRunningDispatches(stub);
+    expect(await runDurableObjectAlarm(stub)).toBe(true); // attempt 1 lost, attempt 2 dispatched
+    expect((await loseRunningDispatches(stub))[0]).toMatchObject({ state: "running", attempts: 2 });
+    expect(await runDurableObjectAlarm(stub)).toBe(true); // attempt 2 lost: quarantined, though 4 retries are left
+    const task = await runInDurableObject(stub, (_instance, state) =>
+      state.storage.sql.exec<{ state: string; attempts: number; losses: number; error_kind: string; error: string }>("SELECT state, attempts, losses, error_kind, error FROM tasks").one(),
+    );
+    expect(task).toMatchObject({ state: "done", attempts: 2, error_kind: "internal" });
+    expect(task.error).toMatch(/lost 2 times/);
+  });
 });
