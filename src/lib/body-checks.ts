@@ -2,13 +2,15 @@
  * Checks on request bodies that run before any route parses them:
  * - a body of a POST/PUT/PATCH must be JSON (`Content-Type: application/json`), else 415
  *   `unsupported_media_type` (POST /v1/pipelines also takes `application/xml`);
- * - its JSON may nest at most MAX_JSON_DEPTH levels (400), found by an iterative scan, so nothing
- *   after it (canonical JSON, schema walking, template values) can overflow the stack.
+ * - its JSON may nest at most MAX_JSON_DEPTH levels and hold at most MAX_JSON_MEMBERS members in
+ *   one array or object (400), found by an iterative scan before any parse, so nothing after it
+ *   (canonical JSON, schema walking, template values) can overflow the stack, and no parse or
+ *   validation spends seconds on millions of members only to refuse them.
  * Hono caches the body read here; the route's own parse reuses it.
  */
 import { createMiddleware } from "hono/factory";
 import { ApiError, unsupportedMediaType } from "./errors";
-import { jsonDepth, MAX_JSON_DEPTH } from "./json-depth";
+import { jsonShape, MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from "./json-depth";
 import type { AppEnv } from "../app-env";
 
 const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
@@ -27,10 +29,15 @@ export const refuseDeepJson = createMiddleware<AppEnv>(async (c, next) => {
     if (c.req.method === "POST" && c.req.path === "/v1/pipelines" && isXml(c.req.header("content-type"))) return next(); // the XML reader bounds its own depth
     throw unsupportedMediaType();
   }
-  const depth = jsonDepth(text);
+  const { depth, widest } = jsonShape(text);
   if (depth > MAX_JSON_DEPTH) {
-    throw new ApiError(400, "invalid_request", `The JSON body nests ${depth} levels deep; at most ${MAX_JSON_DEPTH}.`, {
+    throw new ApiError(400, "invalid_request", `The JSON body nests more than ${MAX_JSON_DEPTH} levels deep.`, {
       details: [{ path: "(body)", message: `nested deeper than ${MAX_JSON_DEPTH} levels` }],
+    });
+  }
+  if (widest > MAX_JSON_MEMBERS) {
+    throw new ApiError(400, "invalid_request", `An array or object in the JSON body holds more than ${MAX_JSON_MEMBERS} members.`, {
+      details: [{ path: "(body)", message: `more than ${MAX_JSON_MEMBERS} members in one array or object (items: at most the deployment's MAX_ITEMS_PER_JOB)` }],
     });
   }
   return next();

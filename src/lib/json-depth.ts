@@ -1,5 +1,5 @@
 /**
- * Nesting depth of JSON text, found by one iterative scan (no recursion, so no input can
+ * Nesting depth and widest container of JSON text, found by one iterative scan (no recursion, so no input can
  * overflow the stack here). Used on request bodies before they are parsed and on model outputs
  * before they are validated: everything after that (canonical JSON, schema walking, template
  * values) recurses, and is safe once depth is bounded.
@@ -20,4 +20,58 @@ export function jsonDepth(text: string): number {
     else if (ch === 125 || ch === 93) depth--;
   }
   return deepest;
+}
+
+/**
+ * Members a body's array or object may hold: above MAX_ITEMS_PER_JOB's greatest setting, and
+ * above what fits an item's 256 KB. Checked before the parse, so a 10-million-element array or
+ * a 2-million-key object is refused in one linear scan instead of parsed and validated (seconds).
+ */
+export const MAX_JSON_MEMBERS = 100_000;
+
+export interface JsonShape {
+  depth: number;
+  /** The most members of one array or object. */
+  widest: number;
+}
+
+/** Depth and widest container of JSON text; stops early once either is over its bound. */
+export function jsonShape(text: string, maxDepth = MAX_JSON_DEPTH, maxMembers = MAX_JSON_MEMBERS): JsonShape {
+  const members: number[] = []; // per open container: separators seen, +1 once it holds a value
+  let deepest = 0;
+  let widest = 0;
+  let inString = false;
+  let filled = false; // the innermost open container holds at least one value
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 92) i++;
+      else if (ch === 34) inString = false;
+      continue;
+    }
+    if (ch === 32 || ch === 10 || ch === 13 || ch === 9) continue;
+    if (ch === 123 || ch === 91) {
+      members.push(0);
+      filled = false;
+      deepest = Math.max(deepest, members.length);
+      if (deepest > maxDepth) break;
+      continue;
+    }
+    if (ch === 125 || ch === 93) {
+      const count = (members.pop() ?? 0) + (filled ? 1 : 0);
+      widest = Math.max(widest, count);
+      filled = true; // the closed container is a value of its parent
+      continue;
+    }
+    if (ch === 44 && members.length > 0) {
+      const count = (members[members.length - 1] as number) + 1;
+      members[members.length - 1] = count;
+      widest = Math.max(widest, count + 1);
+      if (widest > maxMembers) break;
+      continue;
+    }
+    if (ch === 34) inString = true;
+    filled = true;
+  }
+  return { depth: deepest, widest };
 }

@@ -18,6 +18,7 @@
  *   max_concurrent=".."/>`. Ids are `step_1`, `step_2`, … in document order where none is given.
  */
 import { InputError } from "../../lib/errors";
+import { jsonShape, MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from "../../lib/json-depth";
 import type { XmlElement } from "./xml";
 
 type Json = Record<string, unknown>;
@@ -34,11 +35,20 @@ function refused(path: string, message: string): never {
 const child = (e: XmlElement, tag: string) => e.children.find((c) => c.tag === tag);
 const children = (e: XmlElement | undefined, tag: string) => (e ? e.children.filter((c) => c.tag === tag) : []);
 
+/** JSON text from the document, held to the JSON bodies' depth bound (./lib/json-depth) before it is parsed. */
+function parseJson(text: string, where: string): unknown {
+  const { depth, widest } = jsonShape(text);
+  if (depth > MAX_JSON_DEPTH) refused(where, `its JSON nests more than ${MAX_JSON_DEPTH} levels deep`);
+  if (widest > MAX_JSON_MEMBERS) refused(where, `its JSON holds more than ${MAX_JSON_MEMBERS} members in one array or object`);
+  return JSON.parse(text) as unknown;
+}
+
 /** A text value: JSON when it parses as JSON, else the string. */
-function value(text: string): unknown {
+function value(text: string, where: string): unknown {
   try {
-    return JSON.parse(text) as unknown;
-  } catch {
+    return parseJson(text, where);
+  } catch (err) {
+    if (err instanceof InputError) throw err;
     return text;
   }
 }
@@ -56,8 +66,9 @@ function pipelineFields(root: XmlElement, query: Record<string, string>): Json {
       out[name] = n;
     } else if (JSON_FIELDS.includes(name)) {
       try {
-        out[name] = JSON.parse(raw) as unknown;
-      } catch {
+        out[name] = parseJson(raw, where);
+      } catch (err) {
+        if (err instanceof InputError) throw err;
         refused(where, `${name} must be JSON`);
       }
     } else if (TEXT_FIELDS.includes(name)) out[name] = raw;
@@ -106,8 +117,9 @@ class Converter {
     const schema = child(task, "output_schema");
     if (schema) {
       try {
-        out.output_schema = JSON.parse(schema.text) as unknown;
-      } catch {
+        out.output_schema = parseJson(schema.text, `${path}/output_schema`);
+      } catch (err) {
+        if (err instanceof InputError) throw err;
         refused(`${path}/output_schema`, "must be a JSON Schema (JSON text)");
       }
     }
@@ -121,7 +133,7 @@ class Converter {
     if (input.attributes.from) return asRef(input.attributes.from);
     const task = child(input, "task");
     if (task) return { task: this.inputTask(task, `${path}/task`) };
-    return input.text === "" ? null : value(input.text);
+    return input.text === "" ? null : value(input.text, path);
   }
 
   inputTask(task: XmlElement, path: string): Json {
@@ -178,7 +190,7 @@ class Converter {
       const named: Json = {};
       for (const [i, input] of children(inputs, "input").entries()) {
         if (!input.attributes.name) refused(`${path}/inputs/input[${i + 1}]`, "an input needs a name");
-        named[input.attributes.name] = value(input.text);
+        named[input.attributes.name] = value(input.text, `${path}/inputs/input[${i + 1}]`);
       }
       this.reduceInputs[`${id}_inputs`] = named;
       inputsFrom = `\${${id}_inputs}`;
@@ -214,7 +226,7 @@ class Converter {
     return {
       type: "reduce",
       inputs_from: inputsFrom,
-      ...(initial && initial.text !== "" ? { initial_value: value(initial.text) } : {}),
+      ...(initial && initial.text !== "" ? { initial_value: value(initial.text, `${path}/initial_value`) } : {}),
       ...(inner ? { inner_task: inner } : {}),
       ...(reduction ? { reduction_task: reduction } : {}),
       ...(Object.keys(own).length > 0 ? { inputs: own } : {}),
@@ -234,7 +246,7 @@ export function pipelineFromXml(root: XmlElement, query: Record<string, string>)
     const named: Json = { ...((body.inputs as Json | undefined) ?? {}) };
     for (const [i, input] of children(child(root, "inputs"), "input").entries()) {
       if (!input.attributes.name || input.attributes.from) refused(`task/inputs/input[${i + 1}]`, "the pipeline's inputs are <input name=\"…\">value</input>");
-      named[input.attributes.name] = value(input.text);
+      named[input.attributes.name] = value(input.text, `task/inputs/input[${i + 1}]`);
     }
     body.steps = children(child(root, "steps"), "task").map((t, i) => converter.step(t, `task/steps/task[${i + 1}]`));
     body.inputs = named;
