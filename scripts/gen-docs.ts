@@ -4,6 +4,9 @@
  * (docs/limits-and-errors.md). `--check` fails when a file is out of date (run by
  * `npm run typecheck`); `npm run docs` rewrites them.
  */
+import { LOST_ATTEMPTS_MAX, MAX_REDUCE_CALLS } from "../src/engine/limits";
+import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from "../src/lib/json-depth";
+import { MAX_XML_ATTRIBUTES, MAX_XML_DEPTH, MAX_XML_ELEMENTS } from "../src/operators/pipeline/xml";
 import { writeOrCheck } from "./generated";
 import { buildApp } from "../src/app";
 import { LIMIT_DEFAULTS, retentionDays } from "../src/config";
@@ -84,7 +87,19 @@ export function limitsAndErrors(): string {
   const out = [HEADER("src/lib/errors.ts, src/config.ts, src/jobs/field-caps.ts and src/template/"), "# Error codes, limits, caps and templates", ""];
   out.push("## Error codes", "", "Every 4xx and 5xx answer is `{\"error\": {\"code\", \"message\", \"details\"?}}`; a refused request stores nothing.", "");
   out.push("| code | meaning |", "|---|---|", ...Object.entries(ERROR_CODES).map(([code, text]) => `| \`${code}\` | ${cell(text)} |`), "");
-  out.push("A result's `error_kind`: `timeout`, `validation` (output not valid JSON or not matching the schema after retries), `llm_error` (a provider error that survived retries, or a permanent one), `schema_error`, `internal` (the attempt crashed or its worker was lost as often as `max_retries` allows).", "");
+  out.push(`A result's \`error_kind\`: \`timeout\`, \`validation\` (output not valid JSON or not matching the schema after retries, or a render over its budget), \`llm_error\` (a provider error that survived retries, or a permanent one), \`schema_error\`, \`internal\` (the attempt crashed or its worker was lost as often as \`max_retries\` allows, and after at most ${LOST_ATTEMPTS_MAX} lost attempts whatever \`max_retries\` is: an item whose attempts take the runtime down is quarantined).`, "");
+  out.push(
+    `A job's \`error.code\` \`stage_too_large\`: a stage whose size comes from model output would pass its cap — a map-reduce reduce stage of more than ${MAX_REDUCE_CALLS} calls, a pipeline batch of more than \`MAX_ITEMS_PER_JOB\` elements; \`error.details\` has \`cap\` and \`size\`, and none of the stage's tasks ran.`,
+    "",
+  );
+  out.push("## Bounds on a request, checked before the work they bound", "");
+  out.push(
+    `- A JSON body nests at most ${MAX_JSON_DEPTH} levels and holds at most ${MAX_JSON_MEMBERS} members in one array or object (400 \`invalid_request\`), found by one scan before the parse.`,
+    `- An XML task document nests at most ${MAX_XML_DEPTH} elements deep and holds at most ${MAX_XML_ELEMENTS} elements and ${MAX_XML_ATTRIBUTES} attributes (400 \`invalid_xml\`), counted before the validator; JSON inside it obeys the JSON bounds.`,
+    "- A pipeline batch over the pipeline's inputs holds at most `MAX_ITEMS_PER_JOB` elements (400 at submission); over a step's output, the job fails with `stage_too_large` when it resolves.",
+    "- A template's every filter, test, method and function declares its cost from its operands and arguments (src/template/costs.ts); the renderer charges it to the render budget before the call runs, and a call whose constant arguments alone are over the budget is refused at submission.",
+    "",
+  );
   const vars: Record<string, [string, number]> = {
     maxItemsPerJob: ["MAX_ITEMS_PER_JOB", LIMIT_DEFAULTS.maxItemsPerJob],
     maxItemBytes: ["MAX_ITEM_BYTES", LIMIT_DEFAULTS.maxItemBytes],

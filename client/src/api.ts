@@ -192,6 +192,11 @@ export type JobError = {
   stage: string | null;
   index: number | null;
   step: string | null;
+  /** `stage_too_large`: the stage's documented cap, and the size model output would have given it */
+  details?: {
+    cap: number;
+    size: number;
+  };
 } | null;
 
 export type JobList = {
@@ -234,6 +239,11 @@ export type MapCompletedEvent = {
     stage: string | null;
     index: number | null;
     step: string | null;
+    /** `stage_too_large`: the stage's documented cap, and the size model output would have given it */
+    details?: {
+      cap: number;
+      size: number;
+    };
   } | null;
 };
 

@@ -12,7 +12,7 @@ import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
 import { sendMessage } from "../../src/queue-messages";
-import { BEGINS_PER_INVOCATION } from "../../src/engine/limits";
+import { BEGINS_PER_INVOCATION, LOST_ATTEMPTS_MAX } from "../../src/engine/limits";
 import type { EventHub } from "./event-hub";
 import { CoordinatorStore, type TaskRow } from "./store";
 import { sweepWebhook, type CompletedEvent } from "./webhook-sweep";
@@ -25,9 +25,6 @@ import { progressOf, stagesView } from "./progress";
 import { JobLog } from "./job-log";
 import { Setups, claimOf, planReader, taskVars } from "./claims";
 import { attemptEnd, recordEnd, type TaskEnd } from "./results";
-
-/** Lost attempts after which a task is quarantined: a poison item may restart the runtime at most twice. */
-export const LOST_ATTEMPTS_MAX = 2;
 
 export const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm alone: Queue delays are whole seconds

@@ -40,13 +40,23 @@ export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, p
   let agents = false;
   const assumed = op.estimateTasks?.(spec, plan);
   const tasks: TaskEstimate[] = [];
+  // A prompt is rendered once per template and vars object: an operator whose tasks share their
+  // vars (a pipeline's batch elements, estimated before their items are known) costs one render
+  // per step, not one per element — estimates stay linear in the number of tasks.
+  const rendered = new Map<unknown, Map<object, string | null>>();
+  const render = (template: Parameters<typeof renderedPrompt>[0], vars: Record<string, unknown>): string | null => {
+    const byVars = rendered.get(template) ?? new Map<object, string | null>();
+    rendered.set(template, byVars);
+    if (!byVars.has(vars)) byVars.set(vars, renderedPrompt(template, vars));
+    return byVars.get(vars) ?? null;
+  };
   for (const task of assumed?.tasks ?? plan.tasks) {
     const work = op.work(spec, task.stage);
     const call = work.kind === "call" ? work.call : work.agent;
     const { vars, boundTokens } = op.estimateVars ? op.estimateVars(spec, task) : { vars: op.vars(spec, task), boundTokens: 0 };
     bounded ||= boundTokens > 0;
     agents ||= work.kind === "agent";
-    const prompt = renderedPrompt(templates.get(task.stage, work), vars);
+    const prompt = render(templates.get(task.stage, work), vars);
     const calls = work.kind === "agent" ? work.agent.maxTurns : 1; // an agent's turns: the upper bound
     tasks.push({
       stage: task.stage,

@@ -7,3 +7,18 @@
  */
 export const MAX_MAP_CONCURRENCY = 1_000;
 export const BEGINS_PER_INVOCATION = 400;
+
+/** Lost attempts after which a task is quarantined: a poison item may restart the runtime at most twice. */
+export const LOST_ATTEMPTS_MAX = 2;
+
+/**
+ * The most reduce calls a map-reduce job's shuffle may plan. The mappers' output decides how many
+ * groups there are (a model answering 5,000 categories made a 40,001-call stage while the dry run
+ * said 16); past this the job fails with `stage_too_large` before any reducer runs.
+ */
+export const MAX_REDUCE_CALLS = 1_000;
+
+/** A job's end when a stage sized by model output would pass its cap (the contract's `stage_too_large`). */
+export function stageTooLarge(stage: string, size: number, cap: number, what: string, step: string | null = null): { code: string; message: string; stage: string; index: null; step: string | null; details: { cap: number; size: number } } {
+  return { code: "stage_too_large", message: `${what} would be ${size}; at most ${cap}. Nothing of the stage ran.`, stage, index: null, step, details: { cap, size } };
+}

@@ -146,6 +146,8 @@ export interface JobError {
   stage: string | null;
   index: number | null;
   step: string | null;
+  /** `stage_too_large`: the stage's documented cap and the size it would have had. */
+  details?: { cap: number; size: number };
 }
 
 export interface JobEnd {

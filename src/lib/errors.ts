@@ -8,7 +8,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 export const ERROR_CODES = {
   invalid_request: "400: a field is missing, of the wrong type, out of bounds or unknown; `details` lists each problem at its path",
   invalid_json: "400: the body is not JSON",
-  invalid_xml: "400: a POST /v1/pipelines body sent as XML is not well-formed (or has a DOCTYPE, or nests too deep)",
+  invalid_xml: "400: a POST /v1/pipelines body sent as XML is not well-formed (or has a DOCTYPE, a reference to no character, or is over its depth, element or attribute bounds)",
   template_missing_item: "400: a map or agentic template never reads `item`",
   template_missing_variable: "400: a template never reads a variable its operator provides it for (`accumulator`, `items`, a batch alias, …)",
   token_budget_exceeded: "422: the dry-run estimate is over `token_budget.total`; `details` has the estimate and suggestions",

@@ -43,7 +43,17 @@ const StageSchema = z
   .openapi("Stage");
 
 export const JobErrorSchema = z
-  .object({ code: z.string(), message: z.string(), stage: z.string().nullable(), index: z.number().int().nullable(), step: z.string().nullable() })
+  .object({
+    code: z.string(),
+    message: z.string(),
+    stage: z.string().nullable(),
+    index: z.number().int().nullable(),
+    step: z.string().nullable(),
+    details: z
+      .object({ cap: z.number().int(), size: z.number().int() })
+      .optional()
+      .openapi({ description: "`stage_too_large`: the stage's documented cap, and the size model output would have given it" }),
+  })
   .openapi("JobError", { description: "Why a job failed, and where" });
 
 export const BudgetSchema = z

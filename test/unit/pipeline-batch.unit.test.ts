@@ -2,11 +2,11 @@ import { describe, expect, it } from "vitest";
 import { batchItemsProblem, batchResult, checkBatch } from "../../src/operators/pipeline/batch";
 
 describe("batch nodes: submission checks (the contract's messages, verbatim)", () => {
-  const messages = (batch: unknown) => checkBatch(batch, "steps[2]").issues.map((i) => [i.path, i.message]);
+  const messages = (batch: unknown) => checkBatch(batch, "steps[2]", 10_000).issues.map((i) => [i.path, i.message]);
 
   it("accepts a reference with the defaults", () => {
-    expect(checkBatch({ items: "${list.files}" }, "steps[0]")).toEqual({
-      settings: { items: "${list.files}", as: "item", errorHandling: "fail_fast", maxConcurrent: 16 },
+    expect(checkBatch({ items: "${list.files}" }, "steps[0]", 10_000)).toEqual({
+      settings: { items: "${list.files}", as: "item", errorHandling: "fail_fast", maxConcurrent: 16, maxItems: 10_000 },
       issues: [],
     });
   });
@@ -24,10 +24,15 @@ describe("batch nodes: submission checks (the contract's messages, verbatim)", (
 
 describe("batch nodes: results", () => {
   it("says what a non-list resolved to", () => {
-    expect(batchItemsProblem([])).toBeNull();
-    expect(batchItemsProblem({ a: 1 })).toBe("Batch items must be an array, got object");
-    expect(batchItemsProblem("s")).toBe("Batch items must be an array, got string");
-    expect(batchItemsProblem(null)).toBe("Batch items must be an array, got null");
+    expect(batchItemsProblem([], 3)).toBeNull();
+    expect(batchItemsProblem({ a: 1 }, 3)).toBe("Batch items must be an array, got object");
+    expect(batchItemsProblem("s", 3)).toBe("Batch items must be an array, got string");
+    expect(batchItemsProblem(null, 3)).toBe("Batch items must be an array, got null");
+  });
+
+  it("holds a batch to a job's worth of items", () => {
+    expect(batchItemsProblem([1, 2, 3], 3)).toBeNull();
+    expect(batchItemsProblem([1, 2, 3, 4], 3)).toBe("Batch items hold 4 elements; a batch takes at most 3 (this deployment's MAX_ITEMS_PER_JOB)");
   });
 
   it("keeps input order, counts, null for failed elements, errors null when none, and JSON null as a success", () => {

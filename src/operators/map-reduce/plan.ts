@@ -11,6 +11,7 @@
 import type { Advance, CallSpec, JobSpecBase, Operator, PlanReader, TaskResult, TaskSeed, TaskView } from "../../engine/types";
 import { extractionsOf } from "../../engine/attempt";
 import { outputBound } from "../../engine/estimate";
+import { MAX_REDUCE_CALLS, stageTooLarge } from "../../engine/limits";
 import { taskResultBase } from "../../engine/task-result";
 import { childrenOf, levels, locate, parentOf, topIndex, type Levels, type Strategy } from "./levels";
 import { shuffle, type Group, type MapperOutput, type ShuffleOptions, type Tagged } from "./shuffle";
@@ -79,8 +80,12 @@ function afterMap(spec: MapReduceJobSpec, reader: PlanReader): Advance {
   const leftOut = failed.flatMap((b) => (b.input as BatchInput).indices).sort((a, b) => a - b);
   const summary: ShuffleSummary = { documents: spec.documents, groups: shuffled.groups.map((g) => g.key), extractions: shuffled.extractions, merged: shuffled.merged, left_out: leftOut };
   const shape = levels(spec.strategy, shuffled.groups.length, spec.fanIn);
-  const ready = reduceSeeds(spec, shuffled.groups, shape);
   const local = [{ stage: SHUFFLE, index: 0, input: null, output: summary }];
+  if (shape.total > MAX_REDUCE_CALLS) {
+    const what = `The shuffle made ${shuffled.groups.length} groups: the reduce stage's calls (${spec.strategy})`;
+    return { ready: [], local, end: { status: "failed", output: null, error: stageTooLarge(REDUCE, shape.total, MAX_REDUCE_CALLS, what) } };
+  }
+  const ready = reduceSeeds(spec, shuffled.groups, shape);
   if (shape.total === 0) return { local, totals: { [REDUCE]: 0 }, ...finalValue(spec, []) };
   return { ready, local, totals: { [REDUCE]: shape.total } };
 }
@@ -226,7 +231,10 @@ export const mapReduceOperator: Operator<MapReduceJobSpec> = {
     });
     const synthesisBound = spec.strategy === "category" ? shape.total * reduceOut : reduceOut;
     const synthesis = spec.synthesis ? [{ stage: SYNTHESIS, index: 0, input: { bound: synthesisBound } }] : [];
-    return { tasks: [...maps, ...reduce, ...synthesis], note: "reduce calls assume one group per mapper batch (the shuffle decides)" };
+    return {
+      tasks: [...maps, ...reduce, ...synthesis],
+      note: `reduce calls assume one group per mapper batch (the shuffle decides; past ${MAX_REDUCE_CALLS} reduce calls the job fails with stage_too_large before any reducer runs)`,
+    };
   },
   estimateVars: (spec, task) => {
     // Reduce and synthesis prompts hold outputs of earlier stages: bounded by those stages' max_tokens.

@@ -14,10 +14,12 @@ export interface BatchSettings {
   as: string;
   errorHandling: "fail_fast" | "continue";
   maxConcurrent: number;
+  /** The most elements `items` may resolve to (MAX_ITEMS_PER_JOB when the job was submitted). */
+  maxItems: number;
 }
 
 /** Checks a step's `batch` object as submitted; `path` is the step's, e.g. `steps[2]`. */
-export function checkBatch(batch: unknown, path: string): { settings: BatchSettings | null; issues: FieldIssue[] } {
+export function checkBatch(batch: unknown, path: string, maxItems: number): { settings: BatchSettings | null; issues: FieldIssue[] } {
   const issues: FieldIssue[] = [];
   const at = (field: string, message: string) => issues.push({ path: `${path}.batch.${field}`, message });
   if (typeof batch !== "object" || batch === null || Array.isArray(batch)) {
@@ -40,14 +42,20 @@ export function checkBatch(batch: unknown, path: string): { settings: BatchSetti
   }
   if (issues.length > 0) return { settings: null, issues };
   return {
-    settings: { items: b.items as string, as: as as string, errorHandling: errorHandling as BatchSettings["errorHandling"], maxConcurrent: maxConcurrent as number },
+    settings: { items: b.items as string, as: as as string, errorHandling: errorHandling as BatchSettings["errorHandling"], maxConcurrent: maxConcurrent as number, maxItems },
     issues,
   };
 }
 
-/** Why a resolved `batch.items` cannot be iterated, or null when it is a list. */
-export function batchItemsProblem(value: unknown): string | null {
-  return Array.isArray(value) ? null : `Batch items must be an array, got ${jsonTypeName(value)}`;
+/**
+ * Why a resolved `batch.items` cannot be run, or null: it must be a list of at most `maxItems`
+ * elements (the deployment's MAX_ITEMS_PER_JOB: a batch is a job's worth of items), checked at
+ * submission when it points into the inputs and again when it resolves at run time.
+ */
+export function batchItemsProblem(value: unknown, maxItems: number): string | null {
+  if (!Array.isArray(value)) return `Batch items must be an array, got ${jsonTypeName(value)}`;
+  if (value.length > maxItems) return `Batch items hold ${value.length} elements; a batch takes at most ${maxItems} (this deployment's MAX_ITEMS_PER_JOB)`;
+  return null;
 }
 
 export interface ElementOutcome {

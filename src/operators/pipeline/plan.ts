@@ -15,7 +15,8 @@
 import { outputBound } from "../../engine/estimate";
 import { newId } from "../../lib/ids";
 import { taskResultBase } from "../../engine/task-result";
-import type { Advance, JobEnd, JobSpecBase, Operator, PlanReader, TaskResult, TaskSeed, TaskView } from "../../engine/types";
+import type { Advance, JobEnd, JobError, JobSpecBase, Operator, PlanReader, TaskResult, TaskSeed, TaskView } from "../../engine/types";
+import { stageTooLarge } from "../../engine/limits";
 import { entries } from "../reduce/plan";
 import { batchItemsProblem, batchResult } from "./batch";
 import { accumulatedEntry, stepVariables, type FinishedStep } from "./context";
@@ -97,12 +98,12 @@ function ownInputs(unit: Unit | { bindings: Record<string, Binding> }, store: Re
   return { ok: true, value: null, inputs };
 }
 
-function fail(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, stage: string, index: number | null, message: string): Advance {
+function fail(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, stage: string, index: number | null, message: string, error: Partial<JobError> = {}): Advance {
   const { finished } = storeBefore(spec, reader, spec.units.indexOf(unit));
   const end: JobEnd = {
     status: "failed",
     output: { failed_step: unit.path, accumulated: finished.map((f) => accumulatedEntry(f, spec.format)) },
-    error: { code: "step_failed", message, stage, index, step: unit.path },
+    error: { code: "step_failed", message, stage, index, step: unit.path, ...error },
   };
   return { ready: [], end };
 }
@@ -133,9 +134,13 @@ function releaseMain(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, stor
   if (unit.batch) {
     const items = resolveIn(store, unit.batch.ref);
     if (!items.ok) return fail(spec, reader, unit, unit.path, null, `batch.items: ${items.message}`);
-    const problem = batchItemsProblem(items.value);
-    if (problem) return fail(spec, reader, unit, unit.path, null, problem);
+    const maxItems = unit.batch.maxItems ?? Number.POSITIVE_INFINITY; // specs stored before the bound have none
+    const problem = batchItemsProblem(items.value, maxItems);
     const list = items.value as unknown[];
+    if (problem && Array.isArray(list) && list.length > maxItems) {
+      return fail(spec, reader, unit, unit.path, null, problem, stageTooLarge(unit.path, list.length, maxItems, `The batch's elements (${unit.batch.items})`, unit.path));
+    }
+    if (problem) return fail(spec, reader, unit, unit.path, null, problem);
     if (list.length === 0) return finishStep(spec, reader, unit, batchResult([]));
     const ready = list.slice(0, unit.batch.maxConcurrent).map((item, index) => element(unit, index, item));
     return { ready, totals: { [unit.path]: list.length } };
@@ -342,7 +347,7 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
     // Later steps see earlier outputs: bounded by those steps' max_tokens.
     const ordinal = (task.input as { ordinal: number }).ordinal;
     const bound = spec.units.slice(0, ordinal).reduce((n, u) => n + outputBound((u.call ?? u.agent ?? u.reduce?.reduction)?.maxTokens ?? null), 0);
-    return { vars: { ...spec.inputs }, boundTokens: bound };
+    return { vars: spec.inputs, boundTokens: bound }; // one object for every task: rendered once per template (engine/estimate-job.ts)
   },
   result: (spec, task, finish): TaskResult => {
     if (task.stage === STEPS) {

@@ -15,6 +15,7 @@ import { batchItemsProblem, checkBatch, type BatchSettings } from "./batch";
 import { effectiveContext, type Context, type ContextSettings } from "./context";
 import { IDENTIFIER, parseRef, isReference, resolveRef, type Ref } from "./refs";
 import { isRecord as isObject } from "../../lib/records";
+import { limits } from "../../config";
 
 export const MAX_STEPS = 100;
 export const MAX_NESTING = 5;
@@ -222,7 +223,7 @@ class Reader {
     const unit: Unit = { id: stepId, path: [...this.seqPath, stepId].join("."), type, context, bindings, inputTasks: tasks, call: null, agent: null, batch: null, reduce: null, closes: [], reads: [] };
     if (type === "llm" || type === "agent") {
       if (raw.batch !== undefined) {
-        const checked = checkBatch(raw.batch, path);
+        const checked = checkBatch(raw.batch, path, limits(this.env).maxItemsPerJob);
         checked.issues.forEach((i) => this.issues.push(i));
         if (checked.settings) {
           const ref = this.ref(checked.settings.items, `${path}.batch.items`);
@@ -258,7 +259,7 @@ class Reader {
     if (!Object.hasOwn(this.inputs, ref.name)) return;
     const resolved = resolveRef(this.inputs, ref);
     if (!resolved.found) return this.issue(path, `the inputs have nothing at ${resolved.at}`);
-    const problem = batchItemsProblem(resolved.value);
+    const problem = batchItemsProblem(resolved.value, limits(this.env).maxItemsPerJob);
     if (problem) this.issue(path, problem);
   }
 }
