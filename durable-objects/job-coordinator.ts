@@ -121,6 +121,15 @@ export class JobCoordinator extends DurableObject<Env> {
     const spec = this.#run.spec;
     if (!spec) return { ok: false, reason: "not_found" };
     if (this.#run.status !== "paused") return { ok: false, reason: `The job is ${this.#run.status}, not paused.` };
+    if (spec.budget) {
+      // A total at or below what is spent would pause the job again at once: say so, with the numbers.
+      const { spent, reserved } = this.#run.budget.view(spec.budget) ?? { spent: 0, reserved: 0 };
+      const total = budgetTotal ?? spec.budget.total;
+      if (total <= spent + reserved) {
+        const message = `token_budget.total ${total} is not above what the job has spent (${spent} tokens${reserved > 0 ? `, ${reserved} reserved` : ""}); resume with a total above ${spent + reserved}.`;
+        return { ok: false, reason: `The job cannot go on: ${message}`, details: [{ path: "token_budget.total", message }] };
+      }
+    }
     if (budgetTotal !== null && spec.budget) {
       const updated: JobSpec = { ...spec, budget: { ...spec.budget, total: budgetTotal } };
       this.#run.store.setMeta("spec", updated);

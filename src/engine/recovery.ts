@@ -14,7 +14,7 @@ export interface RecoverOptions {
 }
 
 export type RecoverAnswer = { ok: true; recovering: number } | { ok: false; reason: string };
-export type ResumeAnswer = { ok: true } | { ok: false; reason: string };
+export type ResumeAnswer = { ok: true } | { ok: false; reason: string; details?: { path: string; message: string }[] };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);

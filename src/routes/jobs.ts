@@ -250,7 +250,7 @@ export function jobRoutes() {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
       const o = optionalBody(await c.req.text(), ResumeRequestSchema);
       const answer = await jobCoordinator(c.env, job.id).resume(o.token_budget?.total ?? null);
-      if (!answer.ok) throw new ApiError(409, "conflict", answer.reason);
+      if (!answer.ok) throw new ApiError(409, "conflict", answer.reason, answer.details ? { details: answer.details } : {});
       const current = (await getJob(c.env.DB, c.get("tenantId"), job.id)) ?? job;
       return c.json({ ...jobView(current), status: "running" as const, pause_reason: null }, 202);
     });

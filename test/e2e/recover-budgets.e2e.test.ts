@@ -110,6 +110,12 @@ describe("token budgets and dry runs", () => {
     await new Promise((r) => setTimeout(r, 500));
     expect((await fakeStats(tag)).requests).toBe(callsWhilePaused); // nothing starts while paused
 
+    // A total not above the spend would pause again at once: 409 with the numbers, and the job stays paused.
+    const below = await call(base(), "POST", `/v1/jobs/${paused.id}/resume`, { token: key, body: { token_budget: { total: paused.budget.spent } } });
+    expect(below.status).toBe(409);
+    expect(below.body.error).toMatchObject({ code: "conflict", details: [{ path: "token_budget.total", message: expect.stringContaining(`what the job has spent (${paused.budget.spent} tokens)`) }] });
+    expect((await call(base(), "GET", `/v1/jobs/${paused.id}`, { token: key })).body).toMatchObject({ status: "paused" });
+
     const resumed = await call(base(), "POST", `/v1/jobs/${paused.id}/resume`, { token: key, body: { token_budget: { total: total * 10 } } });
     expect(resumed.status).toBe(202);
     expect(resumed.body).toMatchObject({ status: "running", pause_reason: null });

@@ -55,6 +55,7 @@ interface ShuffleSummary {
   extractions: number;
   merged: number;
   left_out: number[];
+  missing_dedupe_fields?: string[]; // present when some dedupe_fields were in no extraction
 }
 
 const union = (lists: number[][]): number[] => [...new Set(lists.flat())].sort((a, b) => a - b);
@@ -79,6 +80,7 @@ function afterMap(spec: MapReduceJobSpec, reader: PlanReader): Advance {
   const shuffled = shuffle(outputs, spec.shuffle);
   const leftOut = failed.flatMap((b) => (b.input as BatchInput).indices).sort((a, b) => a - b);
   const summary: ShuffleSummary = { documents: spec.documents, groups: shuffled.groups.map((g) => g.key), extractions: shuffled.extractions, merged: shuffled.merged, left_out: leftOut };
+  if (shuffled.missingDedupeFields.length > 0) summary.missing_dedupe_fields = shuffled.missingDedupeFields;
   const shape = levels(spec.strategy, shuffled.groups.length, spec.fanIn);
   const local = [{ stage: SHUFFLE, index: 0, input: null, output: summary }];
   if (shape.total > MAX_REDUCE_CALLS) {

@@ -2,6 +2,14 @@
 import { z } from "@hono/zod-openapi";
 import { CacheSchema, callOverrideFields, sharedJobFields } from "../base-fields";
 import { DEFAULT_RETRY_GUIDANCE } from "../base-fields";
+import { PROTOTYPE_NAMES } from "../../lib/records";
+
+/** A field name or dotted path in an extraction: no part of it walks a prototype (`__proto__`, `constructor`, `prototype`). */
+const FieldPath = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine((path) => !path.split(".").some((part) => PROTOTYPE_NAMES.has(part)), { message: "a field path never names __proto__, constructor or prototype" });
 
 export const MAX_DOCUMENTS = 10_000;
 export const DEFAULT_ALLOCATION = { map: 0.6, shuffle: 0.05, reduce: 0.25, synthesis: 0.1 };
@@ -21,9 +29,14 @@ export const MapReduceRequestSchema = z
     max_parallel_mappers: z.number().int().min(1).max(128).default(50).openapi({ description: "The job's cap on calls in flight, in every stage" }),
     shuffle: z
       .strictObject({
-        key: z.string().min(1).max(200).default("category").openapi({ description: "A field name or dotted path" }),
+        key: FieldPath.default("category").openapi({ description: "A field name or dotted path" }),
         dedupe: z.enum(["exact", "none"]).default("exact"),
-        dedupe_fields: z.array(z.string().min(1).max(200)).min(1).max(50).nullish(),
+        dedupe_fields: z
+          .array(FieldPath)
+          .min(1)
+          .max(50)
+          .nullish()
+          .openapi({ description: "Fields (or dotted paths) that make two extractions the same; checked against the mapper's output_schema when it names its fields, and a field no extraction has is listed in the shuffle's `missing_dedupe_fields`" }),
         conflict: z.enum(["first", "most_frequent", "highest_confidence"]).default("first"),
       })
       .default({ key: "category", dedupe: "exact", conflict: "first" }),

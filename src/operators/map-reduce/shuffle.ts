@@ -39,15 +39,17 @@ export interface Shuffled {
   groups: Group[];
   extractions: number; // before dedupe
   merged: number; // duplicates folded away
+  /** dedupe_fields that no extraction has: a typo there would merge distinct extractions, so it is reported. */
+  missingDedupeFields: string[];
 }
 
 export const DEFAULT_GROUP = "default";
 
-/** The value at a dotted path (`a.b.c`), or undefined. */
+/** The value at a dotted path (`a.b.c`) among the value's own fields (never its prototype's), or undefined. */
 export function pathValue(value: unknown, path: string): unknown {
   let current = value;
   for (const part of path.split(".")) {
-    if (typeof current !== "object" || current === null || Array.isArray(current)) return undefined;
+    if (typeof current !== "object" || current === null || Array.isArray(current) || !Object.hasOwn(current, part)) return undefined;
     current = (current as Record<string, unknown>)[part];
   }
   return current;
@@ -140,5 +142,7 @@ export function shuffle(outputs: MapperOutput[], o: ShuffleOptions): Shuffled {
       .map((k) => ({ ...k.extraction, sources: k.sources }));
     return { key, extractions };
   });
-  return { groups, extractions: total, merged };
+  const seen = (field: string) => outputs.some((output) => output.extractions.some((e) => pathValue(e, field) !== undefined));
+  const missingDedupeFields = o.dedupe === "exact" && total > 0 ? (o.dedupeFields ?? []).filter((field) => !seen(field)) : [];
+  return { groups, extractions: total, merged, missingDedupeFields };
 }

@@ -6,7 +6,8 @@ import { renderLimits } from "../../config";
 import { compileTemplate } from "../../template/jinja";
 import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
 import { checkFieldCaps } from "../../jobs/field-caps";
-import { InputError } from "../../lib/errors";
+import { InputError, invalidRequest } from "../../lib/errors";
+import { isRecord } from "../../lib/records";
 import { newId } from "../../lib/ids";
 import { taskCall } from "../task-call";
 import type { MapReduceJobSpec } from "./plan";
@@ -24,8 +25,28 @@ function mapperVariables(env: Env, body: MapReduceRequest): string[] {
   }
 }
 
+/** The fields the mapper's output_schema gives one extraction (a list's `items`, or `extractions.items`), when it names them. */
+function extractionFields(schema: unknown): Set<string> | null {
+  if (!isRecord(schema)) return null;
+  const list = schema.type === "array" ? schema : isRecord(schema.properties) && isRecord(schema.properties.extractions) ? schema.properties.extractions : null;
+  const item = isRecord(list) ? list.items : null;
+  return isRecord(item) && isRecord(item.properties) ? new Set(Object.keys(item.properties)) : null;
+}
+
+/** A dedupe field the mapper's schema does not name would merge distinct extractions (a typo): 400. */
+function checkDedupeFields(body: MapReduceRequest): void {
+  const fields = extractionFields(body.mapper.output_schema);
+  if (!fields || !body.shuffle.dedupe_fields) return;
+  const details = body.shuffle.dedupe_fields
+    .map((field, i) => ({ field, i }))
+    .filter(({ field }) => !fields.has(field.split(".")[0] as string))
+    .map(({ field, i }) => ({ path: `shuffle.dedupe_fields.${i}`, message: `the mapper's output_schema names no field \`${field.split(".")[0]}\` (it names ${[...fields].map((f) => `\`${f}\``).join(", ") || "none"})` }));
+  if (details.length > 0) throw invalidRequest(`The shuffle's dedupe_fields name fields the mapper's output_schema does not have: ${details[0]?.message}`, details);
+}
+
 export async function submitMapReduceJob(env: Env, tenantId: string, body: MapReduceRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
   checkFieldCaps(body, undefined, ["mapper", "reducer", "synthesis"]);
+  checkDedupeFields(body);
   const defaults = { ...body, concurrency: body.max_parallel_mappers };
   const spec: MapReduceJobSpec = {
     ...baseSpec(newId("job"), tenantId, defaults),

@@ -4,7 +4,7 @@
  * step's result in the shared store.
  */
 import type { FieldIssue } from "../../lib/errors";
-import { IDENTIFIER, isReference, jsonTypeName } from "./refs";
+import { isIdentifier, isReference, jsonTypeName } from "./refs";
 
 export const DEFAULT_MAX_CONCURRENT = 16;
 export const MAX_CONCURRENT = 128;
@@ -30,7 +30,7 @@ export function checkBatch(batch: unknown, path: string, maxItems: number): { se
   if (b.items === undefined || b.items === null) at("items", "batch.items is required");
   else if (!isReference(b.items)) at("items", "batch.items must be a template reference");
   const as = b.as ?? "item";
-  if (typeof as !== "string" || !IDENTIFIER.test(as)) at("as", "batch.as must be a valid identifier");
+  if (typeof as !== "string" || !isIdentifier(as)) at("as", "batch.as must be a valid identifier");
   const errorHandling = b.error_handling ?? "fail_fast";
   if (errorHandling !== "fail_fast" && errorHandling !== "continue") at("error_handling", "batch.error_handling must be 'fail_fast' or 'continue'");
   const maxConcurrent = b.max_concurrent ?? DEFAULT_MAX_CONCURRENT;

@@ -18,6 +18,15 @@ const IDENT = /^[a-zA-Z_][a-zA-Z0-9_]*/;
 /** A name of the pipeline: a step id, an input's name, a batch alias (the contract's pattern). */
 export const IDENTIFIER = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 export const MAX_REF_CHARS = 1_000;
+
+import { PROTOTYPE_NAMES } from "../../lib/records";
+
+/** An identifier that may name a step, an input or an alias: IDENTIFIER, and not a prototype name. */
+export function isIdentifier(name: string): boolean {
+  return IDENTIFIER.test(name) && !PROTOTYPE_NAMES.has(name);
+}
+
+export const IDENTIFIER_RULE = "an identifier (letters, digits and _, not a digit first; not __proto__, constructor or prototype)";
 const MAX_SEGMENTS = 64;
 
 export function isReference(value: unknown): value is string {
@@ -31,6 +40,7 @@ export function parseRef(text: string): Parsed {
   const body = whole[1] as string;
   const head = IDENT.exec(body);
   if (!head) return { ok: false, message: `"${body}" does not start with a name (letters, digits and _, not a digit first)` };
+  if (PROTOTYPE_NAMES.has(head[0])) return { ok: false, message: `"${head[0]}" is never a name here` };
   const path: RefPath = [];
   let rest = body.slice(head[0].length);
   while (rest.length > 0) {
@@ -38,6 +48,7 @@ export function parseRef(text: string): Parsed {
     if (rest.startsWith(".")) {
       const field = IDENT.exec(rest.slice(1));
       if (!field) return { ok: false, message: `expected a field name after "." in "${body}"` };
+      if (PROTOTYPE_NAMES.has(field[0])) return { ok: false, message: `"${field[0]}" is never a field name in a reference` };
       path.push(field[0]);
       rest = rest.slice(1 + field[0].length);
       continue;

@@ -13,7 +13,7 @@ import { namesRead } from "../../template/jinja";
 import { taskCall, type TaskDefaults, type TaskFields } from "../task-call";
 import { batchItemsProblem, checkBatch, type BatchSettings } from "./batch";
 import { effectiveContext, type Context, type ContextSettings } from "./context";
-import { IDENTIFIER, parseRef, isReference, resolveRef, type Ref } from "./refs";
+import { IDENTIFIER_RULE, isIdentifier, parseRef, isReference, resolveRef, type Ref } from "./refs";
 import { isRecord as isObject } from "../../lib/records";
 import { limits } from "../../config";
 
@@ -83,7 +83,7 @@ class Reader {
     steps.forEach((step, i) => {
       if (!isObject(step)) return;
       const path = `${at}[${i}]`;
-      if (typeof step.id === "string" && IDENTIFIER.test(step.id)) {
+      if (typeof step.id === "string" && isIdentifier(step.id)) {
         if (RESERVED.has(step.id)) this.issue(`${path}.id`, `"${step.id}" is reserved (a template word, or a name the pipeline gives its steps)`);
         else if (this.ids.has(step.id) || Object.hasOwn(this.inputs, step.id)) this.issue(`${path}.id`, `the id "${step.id}" is used twice (step ids and input names are one namespace)`);
         else this.ids.set(step.id, path);
@@ -127,7 +127,7 @@ class Reader {
     const out: Record<string, Binding> = {};
     for (const [name, bound] of Object.entries(value)) {
       const at = `${path}.${name}`;
-      if (!IDENTIFIER.test(name)) this.issue(at, "an input name is an identifier (letters, digits and _, not a digit first)");
+      if (!isIdentifier(name)) this.issue(at, `an input name is ${IDENTIFIER_RULE}`);
       if (isReference(bound)) {
         const ref = this.ref(bound, at);
         if (ref) out[name] = { kind: "ref", ref };
@@ -199,7 +199,7 @@ class Reader {
   step(raw: unknown, path: string, depth: number, chain: ContextSettings[]): void {
     if (!isObject(raw)) return this.issue(path, "a step is an object");
     const id = raw.id;
-    if (typeof id !== "string" || !IDENTIFIER.test(id)) this.issue(`${path}.id`, "id must match ^[a-zA-Z_][a-zA-Z0-9_]*$");
+    if (typeof id !== "string" || !isIdentifier(id)) this.issue(`${path}.id`, "id must match ^[a-zA-Z_][a-zA-Z0-9_]*$ and not be __proto__, constructor or prototype");
     const type = raw.type;
     if (type !== "llm" && type !== "agent" && type !== "reduce" && type !== "sequential") return this.issue(`${path}.type`, "type must be llm, agent, reduce or sequential");
     this.unknownFields(raw, FIELDS[type] as string[], path);
@@ -290,7 +290,7 @@ export function readContext(raw: Raw, path: string, issues: FieldIssue[]): Conte
       if (typeof value === "string" && FORMATS.includes(value)) out.accumulation_format = value as Context["format"];
       else issues.push({ path: at, message: "accumulation_format must be 'notes_only' or 'full_output'" });
     } else if (key === "subset") {
-      if (Array.isArray(value) && value.length <= MAX_STEPS * 2 && value.every((n) => typeof n === "string" && IDENTIFIER.test(n))) out.subset = value as string[];
+      if (Array.isArray(value) && value.length <= MAX_STEPS * 2 && value.every((n) => typeof n === "string" && isIdentifier(n))) out.subset = value as string[];
       else issues.push({ path: at, message: "subset must be a list of input or step names" });
     } else issues.push({ path: at, message: "unknown field of context_management" });
   }

@@ -9,7 +9,7 @@ import { InputError, type FieldIssue } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import type { PipelineJobSpec } from "./plan";
 import { readContext, readSteps } from "./steps";
-import { IDENTIFIER } from "./refs";
+import { IDENTIFIER_RULE, isIdentifier } from "./refs";
 import { isRecord as isObject } from "../../lib/records";
 import type { PipelineRequest } from "./schema";
 
@@ -30,7 +30,7 @@ export async function submitPipelineJob(env: Env, tenantId: string, body: Pipeli
   refuseOverCaps([...capIssues(body), ...stepCapIssues(body.steps, "steps")]);
   const issues: FieldIssue[] = [];
   for (const name of Object.keys(body.inputs)) {
-    if (!IDENTIFIER.test(name)) issues.push({ path: `inputs.${name}`, message: "an input name is an identifier (letters, digits and _, not a digit first)" });
+    if (!isIdentifier(name)) issues.push({ path: `inputs.${name}`, message: `an input name is ${IDENTIFIER_RULE}` });
   }
   const context = body.context_management ? readContext(body.context_management, "context_management", issues) : undefined;
   if (issues.length > 0) throw new InputError("invalid_request", `The pipeline is not valid: ${issues[0]?.path}: ${issues[0]?.message}`, issues);
