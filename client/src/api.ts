@@ -277,6 +277,7 @@ export type MapReduceRequest = {
     /** A field name or dotted path */
     key?: string;
     dedupe?: "exact" | "none";
+    /** Fields (or dotted paths) that make two extractions the same; checked against the mapper's output_schema when it names its fields, and a field no extraction has is listed in the shuffle's `missing_dedupe_fields` */
     dedupe_fields?: string[] | null;
     conflict?: "first" | "most_frequent" | "highest_confidence";
   };
