@@ -17,7 +17,7 @@ const DEFAULTS = { model: "openai/gpt-4o-mini", timeout_secs: 60, retry_guidance
 
 function refusal(inputs: Record<string, unknown>, steps: unknown[]): { path: string; message: string }[] {
   try {
-    readSteps({} as Env, DEFAULTS, inputs, undefined, steps);
+    readSteps({} as never, DEFAULTS, inputs, undefined, steps);
   } catch (err) {
     if (err instanceof InputError) return err.details as { path: string; message: string }[];
     throw err;
@@ -43,7 +43,7 @@ describe("prototype names", () => {
   });
 
   test("ordinary names still pass", () => {
-    expect(readSteps({} as Env, DEFAULTS, { list: [1] }, undefined, [{ id: "proto", type: "llm", prompt_template: "{{ item }}", batch: { items: "${list}" } }])).toHaveLength(1);
+    expect(readSteps({} as never, DEFAULTS, { list: [1] }, undefined, [{ id: "proto", type: "llm", prompt_template: "{{ item }}", batch: { items: "${list}" } }])).toHaveLength(1);
   });
 });
 
@@ -63,7 +63,7 @@ describe("map-reduce shuffle fields", () => {
   test("a dedupe field the mapper's schema does not name is 400 at submission (a typo would merge distinct extractions)", async () => {
     const schema = { type: "array", items: { type: "object", properties: { category: { type: "string" }, claim: { type: "string" } } } };
     const parsed = MapReduceRequestSchema.parse(body({ dedupe_fields: ["claim", "clam"] }, schema));
-    const refused = await submitMapReduceJob({} as Env, "t", parsed, null, true).catch((err: unknown) => err);
+    const refused = await submitMapReduceJob({} as never, "t", parsed, null, true).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(ApiError);
     expect((refused as ApiError).status).toBe(400);
     expect((refused as ApiError).details).toEqual([{ path: "shuffle.dedupe_fields.1", message: "the mapper's output_schema names no field `clam` (it names `category`, `claim`)" }]);
