@@ -63,7 +63,7 @@ export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, p
       calls,
       input_tokens: ((prompt === null ? 0 : promptTokens(prompt, call.systemPrompt)) + boundTokens) * calls,
       output_tokens: outputBound(call.maxTokens) * calls,
-      exact: work.kind === "call" && boundTokens === 0 && !assumed && prompt !== null ? { call: work.call, prompt } : null,
+      exact: work.kind === "call" && boundTokens === 0 && (!assumed || ("exact" in task && task.exact === true)) && prompt !== null ? { call: work.call, prompt } : null,
     });
   }
   const notes = [`${ESTIMATE_METHOD}: prompts rendered and counted at ceil(characters / 4); outputs at max_tokens (1,024 when unset)`];

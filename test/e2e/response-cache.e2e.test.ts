@@ -131,6 +131,10 @@ describe("the response cache", () => {
     expect((await fakeStats(tr)).requests).toBe(2); // only group b was called again
     expect((await fakeStats(tm)).requests).toBe(3);
     expect(second.usage.cached.calls).toBe(1);
+    // A dry run of the same job knows both mapper calls are answered (their prompts are known before it runs).
+    const dry = await call(base(), "POST", "/v1/map-reduce?dry_run=true", { token: key, body });
+    expect(dry.body.estimate.by_stage.map).toMatchObject({ calls: 2, input_tokens: 0 });
+    expect(dry.body.estimate.cached_calls).toBeGreaterThanOrEqual(1);
   });
 
   it("serves a pipeline's steps and batch elements, and a reduce's fold, from the cache on a second run", async () => {
@@ -151,10 +155,19 @@ describe("the response cache", () => {
     const firstFold = await run("/v1/reduce", fold);
     expect([firstPipe.status, firstFold.status]).toEqual(["completed", "completed"]);
     expect((await fakeStats(tag)).requests).toBe(4 + 3);
+    // A dry run counts the calls whose prompts are known before the run: here the outline (the answers read its output);
+    // a first step batched over the inputs has every element's prompt known.
+    const dryPipe = await call(base(), "POST", "/v1/pipelines?dry_run=true", { token: key, body: pipeline });
+    expect(dryPipe.body.estimate).toMatchObject({ calls: 4, cached_calls: 1 });
+    const firstOnly = { ...pipeline, steps: [{ id: "each", type: "llm", prompt_template: `Q {{ question }} <<fake tag=${tag}>>`, batch: { items: "${questions}", as: "question" } }] };
+    await run("/v1/pipelines", firstOnly);
+    const dryBatch = await call(base(), "POST", "/v1/pipelines?dry_run=true", { token: key, body: firstOnly });
+    expect(dryBatch.body.estimate).toMatchObject({ calls: 3, cached_calls: 3, input_tokens: 0 });
+    expect((await fakeStats(tag)).requests).toBe(4 + 3 + 3);
     const [pipe, again] = [await run("/v1/pipelines", pipeline), await run("/v1/reduce", fold)];
     expect(pipe).toMatchObject({ status: "completed", output: firstPipe.output, usage: { input_tokens: 0, cached: { calls: 4 } } });
     expect(again).toMatchObject({ status: "completed", output: firstFold.output, usage: { input_tokens: 0, cached: { calls: 3 } } });
-    expect((await fakeStats(tag)).requests).toBe(7);
+    expect((await fakeStats(tag)).requests).toBe(10);
   });
 
   it("refuses bad settings, and on agentic-map, with 400", async () => {

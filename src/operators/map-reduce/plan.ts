@@ -220,7 +220,7 @@ export const mapReduceOperator: Operator<MapReduceJobSpec> = {
       : { rerun: [], drop: [] },
   estimateTasks: (spec, plan) => {
     // The reduce stage is sized by the shuffle: assume one group per mapper batch.
-    const maps = plan.tasks.filter((t) => t.stage === MAP);
+    const maps = plan.tasks.filter((t) => t.stage === MAP).map((t) => ({ ...t, exact: true })); // rendered as they will run
     const shape = levels(spec.strategy, maps.length, spec.fanIn);
     const mapOut = maps.length * outputBound(spec.mapper.maxTokens);
     const reduceOut = outputBound(spec.reducer.maxTokens);

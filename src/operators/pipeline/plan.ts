@@ -271,6 +271,9 @@ function stepInputs(reader: PlanReader, unit: Unit, store: Record<string, unknow
   return ownInputs(unit, store, (i) => reader.task(inputStage(unit, unit.inputTasks[i]?.name ?? ""), 0)?.output ?? null).inputs ?? {};
 }
 
+/** The plan before anything ran: what the first step's tasks read. */
+const NOTHING_FINISHED: PlanReader = { task: () => undefined, extent: () => 0, open: () => 0, done: () => [], stage: () => undefined };
+
 export const pipelineOperator: Operator<PipelineJobSpec> = {
   v1: false,
   startedFields: { type: "pipeline" },
@@ -332,11 +335,22 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
   },
   estimateTasks: (spec) => {
     // Each call once; a batch or reduce step over the pipeline's inputs by its size there, else once.
+    // The first step runs on the inputs alone: its prompts are known (exact), and the response cache may answer them.
     const tasks = spec.units.flatMap((unit, ordinal) => {
       const sized = unit.batch?.ref ?? unit.reduce?.from;
       const resolved = sized && Object.hasOwn(spec.inputs, sized.name) ? resolveRef(spec.inputs, sized) : null;
-      const n = resolved?.found && typeof resolved.value === "object" && resolved.value !== null ? Math.max(1, Object.keys(resolved.value).length) : 1;
-      const main = Array.from({ length: n }, (_, index) => ({ stage: unit.path, index, input: { ordinal } }));
+      const value = resolved?.found ? resolved.value : null;
+      const n = typeof value === "object" && value !== null ? Math.max(1, Object.keys(value).length) : 1;
+      const known = ordinal === 0 && unit.call !== null && unit.inputTasks.length === 0 && unit.reduce === null;
+      // An element's vars hold the list itself only if its template reads it: then one render stands for all (linear).
+      const perElement = known && unit.batch !== null && Array.isArray(value) && !unit.reads.includes(unit.batch.ref.name);
+      const main = Array.from({ length: n }, (_, index) =>
+        perElement
+          ? { stage: unit.path, index, input: { ordinal, known: true, item: (value as unknown[])[index] }, exact: true }
+          : known && unit.batch === null
+            ? { stage: unit.path, index, input: { ordinal, known: true }, exact: true }
+            : { stage: unit.path, index, input: { ordinal } },
+      );
       const inner = unit.reduce?.inner ? Array.from({ length: n }, (_, index) => ({ stage: innerStage(unit), index, input: { ordinal } })) : [];
       const inputs = unit.inputTasks.map((t) => ({ stage: inputStage(unit, t.name), index: 0, input: { ordinal } }));
       return [...inputs, ...inner, ...main];
@@ -344,9 +358,11 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
     return { tasks, note: "a batch or reduce step over an earlier step's output is counted once (its size is known when it runs)" };
   },
   estimateVars: (spec, task) => {
+    const input = task.input as { ordinal: number; known?: true; item?: unknown };
+    // The first step's tasks: the vars they will run with (nothing has finished before them).
+    if (input.known) return { vars: pipelineOperator.vars(spec, { stage: task.stage, index: task.index, input: "item" in input ? { item: input.item } : null }, NOTHING_FINISHED), boundTokens: 0 };
     // Later steps see earlier outputs: bounded by those steps' max_tokens.
-    const ordinal = (task.input as { ordinal: number }).ordinal;
-    const bound = spec.units.slice(0, ordinal).reduce((n, u) => n + outputBound((u.call ?? u.agent ?? u.reduce?.reduction)?.maxTokens ?? null), 0);
+    const bound = spec.units.slice(0, input.ordinal).reduce((n, u) => n + outputBound((u.call ?? u.agent ?? u.reduce?.reduction)?.maxTokens ?? null), 0);
     return { vars: spec.inputs, boundTokens: bound }; // one object for every task: rendered once per template (engine/estimate-job.ts)
   },
   result: (spec, task, finish): TaskResult => {
