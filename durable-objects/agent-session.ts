@@ -17,7 +17,7 @@ import { compactionCut, estimateTokens, summaryPrompt } from "../src/agent/compa
 import type { AgentItemResult } from "../src/agent/result";
 import { chainOf, chainOver, chainTokens, itemResult, newState, takeUnreported, type SessionSpec, type SessionState, type SpawnRecord } from "../src/agent/session-state";
 import { agentSession, jobCoordinator } from "../src/objects";
-import { openToolbox, type Toolbox } from "../src/agent/tools";
+import { openToolbox, ToolLoadError, type Toolbox } from "../src/agent/tools";
 import { decideAfterTurn, trackCalls } from "../src/agent/turn-rules";
 import { transientDelayMs, type AttemptOutcome } from "../src/engine/retry-policy";
 import type { StageWork, SubtaskSettings, SubtaskSpawn, TaskClaim, TaskRef } from "../src/engine/types";
@@ -194,7 +194,8 @@ export class AgentSession extends DurableObject<Env> {
     try {
       toolbox = await openToolbox(spec.tools, spec.readOnly, this.env);
     } catch (err) {
-      state.done = itemResult(state, { error: `Could not load the tools: ${String(err)}`, kind: "llm_error" });
+      const error = err instanceof ToolLoadError ? err.message : `Could not load the tools: ${err instanceof Error ? err.message : String(err)}`;
+      state.done = itemResult(state, { error, kind: "tool_error" }); // no model was called
       await this.#save(state);
       return state;
     }

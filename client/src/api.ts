@@ -115,7 +115,7 @@ export type Error = {
 };
 
 /** Why an item failed; null on success */
-export type ErrorKind = "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | null;
+export type ErrorKind = "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | null;
 
 export type Estimate = {
   estimate: {

@@ -7,6 +7,7 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { ToolConfig } from "../engine/types";
 import { DestinationRefused, fetchWithPolicy, policyFetch } from "../net/destination";
 import type { ToolCall, ToolSpec } from "../llm/types";
@@ -58,10 +59,49 @@ function httpTool(config: Extract<ToolConfig, { type: "http" }>, env: object): T
   };
 }
 
+/**
+ * The tools of an agent could not be loaded: no model was called. The message names the server and
+ * the cause (a refused destination, a connection that failed, the status it answered); the item
+ * fails with `error_kind: "tool_error"`.
+ */
+export class ToolLoadError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "ToolLoadError";
+  }
+}
+
+/** What went wrong reaching an MCP server, in words: the status it answered, or the failure's own message. */
+function causeOf(err: unknown): string {
+  if (err instanceof DestinationRefused) return `the destination was refused: ${err.message}`;
+  const code = (err as { code?: unknown }).code;
+  const message = err instanceof Error ? err.message : String(err);
+  if (typeof code === "number" && code >= 400) return `it answered HTTP ${code}${message ? ` (${message})` : ""}`;
+  if (/internal error; reference|network connection lost|fetch failed|ECONNREFUSED|connect/i.test(message)) {
+    return `the connection failed (refused, unreachable or a name that does not resolve): ${message}`;
+  }
+  return message;
+}
+
 async function mcpTools(config: Extract<ToolConfig, { type: "mcp" }>, clients: Client[], env: object): Promise<Tool[]> {
-  const client = new Client({ name: "fanout", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(config.url), { fetch: policyFetch(env) }));
+  // The SDK validates tools' structured output against their outputSchema with Ajv by default,
+  // which compiles code: workerd forbids that. @cfworker/json-schema interprets the schema instead.
+  const client = new Client({ name: "fanout", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  const where = new URL(config.url);
+  try {
+    await client.connect(new StreamableHTTPClientTransport(where, { fetch: policyFetch(env) }));
+  } catch (err) {
+    throw new ToolLoadError(`Could not load the tools of the MCP server ${where.origin}${where.pathname}: ${causeOf(err)}`, { cause: err });
+  }
   clients.push(client);
+  try {
+    return await listed(client, config);
+  } catch (err) {
+    throw new ToolLoadError(`Could not list the tools of the MCP server ${where.origin}${where.pathname}: ${causeOf(err)}`, { cause: err });
+  }
+}
+
+async function listed(client: Client, config: Extract<ToolConfig, { type: "mcp" }>): Promise<Tool[]> {
   const tools: Tool[] = [];
   let cursor: string | undefined;
   do {

@@ -19,7 +19,8 @@ export const BACKOFF_MAX_MS = 8_000;
 
 import type { SubtaskSpawn } from "./types";
 
-export type ErrorKind = "timeout" | "validation" | "llm_error" | "schema_error" | "internal";
+/** `tool_error`: an agent's tools could not be loaded or reached (the message names the cause); no model was called. */
+export type ErrorKind = "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error";
 
 type Details = { details?: Record<string, unknown> | null };
 

@@ -157,7 +157,7 @@ export const RecoverRequestSchema = z
     model: ModelSchema.optional(),
     max_retries: z.number().int().min(0).max(10).optional(),
     timeout_secs: TimeoutSecsSchema.optional(),
-    error_kinds: z.array(ErrorKindSchema.unwrap()).min(1).max(5).optional().openapi({ description: "Only failed tasks of these kinds (unfinished tasks always run)" }),
+    error_kinds: z.array(ErrorKindSchema.unwrap()).min(1).max(ErrorKindSchema.unwrap().options.length).optional().openapi({ description: "Only failed tasks of these kinds (unfinished tasks always run)" }),
     token_budget: z.strictObject({ total: z.number().int().positive().max(1e12) }).optional(),
   })
   .openapi("RecoverRequest");

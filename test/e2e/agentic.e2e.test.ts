@@ -3,17 +3,21 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allResults, call, fake, newTenant, waitForJob } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
 import { startMcpServer, type McpTestServer } from "./harness/mcp-server.ts";
+import { startEverythingServer, type EverythingServer } from "./harness/everything-server.ts";
 import { startToolServer, type ToolServer } from "./harness/tool-server.ts";
 
 let tools: ToolServer;
 let mcp: McpTestServer;
+let everything: EverythingServer;
 beforeAll(async () => {
   tools = await startToolServer({ "/broken": [500, "database unavailable"] });
   mcp = await startMcpServer();
+  everything = await startEverythingServer();
 });
 afterAll(async () => {
   await tools.close();
   await mcp.close();
+  await everything.close();
 });
 
 const httpTool = (name: string, readOnly: boolean, path = `/${name}`) => ({
@@ -210,10 +214,27 @@ describe("cancelling an agentic job", () => {
   });
 });
 
+describe("a real MCP server nobody here wrote", () => {
+  it("server-everything: its tools (some with an outputSchema) load in workerd, and a structured result reaches the model", async () => {
+    const args = encodeURIComponent(JSON.stringify({ location: "Chicago" }));
+    const { result, session } = await runAgent(`tool:get-structured-content:${args},text:It_drizzles`, { tools: [{ type: "mcp", url: everything.url }] });
+    expect(result).toMatchObject({ success: true, error_kind: null, turns: 2, output_text: "It drizzles" });
+    const toolMessage = session.messages.find((m: { role: string }) => m.role === "tool");
+    expect(toolMessage.content).toContain("Light rain / drizzle"); // validated against the tool's outputSchema by the client
+  });
+});
+
 describe("agentic failures of the set-up", () => {
-  it("fails the item clearly when its MCP server cannot be reached", async () => {
-    const { result } = await runAgent("text:never", { tools: [{ type: "mcp", url: "http://127.0.0.1:1/mcp" }] });
-    expect(result).toMatchObject({ success: false, error_kind: "llm_error", turns: 0 });
-    expect(result.error).toMatch(/^Could not load the tools/);
+  it("fails the item with tool_error, naming the server and the cause, when its MCP server cannot be reached", async () => {
+    const { result, stats } = await runAgent("text:never", { tools: [{ type: "mcp", url: "http://127.0.0.1:1/mcp" }] });
+    expect(result).toMatchObject({ success: false, error_kind: "tool_error", turns: 0 });
+    expect(result.error).toMatch(/^Could not load the tools of the MCP server http:\/\/127\.0\.0\.1:1\/mcp: the connection failed/);
+    expect(stats.requests).toBe(0); // no model was called
+  });
+
+  it("fails the item with tool_error naming the status when the server answers an error", async () => {
+    const { result } = await runAgent("text:never", { tools: [{ type: "mcp", url: tools.url("/broken") }] });
+    expect(result).toMatchObject({ success: false, error_kind: "tool_error", turns: 0 });
+    expect(result.error).toMatch(/MCP server .*\/broken: it answered HTTP 500/);
   });
 });

@@ -9,6 +9,7 @@
  * and for agents: call:NAME[:ARG] (a tool call with arguments {"q": ARG or the item id}),
  * text:SOME_WORDS (a plain answer, underscores read as spaces), length (cut off at max_tokens),
  * json:URI_ENCODED_JSON (exactly that JSON value: a mapper's extractions, say),
+ * tool:NAME:URI_ENCODED_JSON (a call of the tool NAME with exactly those arguments),
  * spawn:URI_ENCODED_JSON (a spawn_subtask tool call with those arguments), respawn (a spawn_subtask
  * call asking for what this child session was asked: its description and inputs).
  */
@@ -99,6 +100,10 @@ export function answerFor(step: string, prompt: string, id = "0", schema: Schema
     // A spawn_subtask call asking again for exactly what this (child) session was asked: its description and inputs.
     const [description, inputs] = prompt.split("\n\nInputs:\n");
     return { kind: "tool", name: "spawn_subtask", args: { description, inputs: inputs ? (JSON.parse(inputs) as unknown) : {} }, delayMs: 0 };
+  }
+  if (name === "tool") {
+    const [, tool, encoded] = step.split(":");
+    return { kind: "tool", name: tool ?? "tool", args: JSON.parse(decodeURIComponent(encoded ?? "%7B%7D")) as Record<string, unknown>, delayMs: 0 };
   }
   if (name === "spawn") return { kind: "tool", name: "spawn_subtask", args: JSON.parse(decodeURIComponent(step.slice(6))) as Record<string, unknown>, delayMs: 0 };
   const value = synthesize(schema, prompt);
