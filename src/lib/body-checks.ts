@@ -31,7 +31,7 @@ export const refuseDeepJson = createMiddleware<AppEnv>(async (c, next) => {
   }
   const { depth, widest } = jsonShape(text);
   if (depth > MAX_JSON_DEPTH) {
-    throw new ApiError(400, "invalid_request", `The JSON body nests more than ${MAX_JSON_DEPTH} levels deep.`, {
+    throw new ApiError(400, "invalid_request", `The JSON body nests more than ${MAX_JSON_DEPTH} levels deep; at most ${MAX_JSON_DEPTH}.`, {
       details: [{ path: "(body)", message: `nested deeper than ${MAX_JSON_DEPTH} levels` }],
     });
   }
