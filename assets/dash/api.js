@@ -61,6 +61,9 @@ function safeJson(text) {
   }
 }
 
+/** A job in one of these has ended: its stream has nothing more to say. */
+export const ENDED_STATUSES = new Set(["completed", "failed", "cancelled"]);
+
 /**
  * Follows a job's event stream until it closes after the job ends, or `signal` aborts.
  * Reconnects with Last-Event-ID after a dropped connection, backing off up to 10 s.
@@ -82,12 +85,21 @@ export async function followEvents(jobId, onEvent, signal, onState, fromId = 0) 
       const res = await fetch(`/v1/jobs/${encodeURIComponent(jobId)}/events`, { headers, signal });
       if (!res.ok || !res.body) throw new ApiError(res.status, "stream", `The event stream answered ${res.status}.`, null);
       onState("live");
-      delay = 500;
+      let received = 0;
       const ended = await readStream(res.body, (event) => {
+        received++;
         lastId = event.id;
         onEvent(event);
       });
       if (ended) {
+        onState("ended");
+        return lastId;
+      }
+      // A stream that closed without the end event: a dropped connection, or a job that had already
+      // ended before we asked (Last-Event-ID past its end: nothing to replay). Ask the job; only a
+      // connection that brought events resets the back-off.
+      if (received > 0) delay = 500;
+      else if (ENDED_STATUSES.has((await api("GET", `/v1/jobs/${encodeURIComponent(jobId)}`)).status)) {
         onState("ended");
         return lastId;
       }

@@ -5,12 +5,12 @@
  * `error_kind`; buttons cancel, recover, resume and download the results as JSONL. A map-reduce
  * job shows its audit tree; an agentic item links to its session.
  */
-import { api, followEvents } from "./api.js";
+import { api, ENDED_STATUSES, followEvents } from "./api.js";
 import { auditTree } from "./audit.js";
-import { badge, bar, brief, duration, errorText, fill, h, notice, num, showJson, when } from "./ui.js";
+import { bar, brief, duration, errorText, fill, h, jobBadge, notice, num, showJson, when } from "./ui.js";
 
 const SHOWN_RESULTS = 200; // the newest results listed; every result is in the download
-const ENDED = new Set(["completed", "failed", "cancelled"]);
+const ENDED = ENDED_STATUSES;
 
 /** @param {HTMLElement} view @param {string} jobId */
 export async function showJob(view, jobId) {
@@ -141,7 +141,7 @@ function renderHead(el, state) {
   const streamText = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", ended: "stream ended" }[state.stream] ?? state.stream;
   fill(
     el,
-    h("p", { class: "job-id" }, h("code", {}, job.id), " ", badge(job.status), " ", h("span", { class: "muted" }, job.type.replace("_", "-"), " · ", job.model)),
+    h("p", { class: "job-id" }, h("code", {}, job.id), " ", jobBadge(job), " ", h("span", { class: "muted" }, job.type.replace("_", "-"), " · ", job.model)),
     h(
       "dl",
       { class: "facts" },
@@ -182,7 +182,7 @@ function renderProgress(el, state) {
   fill(
     el,
     h("h2", {}, "Progress"),
-    h("div", { id: "overall" }, bar("Overall", job.completed, job.total, detail)),
+    h("div", { id: "overall" }, bar("Overall", job.completed, job.total, detail, job.failed)),
     stages.length > 0
       ? h("div", { class: "stages" }, h("h3", {}, "Stages"), ...stages.map((s) => bar(s.name, s.completed, s.total, `${s.status}${s.failed ? ` · ${s.failed} failed` : ""}`)))
       : null,

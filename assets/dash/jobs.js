@@ -1,7 +1,7 @@
 // @ts-check
 /** The jobs page: the tenant's jobs newest first, filtered by status, a page at a time. */
 import { api } from "./api.js";
-import { badge, bar, errorText, fill, h, notice, num, when } from "./ui.js";
+import { bar, errorText, fill, h, jobBadge, notice, num, when } from "./ui.js";
 
 const STATUSES = ["", "queued", "running", "paused", "completed", "failed", "cancelled"];
 const PAGE_SIZE = 20;
@@ -55,8 +55,8 @@ function table(jobs) {
             {},
             h("td", {}, h("a", { href: `/jobs/${encodeURIComponent(job.id)}` }, job.id)),
             h("td", {}, job.type),
-            h("td", {}, badge(job.status)),
-            h("td", { class: "progress-cell" }, bar("Done", job.completed, job.total)),
+            h("td", {}, jobBadge(job)),
+            h("td", { class: "progress-cell" }, bar("Done", job.completed, job.total, undefined, job.failed)),
             h("td", { class: job.failed > 0 ? "bad" : "" }, num(job.failed)),
             h("td", {}, num(job.usage.input_tokens + job.usage.output_tokens)),
             h("td", {}, when(job.created_at)),

@@ -58,20 +58,33 @@ export function brief(value, max = 80) {
  * @param {number} done
  * @param {number} total
  * @param {string} [detail]
+ * @param {number} [failed] of `done`, how many failed: a bar of failures is red, a mixed one amber
  */
-export function bar(label, done, total, detail) {
+export function bar(label, done, total, detail, failed = 0) {
   const pct = total > 0 ? Math.floor((done / total) * 100) : 0;
+  const tone = failed > 0 && failed >= done ? "bar-failed" : failed > 0 ? "bar-mixed" : "";
   const id = `bar-${Math.random().toString(36).slice(2, 8)}`;
   return h(
     "div",
     { class: "bar" },
     h("label", { for: id }, h("span", { class: "bar-label" }, label), " ", h("span", { class: "bar-figures" }, `${num(done)} / ${num(total)} (${pct} %)`), detail ? ` · ${detail}` : ""),
-    h("progress", { id, max: Math.max(total, 1), value: Math.min(done, Math.max(total, 1)), "data-percent": pct }),
+    h("progress", { id, class: tone, max: Math.max(total, 1), value: Math.min(done, Math.max(total, 1)), "data-percent": pct }),
   );
 }
 
 /** @param {string} status */
 export const badge = (status) => h("span", { class: `badge badge-${status}` }, status);
+
+/**
+ * A job's status as a badge that does not call a job of failures green: `completed` with failed
+ * items says how many (amber), and with nothing but failures says so (red).
+ * @param {{ status: string, failed?: number, succeeded?: number }} job
+ */
+export function jobBadge(job) {
+  if (job.status !== "completed" || !job.failed) return badge(job.status);
+  const all = !job.succeeded;
+  return h("span", { class: `badge ${all ? "badge-failed" : "badge-paused"}` }, all ? "completed · all failed" : `completed · ${num(job.failed)} failed`);
+}
 
 /** Shows `value` as pretty JSON in a modal dialog (Escape or the button closes it; focus returns). @param {string} title @param {unknown} value */
 export function showJson(title, value) {

@@ -174,6 +174,7 @@ describe("the dashboard", () => {
     await page.getByLabel("API key").fill(key);
     await page.getByRole("button", { name: "Sign in" }).click();
     await expect.poll(() => overall(page).textContent(), { timeout: 30_000 }).toContain("3 / 3 (100 %)");
+    await expect.poll(() => asked.length).toBeGreaterThanOrEqual(2); // a loaded machine may finish the job before the reconnect's back-off is over
     expect(asked.slice(0, 2)).toEqual([null, "1"]);
     expect(await page.locator("#results tbody tr").count()).toBe(3);
   });
@@ -218,9 +219,38 @@ describe("the dashboard", () => {
       body: { inputs: [0, 1, 2, 3, 4, 5].map((i) => ({ d: fake(tag, i, "ok", 1_500) })), prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 1 },
     });
     const page = await signedIn(key, `/jobs/${created.body.job_id}`);
+    const streams: number[] = [];
+    page.on("request", (r) => {
+      if (r.url().endsWith("/events")) streams.push(Date.now());
+    });
+    await expect.poll(() => page.locator("#stream-state").textContent()).toBe("live"); // it followed the running job
     await page.getByRole("button", { name: "Cancel" }).click();
     await expect.poll(() => page.locator(".job-id .badge").textContent(), { timeout: 20_000 }).toBe("cancelled");
     await page.getByRole("button", { name: /Recover/ }).waitFor(); // a cancelled job can go on
+    // The stream ends and stays ended: it used to follow again past the end and retry every 0.5 s until the tab closed.
+    await expect.poll(() => page.locator("#stream-state").textContent()).toBe("stream ended");
+    const afterEnd = streams.length;
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(streams.length).toBe(afterEnd);
+    expect(afterEnd).toBeLessThanOrEqual(3); // the first stream, and at most one follow after the action
+    await page.close();
+  });
+
+  it("never shows a job of failures as a green completion: its badge says all failed, its bar is red", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("dash-allfail");
+    const body = (steps: string[]) => ({ inputs: steps.map((s, i) => ({ d: fake(tag, i, s) })), prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", max_retries: 0 });
+    const failed = await call(base(), "POST", "/v1/map?wait=true", { token: key, body: body(["401", "401"]) });
+    const mixed = await call(base(), "POST", "/v1/map?wait=true", { token: key, body: body(["ok", "401"]) });
+    const page = await signedIn(key, `/jobs/${failed.body.job_id}`);
+    await expect.poll(() => page.locator(".job-id .badge").textContent()).toBe("completed · all failed");
+    expect(await page.locator(".job-id .badge").getAttribute("class")).toContain("badge-failed");
+    expect(await overall(page).locator("progress").getAttribute("class")).toBe("bar-failed");
+    await page.goto(`${base()}/jobs/${mixed.body.job_id}`);
+    await expect.poll(() => page.locator(".job-id .badge").textContent()).toBe("completed · 1 failed");
+    await page.goto(`${base()}/`);
+    await expect.poll(() => page.locator("table.jobs .badge").allTextContents()).toEqual(["completed · 1 failed", "completed · all failed"]);
+    await page.close();
   });
 
   it("links an agent's result to its session: the conversation with its tool calls", async () => {

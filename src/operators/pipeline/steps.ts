@@ -13,7 +13,7 @@ import { namesRead } from "../../template/jinja";
 import { taskCall, type TaskDefaults, type TaskFields } from "../task-call";
 import { batchItemsProblem, checkBatch, type BatchSettings } from "./batch";
 import { effectiveContext, type Context, type ContextSettings } from "./context";
-import { IDENTIFIER_RULE, isIdentifier, parseRef, isReference, resolveRef, type Ref } from "./refs";
+import { IDENTIFIER, IDENTIFIER_RULE, isIdentifier, parseRef, isReference, resolveRef, type Ref } from "./refs";
 import { isRecord as isObject } from "../../lib/records";
 import { limits } from "../../config";
 
@@ -199,7 +199,8 @@ class Reader {
   step(raw: unknown, path: string, depth: number, chain: ContextSettings[]): void {
     if (!isObject(raw)) return this.issue(path, "a step is an object");
     const id = raw.id;
-    if (typeof id !== "string" || !isIdentifier(id)) this.issue(`${path}.id`, "id must match ^[a-zA-Z_][a-zA-Z0-9_]*$ and not be __proto__, constructor or prototype");
+    if (typeof id !== "string" || !IDENTIFIER.test(id)) this.issue(`${path}.id`, "id must match ^[a-zA-Z_][a-zA-Z0-9_]*$");
+    else if (!isIdentifier(id)) this.issue(`${path}.id`, "id must not be __proto__, constructor or prototype");
     const type = raw.type;
     if (type !== "llm" && type !== "agent" && type !== "reduce" && type !== "sequential") return this.issue(`${path}.type`, "type must be llm, agent, reduce or sequential");
     this.unknownFields(raw, FIELDS[type] as string[], path);
