@@ -239,7 +239,7 @@ export async function main(argv: string[]): Promise<number> {
 function report(err: unknown): number {
   if (err instanceof UsageError) process.stderr.write(`error: ${err.message}\n${USAGE}\n`);
   else if (err instanceof FanoutError) {
-    process.stderr.write(`error: ${err.code} (HTTP ${err.status}): ${err.message}\n`);
+    process.stderr.write(err.status === 0 ? `error: ${err.message}\n` : `error: ${err.code} (HTTP ${err.status}): ${err.message}\n`);
     if (Array.isArray(err.details)) for (const d of err.details as { path?: string; message?: string }[]) process.stderr.write(`  ${d.path}: ${d.message}\n`);
   } else process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);
   return 2;

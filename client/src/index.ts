@@ -61,11 +61,23 @@ export class Fanout {
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
   }
 
+  /** A fetch that, when the server cannot be reached at all, says which server (`unreachable`, status 0). */
+  async #send(url: string, init: RequestInit): Promise<Response> {
+    try {
+      return await this.#fetch(url, init);
+    } catch (err) {
+      if (err instanceof Error && err.name === "AbortError") throw err;
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      const why = cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
+      throw new FanoutError(0, "unreachable", `Could not reach the Fanout server at ${this.#baseUrl} (${why}). Is it running? Set FANOUT_URL or --url.`);
+    }
+  }
+
   /** One API call; non-2xx answers throw a FanoutError. */
   async request<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
     // A string body is sent as it is, with the caller's content type (an XML pipeline).
     const raw = typeof body === "string";
-    const res = await this.#fetch(`${this.#baseUrl}${path}`, {
+    const res = await this.#send(`${this.#baseUrl}${path}`, {
       method,
       headers: { authorization: `Bearer ${this.#apiKey}`, ...(body === undefined || raw ? {} : { "content-type": "application/json" }), ...headers },
       body: body === undefined ? undefined : raw ? body : JSON.stringify(body),
@@ -78,7 +90,7 @@ export class Fanout {
   async openEvents(jobId: string, lastEventId = 0): Promise<Response> {
     const headers: Record<string, string> = { authorization: `Bearer ${this.#apiKey}`, accept: "text/event-stream" };
     if (lastEventId > 0) headers["last-event-id"] = String(lastEventId);
-    const res = await this.#fetch(`${this.#baseUrl}/v1/jobs/${jobId}/events`, { headers });
+    const res = await this.#send(`${this.#baseUrl}/v1/jobs/${jobId}/events`, { headers });
     if (!res.ok) throw await FanoutError.fromResponse(res);
     return res;
   }

@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
 import { base, uniqueTag } from "./harness/context.ts";
 import { fanoutCli } from "./harness/cli.ts";
+import { freePort } from "./harness/fanout-server.ts";
 import { removeTempDirs, tempDir } from "./harness/temp-dir.ts";
 
 afterAll(removeTempDirs); // the input files of the CLI runs
@@ -18,6 +19,14 @@ async function setup() {
 }
 
 describe("fanout CLI", () => {
+  it("names the server's URL when it cannot reach it", async () => {
+    const { dir } = await setup();
+    writeFileSync(join(dir, "items.jsonl"), '{"title": "a"}\n');
+    const run = await fanoutCli(["map", "--model", "openai/x", "--template", join(dir, "prompt.j2"), "--input", join(dir, "items.jsonl")], { FANOUT_API_KEY: "fo_x", FANOUT_URL: `http://127.0.0.1:${await freePort()}` });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^error: Could not reach the Fanout server at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)\. Is it running\?/m);
+  });
+
   it("maps a CSV file to JSONL with plain progress lines when stderr is not a terminal", async () => {
     const { dir, env } = await setup();
     const tag = uniqueTag("cli-csv");

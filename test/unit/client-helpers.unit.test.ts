@@ -52,3 +52,16 @@ describe("progress", () => {
     expect(written).toEqual([expect.stringMatching(/^progress: 1\/2 done/)]);
   });
 });
+
+describe("an unreachable server", () => {
+  it("is an error that names the server's URL and the cause", async () => {
+    const { Fanout } = await import("../../client/src/index.ts");
+    const refused = Object.assign(new TypeError("fetch failed"), { cause: { code: "ECONNREFUSED" } });
+    const client = new Fanout({ apiKey: "fo_x", baseUrl: "http://127.0.0.1:9/", fetch: async () => Promise.reject(refused) });
+    await expect(client.request("GET", "/v1/jobs")).rejects.toMatchObject({
+      status: 0,
+      code: "unreachable",
+      message: "Could not reach the Fanout server at http://127.0.0.1:9 (ECONNREFUSED). Is it running? Set FANOUT_URL or --url.",
+    });
+  });
+});
