@@ -41,7 +41,10 @@ export class D1Mirror {
     }, FLUSH_DELAY_MS);
   }
 
+  /** Writes now; a write scheduled before it is folded in (else it would land later and rewrite the row, e.g. `completed_at` after a job's end). */
   flush(): Promise<void> {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
     const run = this.#flushing.catch(() => undefined).then(() => this.#flushOnce());
     this.#flushing = run;
     return run;
