@@ -176,7 +176,7 @@ describe("the dashboard", () => {
     await expect.poll(() => overall(page).textContent(), { timeout: 30_000 }).toContain("3 / 3 (100 %)");
     await expect.poll(() => asked.length).toBeGreaterThanOrEqual(2); // a loaded machine may finish the job before the reconnect's back-off is over
     expect(asked.slice(0, 2)).toEqual([null, "1"]);
-    expect(await page.locator("#results tbody tr").count()).toBe(3);
+    await expect.poll(() => page.locator("#results tbody tr").count()).toBe(3); // the results table refreshes after the bar
   });
 
   it("shows the token budget, and resumes a job paused on it", async () => {
