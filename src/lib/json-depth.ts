@@ -6,20 +6,9 @@
  */
 export const MAX_JSON_DEPTH = 64; // real documents nest a handful of levels; recursion is safe far deeper
 
+/** The nesting depth of JSON text, by jsonShape's scan; past MAX_JSON_DEPTH it stops there (the depth is then MAX_JSON_DEPTH + 1). */
 export function jsonDepth(text: string): number {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const ch = text.charCodeAt(i);
-    if (inString) {
-      if (ch === 92) i++; // backslash: skip the escaped character
-      else if (ch === 34) inString = false;
-    } else if (ch === 34) inString = true;
-    else if (ch === 123 || ch === 91) deepest = Math.max(deepest, ++depth);
-    else if (ch === 125 || ch === 93) depth--;
-  }
-  return deepest;
+  return jsonShape(text, MAX_JSON_DEPTH, Number.POSITIVE_INFINITY).depth;
 }
 
 /**
@@ -45,7 +34,7 @@ export function jsonShape(text: string, maxDepth = MAX_JSON_DEPTH, maxMembers = 
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (inString) {
-      if (ch === 92) i++;
+      if (ch === 92) i++; // backslash: skip the escaped character
       else if (ch === 34) inString = false;
       continue;
     }

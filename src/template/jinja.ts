@@ -289,8 +289,11 @@ proto.applyFilter = function (this: InterpreterInternals, operand, filter, env) 
   if (asTest) chargeCall(this.budget, TEST_COSTS, "test", asTest.test, operand, args, kwargs);
   else chargeCall(this.budget, FILTER_COSTS, "filter", name, operand, args, kwargs);
   // The interpreter's own filters evaluate their arguments again: hand them the values, not the expressions.
-  const scope = new Environment(env);
-  const call: FilterNode = filter.type === "CallExpression" ? { ...filter, args: bound(scope, "__fanout_farg", args, kwargs) } : filter;
+  const byInterpreter = (node: FilterNode): RuntimeValue => {
+    const scope = new Environment(env);
+    const rebound: FilterNode = node.type === "CallExpression" ? { ...node, args: bound(scope, "__fanout_farg", args, kwargs) } : node;
+    return base.applyFilter.call(this, operand, rebound, scope);
+  };
   const python = pythonFilter(this, name, operand, args, kwargs, env);
   if (python) return python;
   if (name === "format") return toRuntime(percentFormat(pyStr(operand), args, kwargs));
@@ -298,7 +301,7 @@ proto.applyFilter = function (this: InterpreterInternals, operand, filter, env) 
   if (name === "slice") return more.slice(operand, args, kwargs, arrayOf) as RuntimeValue;
   if (name === "urlencode") return toRuntime(more.urlencode(operand));
   if (name === "filesizeformat") return toRuntime(more.filesizeformat(operand, args, kwargs));
-  if (name === "count" || name === "d") return base.applyFilter.call(this, operand, renamed(call, name === "count" ? "length" : "default"), scope);
+  if (name === "count" || name === "d") return byInterpreter(renamed(filter, name === "count" ? "length" : "default"));
   if (name === "sum" || name === "min" || name === "max") {
     const result = aggregate(name, operand, args, kwargs);
     if (result.type === "UndefinedValue") return env.lookupVariable("__fanout_undefined"); // min/max of nothing
@@ -306,7 +309,7 @@ proto.applyFilter = function (this: InterpreterInternals, operand, filter, env) 
     return result.type === "IntegerValue" && name === "sum" ? toRuntime(result.value) : (result as unknown as RuntimeValue);
   }
   const extra = EXTRA_FILTERS.get(name);
-  if (!extra) return base.applyFilter.call(this, operand, call, scope);
+  if (!extra) return byInterpreter(filter);
   const plainKwargs = new Map([...kwargs.entries()].map(([k, v]) => [k, toPlain(v)]));
   return toRuntime(extra(toPlain(operand), args.map(toPlain), plainKwargs));
 };

@@ -66,13 +66,6 @@ function passes(rt: Runtime, value: Value, name: Value | undefined, args: Value[
   return builtin(value);
 }
 
-/** How many elements comparing with `v` may touch: a container's size, else 1. */
-export function sizeOf(v: Value | undefined): number {
-  if (v?.type === "ArrayValue" || v?.type === "TupleValue") return (v.value as Value[]).length;
-  if (v?.type === "ObjectValue") return (v.value as Map<string, Value>).size;
-  return 1;
-}
-
 /** select/reject(test?, *args). */
 export function select(rt: Runtime, operand: Value, args: Value[], keep: boolean): Value {
   const [name, ...rest] = args;

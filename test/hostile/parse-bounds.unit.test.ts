@@ -9,14 +9,9 @@ import { jsonShape, MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from "../../src/lib/json-
 import { MAX_XML_ATTRIBUTES, MAX_XML_DEPTH, MAX_XML_ELEMENTS, readXml, xmlShape } from "../../src/operators/pipeline/xml";
 import { pipelineFromXml } from "../../src/operators/pipeline/from-xml";
 import { InputError } from "../../src/lib/errors";
+import { timed } from "./timed";
 
 const SCAN_MS = 1_000; // a scan of 30 MB measures ~0.1 s here
-
-function timed<T>(run: () => T): { value: T; ms: number } {
-  const started = performance.now();
-  const value = run();
-  return { value, ms: performance.now() - started };
-}
 
 describe("JSON bodies", () => {
   test.each([

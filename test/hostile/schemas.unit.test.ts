@@ -5,6 +5,7 @@
 import { describe, expect, test } from "vitest";
 import { InputError } from "../../src/lib/errors";
 import { compileOutputSchema } from "../../src/output/validate";
+import { timed } from "./timed";
 
 const WORST_CASE_MS = 50;
 
@@ -16,12 +17,6 @@ function refusal(schema: unknown): { status: number; code: string; details: { pa
     throw err;
   }
   throw new Error("the schema was accepted");
-}
-
-function timed<T>(fn: () => T): { value: T; ms: number } {
-  const started = performance.now();
-  const value = fn();
-  return { value, ms: performance.now() - started };
 }
 
 describe("catastrophic patterns validate in linear time", () => {

@@ -135,11 +135,12 @@ function releaseMain(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, stor
     const items = resolveIn(store, unit.batch.ref);
     if (!items.ok) return fail(spec, reader, unit, unit.path, null, `batch.items: ${items.message}`);
     const maxItems = unit.batch.maxItems ?? Number.POSITIVE_INFINITY; // specs stored before the bound have none
-    const problem = batchItemsProblem(items.value, maxItems);
     const list = items.value as unknown[];
-    if (problem && Array.isArray(list) && list.length > maxItems) {
-      return fail(spec, reader, unit, unit.path, null, problem, stageTooLarge(unit.path, list.length, maxItems, `The batch's elements (${unit.batch.items})`, unit.path));
+    if (Array.isArray(list) && list.length > maxItems) {
+      const tooLarge = stageTooLarge(unit.path, list.length, maxItems, `The batch's elements (${unit.batch.items})`, unit.path);
+      return fail(spec, reader, unit, unit.path, null, tooLarge.message, tooLarge);
     }
+    const problem = batchItemsProblem(list, maxItems);
     if (problem) return fail(spec, reader, unit, unit.path, null, problem);
     if (list.length === 0) return finishStep(spec, reader, unit, batchResult([]));
     const ready = list.slice(0, unit.batch.maxConcurrent).map((item, index) => element(unit, index, item));
