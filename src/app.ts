@@ -18,7 +18,7 @@ import { mapRoutes } from "./routes/map";
 import { webhookRoutes } from "./routes/webhooks";
 import { agenticRoutes } from "./routes/agentic";
 import type { AppEnv } from "./app-env";
-import { refuseDeepJson } from "./lib/body-checks";
+import { refuseDeepJson, WITH_BODY } from "./lib/body-checks";
 import { dashboardRoutes } from "./dashboard/routes";
 
 function toErrorResponse(caught: unknown): { status: ApiError["status"]; body: object; headers: Record<string, string> } {
@@ -65,7 +65,7 @@ export function buildApp(): OpenAPIHono<AppEnv> {
   });
 
   app.use("/v1/*", async (c, next) =>
-    bodyLimit({
+    !WITH_BODY.has(c.req.method) ? next() : bodyLimit({
       maxSize: limits(c.env).maxRequestBytes,
       onError: () => {
         throw new ApiError(413, "payload_too_large", "The request body is too large.", {

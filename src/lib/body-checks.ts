@@ -13,7 +13,8 @@ import { ApiError, unsupportedMediaType } from "./errors";
 import { jsonShape, MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from "./json-depth";
 import type { AppEnv } from "../app-env";
 
-const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+/** The methods whose body is read (checked here and by the size limit); other methods' bodies are ignored. */
+export const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 
 const isJson = (contentType: string | undefined): boolean =>
   contentType !== undefined && /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(contentType.trim());

@@ -21,3 +21,13 @@ export const jsonResponse = <T extends z.ZodType>(schema: T, description: string
   content: { "application/json": { schema } },
   description,
 });
+
+/**
+ * A JSON body that may be absent (an empty POST means "no overrides"): documented by its
+ * component's name, and parsed by the handler, since the OpenAPI layer would refuse an empty body
+ * sent with a JSON content type. The component is registered with the route (`register`).
+ */
+export const optionalJsonBody = (component: string) => ({
+  required: false,
+  content: { "application/json": { schema: { $ref: `#/components/schemas/${component}` } } },
+});

@@ -23,6 +23,7 @@ const CreatedKeySchema = z
 const createTenantRoute = createRoute({
   method: "post",
   path: "/tenants",
+  operationId: "createTenant",
   tags: ["admin"],
   summary: "Create a tenant",
   security: adminSecurity,
@@ -33,6 +34,7 @@ const createTenantRoute = createRoute({
 const createKeyRoute = createRoute({
   method: "post",
   path: "/tenants/{tenant_id}/keys",
+  operationId: "createApiKey",
   tags: ["admin"],
   summary: "Issue an API key for a tenant",
   security: adminSecurity,
@@ -50,6 +52,7 @@ const createKeyRoute = createRoute({
 const revokeKeyRoute = createRoute({
   method: "delete",
   path: "/keys/{key_id}",
+  operationId: "revokeApiKey",
   tags: ["admin"],
   summary: "Revoke an API key (it stops working at once)",
   security: adminSecurity,

@@ -13,6 +13,7 @@ import { operatorRoute } from "./operator-route";
 const sessionRoute = createRoute({
   method: "get",
   path: "/sessions/{session_id}",
+  operationId: "getSession",
   tags: ["operators"],
   summary: "A sub-session's full history (the prompt, replies, tool calls and tool results) and its subtasks' sessions (`children`)",
   security: bearerSecurity,
@@ -23,6 +24,7 @@ const sessionRoute = createRoute({
 const jobSessionsRoute = createRoute({
   method: "get",
   path: "/jobs/{job_id}/sessions",
+  operationId: "listJobSessions",
   tags: ["operators"],
   summary: "The sub-sessions of an agentic job (their progress, not their messages), by item index",
   security: bearerSecurity,
@@ -57,6 +59,7 @@ export function agenticRoutes() {
   return newRouter()
     .route("/", operatorRoute({
       path: "/agentic-map",
+      operationId: "createAgenticMapJob",
       summary: "Run a multi-turn, tool-using agent per input, each in its own durable sub-session",
       schema: AgenticMapRequestSchema,
       submit: submitAgenticJob,

@@ -6,12 +6,13 @@ import { openEventStream } from "../jobs/submit";
 import { isTerminal } from "../engine/types";
 import { decodeCursor, encodeCursor, jobView } from "../jobs/views";
 import { ApiError, invalidRequest, notFound } from "../lib/errors";
-import { jsonResponse, newRouter } from "../lib/router";
+import { jsonResponse, newRouter, optionalJsonBody } from "../lib/router";
 import { jobCoordinator } from "../objects";
 import {
   AuditSchema, BatchSchema, JobIdParam, JobListQuery, JobListSchema, JobSchema, RecoverAnswerSchema, RecoverRequestSchema, ResultPageSchema, ResultsQuery,
   ResumeRequestSchema, type ItemResult,
 } from "../schemas/jobs";
+import { eventStreamContent } from "../schemas/events";
 import { bearerSecurity, commonErrors, errorResponse, zodIssues } from "../schemas/common";
 import { STEPS } from "../operators/pipeline/plan";
 import { stepList, type StepEntry } from "../operators/pipeline/step-list";
@@ -21,34 +22,35 @@ import { deleteJob } from "../jobs/delete";
 const BATCH_PAGE = 1000;
 const jobNotFound = { 404: errorResponse("No such job (or not this tenant's)") };
 
-const route = <P extends string>(method: "get" | "post" | "delete", path: P, summary: string) => ({
+const route = <P extends string>(method: "get" | "post" | "delete", path: P, operationId: string, summary: string) => ({
   method,
   path,
+  operationId,
   tags: ["jobs"],
   summary,
   security: bearerSecurity,
 });
 
 const listRoute = createRoute({
-  ...route("get", "/", "List this tenant's jobs, newest first"),
+  ...route("get", "/", "listJobs", "List this tenant's jobs, newest first"),
   request: { query: JobListQuery },
   responses: { 200: jsonResponse(JobListSchema, "A page of jobs"), ...commonErrors },
 });
 
 const getRoute = createRoute({
-  ...route("get", "/{job_id}", "Get a job's status and counters"),
+  ...route("get", "/{job_id}", "getJob", "Get a job's status and counters"),
   request: { params: JobIdParam },
   responses: { 200: jsonResponse(JobSchema, "The job"), ...jobNotFound, ...commonErrors },
 });
 
 const resultsRoute = createRoute({
-  ...route("get", "/{job_id}/results", "Page through a job's results"),
+  ...route("get", "/{job_id}/results", "listJobResults", "Page through a job's results"),
   request: { params: JobIdParam, query: ResultsQuery },
   responses: { 200: jsonResponse(ResultPageSchema, "A page of results"), ...jobNotFound, ...commonErrors },
 });
 
 const batchRoute = createRoute({
-  ...route("get", "/{job_id}/batch", "All results of a finished job, split into successes and failures"),
+  ...route("get", "/{job_id}/batch", "getJobBatch", "All results of a finished job, split into successes and failures"),
   request: { params: JobIdParam },
   responses: {
     200: jsonResponse(BatchSchema, "The batch"),
@@ -59,26 +61,27 @@ const batchRoute = createRoute({
 });
 
 const eventsRoute = createRoute({
-  ...route("get", "/{job_id}/events", "The job's Server-Sent Events: replayed from the start, then live"),
+  ...route("get", "/{job_id}/events", "streamJobEvents", "The job's Server-Sent Events: replayed from the start, then live"),
   description:
-    "Events `MAP_STARTED`, `MAP_ITEM_COMPLETED`, `MAP_COMPLETED` with ids 1, 2, 3…; send `Last-Event-ID: N` to get only " +
-    "the events after N. A `: keepalive` comment comes at least every 20 s; the stream closes after `MAP_COMPLETED`.",
+    "Every event of the job (JobEvent: `MAP_STARTED` first, `MAP_COMPLETED` last, stage, task, subtask, pause and " +
+    "concurrency events between) with ids 1, 2, 3…; send `Last-Event-ID: N` to get only the events after N. A `: keepalive` " +
+    "comment comes at least every `SSE_KEEPALIVE_SECS` (20 s by default); the stream closes after `MAP_COMPLETED`.",
   request: { params: JobIdParam, headers: z.object({ "last-event-id": z.string().optional() }) },
   responses: {
-    200: { content: { "text/event-stream": { schema: z.string() } }, description: "An SSE stream" },
+    200: { content: eventStreamContent, description: "An SSE stream of JobEvent" },
     ...jobNotFound,
     ...commonErrors,
   },
 });
 
 const cancelRoute = createRoute({
-  ...route("post", "/{job_id}/cancel", "Cancel a job: no new item starts; finished results are kept"),
+  ...route("post", "/{job_id}/cancel", "cancelJob", "Cancel a job: no new item starts; finished results are kept"),
   request: { params: JobIdParam },
   responses: { 202: jsonResponse(JobSchema, "Cancelled (or already ended)"), ...jobNotFound, ...commonErrors },
 });
 
 const deleteRoute = createRoute({
-  ...route("delete", "/{job_id}", "Delete an ended job: its results, sessions, events, webhook deliveries and stored state"),
+  ...route("delete", "/{job_id}", "deleteJob", "Delete an ended job: its results, sessions, events, webhook deliveries and stored state"),
   description: "Only an ended job (completed, failed or cancelled) can be deleted; cancel a running one first. Ended jobs are also deleted `JOB_RETENTION_DAYS` (default 30) after they end.",
   request: { params: JobIdParam },
   responses: {
@@ -90,18 +93,18 @@ const deleteRoute = createRoute({
 });
 
 const auditRoute = createRoute({
-  ...route("get", "/{job_id}/audit", "A map-reduce job's trail: every call, the documents behind it and the calls that fed it"),
+  ...route("get", "/{job_id}/audit", "getJobAudit", "A map-reduce job's trail: every call, the documents behind it and the calls that fed it"),
   request: { params: JobIdParam },
   responses: { 200: jsonResponse(AuditSchema, "The audit"), 404: errorResponse("No such job, or not a map-reduce job"), ...commonErrors },
 });
 
 const recoverRoute = createRoute({
-  ...route("post", "/{job_id}/recover", "Re-run the failed and unfinished tasks of an ended job; finished tasks are kept"),
+  ...route("post", "/{job_id}/recover", "recoverJob", "Re-run the failed and unfinished tasks of an ended job; finished tasks are kept"),
   description:
     "For a job that ended `failed` or `cancelled`, or `completed` with failed tasks. Same job id and event stream; each re-run task " +
     "starts a fresh attempt count; no finished task runs again. 409 while the job runs or is paused, or when nothing is left to re-run.",
-  // The body is optional, so it is parsed in the handler (an empty POST means no overrides).
-  request: { params: JobIdParam },
+  // The body is optional (an empty POST means no overrides): declared here, parsed in the handler.
+  request: { params: JobIdParam, body: optionalJsonBody("RecoverRequest") },
   responses: {
     202: jsonResponse(RecoverAnswerSchema, "The job is running again"),
     409: errorResponse("The job is running or paused, or has nothing to re-run"),
@@ -111,8 +114,8 @@ const recoverRoute = createRoute({
 });
 
 const resumeRoute = createRoute({
-  ...route("post", "/{job_id}/resume", "Resume a paused job, with a larger token budget"),
-  request: { params: JobIdParam },
+  ...route("post", "/{job_id}/resume", "resumeJob", "Resume a paused job, with a larger token budget"),
+  request: { params: JobIdParam, body: optionalJsonBody("ResumeRequest") },
   responses: {
     202: jsonResponse(JobSchema, "The job goes on where it stopped"),
     409: errorResponse("The job is not paused"),
@@ -174,7 +177,10 @@ export function batchView(job: JobRow, stored: StoredResult[]) {
 }
 
 export function jobRoutes() {
-  return newRouter()
+  const router = newRouter();
+  router.openAPIRegistry.register("RecoverRequest", RecoverRequestSchema);
+  router.openAPIRegistry.register("ResumeRequest", ResumeRequestSchema);
+  return router
     .openapi(listRoute, async (c) => {
       const { status, limit, cursor } = c.req.valid("query");
       let before: { createdMs: number; id: string } | undefined;

@@ -16,24 +16,29 @@ export function mapRoutes() {
     .use("/pipelines", pipelinesFromXml)
     .route("/", operatorRoute({
       path: "/map",
+      operationId: "createMapJob",
       summary: "Run a prompt over every input: one model call per item, validated against output_schema",
       schema: MapRequestSchema,
       submit: submitMapJob,
     }))
     .route("/", operatorRoute({
       path: "/reduce",
+      operationId: "createReduceJob",
       summary: "An ordered fold: optional inner task per input (run ahead in parallel), then reductions strictly in order",
       schema: ReduceRequestSchema,
       submit: submitReduceJob,
     }))
     .route("/", operatorRoute({
       path: "/map-reduce",
+      operationId: "createMapReduceJob",
       summary: "The corpus orchestrator: batched mappers, a deterministic shuffle, hierarchical/flat/category reduce, synthesis",
       schema: MapReduceRequestSchema,
       submit: submitMapReduceJob,
     }))
     .route("/", operatorRoute({
       path: "/pipelines",
+      operationId: "createPipelineJob",
+      otherBodies: { "application/xml": { schema: { type: "string", description: "The XML task format: a `<task type=\"sequential\">` root; pipeline fields as root attributes or query parameters (README: pipelines)" } } },
       summary: "Sequential steps over a shared store: llm (optionally a batch over a list), reduce and nested sequential steps, input tasks, context management. Also takes `Content-Type: application/xml` (the XML task format; pipeline fields as root attributes or query parameters)",
       schema: PipelineRequestSchema,
       submit: submitPipelineJob,

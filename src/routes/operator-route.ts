@@ -15,6 +15,7 @@ import { jobCoordinator } from "../objects";
 import { BatchSchema, EstimateSchema, JobSchema } from "../schemas/jobs";
 import { JobCreatedSchema } from "../schemas/map";
 import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";
+import { eventStreamContent } from "../schemas/events";
 import { allResults, batchView } from "./jobs";
 
 const IDEMPOTENCY_KEY_MAX = 255;
@@ -50,21 +51,33 @@ export async function answerSubmission(
   return Response.json(body, { status: submission.created ? 202 : 200 });
 }
 
-export function operatorRoute<S extends z.ZodType>(options: { path: string; summary: string; schema: S; submit: Submit<z.infer<S>> }) {
+interface OperatorRouteOptions<S extends z.ZodType> {
+  path: string;
+  operationId: string;
+  summary: string;
+  schema: S;
+  submit: Submit<z.infer<S>>;
+  /** Other media types the path takes, read by a middleware before this route (the pipelines' XML). */
+  otherBodies?: Record<string, { schema: { type: "string"; description: string } }>;
+}
+
+export function operatorRoute<S extends z.ZodType>(options: OperatorRouteOptions<S>) {
+  const body = jsonBody(options.schema);
   const route = createRoute({
     method: "post",
     path: options.path,
+    operationId: options.operationId,
     tags: ["operators"],
     summary: options.summary,
     security: bearerSecurity,
-    request: { body: jsonBody(options.schema), query: submissionQuery, headers: submissionHeaders },
+    request: { body: { ...body, content: { ...body.content, ...options.otherBodies } }, query: submissionQuery, headers: submissionHeaders },
     responses: {
       200: {
         content: { "application/json": { schema: z.union([JobCreatedSchema, BatchSchema, JobSchema, EstimateSchema]) } },
         description: "An idempotent replay of the original job, the ended job (`?wait=true`), or the estimate (`?dry_run=true`)",
       },
       202: {
-        content: { "application/json": { schema: JobCreatedSchema }, "text/event-stream": { schema: z.string() } },
+        content: { "application/json": { schema: JobCreatedSchema }, ...eventStreamContent },
         description: "The job was accepted (an SSE stream when `Accept: text/event-stream`)",
       },
       422: errorResponse("The Idempotency-Key was used with another body, or the estimate is over `token_budget.total` (`token_budget_exceeded`)"),

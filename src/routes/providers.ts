@@ -27,6 +27,7 @@ const ProviderParam = z.object({
 const putRoute = createRoute({
   method: "put",
   path: "/{provider}",
+  operationId: "putProviderCredential",
   tags: ["providers"],
   summary: "Store this tenant's credential for a provider (encrypted at rest, never returned)",
   security: bearerSecurity,
@@ -37,6 +38,7 @@ const putRoute = createRoute({
 const listRoute = createRoute({
   method: "get",
   path: "/",
+  operationId: "listProviderCredentials",
   tags: ["providers"],
   summary: "List this tenant's provider credentials (no secrets)",
   security: bearerSecurity,
@@ -49,6 +51,7 @@ const listRoute = createRoute({
 const deleteRoute = createRoute({
   method: "delete",
   path: "/{provider}",
+  operationId: "deleteProviderCredential",
   tags: ["providers"],
   summary: "Delete this tenant's credential for a provider",
   security: bearerSecurity,

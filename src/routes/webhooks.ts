@@ -43,6 +43,7 @@ const getSecretRoute = createRoute({
   ...tag,
   method: "get",
   path: "/webhook-secret",
+  operationId: "getWebhookSecret",
   summary: "This tenant's default webhook signing secret (created on first use)",
   responses: { 200: jsonResponse(SecretSchema, "The secret"), ...commonErrors },
 });
@@ -51,6 +52,7 @@ const rotateSecretRoute = createRoute({
   ...tag,
   method: "post",
   path: "/webhook-secret/rotate",
+  operationId: "rotateWebhookSecret",
   summary: "Replace this tenant's default webhook secret; deliveries sign with the new one from now on",
   responses: { 200: jsonResponse(SecretSchema, "The new secret"), ...commonErrors },
 });
@@ -59,6 +61,7 @@ const listRoute = createRoute({
   ...tag,
   method: "get",
   path: "/jobs/{job_id}/webhook-deliveries",
+  operationId: "listWebhookDeliveries",
   summary: "Every webhook delivery of a job, with every attempt",
   request: { params: JobIdParam },
   responses: {
@@ -72,6 +75,7 @@ const redeliverRoute = createRoute({
   ...tag,
   method: "post",
   path: "/jobs/{job_id}/webhook-deliveries/redeliver",
+  operationId: "redeliverWebhook",
   summary: "Send the job's MAP_COMPLETED webhook once more, now (same webhook-id)",
   request: { params: JobIdParam },
   responses: {

@@ -64,3 +64,29 @@ export type EventData<K extends EventName> = z.input<(typeof EVENT_DATA)[K]>;
 export function eventSchemaName(name: EventName): string {
   return `${name.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _sep: string, c: string) => c.toUpperCase())}Event`;
 }
+
+/**
+ * One event as it arrives on the stream, its SSE fields read: `id`, `event` and `data` (JSON).
+ * The stream's response schema names it (`contentSchema`), so generated clients get the union.
+ */
+export function jobEventSchema() {
+  const frames = (Object.keys(EVENT_DATA) as EventName[]).map((name) =>
+    z.object({
+      id: z.number().int().openapi({ description: "The SSE `id:` field: 1, 2, 3… in the job's order; send it back as Last-Event-ID" }),
+      event: z.literal(name),
+      data: EVENT_DATA[name].openapi(eventSchemaName(name)),
+    }),
+  );
+  return z.union(frames).openapi("JobEvent", { description: "One event of a job's stream, as an SSE reader parses it" });
+}
+
+/** The 200 body of an event stream: text/event-stream whose events are JobEvent. */
+export const eventStreamContent = {
+  "text/event-stream": {
+    schema: z.string().openapi({
+      description: "`id: N`, `event: NAME` and `data: {json}` lines per event, a blank line after each; `: keepalive` comments between",
+      contentMediaType: "text/event-stream",
+      contentSchema: { type: "array", items: { $ref: "#/components/schemas/JobEvent" } },
+    } as never),
+  },
+};
