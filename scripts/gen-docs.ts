@@ -24,11 +24,11 @@ const cell = (text: unknown) => String(text ?? "").replaceAll("|", "\\|").replac
 function typeName(s: Json | undefined, doc: Json): string {
   if (!s) return "any";
   if (typeof s.$ref === "string") return s.$ref.split("/").at(-1) as string;
-  if (Array.isArray(s.enum)) return s.enum.map((v: unknown) => JSON.stringify(v)).join(" \\| ");
+  if (Array.isArray(s.enum)) return s.enum.map((v: unknown) => JSON.stringify(v)).join(" | ");
   const union = s.anyOf ?? s.oneOf;
-  if (Array.isArray(union)) return union.map((u: Json) => typeName(u, doc)).join(" \\| ");
+  if (Array.isArray(union)) return union.map((u: Json) => typeName(u, doc)).join(" | ");
   if (s.type === "array") return `${typeName(s.items, doc)}[]`;
-  if (Array.isArray(s.type)) return s.type.join(" \\| ");
+  if (Array.isArray(s.type)) return s.type.join(" | ");
   return s.type ?? "any";
 }
 
@@ -47,6 +47,32 @@ function fields(schema: Json | undefined, doc: Json): string {
     return `| \`${name}\` | ${cell(typeName(p, doc))} | ${required.has(name) ? "yes" : ""} | ${p.default !== undefined ? cell(JSON.stringify(p.default)) : ""} | ${cell([p.description, bounds].filter(Boolean).join(" — "))} |`;
   });
   return ["| field | type | required | default | notes |", "|---|---|---|---|---|", ...rows].join("\n");
+}
+
+const link = (name: string) => `[\`${name}\`](#${name.toLowerCase()})`;
+
+/** A 2xx answer's shape: its schema's name(s), linked to the Schemas section, or its fields when it has no name. */
+function answerShape(code: string, media: string, schema: Json, doc: Json): string {
+  if (media === "text/event-stream") return `\`${code}\` \`${media}\`: events, each a ${link("JobEvent")} (below).`;
+  const refs = ((schema.anyOf ?? schema.oneOf ?? [schema]) as Json[]).map((s) => (typeof s.$ref === "string" ? (s.$ref.split("/").at(-1) as string) : null));
+  if (refs.every((r) => r !== null)) return `\`${code}\` (JSON): ${refs.map((r) => link(r as string)).join(" or ")}.`;
+  return `\`${code}\` (JSON):\n\n${fields(schema, doc)}`;
+}
+
+/** Every named schema: its fields, or its type when it is not an object. */
+function schemasSection(doc: Json): string[] {
+  const out = ["## Schemas", "", "The named shapes of the answers and bodies above (`components.schemas` of the document). Events on a job's stream are `JobEvent`: `{id, event, data}`, `data` being the `…Event` schema of its name.", ""];
+  for (const [name, s] of Object.entries((doc.components?.schemas ?? {}) as Record<string, Json>).sort(([a], [b]) => a.localeCompare(b))) {
+    out.push(`### ${name}`, "");
+    if (s.description) out.push(s.description, "");
+    const frames = (s.anyOf ?? []) as Json[];
+    if (frames.length > 0 && frames.every((f) => f.properties?.event?.enum)) {
+      out.push("| `event` | `data` |", "|---|---|", ...frames.map((f) => `| \`${f.properties.event.enum[0]}\` | ${link(typeName(f.properties.data, doc))} |`), "");
+      continue;
+    }
+    out.push(fields(s, doc) || `\`${typeName(s, doc)}\``, "");
+  }
+  return out;
 }
 
 export function httpApi(): string {
@@ -76,10 +102,15 @@ export function httpApi(): string {
       }
       const responses = Object.entries((op.responses ?? {}) as Record<string, Json>).map(([code, r]) => `\`${code}\` ${r.description ?? ""}`);
       lines.push(`Answers: ${responses.join("; ")}.`, "");
+      for (const [code, r] of Object.entries((op.responses ?? {}) as Record<string, Json>)) {
+        if (!code.startsWith("2")) continue;
+        for (const [media, { schema }] of Object.entries((r.content ?? {}) as Record<string, Json>)) lines.push(answerShape(code, media, schema, doc), "");
+      }
       byTag.set(tag, [...(byTag.get(tag) ?? []), lines.join("\n")]);
     }
   }
   for (const [tag, sections] of byTag) out.push(`## ${tag}`, "", ...sections);
+  out.push(...schemasSection(doc));
   return `${out.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
 }
 

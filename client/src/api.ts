@@ -168,7 +168,7 @@ export interface paths {
         };
         /**
          * The job's Server-Sent Events: replayed from the start, then live
-         * @description Every event of the job (JobEvent: `MAP_STARTED` first, `MAP_COMPLETED` last, stage, task, subtask, pause and concurrency events between) with ids 1, 2, 3…; send `Last-Event-ID: N` to get only the events after N. A `: keepalive` comment comes at least every `SSE_KEEPALIVE_SECS` (20 s by default); the stream closes after `MAP_COMPLETED`.
+         * @description Every event of the job (JobEvent: `MAP_STARTED` first, `MAP_COMPLETED` last, stage, task, subtask, pause and concurrency events between) with ids 1, 2, 3…; send `Last-Event-ID: N` to get only the events after N. A `: keepalive` comment comes at least every `SSE_KEEPALIVE_SECS` (15 s by default); the stream closes after `MAP_COMPLETED`.
          */
         get: operations["streamJobEvents"];
         put?: never;
@@ -523,9 +523,9 @@ export interface components {
             }[];
         };
         Batch: {
-            failures: (components["schemas"]["MapResult"] | components["schemas"]["AgentMapResult"] | components["schemas"]["TaskResult"])[];
+            failures: (components["schemas"]["MapResult"] | components["schemas"]["AgentMapResult"] | components["schemas"]["TaskResult"] | components["schemas"]["PipelineStep"])[];
             job_id: string;
-            successes: (components["schemas"]["MapResult"] | components["schemas"]["AgentMapResult"] | components["schemas"]["TaskResult"])[];
+            successes: (components["schemas"]["MapResult"] | components["schemas"]["AgentMapResult"] | components["schemas"]["TaskResult"] | components["schemas"]["PipelineStep"])[];
             total: number;
             total_attempts: number;
         };
@@ -1064,6 +1064,19 @@ export interface components {
             token_budget?: components["schemas"]["TokenBudget"];
             webhook?: components["schemas"]["WebhookConfig"];
         };
+        /** @description A step of a pipeline, as `GET /v1/jobs/{id}/results?stage=steps` lists it (and `TASK_COMPLETED` of stage `steps` carries it) */
+        PipelineStep: {
+            index: number;
+            /** @description The step's value in the shared store once it finished, else null */
+            output?: unknown;
+            /** @enum {string} */
+            status: "pending" | "running" | "completed" | "failed";
+            /** @description The step's id path */
+            step: string;
+            /** @description True once the step finished */
+            success: boolean;
+            usage: components["schemas"]["Usage"];
+        };
         ProviderCredential: {
             base_url: string | null;
             key_last4: string;
@@ -1164,7 +1177,7 @@ export interface components {
         };
         ResultPage: {
             next_cursor: string | null;
-            results: (components["schemas"]["MapResult"] | components["schemas"]["AgentMapResult"] | components["schemas"]["TaskResult"])[];
+            results: (components["schemas"]["MapResult"] | components["schemas"]["AgentMapResult"] | components["schemas"]["TaskResult"] | components["schemas"]["PipelineStep"])[];
         };
         ResumeRequest: {
             token_budget?: {
@@ -1267,7 +1280,7 @@ export interface components {
         TaskCompletedEvent: {
             index: number;
             job_id: string;
-            result: components["schemas"]["TaskResult"];
+            result: components["schemas"]["TaskResult"] | components["schemas"]["PipelineStep"];
             stage: string;
             success: boolean;
         };
@@ -1376,6 +1389,7 @@ export type MapResult = components['schemas']['MapResult'];
 export type MapStartedEvent = components['schemas']['MapStartedEvent'];
 export type McpServer = components['schemas']['McpServer'];
 export type PipelineRequest = components['schemas']['PipelineRequest'];
+export type PipelineStep = components['schemas']['PipelineStep'];
 export type ProviderCredential = components['schemas']['ProviderCredential'];
 export type ProviderCredentialInput = components['schemas']['ProviderCredentialInput'];
 export type Recovering = components['schemas']['Recovering'];
@@ -1624,23 +1638,23 @@ export interface operations {
             };
         };
         responses: {
-            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), or the estimate (`?dry_run=true`) */
+            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["JobCreated"] | components["schemas"]["Batch"] | components["schemas"]["Job"] | components["schemas"]["Estimate"];
+                    "text/event-stream": string;
                 };
             };
-            /** @description The job was accepted (an SSE stream when `Accept: text/event-stream`) */
+            /** @description The job was accepted */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["JobCreated"];
-                    "text/event-stream": string;
                 };
             };
             /** @description Invalid request (see `details`) */
@@ -2562,23 +2576,23 @@ export interface operations {
             };
         };
         responses: {
-            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), or the estimate (`?dry_run=true`) */
+            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["JobCreated"] | components["schemas"]["Batch"] | components["schemas"]["Job"] | components["schemas"]["Estimate"];
+                    "text/event-stream": string;
                 };
             };
-            /** @description The job was accepted (an SSE stream when `Accept: text/event-stream`) */
+            /** @description The job was accepted */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["JobCreated"];
-                    "text/event-stream": string;
                 };
             };
             /** @description Invalid request (see `details`) */
@@ -2667,23 +2681,23 @@ export interface operations {
             };
         };
         responses: {
-            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), or the estimate (`?dry_run=true`) */
+            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["JobCreated"] | components["schemas"]["Batch"] | components["schemas"]["Job"] | components["schemas"]["Estimate"];
+                    "text/event-stream": string;
                 };
             };
-            /** @description The job was accepted (an SSE stream when `Accept: text/event-stream`) */
+            /** @description The job was accepted */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["JobCreated"];
-                    "text/event-stream": string;
                 };
             };
             /** @description Invalid request (see `details`) */
@@ -2773,23 +2787,23 @@ export interface operations {
             };
         };
         responses: {
-            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), or the estimate (`?dry_run=true`) */
+            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["JobCreated"] | components["schemas"]["Batch"] | components["schemas"]["Job"] | components["schemas"]["Estimate"];
+                    "text/event-stream": string;
                 };
             };
-            /** @description The job was accepted (an SSE stream when `Accept: text/event-stream`) */
+            /** @description The job was accepted */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["JobCreated"];
-                    "text/event-stream": string;
                 };
             };
             /** @description Invalid request (see `details`) */
@@ -3038,23 +3052,23 @@ export interface operations {
             };
         };
         responses: {
-            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), or the estimate (`?dry_run=true`) */
+            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require) */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["JobCreated"] | components["schemas"]["Batch"] | components["schemas"]["Job"] | components["schemas"]["Estimate"];
+                    "text/event-stream": string;
                 };
             };
-            /** @description The job was accepted (an SSE stream when `Accept: text/event-stream`) */
+            /** @description The job was accepted */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["JobCreated"];
-                    "text/event-stream": string;
                 };
             };
             /** @description Invalid request (see `details`) */

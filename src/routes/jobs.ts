@@ -65,7 +65,7 @@ const eventsRoute = createRoute({
   description:
     "Every event of the job (JobEvent: `MAP_STARTED` first, `MAP_COMPLETED` last, stage, task, subtask, pause and " +
     "concurrency events between) with ids 1, 2, 3…; send `Last-Event-ID: N` to get only the events after N. A `: keepalive` " +
-    "comment comes at least every `SSE_KEEPALIVE_SECS` (20 s by default); the stream closes after `MAP_COMPLETED`.",
+    "comment comes at least every `SSE_KEEPALIVE_SECS` (15 s by default); the stream closes after `MAP_COMPLETED`.",
   request: { params: JobIdParam, headers: z.object({ "last-event-id": z.string().optional() }) },
   responses: {
     200: { content: eventStreamContent, description: "An SSE stream of JobEvent" },
@@ -206,7 +206,7 @@ export function jobRoutes() {
         // Every step, finished or not (at most MAX_STEPS: one page).
         const markers = await listResults(c.env.DB, job.id, { stage: STEPS, order: "input", limit: MAX_STEPS });
         const steps = stepList(jobView(job).stages as Parameters<typeof stepList>[0], markers.results as unknown as StepEntry[]);
-        return c.json({ results: steps as unknown as ItemResult[], next_cursor: null }, 200);
+        return c.json({ results: steps, next_cursor: null }, 200);
       }
       const page = await listResults(c.env.DB, job.id, { stage: stage ?? job.main_stage, order, status, limit: limit + 1, after: cursorNumber(cursor) });
       const lastKey = page.keys[limit - 1];

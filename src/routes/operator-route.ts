@@ -73,12 +73,12 @@ export function operatorRoute<S extends z.ZodType>(options: OperatorRouteOptions
     request: { body: { ...body, content: { ...body.content, ...options.otherBodies } }, query: submissionQuery, headers: submissionHeaders },
     responses: {
       200: {
-        content: { "application/json": { schema: z.union([JobCreatedSchema, BatchSchema, JobSchema, EstimateSchema]) } },
-        description: "An idempotent replay of the original job, the ended job (`?wait=true`), or the estimate (`?dry_run=true`)",
+        content: { "application/json": { schema: z.union([JobCreatedSchema, BatchSchema, JobSchema, EstimateSchema]) }, ...eventStreamContent },
+        description: "An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require)",
       },
       202: {
-        content: { "application/json": { schema: JobCreatedSchema }, ...eventStreamContent },
-        description: "The job was accepted (an SSE stream when `Accept: text/event-stream`)",
+        content: { "application/json": { schema: JobCreatedSchema } },
+        description: "The job was accepted",
       },
       422: errorResponse("The Idempotency-Key was used with another body, or the estimate is over `token_budget.total` (`token_budget_exceeded`)"),
       429: errorResponse("Too many of this tenant's jobs are queued or running (see Retry-After)"),

@@ -4,7 +4,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { UsageSchema } from "./map";
-import { BudgetSchema, JobErrorSchema, JobUsageSchema, JOB_STATUSES, TaskResultSchema } from "./jobs";
+import { BudgetSchema, JobErrorSchema, JobUsageSchema, JOB_STATUSES, PipelineStepSchema, TaskResultSchema } from "./jobs";
 
 /** Each event's name on the stream, and the schema of its data. */
 export const EVENT_DATA = {
@@ -30,7 +30,7 @@ export const EVENT_DATA = {
   }),
   STAGE_STARTED: z.object({ job_id: z.string(), stage: z.string(), total: z.number().int() }),
   STAGE_COMPLETED: z.object({ job_id: z.string(), stage: z.string(), succeeded: z.number().int(), failed: z.number().int(), usage: UsageSchema }),
-  TASK_COMPLETED: z.object({ job_id: z.string(), stage: z.string(), index: z.number().int(), success: z.boolean(), result: TaskResultSchema }),
+  TASK_COMPLETED: z.object({ job_id: z.string(), stage: z.string(), index: z.number().int(), success: z.boolean(), result: z.union([TaskResultSchema, PipelineStepSchema]) }),
   JOB_PAUSED: z.object({ job_id: z.string(), reason: z.string(), budget: BudgetSchema.nullable() }),
   JOB_RESUMED: z.object({ job_id: z.string() }),
   JOB_RECOVERING: z.object({ job_id: z.string(), tasks: z.number().int() }),

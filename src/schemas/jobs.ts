@@ -19,7 +19,19 @@ export const TaskResultSchema = z
   .catchall(z.unknown())
   .openapi("TaskResult", { description: "A finished task of a staged job; each operator adds its fields (reduce: `name`, `accumulator`)" });
 
-const ItemResultSchema = z.union([MapResultSchema, AgentMapResultSchema, TaskResultSchema]);
+/** A pipeline's `?stage=steps` row: one per step, finished (its marker) or not (its stages' progress). */
+export const PipelineStepSchema = z
+  .object({
+    index: z.number().int(),
+    step: z.string().openapi({ description: "The step's id path" }),
+    status: z.enum(["pending", "running", "completed", "failed"]),
+    success: z.boolean().openapi({ description: "True once the step finished" }),
+    output: z.unknown().openapi({ description: "The step's value in the shared store once it finished, else null" }),
+    usage: UsageSchema,
+  })
+  .openapi("PipelineStep", { description: "A step of a pipeline, as `GET /v1/jobs/{id}/results?stage=steps` lists it (and `TASK_COMPLETED` of stage `steps` carries it)" });
+
+const ItemResultSchema = z.union([MapResultSchema, AgentMapResultSchema, TaskResultSchema, PipelineStepSchema]);
 export type ItemResult = z.infer<typeof ItemResultSchema>;
 
 export const JobUsageSchema = UsageSchema.extend({

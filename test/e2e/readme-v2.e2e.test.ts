@@ -8,16 +8,7 @@ import { describe, expect, it } from "vitest";
 import { call, newTenant, waitForJob, waitForStatus } from "./harness/api.ts";
 import { base, scriptedMap, uniqueTag } from "./harness/context.ts";
 import { ROOT } from "./harness/fanout-server.ts";
-
-function exampleText(name: string, language = "json"): string {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const marker = `<!-- example: ${name} -->\n\`\`\`${language}\n`;
-  const start = readme.indexOf(marker);
-  if (start < 0) throw new Error(`README has no example "${name}"`);
-  return readme.slice(start + marker.length, readme.indexOf("```", start + marker.length));
-}
-
-const example = (name: string) => JSON.parse(exampleText(name)) as Record<string, unknown>;
+import { example, exampleText } from "./harness/readme.ts";
 
 describe("the README's v2 examples", () => {
   it("reduce: folds the named inputs and answers with the ended job", async () => {

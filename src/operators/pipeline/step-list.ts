@@ -15,7 +15,7 @@ export interface StepEntry {
   index: number;
   success: boolean;
   step: string;
-  status: string;
+  status: "pending" | "running" | "completed" | "failed";
   output: unknown;
   usage: { input_tokens: number; output_tokens: number };
 }
@@ -29,7 +29,7 @@ export function stepList(stages: StageProgress[], markers: StepEntry[]): StepEnt
     const marker = finished.get(index);
     if (marker) return marker;
     const own = stages.filter((s) => ownStage(path, s.name));
-    const status = own.some((s) => s.status === "failed") ? "failed" : own.some((s) => s.status === "running" || s.status === "completed") ? "running" : "pending";
+    const status: StepEntry["status"] = own.some((s) => s.status === "failed") ? "failed" : own.some((s) => s.status === "running" || s.status === "completed") ? "running" : "pending";
     const usage = own.reduce((u, s) => ({ input_tokens: u.input_tokens + s.usage.input_tokens, output_tokens: u.output_tokens + s.usage.output_tokens }), { input_tokens: 0, output_tokens: 0 });
     return { index, success: false, step: path, status, output: null, usage };
   });

@@ -1,4 +1,10 @@
-/** Small HTTP helpers for end-to-end tests: admin set-up, JSON calls, and an SSE reader. */
+/**
+ * Small HTTP helpers for end-to-end tests: admin set-up, JSON calls, and an SSE reader. Every
+ * response `call()` reads and every event `readSse` parses is checked against the server's
+ * OpenAPI document (openapi-check.ts): a response the document does not describe fails the test.
+ */
+import { assertConforms, openApiCheck } from "./openapi-check.ts";
+
 export const ADMIN_TOKEN = "fanout-local-admin-token";
 
 export interface Tenant {
@@ -20,6 +26,7 @@ export async function call(
   if (payload !== undefined) headers["content-type"] ??= "application/json";
   const res = await fetch(`${base}${path}`, { method, headers, body: payload });
   const text = await res.text();
+  assertConforms((await openApiCheck(base)).response(method, res.url, res.status, res.headers.get("content-type"), text));
   let body: unknown = text;
   try {
     body = text ? JSON.parse(text) : null;
@@ -49,6 +56,9 @@ export async function readSse(
   options: { stopAfter?: number; stopWhen?: (e: SseEvent) => boolean; onEvent?: (e: SseEvent) => void; comments?: string[] } = {},
 ): Promise<SseEvent[]> {
   if (!res.body) throw new Error("no body");
+  const check = await openApiCheck(new URL(res.url).origin);
+  // A stream is a job's events (GET …/events) or an operator's answer to `Accept: text/event-stream` (POST).
+  assertConforms(check.response(res.url.split("?")[0].endsWith("/events") ? "GET" : "POST", res.url, res.status, res.headers.get("content-type"), ""));
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
   const events: SseEvent[] = [];
   let buffer = "";
@@ -68,6 +78,7 @@ export async function readSse(
       }
       if (!fields.has("event")) continue;
       const event = { id: Number(fields.get("id")), event: fields.get("event") as string, data: JSON.parse(fields.get("data") ?? "null") };
+      assertConforms(check.event(event));
       events.push(event);
       options.onEvent?.(event);
       if ((options.stopAfter !== undefined && events.length >= options.stopAfter) || options.stopWhen?.(event)) {
