@@ -5,6 +5,7 @@
 import { createWriteStream, readFileSync } from "node:fs";
 import type { Fanout, JobHandle } from "./index.js";
 import { Progress, trackConcurrency, type ProgressState } from "./progress.js";
+import { eventStream } from "./sse.js";
 import type { MapCompletedEvent, MapReduceOptions, ReduceOptions, TaskResult } from "./types.js";
 
 export type Flags = Record<string, string | boolean | undefined>;
@@ -148,9 +149,20 @@ export async function followStaged(job: JobHandle<TaskResult>, values: Flags): P
   return 0;
 }
 
+const ENDED = new Set(["completed", "cancelled", "failed"]);
+
+/**
+ * Re-runs an ended job's failed and unfinished tasks and follows that round like `map` does:
+ * progress on stderr, a last line with what it did; exit 1 unless the round ended completed with
+ * nothing failed. The stream is read to its end first, so the round's events are told from the
+ * earlier rounds' (same job, same stream).
+ */
 export async function runRecover(client: Fanout, id: string, values: Flags): Promise<number> {
   const kinds = typeof values["error-kinds"] === "string" ? values["error-kinds"].split(",").map((k) => k.trim()) : undefined;
   const total = int(values.budget, "--budget");
+  const open = (last: number) => client.openEvents(id, last);
+  let before = 0;
+  if (ENDED.has((await client.job(id).status()).status)) for await (const event of eventStream({ open, until: "MAP_COMPLETED" })) before = event.id;
   const answer = await client.job(id).recover({
     model: typeof values.model === "string" ? values.model : undefined,
     maxRetries: int(values["max-retries"], "--max-retries"),
@@ -159,7 +171,27 @@ export async function runRecover(client: Fanout, id: string, values: Flags): Pro
     tokenBudget: total === undefined ? undefined : { total },
   });
   process.stdout.write(`${answer.job_id} ${answer.status}: ${answer.recovering} tasks to run again\n`);
-  return 0;
+  const progress = new Progress();
+  const state: ProgressState = { done: 0, failed: 0, total: answer.recovering };
+  let end: MapCompletedEvent | null = null;
+  progress.update(state, true);
+  for await (const event of eventStream({ open, until: "MAP_COMPLETED", after: before })) {
+    if (event.event === "MAP_ITEM_COMPLETED" || event.event === "TASK_COMPLETED") {
+      state.done++;
+      state.total = Math.max(state.total, state.done); // a staged job's later stages run again too
+      if (!(event.data as { success: boolean }).success) state.failed++;
+      progress.update(state);
+    } else if (event.event === "CONCURRENCY_CHANGED") {
+      const data = event.data as { effective_concurrency: number; reason: string };
+      state.concurrency = { calls: data.effective_concurrency, reason: data.reason };
+      progress.update(state, true);
+    } else if (event.event === "MAP_COMPLETED") end = event.data as MapCompletedEvent;
+  }
+  progress.update(state, true);
+  progress.finish();
+  const ended = end as MapCompletedEvent | null;
+  process.stderr.write(`${ended?.failed ? "done with failures" : "done"}: ${state.done} tasks re-run, job ${id} ${ended?.status ?? "ended"}, ${ended?.succeeded ?? 0} succeeded and ${ended?.failed ?? 0} failed in all\n`);
+  return ended?.status === "completed" && !ended.failed ? 0 : 1;
 }
 
 export async function runResume(client: Fanout, id: string, values: Flags): Promise<number> {

@@ -36,8 +36,11 @@ const USAGE = `usage:
   fanout cancel JOB_ID
   fanout delete JOB_ID             (an ended job, with its results, sessions and events)
   fanout recover JOB_ID [--error-kinds K1,K2] [--model M] [--max-retries N] [--timeout SECS] [--budget TOKENS]
+             (re-runs what failed and follows that round with a progress line, like map)
   fanout resume JOB_ID [--budget TOKENS]
-environment: FANOUT_API_KEY (required), FANOUT_URL (default http://localhost:8787)`;
+every command: --api-key KEY (default: FANOUT_API_KEY; one of them is required)
+               --url URL (default: FANOUT_URL, else http://localhost:8787)
+               -h, --help`;
 
 /** A fold's inputs: a .json object is named inputs; anything else is read as a list. */
 export function readNamedInputs(path: string): unknown[] | Record<string, unknown> {
@@ -124,6 +127,7 @@ async function runMap(client: Fanout, values: Flags): Promise<number> {
       status = e.status;
     },
   });
+  await job.id(); // the job exists (a refused request ends here, with no progress line before its error)
   progress.update(state, true);
   for await (const result of job as AsyncIterable<MapResult>) {
     state.done++;

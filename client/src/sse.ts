@@ -16,6 +16,8 @@ export interface StreamOptions {
    * after one; events after it mean the job went on.
    */
   until: string;
+  /** Only the events after this id (default 0: from the start). */
+  after?: number;
   maxReconnects?: number;
   reconnectDelayMs?: number;
 }
@@ -54,7 +56,7 @@ async function* parse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent
 }
 
 export async function* eventStream(options: StreamOptions): AsyncGenerator<SseEvent> {
-  let lastId = 0;
+  let lastId = options.after ?? 0;
   let reconnects = 0;
   const max = options.maxReconnects ?? 10;
   for (;;) {

@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
 import { base, uniqueTag } from "./harness/context.ts";
 import { fanoutCli } from "./harness/cli.ts";
-import { freePort } from "./harness/fanout-server.ts";
+import { freePort, ROOT } from "./harness/fanout-server.ts";
 import { removeTempDirs, tempDir } from "./harness/temp-dir.ts";
 
 afterAll(removeTempDirs); // the input files of the CLI runs
@@ -72,6 +72,41 @@ describe("fanout CLI", () => {
     expect(run.code).toBe(1);
     expect(run.stdout.trim().split("\n")).toHaveLength(3);
     expect(run.stderr).toMatch(/done with failures: 3\/3 items, 2 succeeded, 1 failed/);
+  });
+
+  it("recover re-runs the failed items and follows that round with progress, like map", async () => {
+    const { dir, env } = await setup();
+    const tag = uniqueTag("cli-recover");
+    const lines = ["ok", "401,ok", "ok"].map((s, i) => JSON.stringify({ title: `t${i}`, d: fake(tag, i, s) }));
+    writeFileSync(join(dir, "items.jsonl"), `${lines.join("\n")}\n`);
+    const first = await fanoutCli(["map", "--model", "openai/x", "--template", join(dir, "prompt.j2"), "--input", join(dir, "items.jsonl")], env);
+    expect(first.code).toBe(1);
+    const id = /job (job_\w+) completed/.exec(first.stderr)?.[1] as string;
+    const run = await fanoutCli(["recover", id], env);
+    expect(run.stdout).toBe(`${id} running: 1 tasks to run again\n`);
+    expect(run.stderr).toMatch(/^progress: 0\/1 done, 0 failed/m);
+    expect(run.stderr).toMatch(/^progress: 1\/1 done, 0 failed/m);
+    expect(run.stderr).toMatch(new RegExp(`^done: 1 tasks re-run, job ${id} completed, 3 succeeded and 0 failed in all$`, "m"));
+    expect(run.code).toBe(0);
+  });
+
+  it("prints no progress line before a refused request's error", async () => {
+    const { dir, env } = await setup();
+    writeFileSync(join(dir, "no-item.j2"), "Summarize nothing");
+    writeFileSync(join(dir, "items.jsonl"), '{"title": "a"}\n');
+    const run = await fanoutCli(["map", "--model", "openai/x", "--template", join(dir, "no-item.j2"), "--input", join(dir, "items.jsonl")], env);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^error: template_missing_item \(HTTP 400\)/);
+    expect(run.stderr).not.toContain("progress");
+  });
+
+  it("lists in its usage every flag its messages name", async () => {
+    const help = await fanoutCli(["--help"], {});
+    expect(help.code).toBe(0);
+    const sources = ["cli.ts", "cli-staged.ts", "cli-pipeline.ts"].map((f) => readFileSync(join(ROOT, "client/src", f), "utf8")).join("\n");
+    const named = new Set([...sources.matchAll(/["`(\s](--[a-z][a-z-]+)/g)].map((m) => m[1] as string));
+    expect(named.size).toBeGreaterThan(20);
+    for (const flag of named) expect(help.stdout, flag).toContain(flag);
   });
 
   it("--cache TTL_SECS: a second run is answered from the response cache, and the estimate says so", async () => {
