@@ -127,10 +127,8 @@ function onEvent(event, state, refresh, render) {
   if (event.name === "MAP_ITEM_COMPLETED" || event.name === "TASK_COMPLETED") {
     const stage = data.stage ?? "items";
     state.results.set(`${stage}:${data.result?.index ?? data.index}`, { ...data.result, stage, at: event.id });
-    if (data.completed !== undefined && state.job) {
-      state.job.completed = Math.max(state.job.completed, data.completed);
-      state.samples.push({ t: Date.now(), done: state.job.completed });
-    }
+    // The counters (done, succeeded, failed, attempts) come only from the job as read (one row,
+    // consistent): an event's own `completed` is ahead of that row and would not add up with it.
     render();
   }
   void refresh();

@@ -35,7 +35,8 @@ function summary(s) {
 
 function message(m) {
   const calls = (m.tool_calls ?? []).map((/** @type {any} */ c) => h("div", { class: "tool-call" }, h("strong", {}, `→ ${c.name}`), h("pre", {}, pretty(c.arguments))));
-  const title = m.role === "tool" ? `tool result${m.name ? `: ${m.name}` : ""}${m.is_error ? " (error)" : ""}` : m.role;
+  const role = /** @type {Record<string, string>} */ ({ user: "User", assistant: "Assistant", system: "System", tool: "Tool result" })[m.role] ?? m.role;
+  const title = m.role === "tool" && m.name ? `${role}: ${m.name}${m.is_error ? " (error)" : ""}` : role; // a tool's name as it is spelled
   return h("li", { class: `message message-${m.role}${m.is_error ? " bad" : ""}` }, h("h3", {}, title), m.content ? h("pre", {}, m.content) : null, ...calls);
 }
 

@@ -90,6 +90,7 @@ describe("the dashboard", () => {
     const failure = page.locator('#failures tr[data-kind="llm_error"]');
     await expect.poll(() => failure.textContent()).toContain("#4");
     expect(await page.locator("#results tbody tr").count()).toBe(5);
+    expect(await page.locator("#effective-concurrency").textContent()).toMatch(/^\d+$/); // the README's screenshot shows "Calls at once"
     await page.screenshot({ path: join(SHOTS, "job.png"), fullPage: true });
 
     await page.getByRole("button", { name: /Recover/ }).click();
@@ -120,16 +121,47 @@ describe("the dashboard", () => {
     await page.waitForURL(/status=completed/);
     await expect.poll(() => page.locator("table.jobs tbody tr").count()).toBe(1);
 
-    // On a phone: nothing wider than the screen.
-    await page.setViewportSize({ width: 375, height: 800 });
+    // On a phone: nothing wider than the screen (the table scrolls inside its card).
+    await page.setViewportSize({ width: 390, height: 844 });
     await page.goto(`${base()}/`);
     await page.locator("table.jobs").waitFor();
-    expect(await page.evaluate(() => document.body.scrollWidth)).toBeLessThanOrEqual(375);
+    const width = () => page.evaluate(() => [document.documentElement.scrollWidth, document.body.scrollWidth]);
+    expect(await width()).toEqual([390, 390]);
+    await page.goto(`${base()}/jobs/${running.body.job_id}`);
+    await page.locator("#overall").waitFor();
+    expect(await width()).toEqual([390, 390]);
+    await page.goto(`${base()}/new`);
+    await page.getByLabel("Prompt template").waitFor();
+    expect(await width()).toEqual([390, 390]);
 
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.locator("#sign-in").waitFor();
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     expect(problems).toEqual([]); // no CSP violation, no script error
+  });
+
+  it("keeps its counters adding up while a job runs: done = succeeded + failed, never above the attempts", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("dash-count");
+    const inputs = Array.from({ length: 30 }, (_, i) => ({ d: fake(tag, i, i % 7 === 3 ? "401" : "ok", 150) }));
+    const created = await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 3, max_retries: 0 } });
+    const page = await signedIn(key, `/jobs/${created.body.job_id}`);
+    // Every text the overall bar and the attempts showed, as the page rendered them.
+    await page.evaluate(() => {
+      const seen: string[] = [];
+      (window as unknown as { seen: string[] }).seen = seen;
+      const record = () => seen.push(`${document.querySelector("#overall label")?.textContent ?? ""} | ${document.querySelector(".facts dd:nth-of-type(3)")?.textContent ?? ""}`);
+      new MutationObserver(record).observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+    await expect.poll(() => overall(page).textContent(), { timeout: 30_000 }).toContain("30 / 30 (100 %)");
+    const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
+    const counts = seen.map((text) => /^Overall (\d+) \/ 30 .* · (\d+) succeeded · (\d+) failed.* \| (\d+)$/.exec(text)).filter((m) => m !== null);
+    expect(counts.length).toBeGreaterThan(5); // seen mid-run, not only at the end
+    expect(counts.some((m) => Number(m[1]) > 0 && Number(m[1]) < 30)).toBe(true);
+    for (const [text, done, succeeded, failed, attempts] of counts) {
+      expect(Number(succeeded) + Number(failed), text).toBe(Number(done));
+      expect(Number(done), text).toBeLessThanOrEqual(Number(attempts));
+    }
   });
 
   it("pages the jobs list", async () => {
@@ -273,6 +305,7 @@ describe("the dashboard", () => {
       expect(await page.locator(".tool-call").first().textContent()).toContain("→ lookup");
       expect(await page.locator(".tool-call pre").first().textContent()).toContain('"q": "tides"');
       expect(await page.locator(".message-tool").first().textContent()).toContain("result for");
+      expect(await page.locator(".message-tool h3").first().innerText()).toBe("Tool result: lookup"); // as rendered, CSS included
       expect(await messages.textContent()).toContain("All done here");
     } finally {
       await tools.close();
