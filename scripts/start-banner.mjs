@@ -30,7 +30,7 @@ export async function demoKey(base, adminToken, stateDir) {
   return key;
 }
 
-export function banner({ base, key, adminToken, fake }) {
+export function banner({ base, key, adminToken, fake, demoTools }) {
   const models = fake ? "offline demo: openai/… and anthropic/… answer from the fake model server" : "real providers: set OPENAI_API_KEY / ANTHROPIC_API_KEY, or PUT /v1/providers/{provider}";
   const body = `{"inputs": ["Attention Is All You Need", "Deep Residual Learning"], "prompt_template": "Extract metadata from: {{ item }}", "model": "openai/gpt-4o-mini"}`;
   return [
@@ -40,7 +40,7 @@ export function banner({ base, key, adminToken, fake }) {
     `  Dashboard  ${base}/   (sign in with the demo key)`,
     key ? `  Demo key   ${key}   (tenant "demo"; admin token: ${adminToken})` : `  Admin      ${adminToken}`,
     "Next:",
-    `  export BASE=${base} KEY=${key ?? "<an API key>"}`,
+    `  export BASE=${base} KEY=${key ?? "<an API key>"}${demoTools ? ` DEMO_TOOLS=${demoTools}` : ""}`,
     `  curl -s -X POST "$BASE/v1/map?wait=true" -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d '${body}'`,
     "",
   ].join("\n");

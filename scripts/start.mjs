@@ -57,7 +57,7 @@ const relay = (stream, out) => {
     for (const line of lines) {
       if (ready || verbose) out.write(`${line}\n`);
       else held.push(line);
-      const url = !ready && !starting && /Ready on (http:\/\/\S+)/.exec(line.replace(/\u001b\[[0-9;]*m/g, ""))?.[1];
+      const url = !ready && !starting && /Ready on (http:\/\/[\w.:[\]-]+)/.exec(line)?.[1]; // colours or not
       if (url) {
         starting = true; // its own admin calls' log lines stay held
         const base = url.replace("0.0.0.0", "localhost").replace(/\/$/, "");
@@ -66,7 +66,7 @@ const relay = (stream, out) => {
           process.stderr.write(`npm start: no demo key (${err.message})\n`);
           return null;
         });
-        console.log(banner({ base, key, adminToken, fake }));
+        console.log(banner({ base, key, adminToken, fake, demoTools: fakeServer ? `${fakeServer.url}/_demo/tools` : null }));
         ready = true;
       }
     }

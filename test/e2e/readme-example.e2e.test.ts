@@ -1,24 +1,18 @@
-/** The README's client example, extracted and run as written against the test server. */
+/** The guide's client example (docs/clients.md), extracted and run as written against the test server. */
 import { spawn } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { newTenant } from "./harness/api.ts";
 import { base } from "./harness/context.ts";
 import { ROOT } from "./harness/fanout-server.ts";
-
-function exampleFromReadme(): string {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const match = readme.match(/<!-- example: client -->\n```ts\n([\s\S]*?)```/);
-  if (!match?.[1]) throw new Error("README has no client example");
-  return match[1];
-}
+import { exampleText } from "./harness/readme.ts";
 
 describe("the README's client example", () => {
   it("runs as written", async () => {
     const { key } = await newTenant(base());
     const file = join(ROOT, `.readme-example-${process.pid}.ts`); // inside the repo, so @fanout/client resolves
-    writeFileSync(file, exampleFromReadme());
+    writeFileSync(file, exampleText("client", "ts"));
     try {
       const run = await new Promise<{ code: number; out: string }>((resolve) => {
         const child = spawn(process.execPath, ["--import", "tsx", file], { cwd: ROOT, env: { ...process.env, FANOUT_API_KEY: key, FANOUT_URL: base() } });

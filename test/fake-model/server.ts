@@ -204,6 +204,13 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     if (url.pathname === "/_fake/stats") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify(statsFor(tag)));
+    } else if (url.pathname.startsWith("/_demo/tools/") && req.method === "POST") {
+      // The offline demo's HTTP tool (README: the agentic example): it answers what it was asked.
+      const name = url.pathname.slice("/_demo/tools/".length);
+      void readBody(req).then((text) => {
+        res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+        res.end(`${name}: demo answer for ${text || "{}"}`);
+      });
     } else if (url.pathname === "/_fake/config" && req.method === "POST") {
       void readBody(req).then((text) => {
         Object.assign(config, JSON.parse(text || "{}") as Partial<typeof config>);

@@ -27,5 +27,21 @@ describe("docs", () => {
     const links = [...readme.matchAll(/\]\(((?:docs|clients|test|bench)\/[^)#\s]+)/g)].map((m) => m[1] as string);
     expect(links).toContain("docs/screenshots/job.png");
     for (const link of links) expect(existsSync(join(root, link)), link).toBe(true);
+    // The guide's pages: every relative link resolves from docs/.
+    for (const file of readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md"))) {
+      const text = readFileSync(join(root, "docs", file), "utf8");
+      for (const [, target] of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
+        if (/^[a-z]+:/.test(target as string)) continue;
+        expect(existsSync(join(root, "docs", target as string)), `${file}: ${target}`).toBe(true);
+      }
+    }
+  });
+
+  it("keep the README a front page: short, the offline demo and every operator's example in its first screens", () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8");
+    expect(readme.split("\n").length).toBeLessThan(260);
+    const firstScreens = readme.split("\n").slice(0, 140).join("\n");
+    expect(firstScreens).toContain("npm start -- --fake-llm");
+    for (const operator of ["map", "agentic-map", "reduce", "map-reduce", "pipelines"]) expect(firstScreens).toContain(`$BASE/v1/${operator}?wait=true`);
   });
 });

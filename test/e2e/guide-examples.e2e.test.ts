@@ -1,16 +1,13 @@
 /**
- * The README's v2 examples (reduce, map-reduce, pipelines in JSON and XML, recover, resume, dry run, cache), extracted and sent as written to
+^ * The guide's examples (docs/operators.md: reduce, map-reduce, pipelines in JSON and XML, recover, resume, dry run, cache), extracted and sent as written to
  * the test server (whose `openai/…` models are the fake model server).
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { call, newTenant, waitForJob, waitForStatus } from "./harness/api.ts";
 import { base, scriptedMap, uniqueTag } from "./harness/context.ts";
-import { ROOT } from "./harness/fanout-server.ts";
-import { example, exampleText } from "./harness/readme.ts";
+import { example, exampleText, guideText } from "./harness/readme.ts";
 
-describe("the README's v2 examples", () => {
+describe("the guide's examples (docs/operators.md)", () => {
   it("reduce: folds the named inputs and answers with the ended job", async () => {
     const { key } = await newTenant(base());
     const res = await call(base(), "POST", "/v1/reduce?wait=true", { token: key, body: example("POST /v1/reduce?wait=true") });
@@ -66,7 +63,7 @@ describe("the README's v2 examples", () => {
     const { key } = await newTenant(base());
     const res = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body: example("POST /v1/map?dry_run=true") });
     expect(res.status).toBe(200);
-    const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+    const readme = guideText();
     const shown = readme.slice(readme.indexOf("<!-- example: POST /v1/map?dry_run=true -->"));
     const answer = /```json\n(\{"estimate"[\s\S]*?)```/.exec(shown)?.[1] ?? "{}";
     expect(res.body).toEqual(JSON.parse(answer));
