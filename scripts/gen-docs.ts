@@ -4,7 +4,7 @@
  * (docs/limits-and-errors.md). `--check` fails when a file is out of date (run by
  * `npm run typecheck`); `npm run docs` rewrites them.
  */
-import { LOST_ATTEMPTS_MAX, MAX_REDUCE_CALLS } from "../src/engine/limits";
+import { DEFAULT_MAX_WAIT_SECS, LOST_ATTEMPTS_MAX, MAX_REDUCE_CALLS } from "../src/engine/limits";
 import { MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from "../src/lib/json-depth";
 import { MAX_XML_ATTRIBUTES, MAX_XML_DEPTH, MAX_XML_ELEMENTS } from "../src/operators/pipeline/xml";
 import { writeOrCheck } from "./generated";
@@ -118,7 +118,7 @@ export function limitsAndErrors(): string {
   const out = [HEADER("src/lib/errors.ts, src/config.ts, src/jobs/field-caps.ts and src/template/"), "# Error codes, limits, caps and templates", ""];
   out.push("## Error codes", "", "Every 4xx and 5xx answer is `{\"error\": {\"code\", \"message\", \"details\"?}}`; a refused request stores nothing.", "");
   out.push("| code | meaning |", "|---|---|", ...Object.entries(ERROR_CODES).map(([code, text]) => `| \`${code}\` | ${cell(text)} |`), "");
-  out.push(`A result's \`error_kind\`: \`timeout\`, \`validation\` (output not valid JSON or not matching the schema after retries, or a render over its budget), \`llm_error\` (a provider error that survived retries, or a permanent one), \`schema_error\`, \`tool_error\` (an agent's tools could not be loaded or reached — the message names the server and the cause; no model was called), \`internal\` (the attempt crashed or its worker was lost as often as \`max_retries\` allows, and after at most ${LOST_ATTEMPTS_MAX} lost attempts whatever \`max_retries\` is: an item whose attempts take the runtime down is quarantined).`, "");
+  out.push(`A result's \`error_kind\`: \`timeout\`, \`validation\` (output not valid JSON or not matching the schema after retries, or a render over its budget), \`llm_error\` (a provider error that survived retries, or a permanent one), \`schema_error\`, \`tool_error\` (an agent's tools could not be loaded or reached — the message names the server and the cause; no model was called), \`internal\` (the attempt crashed or its worker was lost as often as \`max_retries\` allows, and after at most ${LOST_ATTEMPTS_MAX} lost attempts whatever \`max_retries\` is: an item whose attempts take the runtime down is quarantined), \`rate_limited\` (the provider answered with its rate limit — 429, 529, or 503 with Retry-After — for longer than the job's \`max_wait_secs\`, default ${DEFAULT_MAX_WAIT_SECS} s, since the first such answer in a row; those answers are back-pressure and do not use up \`max_retries\`).`, "");
   out.push(
     `A job's \`error.code\` \`stage_too_large\`: a stage whose size comes from model output would pass its cap — a map-reduce reduce stage of more than ${MAX_REDUCE_CALLS} calls, a pipeline batch of more than \`MAX_ITEMS_PER_JOB\` elements; \`error.details\` has \`cap\` and \`size\`, and none of the stage's tasks ran.`,
     "",

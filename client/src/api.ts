@@ -576,7 +576,7 @@ export interface components {
          * @description Why an item failed; null on success
          * @enum {string|null}
          */
-        ErrorKind: "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | null;
+        ErrorKind: "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | "rate_limited" | null;
         Estimate: {
             estimate: {
                 by_stage: {
@@ -836,6 +836,11 @@ export interface components {
             /** @default 3 */
             max_retries: number;
             max_tokens?: number | null;
+            /**
+             * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
+             * @default 3600
+             */
+            max_wait_secs: number;
             /** @default {} */
             metadata: {
                 [key: string]: unknown;
@@ -948,6 +953,11 @@ export interface components {
             /** @default 3 */
             max_retries: number;
             max_tokens?: number | null;
+            /**
+             * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
+             * @default 3600
+             */
+            max_wait_secs: number;
             /** @default {} */
             metadata: {
                 [key: string]: unknown;
@@ -1041,6 +1051,11 @@ export interface components {
             /** @default 3 */
             max_retries: number;
             max_tokens?: number | null;
+            /**
+             * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
+             * @default 3600
+             */
+            max_wait_secs: number;
             /** @default {} */
             metadata: {
                 [key: string]: unknown;
@@ -1101,7 +1116,7 @@ export interface components {
         };
         RecoverRequest: {
             /** @description Only failed tasks of these kinds (unfinished tasks always run) */
-            error_kinds?: ("timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error")[];
+            error_kinds?: ("timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | "rate_limited")[];
             max_retries?: number;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
@@ -1141,6 +1156,11 @@ export interface components {
             /** @default 3 */
             max_retries: number;
             max_tokens?: number | null;
+            /**
+             * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
+             * @default 3600
+             */
+            max_wait_secs: number;
             /** @default {} */
             metadata: {
                 [key: string]: unknown;

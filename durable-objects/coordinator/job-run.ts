@@ -12,7 +12,7 @@ import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
 import { sendMessage } from "../../src/queue-messages";
-import { BEGINS_PER_INVOCATION, LOST_ATTEMPTS_MAX } from "../../src/engine/limits";
+import { BEGINS_PER_INVOCATION, DEFAULT_MAX_WAIT_SECS, LOST_ATTEMPTS_MAX } from "../../src/engine/limits";
 import type { EventHub } from "./event-hub";
 import { CoordinatorStore, type TaskRow } from "./store";
 import { sweepWebhook, type CompletedEvent } from "./webhook-sweep";
@@ -90,10 +90,13 @@ export class JobRun {
       if (!live || current?.state !== "running" || current.token !== task.token) return;
       task = current;
     }
-    const step = nextStep(outcome, task.attempts, spec.maxRetries);
+    const now = Date.now();
+    const wait = { throttles: task.throttles, since: task.throttled_since, maxWaitMs: spec.maxWaitMs ?? DEFAULT_MAX_WAIT_SECS * 1000, now };
+    const step = nextStep(outcome, task.attempts, spec.maxRetries, Math.random, wait);
     if (step.step === "retry") {
-      const readyAt = Date.now() + step.delayMs;
-      this.store.markRetry(task, readyAt, step.guidance, outcome.usage);
+      const readyAt = now + step.delayMs;
+      const throttled = outcome.kind === "transient" && outcome.throttled === true;
+      this.store.markRetry(task, readyAt, step.guidance, outcome.usage, throttled ? now : null);
       // The alarm wakes the job when the retry is due. A longer backoff also sends a Queue
       // message, a second timer; it can come later (whole seconds, delivered in batches), so it is not the one waited for.
       if (step.delayMs >= QUEUE_MIN_DELAY_MS) {

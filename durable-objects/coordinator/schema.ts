@@ -8,6 +8,8 @@
  *      the stage `items`, and a v1 spec is rewritten in the staged form
  *   3  tasks.losses — attempts lost with no report, so a task that takes its runtime down is
  *      quarantined after two (job-run.ts `lost`), whatever its max_retries
+ *   4  tasks.throttles, tasks.throttled_since — rate-limit answers are back-pressure: they do not
+ *      use up max_retries, and the task fails `rate_limited` only after the job's max wait
  */
 type Step = (sql: SqlStorage) => void;
 
@@ -64,6 +66,7 @@ const STEPS: Step[] = [
     upgradeV1Spec(sql);
   },
   (sql) => sql.exec("ALTER TABLE tasks ADD COLUMN losses INTEGER NOT NULL DEFAULT 0"),
+  (sql) => sql.exec("ALTER TABLE tasks ADD COLUMN throttles INTEGER NOT NULL DEFAULT 0; ALTER TABLE tasks ADD COLUMN throttled_since INTEGER"),
 ];
 
 type Row = Record<string, unknown>;

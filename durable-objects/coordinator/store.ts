@@ -44,6 +44,9 @@ export type TaskRow = {
   error_kind: string | null;
   /** Attempts lost with no report (the worker or the whole runtime died): see LOST_ATTEMPTS_MAX. */
   losses: number;
+  /** Attempts answered with a rate limit (not counted against max_retries), and since when the task is throttled in a row (null: its last answer was no throttle). */
+  throttles: number;
+  throttled_since: number | null;
 };
 
 export type StageRow = {
@@ -305,12 +308,15 @@ export class CoordinatorStore {
     return query.one().n ?? 0;
   }
 
-  markRetry(row: TaskRow, readyAt: number, problems: string[] | null, usage: Usage): void {
+  /** `throttledAt`: the attempt was a rate-limit answer at that time (the task's run of throttles starts then, or goes on); null ends a run. */
+  markRetry(row: TaskRow, readyAt: number, problems: string[] | null, usage: Usage, throttledAt: number | null = null): void {
     this.#sql.exec(
       `UPDATE tasks SET state = ?, ready_at = ?, slot = NULL, token = NULL, problems = ?, reserved = 0,
-         input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE stage = ? AND idx = ?`,
+         input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+         throttles = throttles + ?, throttled_since = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(throttled_since, ?) END
+       WHERE stage = ? AND idx = ?`,
       readyAt > Date.now() ? "waiting" : "pending", readyAt, problems ? JSON.stringify(problems) : null,
-      usage.input_tokens, usage.output_tokens, row.stage, row.idx,
+      usage.input_tokens, usage.output_tokens, throttledAt === null ? 0 : 1, throttledAt, throttledAt, row.stage, row.idx,
     );
   }
 
@@ -391,7 +397,8 @@ export class CoordinatorStore {
     this.#sql.exec(
       `UPDATE tasks SET state = CASE WHEN ? OR state = 'blocked' THEN 'blocked' ELSE 'pending' END, attempts = 0, ready_at = 0,
          slot = NULL, token = NULL, problems = NULL, input_tokens = 0, output_tokens = 0, reserved = 0,
-         success = NULL, output = NULL, error = NULL, error_kind = NULL, session_id = ? WHERE stage = ? AND idx = ?`,
+         success = NULL, output = NULL, error = NULL, error_kind = NULL, session_id = ?, throttles = 0, throttled_since = NULL
+       WHERE stage = ? AND idx = ?`,
       blocked ? 1 : 0, sessionId, row.stage, row.idx,
     );
   }

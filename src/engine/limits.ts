@@ -22,3 +22,6 @@ export const MAX_REDUCE_CALLS = 1_000;
 export function stageTooLarge(stage: string, size: number, cap: number, what: string, step: string | null = null): { code: string; message: string; stage: string; index: null; step: string | null; details: { cap: number; size: number } } {
   return { code: "stage_too_large", message: `${what} would be ${size}; at most ${cap}. Nothing of the stage ran.`, stage, index: null, step, details: { cap, size } };
 }
+
+/** How long a call task may wait on a provider's rate limits (since its first rate-limit answer in a row) unless the job says `max_wait_secs`. */
+export const DEFAULT_MAX_WAIT_SECS = 3600;

@@ -5,6 +5,10 @@
  * - transient provider error → retry after d = min(0.5·2^(attempt−1), 8) s (the contract's "retry
  *   after", so a floor) plus a jitter drawn uniformly from [0, d/2), so a burst of 429s does not
  *   come back in lockstep; when the provider's Retry-After is longer, Retry-After plus that jitter;
+ * - a rate-limit answer (a throttle: 429, 529, 503 with Retry-After) is back-pressure, not a
+ *   failure: retried after the same delay (counting the throttles in a row), and it does not use up
+ *   `max_retries` (`attempts` still counts every call sent); the task fails `rate_limited` only once
+ *   it has waited longer than the job's max wait since its first throttle in a row;
  * - timeout → counts as an attempt, retried at once;
  * - permanent error → the task fails now;
  * - crash (the attempt threw inside the worker, or its worker was lost) → counts as an attempt,
@@ -20,7 +24,15 @@ export const BACKOFF_MAX_MS = 8_000;
 import type { SubtaskSpawn } from "./types";
 
 /** `tool_error`: an agent's tools could not be loaded or reached (the message names the cause); no model was called. */
-export type ErrorKind = "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error";
+export type ErrorKind = "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | "rate_limited";
+
+/** A task's waits on rate limits: its throttled attempts (not counted against max_retries), since when it is being throttled in a row (null: its last answer was no throttle), and how long it may wait. */
+export interface RateWait {
+  throttles: number;
+  since: number | null;
+  maxWaitMs: number;
+  now: number;
+}
 
 type Details = { details?: Record<string, unknown> | null };
 
@@ -59,12 +71,24 @@ export function transientDelayMs(attempts: number, retryAfter: number | null, ra
   return base + jitterMs(attempts, random);
 }
 
-/** `attempts` counts the attempt that produced `outcome` (1 for the first). */
-export function nextStep(outcome: AttemptOutcome, attempts: number, maxRetries: number, random: () => number = Math.random): NextStep {
+/**
+ * `attempts` counts the attempt that produced `outcome` (1 for the first); `wait`, the task's
+ * rate-limit waits before this outcome (none: every attempt counts against max_retries).
+ */
+export function nextStep(outcome: AttemptOutcome, attempts: number, maxRetries: number, random: () => number = Math.random, wait: RateWait | null = null): NextStep {
   if (outcome.kind === "success") return { step: "succeed", output: outcome.output };
   if (outcome.kind === "permanent") return { step: "fail", error: outcome.error, errorKind: outcome.errorKind };
   if (outcome.kind === "spawn") return { step: "spawn", spawn: outcome.spawn };
-  const exhausted = attempts >= 1 + maxRetries;
+  if (outcome.kind === "transient" && outcome.throttled && wait) {
+    const waited = wait.now - (wait.since ?? wait.now);
+    if (waited >= wait.maxWaitMs) {
+      return { step: "fail", error: `Rate limited for ${Math.round(waited / 1000)} s (the job's max_wait_secs is ${wait.maxWaitMs / 1000}): ${outcome.error}`, errorKind: "rate_limited" };
+    }
+    // The task's nth throttle: its backoff grows to the cap (8 s); a longer Retry-After wins; never past the max wait by much.
+    const delayMs = Math.min(transientDelayMs(wait.throttles + 1, outcome.retryAfterMs, random), wait.maxWaitMs - waited + 1);
+    return { step: "retry", delayMs, guidance: null };
+  }
+  const exhausted = attempts - (wait?.throttles ?? 0) >= 1 + maxRetries;
   switch (outcome.kind) {
     case "invalid":
       return exhausted

@@ -103,6 +103,8 @@ export interface JobSpecBase {
   model: string;
   concurrency: number;
   maxRetries: number;
+  /** How long a call task may wait on rate limits in all before it fails `rate_limited` (specs stored before it: the default). */
+  maxWaitMs?: number;
   webhook: { url: string } | null;
   budget: BudgetSpec | null;
 }

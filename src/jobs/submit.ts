@@ -17,6 +17,7 @@ import { secretProblem } from "../webhooks/signing";
 import { budgetSuggestions, summarize, taskEstimates, type Estimate } from "../engine/estimate-job";
 import { cachedTasks } from "../cache/estimate";
 import { DEFAULT_MAX_TOKENS } from "../engine/estimate";
+import { DEFAULT_MAX_WAIT_SECS } from "../engine/limits";
 import { operatorFor, type JobSpec } from "../operators/registry";
 import { jobCoordinator } from "../objects";
 
@@ -63,6 +64,8 @@ export function checkWebhook(env: Env, webhook: { url: string; secret?: string }
 export interface CommonJobRequest {
   model: string;
   max_retries: number;
+  /** Call tasks' operators (not agentic-map, whose sessions retry on their own). */
+  max_wait_secs?: number;
   concurrency: number;
   webhook?: { url: string; secret?: string } | null;
   metadata: Record<string, unknown>;
@@ -77,6 +80,7 @@ export function baseSpec(jobId: string, tenantId: string, body: CommonJobRequest
     tenantId,
     model: body.model,
     maxRetries: body.max_retries,
+    maxWaitMs: (body.max_wait_secs ?? DEFAULT_MAX_WAIT_SECS) * 1000,
     concurrency: body.concurrency,
     webhook: body.webhook ? { url: body.webhook.url } : null, // the secret stays sealed in D1
     budget: body.token_budget ? { total: body.token_budget.total, onExhausted: body.token_budget.on_exhausted } : null,

@@ -7,6 +7,7 @@ import { ModelSchema, TimeoutSecsSchema } from "../schemas/common";
 import { MAX_URL_CHARS } from "../net/destination";
 import { TokenBudgetSchema } from "./budget-schema";
 import { MAX_CACHE_TTL_SECS } from "../cache/response-cache";
+import { DEFAULT_MAX_WAIT_SECS } from "../engine/limits";
 
 export const DEFAULT_RETRY_GUIDANCE =
   "Your previous response was not valid JSON. Return only a JSON object matching the required schema.";
@@ -55,9 +56,24 @@ export const sharedJobFields = {
   token_budget: TokenBudgetSchema.nullish(),
 };
 
+/** How long a call task may wait on the provider's rate limits (a 429 is back-pressure, not a failure). */
+export const maxWaitField = {
+  max_wait_secs: z
+    .number()
+    .int()
+    .min(1)
+    .max(86_400)
+    .default(DEFAULT_MAX_WAIT_SECS)
+    .openapi({
+      description:
+        "A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.",
+    }),
+};
+
 /** The fields of operators of one model call per task (map, reduce): the shared ones and theirs. */
 export const baseJobFields = {
   ...sharedJobFields,
+  ...maxWaitField,
   temperature: z.number().min(0).max(2).nullish().default(0),
   concurrency: z.number().int().min(1).max(128).default(16),
   retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),

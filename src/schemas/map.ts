@@ -35,7 +35,7 @@ export type MapRequest = z.infer<typeof MapRequestSchema>;
 export const UsageSchema = z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }).openapi("Usage");
 
 export const ErrorKindSchema = z
-  .enum(["timeout", "validation", "llm_error", "schema_error", "internal", "tool_error"])
+  .enum(["timeout", "validation", "llm_error", "schema_error", "internal", "tool_error", "rate_limited"])
   .nullable()
   .openapi("ErrorKind", { description: "Why an item failed; null on success" });
 

@@ -8,10 +8,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { answerFor, parseDirective, type StepAnswer } from "./script.ts";
 import { SUMMARY_REQUEST } from "../../src/agent/compaction.ts";
-import { openAiBody, openAiStream, anthropicBody, anthropicStream, type Reply } from "./wire.ts";
+import { openAiBody, openAiStream, anthropicBody, anthropicStream, estimateTokens, type Reply } from "./wire.ts";
+import { RateLimits, type LimitConfig } from "./limits.ts";
 
 export interface TagStats {
   requests: number;
+  rate_limited: number; // answered 429 by the key's rate limits (POST /_fake/limits)
   compactions: number;
   summaries_seen: number; // requests whose context carried a compaction summary note
   tool_results: string[];
@@ -119,12 +121,13 @@ function hashFraction(text: string, salt: string): number {
 export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeModelServer> {
   const stats = new Map<string, TagStats>();
   const cursors = new Map<string, number>();
+  const limits = new RateLimits();
   const config = { latencyMs: options.latencyMs ?? 0, rateLimitFraction: options.rateLimitFraction ?? 0, proseFraction: options.proseFraction ?? 0 };
 
   const statsFor = (tag: string): TagStats => {
     let s = stats.get(tag);
     if (!s) {
-      s = { requests: 0, compactions: 0, summaries_seen: 0, tool_results: [], tools_offered: [], in_flight: 0, max_in_flight: 0, throttled: 0, served_max_in_flight: 0, auth: [], prompts: [], times: [] };
+      s = { requests: 0, rate_limited: 0, compactions: 0, summaries_seen: 0, tool_results: [], tools_offered: [], in_flight: 0, max_in_flight: 0, throttled: 0, served_max_in_flight: 0, auth: [], prompts: [], times: [] };
       stats.set(tag, s);
     }
     return s;
@@ -162,7 +165,19 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
       s.tool_results = toolResults(body.messages); // the conversation so far, as this request shows it
       s.tools_offered.push(toolNames(body));
     }
+    // The key's rate limits (POST /_fake/limits), charged as each provider charges them.
+    const key = String(req.headers["x-api-key"] ?? String(req.headers.authorization ?? "").replace(/^Bearer /, ""));
+    const maxTokens = Number(body.max_tokens ?? body.max_completion_tokens ?? 0);
+    const admission = limits.admit(key, estimateTokens(prompt), Number.isFinite(maxTokens) ? maxTokens : 0);
     try {
+      if (!admission.ok) {
+        s.rate_limited++;
+        res.writeHead(429, { "content-type": "application/json", ...admission.headers() });
+        res.end(JSON.stringify(format === "openai"
+          ? { error: { message: "Rate limit reached (fake)", type: "requests", param: null, code: "rate_limit_exceeded" } }
+          : { type: "error", error: { type: "rate_limit_error", message: "Rate limit reached (fake)" } }));
+        return;
+      }
       if (directive && directive.cap !== null && s.in_flight > directive.cap) {
         s.throttled++;
         res.writeHead(429, { "content-type": "application/json", "retry-after": "1" });
@@ -175,7 +190,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
       const answer: StepAnswer = answerFor(step, prompt, directive?.id, requestedSchema(body));
       await sleep((directive?.ms ?? config.latencyMs) + answer.delayMs);
       if (answer.kind === "error") {
-        const headers: Record<string, string> = { "content-type": "application/json" };
+        const headers: Record<string, string> = { "content-type": "application/json", ...admission.headers() };
         if (answer.retryAfter !== null) headers["retry-after"] = String(answer.retryAfter);
         res.writeHead(answer.status, headers);
         const type = answer.status === 429 ? "rate_limit_error" : answer.status === 529 ? "overloaded_error" : "api_error";
@@ -186,12 +201,13 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
       if (answer.kind === "json") reply = { text: JSON.stringify(answer.value), json: answer.value };
       else if (answer.kind === "tool") reply = { text: "", json: null, toolCall: { id: `call_${s.requests}`, name: answer.name, args: answer.args } };
       else reply = { text: answer.text, json: null, finish: answer.finish };
+      admission.settle(estimateTokens(reply.text) + (reply.toolCall ? 10 : 0));
       const stream = body.stream === true;
       if (stream) {
-        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...admission.headers() });
         res.end(format === "openai" ? openAiStream(body, prompt, reply) : anthropicStream(body, prompt, reply));
       } else {
-        res.writeHead(200, { "content-type": "application/json" });
+        res.writeHead(200, { "content-type": "application/json", ...admission.headers() });
         res.end(JSON.stringify(format === "openai" ? openAiBody(body, prompt, reply) : anthropicBody(body, prompt, reply)));
       }
     } finally {
@@ -210,6 +226,13 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
       void readBody(req).then((text) => {
         res.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
         res.end(`${name}: demo answer for ${text || "{}"}`);
+      });
+    } else if (url.pathname === "/_fake/limits" && req.method === "POST") {
+      // {"key": the API key, "limits": LimitConfig or null}: that key's rate limits from now on.
+      void readBody(req).then((text) => {
+        const { key, limits: config } = JSON.parse(text) as { key: string; limits: LimitConfig | null };
+        limits.set(key, config);
+        res.writeHead(204).end();
       });
     } else if (url.pathname === "/_fake/config" && req.method === "POST") {
       void readBody(req).then((text) => {

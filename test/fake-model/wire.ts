@@ -8,7 +8,9 @@ export interface Reply {
 
 type Json = Record<string, unknown>;
 
-const tokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
+/** The fake's token count of a text: one per four characters (its usage, and what its rate limits charge). */
+export const estimateTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
+const tokens = estimateTokens;
 
 function forcedAnthropicTool(body: Json): string | null {
   const choice = body.tool_choice as Json | undefined;

@@ -52,6 +52,32 @@ describe("retry policy", () => {
   });
 });
 
+describe("rate limits are back-pressure, not failures", () => {
+  const throttle: AttemptOutcome = { kind: "transient", error: "429 fake", retryAfterMs: 2_000, throttled: true, usage };
+  const wait = (throttles: number, since: number | null, now: number) => ({ throttles, since, maxWaitMs: 60_000, now });
+
+  it("retries a throttled call however many attempts it made, after Retry-After, without using up max_retries", () => {
+    const step = nextStep(throttle, 40, 0, () => 0, wait(39, 1_000, 30_000));
+    expect(step).toEqual({ step: "retry", delayMs: 8_000, guidance: null }); // the backoff's cap, longer than Retry-After
+    expect(nextStep(throttle, 1, 0, () => 0, wait(0, null, 5))).toEqual({ step: "retry", delayMs: 2_000, guidance: null });
+  });
+
+  it("fails rate_limited once the task has waited max_wait since its first throttle in a row, and not before", () => {
+    expect(nextStep(throttle, 9, 3, () => 0, wait(8, 1_000, 61_000))).toMatchObject({ step: "fail", errorKind: "rate_limited", error: expect.stringContaining("Rate limited for 60 s") });
+    const last = nextStep(throttle, 9, 3, () => 0, wait(8, 1_000, 60_500));
+    expect(last).toEqual({ step: "retry", delayMs: 501, guidance: null }); // not past the max wait by more than a moment
+  });
+
+  it("counts only the calls that were not throttled against max_retries", () => {
+    const server: AttemptOutcome = { kind: "transient", error: "500", retryAfterMs: null, usage };
+    // 5 attempts, 4 of them throttled: this 500 is the first counted attempt; max_retries 0 fails it.
+    expect(nextStep(server, 5, 0, () => 0, wait(4, null, 0))).toMatchObject({ step: "fail", errorKind: "llm_error" });
+    expect(nextStep(server, 5, 1, () => 0, wait(4, null, 0))).toMatchObject({ step: "retry" });
+    // Without the task's waits (an executor that retries inside itself), every attempt counts, a throttle too.
+    expect(nextStep(throttle, 2, 1)).toMatchObject({ step: "fail", errorKind: "llm_error" });
+  });
+});
+
 describe("failure classification", () => {
   const withStatus = (status: number, headers?: Record<string, string>) =>
     Object.assign(new Error(`status ${status}`), { status, headers: new Headers(headers) });

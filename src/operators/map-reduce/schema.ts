@@ -1,6 +1,6 @@
 /** Request schema of POST /v1/map-reduce, built from the shared base fields. */
 import { z } from "@hono/zod-openapi";
-import { CacheSchema, callOverrideFields, sharedJobFields } from "../base-fields";
+import { CacheSchema, callOverrideFields, maxWaitField, sharedJobFields } from "../base-fields";
 import { DEFAULT_RETRY_GUIDANCE } from "../base-fields";
 import { PROTOTYPE_NAMES } from "../../lib/records";
 
@@ -46,6 +46,7 @@ export const MapReduceRequestSchema = z
     synthesis: TaskSchema("One call over the reduce stage's final outputs; its template must use `results`").nullish(),
     map_failures: z.enum(["fail", "continue"]).default("fail"),
     ...sharedJobFields,
+    ...maxWaitField,
     temperature: z.number().min(0).max(2).nullish().default(0),
     retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),
     cache: CacheSchema.nullish(),

@@ -1,0 +1,82 @@
+/**
+ * A rate-limit answer is back-pressure, never a lost item (contract v3, "Pacing by the provider's
+ * limits"): against a key the fake model server holds to real per-minute windows, a job's 429s do
+ * not use up `max_retries`; an item fails `rate_limited` only after the job's `max_wait_secs`.
+ */
+import { describe, expect, it } from "vitest";
+import { allResults, call, fake, newTenant, waitForJob } from "./harness/api.ts";
+import { base, fakeStats, fakeUrl, uniqueTag } from "./harness/context.ts";
+import type { LimitConfig } from "../fake-model/limits.ts";
+
+/** A tenant whose openai credential is a key of its own, held by the fake to `limits`. */
+async function limitedTenant(limits: LimitConfig) {
+  const tenant = await newTenant(base());
+  const apiKey = `sk-${uniqueTag("rl")}`;
+  await fetch(`${fakeUrl()}/_fake/limits`, { method: "POST", body: JSON.stringify({ key: apiKey, limits }) });
+  const put = await call(base(), "PUT", "/v1/providers/openai", { token: tenant.key, body: { api_key: apiKey, base_url: `${fakeUrl()}/v1` } });
+  expect(put.status).toBe(200);
+  return tenant;
+}
+
+const job = (tag: string, n: number, extra: Record<string, unknown>) => ({
+  inputs: Array.from({ length: n }, (_, i) => ({ d: fake(tag, i) })),
+  prompt_template: "Summarize {{ item.d }}",
+  model: "openai/gpt-4o-mini",
+  ...extra,
+});
+
+describe("rate limits are back-pressure", () => {
+  it("a key that allows 10 calls a second: a 30-item job at concurrency 16 with max_retries 0 loses nothing to its 429s", async () => {
+    const { key } = await limitedTenant({ rpm: 600, tpm: null, headers: "openai", burst_secs: 1 });
+    const tag = uniqueTag("rl-30");
+    const created = await call(base(), "POST", "/v1/map", { token: key, body: job(tag, 30, { concurrency: 16, max_retries: 0 }) });
+    expect(created.status).toBe(202);
+    const done = await waitForJob(base(), key, created.body.job_id);
+    const stats = await fakeStats(tag);
+    expect(stats.rate_limited).toBeGreaterThan(0); // the key did push back
+    expect(done).toMatchObject({ status: "completed", succeeded: 30, failed: 0 });
+    expect(done.total_attempts).toBe(stats.requests); // every call sent counts as an attempt, the throttled ones too
+    const results = await allResults(base(), key, created.body.job_id);
+    expect(results.filter((r) => r.success)).toHaveLength(30);
+    expect(Math.max(...results.map((r) => r.attempts))).toBeGreaterThan(1);
+  });
+
+  it("an item that waited longer than max_wait_secs fails rate_limited; the others are unaffected", async () => {
+    const { key } = await limitedTenant({ rpm: 1, tpm: null, headers: "anthropic", burst_secs: 60 }); // one call, then a minute's wait
+    const tag = uniqueTag("rl-wait");
+    const created = await call(base(), "POST", "/v1/map", { token: key, body: job(tag, 2, { concurrency: 1, max_retries: 5, max_wait_secs: 1 }) });
+    const done = await waitForJob(base(), key, created.body.job_id);
+    expect(done).toMatchObject({ status: "completed", succeeded: 1, failed: 1 });
+    const failed = (await allResults(base(), key, created.body.job_id)).find((r) => !r.success);
+    expect(failed).toMatchObject({ error_kind: "rate_limited", error: expect.stringMatching(/^Rate limited for \d+ s \(the job's max_wait_secs is 1\)/) });
+  });
+
+  it("refuses a max_wait_secs out of bounds", async () => {
+    const { key } = await newTenant(base());
+    const res = await call(base(), "POST", "/v1/map", { token: key, body: job("x", 1, { max_wait_secs: 0 }) });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details[0].path).toBe("max_wait_secs");
+  });
+});
+
+describe("the calls in flight after a rough job", () => {
+  it("a 429, two timeouts and a 401, then a 30-item job at concurrency 4 has 4 calls in flight", async () => {
+    const { key } = await newTenant(base());
+    const rough = uniqueTag("rough");
+    const steps = ["429:1,ok", "slow:8000", "slow:8000", "401"];
+    const first = await call(base(), "POST", "/v1/map", {
+      token: key,
+      body: { inputs: steps.map((s, i) => ({ d: fake(rough, i, s) })), prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 4, max_retries: 0, timeout_secs: 1 },
+    });
+    const ended = await waitForJob(base(), key, first.body.job_id);
+    expect(ended).toMatchObject({ succeeded: 1, failed: 3 }); // the 429 was waited out; the timeouts and the 401 failed
+    const next = uniqueTag("after-rough");
+    const second = await call(base(), "POST", "/v1/map", {
+      token: key,
+      body: { inputs: Array.from({ length: 30 }, (_, i) => ({ d: fake(next, i, "ok", 300) })), prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 4 },
+    });
+    const done = await waitForJob(base(), key, second.body.job_id);
+    expect(done).toMatchObject({ succeeded: 30, effective_concurrency: 4 });
+    expect((await fakeStats(next)).max_in_flight).toBe(4);
+  });
+});
