@@ -19,12 +19,13 @@ import { chainOf, chainOver, chainTokens, itemResult, newState, takeUnreported, 
 import { agentSession, jobCoordinator } from "../src/objects";
 import { openToolbox, ToolLoadError, type Toolbox } from "../src/agent/tools";
 import { decideAfterTurn, trackCalls } from "../src/agent/turn-rules";
-import { transientDelayMs, type AttemptOutcome } from "../src/engine/retry-policy";
+import { afterThrottle, transientDelayMs, type AttemptOutcome } from "../src/engine/retry-policy";
+import { DEFAULT_MAX_WAIT_SECS } from "../src/engine/limits";
 import type { StageWork, SubtaskSettings, SubtaskSpawn, TaskClaim, TaskRef } from "../src/engine/types";
 import { childPrompt, readSpawn, SPAWN_TOOL, spawnFingerprint, spawnRefusal, spawnToolSpec } from "../src/agent/subtasks";
 import { newId } from "../src/lib/ids";
 import { callModel, resolveEndpoint } from "../src/llm/call-model";
-import { classify, describeFailure, retryAfterMs } from "../src/llm/errors";
+import { classify, describeFailure, isThrottle, retryAfterMs } from "../src/llm/errors";
 import { parseModel } from "../src/llm/models";
 import type { ChatMessage, ModelRequest, ModelResponse, ProviderEndpoint, ToolCall } from "../src/llm/types";
 import { compileTemplate } from "../src/template/jinja";
@@ -230,6 +231,20 @@ export class AgentSession extends DurableObject<Env> {
           });
         } catch (err) {
           const failure = classify(err);
+          if (failure === "transient" && isThrottle(err)) {
+            // A rate-limit answer is back-pressure: it does not use up max_retries (the job's coordinator does the same).
+            state.callAttempts--;
+            const now = Date.now();
+            const wait = { throttles: state.throttles ?? 0, since: state.throttledSince ?? null, maxWaitMs: spec.maxWaitMs ?? DEFAULT_MAX_WAIT_SECS * 1000, now };
+            state.throttles = wait.throttles + 1;
+            state.throttledSince = wait.since ?? now;
+            const step = afterThrottle(describeFailure(err), retryAfterMs(err) ?? null, wait);
+            if (step.step === "fail") state.done = itemResult(state, { error: step.error, kind: step.errorKind });
+            else if (step.step === "retry") await this.ctx.storage.setAlarm(now + step.delayMs);
+            await this.#save(state);
+            return state;
+          }
+          state.throttledSince = null;
           const exhausted = state.callAttempts > spec.maxRetries;
           if (failure === "permanent" || exhausted) {
             state.done = itemResult(state, { error: describeFailure(err), kind: failure === "timeout" ? "timeout" : "llm_error" });
@@ -245,6 +260,7 @@ export class AgentSession extends DurableObject<Env> {
           continue; // a timeout: retry at once
         }
         state.callAttempts = 0;
+        state.throttledSince = null;
         state.turns++;
         state.inputTokens += response.usage.input_tokens;
         state.outputTokens += response.usage.output_tokens;

@@ -464,6 +464,11 @@ export interface components {
             max_total_tokens?: number | null;
             /** @default 20 */
             max_turns: number;
+            /**
+             * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
+             * @default 3600
+             */
+            max_wait_secs: number;
             /** @default {} */
             metadata: {
                 [key: string]: unknown;

@@ -19,7 +19,10 @@ export interface SessionState {
   summary: string | null;
   tailFrom: number; // context = message 0 + summary note + messages[tailFrom…]
   doom: DoomTracker;
-  callAttempts: number; // attempts of the model call now under way
+  callAttempts: number; // attempts of the model call now under way (rate-limit answers not counted)
+  /** Rate-limit answers to this session's calls, and since when its current call is throttled in a row (absent in states stored before them). */
+  throttles?: number;
+  throttledSince?: number | null;
   done: AgentItemResult | null;
   // Subtasks (absent in states stored before them: read with `chainOf`).
   chain?: Chain;

@@ -72,6 +72,21 @@ export function transientDelayMs(attempts: number, retryAfter: number | null, ra
 }
 
 /**
+ * After a rate-limit answer: wait for the provider's room (not counted against max_retries), or,
+ * once the task has waited its max wait since its first throttle in a row, fail `rate_limited`.
+ * Call tasks (nextStep) and agent sessions' calls take the same step.
+ */
+export function afterThrottle(error: string, retryAfterMs: number | null, wait: RateWait, random: () => number = Math.random): NextStep {
+  const waited = wait.now - (wait.since ?? wait.now);
+  if (waited >= wait.maxWaitMs) {
+    return { step: "fail", error: `Rate limited for ${Math.round(waited / 1000)} s (the job's max_wait_secs is ${wait.maxWaitMs / 1000}): ${error}`, errorKind: "rate_limited" };
+  }
+  // The task's nth throttle: its backoff grows to the cap (8 s); a longer Retry-After wins; never past the max wait by much.
+  const delayMs = Math.min(transientDelayMs(wait.throttles + 1, retryAfterMs, random), wait.maxWaitMs - waited + 1);
+  return { step: "retry", delayMs, guidance: null };
+}
+
+/**
  * `attempts` counts the attempt that produced `outcome` (1 for the first); `wait`, the task's
  * rate-limit waits before this outcome (none: every attempt counts against max_retries).
  */
@@ -79,15 +94,7 @@ export function nextStep(outcome: AttemptOutcome, attempts: number, maxRetries: 
   if (outcome.kind === "success") return { step: "succeed", output: outcome.output };
   if (outcome.kind === "permanent") return { step: "fail", error: outcome.error, errorKind: outcome.errorKind };
   if (outcome.kind === "spawn") return { step: "spawn", spawn: outcome.spawn };
-  if (outcome.kind === "transient" && outcome.throttled && wait) {
-    const waited = wait.now - (wait.since ?? wait.now);
-    if (waited >= wait.maxWaitMs) {
-      return { step: "fail", error: `Rate limited for ${Math.round(waited / 1000)} s (the job's max_wait_secs is ${wait.maxWaitMs / 1000}): ${outcome.error}`, errorKind: "rate_limited" };
-    }
-    // The task's nth throttle: its backoff grows to the cap (8 s); a longer Retry-After wins; never past the max wait by much.
-    const delayMs = Math.min(transientDelayMs(wait.throttles + 1, outcome.retryAfterMs, random), wait.maxWaitMs - waited + 1);
-    return { step: "retry", delayMs, guidance: null };
-  }
+  if (outcome.kind === "transient" && outcome.throttled && wait) return afterThrottle(outcome.error, outcome.retryAfterMs, wait, random);
   const exhausted = attempts - (wait?.throttles ?? 0) >= 1 + maxRetries;
   switch (outcome.kind) {
     case "invalid":

@@ -46,6 +46,8 @@ export interface AgentSpec {
   maxTokens: number | null;
   timeoutMs: number; // per model call
   maxRetries: number; // per model call, for transient errors and timeouts
+  /** How long one call may wait on rate limits before the item fails `rate_limited` (specs stored before it: the default). */
+  maxWaitMs?: number;
   maxTurns: number;
   continuationMessage: string;
   completionMarker: string | null;

@@ -64,7 +64,7 @@ export function checkWebhook(env: Env, webhook: { url: string; secret?: string }
 export interface CommonJobRequest {
   model: string;
   max_retries: number;
-  /** Call tasks' operators (not agentic-map, whose sessions retry on their own). */
+  /** How long a call may wait on rate limits (the coordinator's call tasks; agent sessions' calls). */
   max_wait_secs?: number;
   concurrency: number;
   webhook?: { url: string; secret?: string } | null;

@@ -1,7 +1,7 @@
 /** Request and result schemas of POST /v1/agentic-map and GET /v1/sessions/{id}. */
 import { z } from "@hono/zod-openapi";
 import { ErrorKindSchema } from "./map";
-import { sharedJobFields } from "../operators/base-fields";
+import { maxWaitField, sharedJobFields } from "../operators/base-fields";
 import { HttpUrlSchema, TimeoutSecsSchema } from "./common";
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/; // what both providers accept as a function/tool name
@@ -53,6 +53,7 @@ export const AgenticMapRequestSchema = z
     concurrency: z.number().int().min(1).max(32).default(4),
     timeout_secs: TimeoutSecsSchema.default(60).openapi({ description: "Per model call" }),
     max_retries: z.number().int().min(0).max(10).default(3).openapi({ description: "Per model call, for transient errors and timeouts" }),
+    ...maxWaitField,
     max_context_tokens: z.number().int().min(256).nullish().openapi({ description: "Compact older turns into a summary above this estimated prompt size" }),
     max_total_tokens: z.number().int().positive().nullish().openapi({ description: "Per-item token budget (the item's subtasks included); stop reason `budget`" }),
     subtasks: SubtasksSchema.nullish(),

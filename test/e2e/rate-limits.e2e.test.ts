@@ -51,6 +51,32 @@ describe("rate limits are back-pressure", () => {
     expect(failed).toMatchObject({ error_kind: "rate_limited", error: expect.stringMatching(/^Rate limited for \d+ s \(the job's max_wait_secs is 1\)/) });
   });
 
+  it("an agent's calls wait out rate limits too: two 429s with max_retries 0, then its answer", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("rl-agent");
+    const created = await call(base(), "POST", "/v1/agentic-map", {
+      token: key,
+      body: { inputs: [{ d: fake(tag, 0, "429:1,429:1,text:done_waiting") }], agent_prompt_template: "Go {{ item.d }}", model: "openai/gpt-4o-mini", max_retries: 0 },
+    });
+    const done = await waitForJob(base(), key, created.body.job_id);
+    expect(done).toMatchObject({ status: "completed", succeeded: 1 });
+    const [result] = await allResults(base(), key, created.body.job_id);
+    expect(result).toMatchObject({ success: true, output_text: "done waiting", turns: 1 });
+    expect((await fakeStats(tag)).requests).toBe(3);
+  });
+
+  it("an agent whose call waited longer than max_wait_secs fails rate_limited", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("rl-agent-wait");
+    const created = await call(base(), "POST", "/v1/agentic-map", {
+      token: key,
+      body: { inputs: [{ d: fake(tag, 0, "429:1") }], agent_prompt_template: "Go {{ item.d }}", model: "openai/gpt-4o-mini", max_wait_secs: 1 },
+    });
+    await waitForJob(base(), key, created.body.job_id);
+    const [result] = await allResults(base(), key, created.body.job_id);
+    expect(result).toMatchObject({ success: false, error_kind: "rate_limited", error: expect.stringMatching(/^Rate limited for \d+ s \(the job's max_wait_secs is 1\)/) });
+  });
+
   it("refuses a max_wait_secs out of bounds", async () => {
     const { key } = await newTenant(base());
     const res = await call(base(), "POST", "/v1/map", { token: key, body: job("x", 1, { max_wait_secs: 0 }) });

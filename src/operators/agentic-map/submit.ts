@@ -64,6 +64,7 @@ export async function submitAgenticJob(
       maxTokens: boundedMaxTokens(body.max_tokens, body),
       timeoutMs: Math.round(body.timeout_secs * 1000),
       maxRetries: body.max_retries,
+      maxWaitMs: body.max_wait_secs * 1000,
       maxTurns: body.max_turns,
       continuationMessage: body.continuation_message,
       completionMarker: body.completion_marker ?? null,

@@ -15,6 +15,7 @@ import { ModelSchema } from "../../schemas/common";
 import { compileTemplate } from "../../template/jinja";
 import { subtaskSettings, toolConfigs, toolIssues } from "../agentic-map/submit";
 import type { TaskDefaults } from "../task-call";
+import { DEFAULT_MAX_WAIT_SECS } from "../../engine/limits";
 
 const AgentStepFields = AgenticMapRequestSchema.pick({
   system_prompt: true,
@@ -51,6 +52,7 @@ export function agentSpec(env: Env, defaults: TaskDefaults, raw: Record<string, 
     maxTokens: boundedMaxTokens(step.max_tokens === undefined ? defaults.max_tokens : step.max_tokens, defaults),
     timeoutMs: Math.round(defaults.timeout_secs * 1000),
     maxRetries: defaults.max_retries,
+    maxWaitMs: (defaults.max_wait_secs ?? DEFAULT_MAX_WAIT_SECS) * 1000,
     maxTurns: step.max_turns,
     continuationMessage: step.continuation_message,
     completionMarker: step.completion_marker ?? null,
