@@ -5,7 +5,9 @@
  * per round of successes while a limit holds. The value is kept in the coordinator's meta
  * (`effective`), so a restart resumes at it. A limiter that cannot be reached changes nothing:
  * the job goes on at what it had. A job that starts paced (a model the tenant has not used
- * lately: src/engine/aimd.ts) asks again when the pacing may end, and dispatches the room it gets;
+ * lately: src/engine/aimd.ts) asks again when the pacing may end — RAMP_MS after its start, and
+ * not before the paced round's first report, so a throttle that has not been told yet (a busy
+ * runtime handles reports late) is never outrun by the lift — and dispatches the room it gets;
  * if that timer is lost (a restart), its first round of successes asks instead.
  */
 import { RAMP_MS } from "../../src/engine/aimd";
@@ -27,6 +29,9 @@ export interface ConcurrencyJob {
 export class ConcurrencyLink {
   #effective: number | null; // null: the job's own concurrency
   #successes = 0;
+  /** A paced start: `waiting` for RAMP_MS; `due`: RAMP_MS passed, the paced round has not reported yet. */
+  #pacing: "none" | "waiting" | "due" = "none";
+  #reported = false; // a report came since the paced start
 
   constructor(
     private readonly env: Env,
@@ -44,7 +49,18 @@ export class ConcurrencyLink {
 
   async join(spec: JobSpec, inFlight: number): Promise<void> {
     await this.#ask(spec, "shared", (l) => l.join(spec.jobId, spec.concurrency, inFlight));
-    if (this.cap(spec) < spec.concurrency) setTimeout(() => void this.#askAgain(spec), RAMP_MS + 10);
+    if (this.cap(spec) >= spec.concurrency) return;
+    this.#pacing = "waiting";
+    this.#reported = false;
+    setTimeout(() => {
+      if (this.#pacing !== "waiting") return; // a throttle decided already
+      if (!this.#reported) {
+        this.#pacing = "due"; // the first report asks
+        return;
+      }
+      this.#pacing = "none";
+      void this.#askAgain(spec);
+    }, RAMP_MS + 10);
   }
 
   /** After a paced start: the limiter lifts the pacing if no throttle came meanwhile. */
@@ -60,7 +76,16 @@ export class ConcurrencyLink {
    * so the report goes on in the same turn.
    */
   observe(spec: JobSpec, outcome: AttemptOutcome, inFlight: number, sentAt: number): Promise<void> | null {
-    if (outcome.kind === "transient" && outcome.throttled) {
+    const throttle = outcome.kind === "transient" && outcome.throttled === true;
+    if (this.#pacing !== "none") {
+      this.#reported = true;
+      if (throttle) this.#pacing = "none"; // the throttle's cut ends the pacing (the limiter's window decides)
+      else if (this.#pacing === "due") {
+        this.#pacing = "none";
+        return this.#ask(spec, "recovered", (l) => l.join(spec.jobId, spec.concurrency, inFlight));
+      }
+    }
+    if (throttle) {
       const ok = this.#successes;
       this.#successes = 0;
       return this.#ask(spec, "throttled", (l) => l.throttled(spec.jobId, spec.concurrency, inFlight + 1, sentAt, ok));

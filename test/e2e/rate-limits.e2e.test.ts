@@ -4,7 +4,7 @@
  * not use up `max_retries`; an item fails `rate_limited` only after the job's `max_wait_secs`.
  */
 import { describe, expect, it } from "vitest";
-import { allResults, call, fake, newTenant, waitForJob } from "./harness/api.ts";
+import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob } from "./harness/api.ts";
 import { base, fakeStats, fakeUrl, uniqueTag } from "./harness/context.ts";
 import type { LimitConfig } from "../fake-model/limits.ts";
 
@@ -85,24 +85,39 @@ describe("rate limits are back-pressure", () => {
   });
 });
 
-describe("the calls in flight after a rough job", () => {
-  it("a 429, two timeouts and a 401, then a 30-item job at concurrency 4 has 4 calls in flight", async () => {
+describe("the calls in flight after a rough job (#33's slot report)", () => {
+  /** A first job of `steps` at concurrency 4 (timeouts at 1 s), then 30 items at concurrency 4: the second job's calls in flight and its CONCURRENCY_CHANGED events. */
+  async function afterRoughJob(steps: string[]) {
     const { key } = await newTenant(base());
     const rough = uniqueTag("rough");
-    const steps = ["429:1,ok", "slow:8000", "slow:8000", "401"];
     const first = await call(base(), "POST", "/v1/map", {
       token: key,
       body: { inputs: steps.map((s, i) => ({ d: fake(rough, i, s) })), prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 4, max_retries: 0, timeout_secs: 1 },
     });
-    const ended = await waitForJob(base(), key, first.body.job_id);
-    expect(ended).toMatchObject({ succeeded: 1, failed: 3 }); // the 429 was waited out; the timeouts and the 401 failed
+    await waitForJob(base(), key, first.body.job_id);
     const next = uniqueTag("after-rough");
     const second = await call(base(), "POST", "/v1/map", {
       token: key,
       body: { inputs: Array.from({ length: 30 }, (_, i) => ({ d: fake(next, i, "ok", 300) })), prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 4 },
     });
     const done = await waitForJob(base(), key, second.body.job_id);
+    const changes = (await readSse(await openEvents(base(), key, second.body.job_id))).filter((e) => e.event === "CONCURRENCY_CHANGED").map((e) => e.data);
+    return { done, changes, stats: await fakeStats(next) };
+  }
+
+  it("timeouts and a 401 leave the next job all its slots: 4 calls in flight from its start (no worker is held by a timed-out call)", async () => {
+    const { done, changes, stats } = await afterRoughJob(["slow:8000", "slow:8000", "401", "401"]);
     expect(done).toMatchObject({ succeeded: 30, effective_concurrency: 4 });
-    expect((await fakeStats(next)).max_in_flight).toBe(4);
+    expect(changes).toEqual([]);
+    expect(stats.max_in_flight).toBe(4);
+  });
+
+  it("after a 429, the next job runs at the limit it reports: it starts at the learned 3 (CONCURRENCY_CHANGED), has that many in flight, never more", async () => {
+    const { done, changes, stats } = await afterRoughJob(["429:1,ok", "slow:8000", "slow:8000", "401"]);
+    expect(done).toMatchObject({ succeeded: 30 });
+    expect(changes[0]).toMatchObject({ reason: "shared", effective_concurrency: 3 }); // 0.8 of the 4 in flight when the 429 came
+    expect(stats.max_in_flight).toBeGreaterThanOrEqual(3); // the reported limit is used…
+    expect(stats.max_in_flight).toBeLessThanOrEqual(4); // …and not passed; it grows back by probing (aimd.ts) and ends lifted
+    expect(changes.at(-1)).toMatchObject({ reason: "recovered", effective_concurrency: 4 });
   });
 });

@@ -26,16 +26,21 @@ export interface LimitConfig {
 }
 
 class Window {
+  readonly perMinute: number;
+  readonly #burstSecs: number;
   #level: number;
   #at: number;
 
-  constructor(readonly perMinute: number, private readonly burstSecs: number, now: number) {
+  // No parameter properties: `npm start` loads this file with Node's type stripping, which refuses them.
+  constructor(perMinute: number, burstSecs: number, now: number) {
+    this.perMinute = perMinute;
+    this.#burstSecs = burstSecs;
     this.#level = this.capacity;
     this.#at = now;
   }
 
   get capacity(): number {
-    return Math.max(1, (this.perMinute * this.burstSecs) / 60);
+    return Math.max(1, (this.perMinute * this.#burstSecs) / 60);
   }
 
   level(now: number): number {
