@@ -21,6 +21,7 @@ export async function showJob(view, jobId) {
     stream: "connecting",
     lastEventId: 0,
     message: /** @type {HTMLElement | null} */ (null),
+    resumeBudget: /** @type {string | null} */ (null), // a new budget total as typed, kept across redraws
   };
   const parts = {
     head: h("section", { class: "card", "aria-label": "Job" }),
@@ -198,16 +199,27 @@ function renderActions(el, state, act) {
     el,
     running ? button("Cancel", () => act("Cancel", () => api("POST", `/v1/jobs/${id}/cancel`)), "danger") : null,
     canRecover ? button(`Recover (re-run ${job.failed > 0 ? `${num(job.failed)} failed` : "unfinished"})`, () => act("Recover", () => api("POST", `/v1/jobs/${id}/recover`))) : null,
-    ...(job.status === "paused" ? resumeControls(job, act) : []),
+    ...(job.status === "paused" ? resumeControls(state, act) : []),
     button("Download results (JSONL)", () => act("Download", () => download(job.id)), "secondary"),
   );
 }
 
-/** Resume, with a new budget total when the budget paused the job (twice the old one unless changed). */
-function resumeControls(job, act) {
+/**
+ * Resume, with a new budget total when the budget paused the job (twice the old one unless
+ * changed). What the user typed is kept in the page's state: the section is drawn again on every
+ * refresh, and a redraw between typing and clicking must not put the default back.
+ */
+function resumeControls(state, act) {
+  const job = state.job;
   const id = encodeURIComponent(job.id);
   const withBudget = job.pause_reason === "budget_exhausted" && job.budget;
-  const total = /** @type {HTMLInputElement} */ (h("input", { id: "resume-budget", type: "number", min: 1, value: withBudget ? job.budget.total * 2 : "" }));
+  const total = /** @type {HTMLInputElement} */ (h("input", {
+    id: "resume-budget",
+    type: "number",
+    min: 1,
+    value: state.resumeBudget ?? (withBudget ? job.budget.total * 2 : ""),
+    oninput: (/** @type {Event} */ e) => (state.resumeBudget = /** @type {HTMLInputElement} */ (e.target).value),
+  }));
   const resume = h("button", {
     type: "button",
     onclick: () => act("Resume", () => api("POST", `/v1/jobs/${id}/resume`, withBudget ? { token_budget: { total: Number(total.value) } } : {})),
