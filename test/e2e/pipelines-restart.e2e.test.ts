@@ -67,5 +67,5 @@ describe("a restart during a pipeline", () => {
     const done = events.filter((e) => e.event === "TASK_COMPLETED").map((e) => `${e.data.stage}:${e.data.index}`);
     expect(new Set(done).size).toBe(done.length);
     expect(done).toHaveLength(1 + N + 1 + 3); // a, b's elements, c, and the three step markers
-  });
+  }, 300_000); // three server starts: 57 s alone, 106 s and over 120 s (the default) beside a second suite
 });
