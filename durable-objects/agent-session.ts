@@ -20,7 +20,6 @@ import { agentSession, jobCoordinator } from "../src/objects";
 import { openToolbox, ToolLoadError, type Toolbox } from "../src/agent/tools";
 import { decideAfterTurn, trackCalls } from "../src/agent/turn-rules";
 import { afterThrottle, transientDelayMs, type AttemptOutcome } from "../src/engine/retry-policy";
-import { DEFAULT_MAX_WAIT_SECS } from "../src/engine/limits";
 import type { StageWork, SubtaskSettings, SubtaskSpawn, TaskClaim, TaskRef } from "../src/engine/types";
 import { childPrompt, readSpawn, SPAWN_TOOL, spawnFingerprint, spawnRefusal, spawnToolSpec } from "../src/agent/subtasks";
 import { newId } from "../src/lib/ids";
@@ -235,7 +234,7 @@ export class AgentSession extends DurableObject<Env> {
             // A rate-limit answer is back-pressure: it does not use up max_retries (the job's coordinator does the same).
             state.callAttempts--;
             const now = Date.now();
-            const wait = { throttles: state.throttles ?? 0, since: state.throttledSince ?? null, maxWaitMs: spec.maxWaitMs ?? DEFAULT_MAX_WAIT_SECS * 1000, now };
+            const wait = { throttles: state.throttles ?? 0, since: state.throttledSince ?? null, maxWaitMs: spec.maxWaitMs, now };
             state.throttles = wait.throttles + 1;
             state.throttledSince = wait.since ?? now;
             const step = afterThrottle(describeFailure(err), retryAfterMs(err) ?? null, wait);

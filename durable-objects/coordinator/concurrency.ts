@@ -11,7 +11,7 @@
  * if that timer is lost (a restart), its first round of successes asks instead.
  */
 import { RAMP_MS } from "../../src/engine/aimd";
-import type { AttemptOutcome } from "../../src/engine/retry-policy";
+import { isThrottle, type AttemptOutcome } from "../../src/engine/retry-policy";
 import type { JobSpecBase as JobSpec } from "../../src/engine/types";
 import { providerLimiter } from "../../src/objects";
 import type { EventData } from "../../src/schemas/events";
@@ -76,7 +76,7 @@ export class ConcurrencyLink {
    * so the report goes on in the same turn.
    */
   observe(spec: JobSpec, outcome: AttemptOutcome, inFlight: number, sentAt: number): Promise<void> | null {
-    const throttle = outcome.kind === "transient" && outcome.throttled === true;
+    const throttle = isThrottle(outcome);
     if (this.#pacing !== "none") {
       this.#reported = true;
       if (throttle) this.#pacing = "none"; // the throttle's cut ends the pacing (the limiter's window decides)

@@ -6,13 +6,13 @@
  */
 import { renderLimits } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
-import { nextStep, type AttemptOutcome, type NextStep } from "../../src/engine/retry-policy";
+import { isThrottle, nextStep, type AttemptOutcome, type NextStep } from "../../src/engine/retry-policy";
 import { isTerminal, type Advance, type JobEnd, type JobError, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef, isSubtaskStage, parentStageOf } from "../../src/engine/types";
 import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
 import { sendMessage } from "../../src/queue-messages";
-import { BEGINS_PER_INVOCATION, DEFAULT_MAX_WAIT_SECS, LOST_ATTEMPTS_MAX } from "../../src/engine/limits";
+import { BEGINS_PER_INVOCATION, LOST_ATTEMPTS_MAX } from "../../src/engine/limits";
 import type { EventHub } from "./event-hub";
 import { CoordinatorStore, type TaskRow } from "./store";
 import { sweepWebhook, type CompletedEvent } from "./webhook-sweep";
@@ -91,12 +91,11 @@ export class JobRun {
       task = current;
     }
     const now = Date.now();
-    const wait = { throttles: task.throttles, since: task.throttled_since, maxWaitMs: spec.maxWaitMs ?? DEFAULT_MAX_WAIT_SECS * 1000, now };
+    const wait = { throttles: task.throttles, since: task.throttled_since, maxWaitMs: spec.maxWaitMs, now };
     const step = nextStep(outcome, task.attempts, spec.maxRetries, Math.random, wait);
     if (step.step === "retry") {
       const readyAt = now + step.delayMs;
-      const throttled = outcome.kind === "transient" && outcome.throttled === true;
-      this.store.markRetry(task, readyAt, step.guidance, outcome.usage, throttled ? now : null);
+      this.store.markRetry(task, readyAt, step.guidance, outcome.usage, isThrottle(outcome) ? now : null);
       // The alarm wakes the job when the retry is due. A longer backoff also sends a Queue
       // message, a second timer; it can come later (whole seconds, delivered in batches), so it is not the one waited for.
       if (step.delayMs >= QUEUE_MIN_DELAY_MS) {

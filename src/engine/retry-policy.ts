@@ -22,15 +22,21 @@ export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_MAX_MS = 8_000;
 
 import type { SubtaskSpawn } from "./types";
+import { DEFAULT_MAX_WAIT_SECS } from "./limits";
+
+/** The provider pushed back on the attempt (429, 529, 503 with Retry-After): back-pressure, not a failure. */
+export function isThrottle(outcome: AttemptOutcome): outcome is Extract<AttemptOutcome, { kind: "transient" }> {
+  return outcome.kind === "transient" && outcome.throttled === true;
+}
 
 /** `tool_error`: an agent's tools could not be loaded or reached (the message names the cause); no model was called. */
 export type ErrorKind = "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | "rate_limited";
 
-/** A task's waits on rate limits: its throttled attempts (not counted against max_retries), since when it is being throttled in a row (null: its last answer was no throttle), and how long it may wait. */
+/** A task's waits on rate limits: its throttled attempts (not counted against max_retries), since when it is being throttled in a row (null: its last answer was no throttle), and how long it may wait (undefined: a spec stored before max_wait_secs, DEFAULT_MAX_WAIT_SECS). */
 export interface RateWait {
   throttles: number;
   since: number | null;
-  maxWaitMs: number;
+  maxWaitMs: number | undefined;
   now: number;
 }
 
@@ -77,12 +83,13 @@ export function transientDelayMs(attempts: number, retryAfter: number | null, ra
  * Call tasks (nextStep) and agent sessions' calls take the same step.
  */
 export function afterThrottle(error: string, retryAfterMs: number | null, wait: RateWait, random: () => number = Math.random): NextStep {
+  const maxWaitMs = wait.maxWaitMs ?? DEFAULT_MAX_WAIT_SECS * 1000;
   const waited = wait.now - (wait.since ?? wait.now);
-  if (waited >= wait.maxWaitMs) {
-    return { step: "fail", error: `Rate limited for ${Math.round(waited / 1000)} s (the job's max_wait_secs is ${wait.maxWaitMs / 1000}): ${error}`, errorKind: "rate_limited" };
+  if (waited >= maxWaitMs) {
+    return { step: "fail", error: `Rate limited for ${Math.round(waited / 1000)} s (the job's max_wait_secs is ${maxWaitMs / 1000}): ${error}`, errorKind: "rate_limited" };
   }
   // The task's nth throttle: its backoff grows to the cap (8 s); a longer Retry-After wins; never past the max wait by much.
-  const delayMs = Math.min(transientDelayMs(wait.throttles + 1, retryAfterMs, random), wait.maxWaitMs - waited + 1);
+  const delayMs = Math.min(transientDelayMs(wait.throttles + 1, retryAfterMs, random), maxWaitMs - waited + 1);
   return { step: "retry", delayMs, guidance: null };
 }
 
@@ -94,7 +101,7 @@ export function nextStep(outcome: AttemptOutcome, attempts: number, maxRetries: 
   if (outcome.kind === "success") return { step: "succeed", output: outcome.output };
   if (outcome.kind === "permanent") return { step: "fail", error: outcome.error, errorKind: outcome.errorKind };
   if (outcome.kind === "spawn") return { step: "spawn", spawn: outcome.spawn };
-  if (outcome.kind === "transient" && outcome.throttled && wait) return afterThrottle(outcome.error, outcome.retryAfterMs, wait, random);
+  if (isThrottle(outcome) && wait) return afterThrottle(outcome.error, outcome.retryAfterMs, wait, random);
   const exhausted = attempts - (wait?.throttles ?? 0) >= 1 + maxRetries;
   switch (outcome.kind) {
     case "invalid":

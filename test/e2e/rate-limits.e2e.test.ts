@@ -51,29 +51,28 @@ describe("rate limits are back-pressure", () => {
     expect(failed).toMatchObject({ error_kind: "rate_limited", error: expect.stringMatching(/^Rate limited for \d+ s \(the job's max_wait_secs is 1\)/) });
   });
 
-  it("an agent's calls wait out rate limits too: two 429s with max_retries 0, then its answer", async () => {
+  /** One agent item whose calls the fake answers `steps`, on a tenant of its own: the ended job, its result and the fake's counters. */
+  async function agentItem(name: string, steps: string, extra: Record<string, unknown>) {
     const { key } = await newTenant(base());
-    const tag = uniqueTag("rl-agent");
+    const tag = uniqueTag(name);
     const created = await call(base(), "POST", "/v1/agentic-map", {
       token: key,
-      body: { inputs: [{ d: fake(tag, 0, "429:1,429:1,text:done_waiting") }], agent_prompt_template: "Go {{ item.d }}", model: "openai/gpt-4o-mini", max_retries: 0 },
+      body: { inputs: [{ d: fake(tag, 0, steps) }], agent_prompt_template: "Go {{ item.d }}", model: "openai/gpt-4o-mini", ...extra },
     });
     const done = await waitForJob(base(), key, created.body.job_id);
-    expect(done).toMatchObject({ status: "completed", succeeded: 1 });
     const [result] = await allResults(base(), key, created.body.job_id);
+    return { done, result, stats: await fakeStats(tag) };
+  }
+
+  it("an agent's calls wait out rate limits too: two 429s with max_retries 0, then its answer", async () => {
+    const { done, result, stats } = await agentItem("rl-agent", "429:1,429:1,text:done_waiting", { max_retries: 0 });
+    expect(done).toMatchObject({ status: "completed", succeeded: 1 });
     expect(result).toMatchObject({ success: true, output_text: "done waiting", turns: 1 });
-    expect((await fakeStats(tag)).requests).toBe(3);
+    expect(stats.requests).toBe(3);
   });
 
   it("an agent whose call waited longer than max_wait_secs fails rate_limited", async () => {
-    const { key } = await newTenant(base());
-    const tag = uniqueTag("rl-agent-wait");
-    const created = await call(base(), "POST", "/v1/agentic-map", {
-      token: key,
-      body: { inputs: [{ d: fake(tag, 0, "429:1") }], agent_prompt_template: "Go {{ item.d }}", model: "openai/gpt-4o-mini", max_wait_secs: 1 },
-    });
-    await waitForJob(base(), key, created.body.job_id);
-    const [result] = await allResults(base(), key, created.body.job_id);
+    const { result } = await agentItem("rl-agent-wait", "429:1", { max_wait_secs: 1 });
     expect(result).toMatchObject({ success: false, error_kind: "rate_limited", error: expect.stringMatching(/^Rate limited for \d+ s \(the job's max_wait_secs is 1\)/) });
   });
 

@@ -51,7 +51,7 @@ export class OpenApiCheck {
       if ((status === 404 && !pathKnown) || (status === 405 && pathKnown)) return []; // no such route / method: the router's own answers
       return [`${where}: no operation in the document`];
     }
-    (this.seen.get(found.id) ?? this.seen.set(found.id, new Set()).get(found.id))?.add(status);
+    this.seen.set(found.id, (this.seen.get(found.id) ?? new Set<number>()).add(status));
     const declared = found.op.responses?.[String(status)] as Json | undefined;
     if (!declared) return [`${where}: status not declared by ${found.id} (declares ${Object.keys(found.op.responses ?? {}).join(", ")})`];
     const content = declared.content as Record<string, Json> | undefined;

@@ -14,9 +14,10 @@ export function guideText(): string {
 
 function fenced(marker: string, language: string): string {
   const text = guideText();
-  const start = text.indexOf(`${marker}\n\`\`\`${language}\n`);
+  const head = `${marker}\n\`\`\`${language}\n`;
+  const start = text.indexOf(head);
   if (start < 0) throw new Error(`the README and docs/ have no ${marker}`);
-  const from = start + marker.length + language.length + 5;
+  const from = start + head.length;
   return text.slice(from, text.indexOf("```", from));
 }
 
