@@ -1,10 +1,11 @@
 /**
  * The fake model's script language. A prompt may carry a directive
- *   <<fake tag=T id=I steps=429:2,prose,ok ms=200 cap=8>>
+ *   <<fake tag=T id=I steps=429:2,prose,ok ms=200 cap=8 gate=12>>
  * `tag` groups counters (one per test), `id` names an item, `steps` are consumed one per call of
  * that (tag, id) — the last one repeats — `ms` is the latency of each call, and `cap` the
  * provider's capacity for the tag: a call past `cap` in flight is answered 429 with Retry-After 1
- * at once, without consuming a step (counted as `throttled`).
+ * at once, without consuming a step (counted as `throttled`). `gate` lets the tag's first calls
+ * through and holds the later ones until the test opens it (./gates.ts).
  * Steps: ok, fence, prose, prose-json, bad, 429[:retry-after-secs], 500, 529, 401, 400, slow[:ms],
  * and for agents: call:NAME[:ARG] (a tool call with arguments {"q": ARG or the item id}),
  * text:SOME_WORDS (a plain answer, underscores read as spaces), length (cut off at max_tokens),
@@ -20,6 +21,8 @@ export interface Directive {
   ms: number | null;
   /** The provider's capacity for this tag: past `cap` calls in flight, a call is answered 429 (Retry-After 1) at once. */
   cap: number | null;
+  /** How many calls of the tag go through before the rest wait for `POST /_fake/gates?tag=T`. */
+  gate: number | null;
 }
 
 const DIRECTIVE = /<<fake([^>]*)>>/;
@@ -34,12 +37,14 @@ export function parseDirective(text: string): Directive | null {
   }
   const ms = fields.get("ms");
   const cap = fields.get("cap");
+  const gate = fields.get("gate");
   return {
     tag: fields.get("tag") ?? "default",
     id: fields.get("id") ?? "0",
     steps: (fields.get("steps") ?? "ok").split(",").filter(Boolean),
     ms: ms === undefined ? null : Number(ms),
     cap: cap === undefined ? null : Number(cap),
+    gate: gate === undefined ? null : Number(gate),
   };
 }
 

@@ -10,6 +10,7 @@ import { answerFor, parseDirective, type StepAnswer } from "./script.ts";
 import { SUMMARY_REQUEST } from "../../src/agent/compaction.ts";
 import { openAiBody, openAiStream, anthropicBody, anthropicStream, estimateTokens, type Reply } from "./wire.ts";
 import { RateLimits, type LimitConfig } from "./limits.ts";
+import { Gates } from "./gates.ts";
 
 export interface TagStats {
   requests: number;
@@ -19,6 +20,7 @@ export interface TagStats {
   tool_results: string[];
   tools_offered: string[][];
   in_flight: number;
+  held: number; // calls waiting at the tag's gate (`gate=`)
   max_in_flight: number;
   throttled: number; // calls answered 429 for being past the tag's capacity (`cap=`)
   served_max_in_flight: number; // the most calls in flight that were served (not throttled)
@@ -122,12 +124,13 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
   const stats = new Map<string, TagStats>();
   const cursors = new Map<string, number>();
   const limits = new RateLimits();
+  const gates = new Gates();
   const config = { latencyMs: options.latencyMs ?? 0, rateLimitFraction: options.rateLimitFraction ?? 0, proseFraction: options.proseFraction ?? 0 };
 
   const statsFor = (tag: string): TagStats => {
     let s = stats.get(tag);
     if (!s) {
-      s = { requests: 0, rate_limited: 0, compactions: 0, summaries_seen: 0, tool_results: [], tools_offered: [], in_flight: 0, max_in_flight: 0, throttled: 0, served_max_in_flight: 0, auth: [], prompts: [], times: [] };
+      s = { requests: 0, rate_limited: 0, compactions: 0, summaries_seen: 0, tool_results: [], tools_offered: [], in_flight: 0, held: 0, max_in_flight: 0, throttled: 0, served_max_in_flight: 0, auth: [], prompts: [], times: [] };
       stats.set(tag, s);
     }
     return s;
@@ -185,6 +188,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
         return;
       }
       s.served_max_in_flight = Math.max(s.served_max_in_flight, s.in_flight);
+      if (directive?.gate != null) await gates.pass(tag, directive.gate);
       // A compaction request answers with a summary and does not consume the item's script.
       const step = compaction ? "text:SUMMARY_OF_EARLIER_TURNS" : nextStep(tag, directive?.id ?? prompt, directive?.steps ?? ["ok"], prompt);
       const answer: StepAnswer = answerFor(step, prompt, directive?.id, requestedSchema(body));
@@ -219,7 +223,10 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     const tag = url.searchParams.get("tag") ?? "default";
     if (url.pathname === "/_fake/stats") {
       res.writeHead(200, { "content-type": "application/json" });
-      res.end(JSON.stringify(statsFor(tag)));
+      res.end(JSON.stringify({ ...statsFor(tag), held: gates.held(tag) }));
+    } else if (url.pathname === "/_fake/gates" && req.method === "POST") {
+      gates.open(tag);
+      res.writeHead(204).end();
     } else if (url.pathname.startsWith("/_demo/tools/") && req.method === "POST") {
       // The offline demo's HTTP tool (README: the agentic example): it answers what it was asked.
       const name = url.pathname.slice("/_demo/tools/".length);
