@@ -24,12 +24,14 @@ export const isXml = (contentType: string | undefined): boolean =>
 
 export const refuseDeepJson = createMiddleware<AppEnv>(async (c, next) => {
   if (!WITH_BODY.has(c.req.method)) return next();
-  const text = await c.req.text();
-  if (text.length === 0) return next();
   if (!isJson(c.req.header("content-type"))) {
     if (c.req.method === "POST" && c.req.path === "/v1/pipelines" && isXml(c.req.header("content-type"))) return next(); // the XML reader bounds its own depth
+    // Read as bytes, not text: a body of another type is refused, never decoded.
+    if ((await c.req.arrayBuffer()).byteLength === 0) return next();
     throw unsupportedMediaType();
   }
+  const text = await c.req.text();
+  if (text.length === 0) return next();
   const { depth, widest } = jsonShape(text);
   if (depth > MAX_JSON_DEPTH) {
     throw new ApiError(400, "invalid_request", `The JSON body nests more than ${MAX_JSON_DEPTH} levels deep; at most ${MAX_JSON_DEPTH}.`, {
