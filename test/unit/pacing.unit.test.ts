@@ -1,0 +1,118 @@
+import { describe, expect, it } from "vitest";
+import { declare, EMPTY, lease, limitsOf, observe, paces, settle, type CallCost, type PacerState } from "../../src/engine/pacing";
+
+const COST: CallCost = { tokens: 500, input: 400, output: 100 };
+const ask = (jobId: string, calls: number, tenant = "t1", cost = COST) => ({ jobId, tenant, calls, cost });
+
+/** Leases `jobs` ask for over `ms` (each asks again when its wait ends); the calls each got. */
+function run(start: PacerState, jobs: { id: string; tenant: string; calls?: number }[], ms: number, cost = COST): Record<string, number> {
+  let state = start;
+  const got: Record<string, number> = Object.fromEntries(jobs.map((j) => [j.id, 0]));
+  const next: Record<string, number> = Object.fromEntries(jobs.map((j) => [j.id, 0]));
+  for (let now = 0; now < ms; now++) {
+    for (const j of jobs) {
+      if ((next[j.id] as number) > now) continue;
+      const r = lease(state, ask(j.id, j.calls ?? 50, j.tenant, cost), now);
+      state = r.state;
+      got[j.id] = (got[j.id] as number) + r.lease.granted;
+      next[j.id] = now + (r.lease.granted < (j.calls ?? 50) ? r.lease.waitMs : 1);
+    }
+  }
+  return got;
+}
+
+describe("pacing by rate limits", () => {
+  it("paces nothing until a limit is known", () => {
+    expect(paces(EMPTY)).toBe(false);
+    expect(lease(EMPTY, ask("j", 40), 0).lease).toMatchObject({ granted: 40, waitMs: 0 });
+  });
+
+  it("spreads a declared RPM evenly: half a second's worth at once, then the rate, a little under it", () => {
+    const state = declare(EMPTY, { rpm: 600, tpm: null }, 0);
+    expect(limitsOf(state)).toEqual({ rpm: 600, tpm: null });
+    const first = lease(state, ask("j", 50), 0);
+    expect(first.lease.granted).toBe(5); // a bucket of one second (10 of 600 a minute), half full
+    expect(first.lease.waitMs).toBe(Math.ceil(200 / 0.97)); // back when a lease's worth (2 calls) has refilled
+    // Over a minute the job gets 97 % of the limit (and the first half second's bucket), not more.
+    const got = run(state, [{ id: "j", tenant: "t" }], 60_000);
+    expect(got.j).toBeGreaterThanOrEqual(0.97 * 600);
+    expect(got.j).toBeLessThanOrEqual(0.97 * 600 + 6);
+  });
+
+  it("counts tokens as OpenAI does (prompt + max_tokens) when the token limit binds", () => {
+    const state = declare(EMPTY, { rpm: 10_000, tpm: 60_000 }, 0); // 1,000 tokens a second: two calls of 500
+    expect(run(state, [{ id: "j", tenant: "t" }], 10_000).j).toBeLessThanOrEqual(2 * 10 + 1);
+    expect(run(state, [{ id: "j", tenant: "t" }], 10_000).j).toBeGreaterThanOrEqual(0.97 * 2 * 10);
+  });
+
+  it("lets a call larger than the bucket go out on a full one", () => {
+    const state = declare(EMPTY, { rpm: 600, tpm: 6_000 }, 0); // 100 tokens a second, calls of 500
+    const first = lease(state, ask("j", 5), 2_000); // the bucket full
+    expect(first.lease.granted).toBe(1);
+    const second = lease(first.state, ask("j", 5), 2_001);
+    expect(second.lease.granted).toBe(0);
+    expect(second.lease.waitMs).toBeGreaterThan(4_000); // the debt of 400 repaid, then the bucket full again
+  });
+
+  it("learns the limits from OpenAI's headers and lets `remaining` lower its view", () => {
+    const seen = observe(EMPTY, { requests: { limit: 1_200, remaining: 3 }, tokens: { limit: 1_000_000, remaining: 900_000 } }, 0);
+    expect(seen.source).toBe("headers");
+    expect(limitsOf(seen)).toEqual({ rpm: 1_200, tpm: 1_000_000 });
+    expect(lease(seen, ask("j", 50), 0).lease.granted).toBe(3); // the provider says 3 are left, not 10
+  });
+
+  it("keeps Anthropic's input and output windows, not the tighter `tokens`, and a declaration over the headers", () => {
+    const seen = observe(EMPTY, {
+      requests: { limit: 50, remaining: 50 },
+      tokens: { limit: 8_000, remaining: 8_000 },
+      input: { limit: 40_000, remaining: 40_000 },
+      output: { limit: 8_000, remaining: 8_000 },
+    }, 0);
+    expect(Object.keys(seen.buckets).sort()).toEqual(["input", "output", "requests"]);
+    const declared = declare(seen, { rpm: 30, tpm: null }, 0);
+    const after = observe(declared, { requests: { limit: 50, remaining: 50 } }, 0);
+    expect([after.source, after.buckets.requests?.perMinute]).toEqual(["declared", 30]);
+  });
+
+  it("gives back what a reservation took beyond the usage (Anthropic's output, charged as produced)", () => {
+    const state = observe(EMPTY, { requests: { limit: 6_000, remaining: 100 }, output: { limit: 6_000, remaining: 100 } }, -10_000);
+    const full = lease(state, ask("j", 10, "t", { tokens: 0, input: 0, output: 50 }), 0); // the output bucket full: 100
+    expect(full.lease.granted).toBe(2);
+    const settled = settle(full.state, { output: 90 }); // the two calls wrote 5 tokens each
+    expect(lease(settled, ask("j", 10, "t", { tokens: 0, input: 0, output: 50 }), 0).lease.granted).toBe(1);
+  });
+
+  it("waits out a retry-after whatever the buckets hold", () => {
+    const state = observe(declare(EMPTY, { rpm: 600, tpm: null }, 0), { retryAfterMs: 2_000 }, 0);
+    expect(lease(state, ask("j", 5), 500).lease).toMatchObject({ granted: 0, waitMs: 1_500 });
+    expect(lease(state, ask("j", 5), 2_000).lease.granted).toBe(5);
+  });
+
+  it("shares in tokens: equal per tenant, then per job of a tenant, and lends an unused share at once", () => {
+    const state = declare(EMPTY, { rpm: 100_000, tpm: 600_000 }, 0); // 10,000 tokens a second: 20 calls of 500
+    const got = run(state, [{ id: "a1", tenant: "a" }, { id: "a2", tenant: "a" }, { id: "b1", tenant: "b" }], 20_000);
+    const total = (got.a1 as number) + (got.a2 as number) + (got.b1 as number);
+    expect(total).toBeGreaterThanOrEqual(0.97 * 400); // the whole limit is used
+    expect(total).toBeLessThanOrEqual(0.97 * 400 + 25);
+    expect((got.b1 as number) / total).toBeGreaterThan(0.45); // tenant b: half
+    expect((got.b1 as number) / total).toBeLessThan(0.55);
+    expect(Math.abs((got.a1 as number) - (got.a2 as number)) / total).toBeLessThan(0.05); // tenant a's half split evenly
+    // Alone, a job gets the whole limit: the others' shares are not held for them.
+    expect(run(state, [{ id: "a1", tenant: "a" }], 20_000).a1).toBeGreaterThanOrEqual(0.97 * 400);
+  });
+});
+
+describe("an answer's remaining count", () => {
+  it("does not count the calls leased after the answer came: they are taken from it", () => {
+    let state = observe(EMPTY, { requests: { limit: 1_200, remaining: 20 }, at: -10_000 }, -10_000); // learned long ago: the bucket is full (20)
+    const first = lease(state, ask("j", 8), 0); // 8 leased at 0: 12 left
+    state = first.state;
+    expect(first.lease.granted).toBe(8);
+    // An answer produced at 0, before those 8 reached the provider, says 20 are left: still 12.
+    state = observe(state, { requests: { limit: 1_200, remaining: 20 }, at: 0 }, 5);
+    expect(lease(state, ask("j", 50), 5).lease.granted).toBe(12);
+    // An answer produced after them saying 4 are left: 4.
+    const later = observe(lease(state, ask("j", 0), 5).state, { requests: { limit: 1_200, remaining: 4 }, at: 6 }, 6);
+    expect(lease(later, ask("j", 50), 6).lease.granted).toBeLessThanOrEqual(4);
+  });
+});
