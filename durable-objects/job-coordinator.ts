@@ -66,7 +66,7 @@ export class JobCoordinator extends DurableObject<Env> {
     // A tenant's model already throttled: the job starts at its share; and its workers are a block
     // of the tenant's warm ones. Asked here, before the alarm that starts the job, so the first
     // dispatch never waits on another object.
-    await Promise.all([this.#run.concurrency.join(spec, 0), this.#run.workers.lease(spec, 1)]);
+    await Promise.all([this.#run.concurrency.join(spec, 0), this.#run.workers.lease(spec, 1), this.#run.joinPacer(spec)]);
     await this.#run.wakeAt(Date.now());
   }
 

@@ -9,6 +9,7 @@ export { MapWorker } from "../durable-objects/map-worker";
 export { AgentSession } from "../durable-objects/agent-session";
 export { ProviderLimiter } from "../durable-objects/provider-limiter";
 export { WorkerPool } from "../durable-objects/worker-pool";
+export { RatePacer } from "../durable-objects/rate-pacer";
 
 const app = buildApp();
 

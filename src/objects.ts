@@ -2,7 +2,7 @@
  * The names of every Durable Object, in one place: a job's coordinator is named by the job id, a
  * call worker by a name from src/engine/worker-blocks.ts (`<tenant id>:w<n>` from the tenant's
  * pool, else `<job id>:<slot>`), an agent sub-session by its session id, a provider limiter by
- * `<tenant id>:<model>`, a worker pool by the tenant id.
+ * `<tenant id>:<model>`, a rate pacer by `<credential id>:<model>`, a worker pool by the tenant id.
  */
 export function jobCoordinator(env: Env, jobId: string) {
   return env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(jobId));
@@ -18,6 +18,11 @@ export function agentSession(env: Env, sessionId: string) {
 
 export function providerLimiter(env: Env, tenantId: string, model: string) {
   return env.PROVIDER_LIMITER.get(env.PROVIDER_LIMITER.idFromName(`${tenantId}:${model}`));
+}
+
+/** The pacer of one provider credential (`credentialId`: durable-objects/coordinator/pacing.ts) and model. */
+export function ratePacer(env: Env, credentialId: string, model: string) {
+  return env.RATE_PACER.get(env.RATE_PACER.idFromName(`${credentialId}:${model}`));
 }
 
 export function workerPool(env: Env, tenantId: string) {

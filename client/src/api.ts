@@ -639,6 +639,7 @@ export interface components {
             };
             model: string;
             output?: unknown;
+            pacing: components["schemas"]["Pacing"];
             pause_reason: string | null;
             stage: string | null;
             stages: components["schemas"]["Stage"][];
@@ -745,6 +746,12 @@ export interface components {
             data: components["schemas"]["ConcurrencyChangedEvent"];
             /** @enum {string} */
             event: "CONCURRENCY_CHANGED";
+            /** @description The SSE `id:` field: 1, 2, 3… in the job's order; send it back as Last-Event-ID */
+            id: number;
+        } | {
+            data: components["schemas"]["PacingChangedEvent"];
+            /** @enum {string} */
+            event: "PACING_CHANGED";
             /** @description The SSE `id:` field: 1, 2, 3… in the job's order; send it back as Last-Event-ID */
             id: number;
         };
@@ -855,6 +862,13 @@ export interface components {
              * @example openai/gpt-4o-mini
              */
             model: string;
+            /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
+            rate_limit?: {
+                /** @description Requests per minute */
+                rpm?: number | null;
+                /** @description Tokens per minute, counted as the provider counts them (OpenAI: prompt + max_tokens; Anthropic: input tokens) */
+                tpm?: number | null;
+            } | null;
             /** @description Its template must use `items` (also sees `key`, `level`, `groups`, `total_documents`) */
             reducer: {
                 max_tokens?: number | null;
@@ -994,6 +1008,13 @@ export interface components {
              * @example Extract metadata: {{ item.title }}
              */
             prompt_template: string;
+            /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
+            rate_limit?: {
+                /** @description Requests per minute */
+                rpm?: number | null;
+                /** @description Tokens per minute, counted as the provider counts them (OpenAI: prompt + max_tokens; Anthropic: input tokens) */
+                tpm?: number | null;
+            } | null;
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
             retry_guidance: string;
             system_prompt?: string | null;
@@ -1038,6 +1059,24 @@ export interface components {
             /** Format: uri */
             url: string;
         };
+        /** @description How the job's calls are paced by the provider's rate limits (contract v3) */
+        Pacing: {
+            /** @description The requests per minute the job's calls are paced to (null: no request limit known) */
+            rpm: number | null;
+            /** @description The job's share of the limit while other jobs on the same credential and model wait for theirs (1: the whole limit) */
+            share: number | null;
+            /**
+             * @description Where the limit comes from: the job's `rate_limit`, the tenant's declared `rate_limits`, the provider's rate-limit headers, or adaptive concurrency after throttles (no rate limit known); null: not paced
+             * @enum {string|null}
+             */
+            source: "job" | "declared" | "headers" | "adaptive" | null;
+            /** @description The tokens per minute (Anthropic: input tokens) they are paced to (null: no token limit known) */
+            tpm: number | null;
+        };
+        PacingChangedEvent: {
+            job_id: string;
+            pacing: components["schemas"]["Pacing"];
+        };
         PipelineRequest: {
             cache?: components["schemas"]["CacheConfig"];
             /** @default 16 */
@@ -1070,6 +1109,13 @@ export interface components {
              * @example openai/gpt-4o-mini
              */
             model: string;
+            /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
+            rate_limit?: {
+                /** @description Requests per minute */
+                rpm?: number | null;
+                /** @description Tokens per minute, counted as the provider counts them (OpenAI: prompt + max_tokens; Anthropic: input tokens) */
+                tpm?: number | null;
+            } | null;
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
             retry_guidance: string;
             /** @description Steps run in order: llm (optionally a batch), reduce, sequential (nested steps, ≤ 5 levels) */
@@ -1101,18 +1147,44 @@ export interface components {
             base_url: string | null;
             key_last4: string;
             provider: string;
+            rate_limits: components["schemas"]["RateLimits"];
         };
         /**
          * @example {
          *       "api_key": "sk-...",
-         *       "base_url": null
+         *       "base_url": null,
+         *       "rate_limits": {
+         *         "*": {
+         *           "rpm": 500,
+         *           "tpm": 200000
+         *         }
+         *       }
          *     }
          */
         ProviderCredentialInput: {
             api_key: string;
             /** Format: uri */
             base_url?: string | null;
+            rate_limits?: components["schemas"]["RateLimits"];
         };
+        RateLimit: {
+            /** @description Requests per minute */
+            rpm?: number | null;
+            /** @description Tokens per minute, counted as the provider counts them (OpenAI: prompt + max_tokens; Anthropic: input tokens) */
+            tpm?: number | null;
+        };
+        /**
+         * @description This key's rate limits per model name (the name after the provider), or `*` for every model without its own entry: the tier's limits, so calls are paced to them from the first one
+         * @example {
+         *       "*": {
+         *         "rpm": 500,
+         *         "tpm": 200000
+         *       }
+         *     }
+         */
+        RateLimits: {
+            [key: string]: components["schemas"]["RateLimit"];
+        } | null;
         Recovering: {
             job_id: string;
             recovering: number;
@@ -1175,6 +1247,13 @@ export interface components {
              * @example openai/gpt-4o-mini
              */
             model: string;
+            /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
+            rate_limit?: {
+                /** @description Requests per minute */
+                rpm?: number | null;
+                /** @description Tokens per minute, counted as the provider counts them (OpenAI: prompt + max_tokens; Anthropic: input tokens) */
+                tpm?: number | null;
+            } | null;
             /** @description Folds one input into the accumulator; its template must use `accumulator` and `current_result` (also sees `original_input`, `name`, `index`) */
             reduction_task: {
                 max_tokens?: number | null;
@@ -1413,10 +1492,14 @@ export type MapRequest = components['schemas']['MapRequest'];
 export type MapResult = components['schemas']['MapResult'];
 export type MapStartedEvent = components['schemas']['MapStartedEvent'];
 export type McpServer = components['schemas']['McpServer'];
+export type Pacing = components['schemas']['Pacing'];
+export type PacingChangedEvent = components['schemas']['PacingChangedEvent'];
 export type PipelineRequest = components['schemas']['PipelineRequest'];
 export type PipelineStep = components['schemas']['PipelineStep'];
 export type ProviderCredential = components['schemas']['ProviderCredential'];
 export type ProviderCredentialInput = components['schemas']['ProviderCredentialInput'];
+export type RateLimit = components['schemas']['RateLimit'];
+export type RateLimits = components['schemas']['RateLimits'];
 export type Recovering = components['schemas']['Recovering'];
 export type RecoverRequest = components['schemas']['RecoverRequest'];
 export type ReduceRequest = components['schemas']['ReduceRequest'];

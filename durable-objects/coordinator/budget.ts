@@ -69,6 +69,12 @@ export class BudgetKeeper {
     return (this.#spent.by_stage[stage] ?? 0) + this.#store.reservedTokens(stage) + tokens <= allowance ? tokens : null;
   }
 
+  /** A call's prompt estimate (the pacer's token reservation). */
+  promptEstimate(stage: string, work: StageWork, vars: Record<string, unknown>): number {
+    const spec = work.kind === "call" ? work.call : work.agent;
+    return promptEstimate(this.#templates.get(stage, work), vars, spec.systemPrompt);
+  }
+
   /** A report settles: the provider's usage is spent (the dispatch's reservation is released with its row). */
   spend(stage: string, tokens: number): void {
     this.#spent = addSpend(this.#spent, stage, tokens);

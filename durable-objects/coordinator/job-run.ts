@@ -18,6 +18,9 @@ import { CoordinatorStore, type TaskRow } from "./store";
 import { sweepWebhook, type CompletedEvent } from "./webhook-sweep";
 import { BudgetKeeper, lostAfterMs } from "./budget";
 import { ConcurrencyLink } from "./concurrency";
+import { PacingLink } from "./pacing";
+import { credentialOf } from "../../src/llm/credential";
+import type { PacingView } from "../../src/engine/pacing";
 import { WorkerLink } from "./workers";
 import { D1Mirror } from "./d1-mirror";
 import { startChild } from "./subtasks";
@@ -38,6 +41,7 @@ export class JobRun {
   readonly log: JobLog;
   readonly budget: BudgetKeeper;
   readonly concurrency: ConcurrencyLink;
+  readonly pacing: PacingLink;
   readonly workers: WorkerLink;
   readonly busySlots = new Set<number>();
   readonly waiters: (() => void)[] = []; // callers of waitForEnd
@@ -64,6 +68,7 @@ export class JobRun {
     this.log = new JobLog(this.store, hub);
     this.budget = new BudgetKeeper(this.store, renderLimits(env));
     this.concurrency = this.#concurrencyLink();
+    this.pacing = this.#pacingLink();
     this.workers = new WorkerLink(env, this.store);
     this.#setups = new Setups(env);
     for (const row of this.store.running()) if (row.slot !== null) this.busySlots.add(row.slot);
@@ -81,6 +86,7 @@ export class JobRun {
 
   async settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, puller: Puller | null): Promise<void> {
     this.budget.spend(task.stage, outcome.usage.input_tokens + outcome.usage.output_tokens);
+    this.pacing.observe(spec, outcome);
     const asked = this.concurrency.observe(spec, outcome, this.busySlots.size, task.dispatched_at ?? Date.now());
     if (asked) {
       await asked;
@@ -137,6 +143,42 @@ export class JobRun {
       inFlight: () => this.busySlots.size,
       roomOpened: () => void this.dispatchAndSettle().catch((err: unknown) => console.error("dispatch after the pacing failed; the sweep dispatches", err)),
     });
+  }
+
+  #pacingLink(): PacingLink {
+    return new PacingLink(this.env, this.store, {
+      nextCall: () => {
+        const spec = this.spec;
+        const [row] = this.store.nextPending(1);
+        if (!spec || !this.op || !row) return null;
+        const work = this.op.work(spec, parentStageOf(row.stage));
+        if (work.kind !== "call") return null;
+        return { prompt: this.budget.promptEstimate(row.stage, work, taskVars(spec, this.op, this.store, row)), maxTokens: work.call.maxTokens };
+      },
+      roomOpened: () => void this.dispatchAndSettle().catch((err: unknown) => console.error("dispatch after a lease failed; the sweep dispatches", err)),
+      inFlight: () => this.busySlots.size,
+    }, (pacing) => {
+      if (isTerminal(this.status)) return;
+      this.log.emit("PACING_CHANGED", { job_id: (this.spec as JobSpec).jobId, pacing });
+      this.mirror.schedule();
+    });
+  }
+
+  /** The job starts: its calls' credential, and the pacer's limits for it (a pacer or D1 that fails leaves the job unpaced). */
+  async joinPacer(spec: JobSpec): Promise<void> {
+    try {
+      const credential = await credentialOf(this.env, spec.tenantId, spec.model);
+      await this.pacing.join(spec, credential.id, credential.declared);
+    } catch (err) {
+      console.error("could not join the rate pacer; the job is not paced", err);
+    }
+  }
+
+  /** The pacing the API shows: the pacer's, or `adaptive` while adaptive concurrency alone limits the job. */
+  pacingView(spec: JobSpec): PacingView {
+    const view = this.pacing.view();
+    if (view.source !== null || this.concurrency.cap(spec) >= spec.concurrency) return view;
+    return { ...view, source: "adaptive" };
   }
 
   reader(): PlanReader {
@@ -207,6 +249,7 @@ export class JobRun {
     if (!spec || !this.op || this.status !== "running") return;
     const room = this.concurrency.cap(spec) - this.busySlots.size; // the provider's limit for the tenant, when one holds
     if (room <= 0) return;
+    let unleased = 0; // calls that could start but have no lease from the rate pacer
     const rows = this.store.nextPending(room);
     if (rows.length === 0) return;
     const free: number[] = []; // as many free slots as there are tasks to start, the puller's first
@@ -223,6 +266,10 @@ export class JobRun {
         return;
       }
       const work = this.op.work(spec, parentStageOf(row.stage));
+      if (work.kind === "call" && this.pacing.room(spec) < 1) {
+        unleased++;
+        continue;
+      }
       let known: Record<string, unknown> | undefined; // computed once, for the budget and the pulled claim
       const vars = () => (known ??= taskVars(spec, this.op as Operator, this.store, row));
       const reserved = this.budget.reserve(spec.budget, row.stage, work, vars);
@@ -232,6 +279,7 @@ export class JobRun {
       const token = randomBase32(10);
       this.store.markRunning(row, slot, token, now, reserved);
       this.busySlots.add(slot);
+      if (work.kind === "call") this.pacing.started(spec);
       this.log.bump({ total_attempts: 1 });
       const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round };
       if (puller && slot === puller.slot && !row.session_id) {
@@ -247,6 +295,7 @@ export class JobRun {
         await this.wakeAt(Date.now() + 1_000);
       });
     }
+    this.pacing.want(spec, unleased);
   }
 
   /** The next call does not fit the budget: pause the job, or end it `failed` (`on_exhausted`). */
@@ -346,6 +395,7 @@ export class JobRun {
       this.log.emit("MAP_COMPLETED", data);
     });
     this.concurrency.leave(spec);
+    this.pacing.leave(spec);
     await this.workers.release(spec, this.round());
     this.hub.closeAll();
     for (const resolve of this.waiters.splice(0)) resolve();
@@ -384,6 +434,7 @@ export class JobRun {
         budget: this.budget.view(spec.budget),
         pauseReason: this.store.getMeta<string | null>("pause_reason") ?? null,
         effectiveConcurrency: this.concurrency.cap(spec),
+        pacing: this.pacingView(spec),
       }),
     };
   }

@@ -3,6 +3,7 @@ import { itemStages } from "./subtasks";
 import type { JobProgress } from "../../src/db/jobs";
 import type { BudgetSpec, JobStatus } from "../../src/engine/types";
 import type { Spend } from "./budget";
+import type { PacingView } from "../../src/engine/pacing";
 import type { StageRow } from "./store";
 
 export interface Counters {
@@ -64,6 +65,7 @@ export function progressOf(p: {
   budget: ReturnType<typeof budgetView>;
   pauseReason: string | null;
   effectiveConcurrency: number;
+  pacing: PacingView;
 }): JobProgress {
   const c = p.counters;
   return {
@@ -86,5 +88,6 @@ export function progressOf(p: {
     budget: p.budget,
     pause_reason: p.pauseReason,
     effective_concurrency: p.effectiveConcurrency,
+    pacing: p.pacing,
   };
 }

@@ -42,6 +42,7 @@ export interface JobRow {
   budget: string | null; // JSON
   pause_reason: string | null;
   effective_concurrency: number | null;
+  pacing: string | null; // JSON
 }
 
 export interface JobProgress {
@@ -64,6 +65,7 @@ export interface JobProgress {
   budget: unknown;
   pause_reason: string | null;
   effective_concurrency: number;
+  pacing: unknown;
 }
 
 export interface NewJob {
@@ -157,14 +159,14 @@ export async function writeJobProgress(db: D1Database, jobId: string, progress: 
       .prepare(
         `UPDATE jobs SET status = ?, total = ?, completed = ?, succeeded = ?, failed = ?, total_attempts = ?,
            input_tokens = ?, output_tokens = ?, cached_calls = ?, cached_input_tokens = ?, cached_output_tokens = ?,
-           completed_at = ?, stage = ?, stages = ?, output = ?, error = ?, budget = ?, pause_reason = ?, effective_concurrency = ?
+           completed_at = ?, stage = ?, stages = ?, output = ?, error = ?, budget = ?, pause_reason = ?, effective_concurrency = ?, pacing = ?
            WHERE id = ?`,
       )
       .bind(progress.status, progress.total, progress.completed, progress.succeeded, progress.failed, progress.total_attempts,
         progress.input_tokens, progress.output_tokens, progress.cached_calls, progress.cached_input_tokens, progress.cached_output_tokens,
         progress.completed_at, progress.stage, JSON.stringify(progress.stages),
         progress.output === undefined ? null : JSON.stringify(progress.output), progress.error ? JSON.stringify(progress.error) : null,
-        progress.budget ? JSON.stringify(progress.budget) : null, progress.pause_reason, progress.effective_concurrency, jobId),
+        progress.budget ? JSON.stringify(progress.budget) : null, progress.pause_reason, progress.effective_concurrency, JSON.stringify(progress.pacing), jobId),
   );
   await db.batch([...drops, ...statements]);
 }

@@ -9,7 +9,8 @@ import { compileOutputSchema, type OutputValidator } from "../output/validate";
 import { compileTemplate, type CompiledTemplate } from "../template/jinja";
 import type { RenderLimits } from "../template/budget";
 import { callModel } from "../llm/call-model";
-import { classify, describeFailure, isThrottle, retryAfterMs } from "../llm/errors";
+import { classify, describeFailure, headerOf, isThrottle, retryAfterMs } from "../llm/errors";
+import { rateObservation } from "../llm/rate-headers";
 import { parseModel } from "../llm/models";
 import type { ProviderEndpoint, Usage } from "../llm/types";
 import { promptWithGuidance, type AttemptOutcome } from "./retry-policy";
@@ -105,16 +106,22 @@ export async function runAttempt(
     );
     const outcome = interpretText(response.text, job, spec.maxOutputBytes, response.usage);
     if (cache && key && outcome.kind === "success") await remember(cache, key, { text: response.text, usage: response.usage });
-    return outcome;
+    return response.rate ? { ...outcome, rate: response.rate } : outcome;
   } catch (err) {
-    const error = describeFailure(err);
-    switch (classify(err)) {
-      case "timeout":
-        return { kind: "timeout", error: `The model call timed out after ${spec.timeoutMs / 1000} s.`, usage: NO_USAGE };
-      case "transient":
-        return { kind: "transient", error, retryAfterMs: retryAfterMs(err) ?? null, throttled: isThrottle(err), usage: NO_USAGE };
-      case "permanent":
-        return { kind: "permanent", error, errorKind: "llm_error", usage: NO_USAGE };
-    }
+    const outcome = failureOutcome(err, spec);
+    const rate = rateObservation((name) => headerOf(err, name));
+    return rate ? { ...outcome, rate } : outcome;
+  }
+}
+
+function failureOutcome(err: unknown, spec: CallSpec): AttemptOutcome {
+  const error = describeFailure(err);
+  switch (classify(err)) {
+    case "timeout":
+      return { kind: "timeout", error: `The model call timed out after ${spec.timeoutMs / 1000} s.`, usage: NO_USAGE };
+    case "transient":
+      return { kind: "transient", error, retryAfterMs: retryAfterMs(err) ?? null, throttled: isThrottle(err), usage: NO_USAGE };
+    case "permanent":
+      return { kind: "permanent", error, errorKind: "llm_error", usage: NO_USAGE };
   }
 }

@@ -22,6 +22,7 @@ export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_MAX_MS = 8_000;
 
 import type { SubtaskSpawn } from "./types";
+import type { RateObservation } from "./pacing";
 import { DEFAULT_MAX_WAIT_SECS } from "./limits";
 
 /** The provider pushed back on the attempt (429, 529, 503 with Retry-After): back-pressure, not a failure. */
@@ -42,14 +43,15 @@ export interface RateWait {
 
 type Details = { details?: Record<string, unknown> | null };
 
-export type AttemptOutcome =
+export type AttemptOutcome = (
   | ({ kind: "success"; output: unknown; usage: Usage; cached?: Usage } & Details) // cached: from the response cache; what the original call cost
   | { kind: "invalid"; error: string; problems: string[]; usage: Usage }
   | { kind: "transient"; error: string; retryAfterMs: number | null; throttled?: boolean; usage: Usage } // throttled: the provider pushed back (429/529/503+Retry-After)
   | { kind: "timeout"; error: string; usage: Usage }
   | ({ kind: "permanent"; error: string; errorKind: ErrorKind; usage: Usage } & Details)
   | { kind: "crash"; error: string; usage: Usage }
-  | { kind: "spawn"; spawn: SubtaskSpawn; usage: Usage }; // an agent waits for a child sub-session
+  | { kind: "spawn"; spawn: SubtaskSpawn; usage: Usage } // an agent waits for a child sub-session
+) & { rate?: RateObservation }; // the answer's rate-limit headers, for the pacer
 
 export type NextStep =
   | { step: "succeed"; output: unknown }

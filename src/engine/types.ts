@@ -6,6 +6,7 @@
  * the concurrency cap, applies the retry policy, and asks the operator what follows.
  */
 import type { ErrorKind } from "./retry-policy";
+import type { RateLimit } from "./pacing";
 import type { EndpointData } from "../llm/types";
 
 export type JobType = "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline";
@@ -107,6 +108,8 @@ export interface JobSpecBase {
   maxRetries: number;
   /** How long a call task may wait on rate limits in all before it fails `rate_limited` (specs stored before it: the default). */
   maxWaitMs?: number;
+  /** The job's own rate limit: its calls are paced to at most it (specs stored before it: none). */
+  rateLimit?: RateLimit | null;
   webhook: { url: string } | null;
   budget: BudgetSpec | null;
 }

@@ -66,6 +66,7 @@ export interface CommonJobRequest {
   max_retries: number;
   /** How long a call may wait on rate limits (the coordinator's call tasks; agent sessions' calls). */
   max_wait_secs?: number;
+  rate_limit?: { rpm?: number | null; tpm?: number | null } | null;
   concurrency: number;
   webhook?: { url: string; secret?: string } | null;
   metadata: Record<string, unknown>;
@@ -81,6 +82,7 @@ export function baseSpec(jobId: string, tenantId: string, body: CommonJobRequest
     model: body.model,
     maxRetries: body.max_retries,
     maxWaitMs: (body.max_wait_secs ?? DEFAULT_MAX_WAIT_SECS) * 1000,
+    rateLimit: body.rate_limit ? { rpm: body.rate_limit.rpm ?? null, tpm: body.rate_limit.tpm ?? null } : null,
     concurrency: body.concurrency,
     webhook: body.webhook ? { url: body.webhook.url } : null, // the secret stays sealed in D1
     budget: body.token_budget ? { total: body.token_budget.total, onExhausted: body.token_budget.on_exhausted } : null,

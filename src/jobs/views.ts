@@ -4,7 +4,8 @@ import { usageView } from "../../durable-objects/coordinator/progress";
 import type { JobType } from "../engine/types";
 import { ApiError } from "../lib/errors";
 import type { z } from "@hono/zod-openapi";
-import type { BudgetSchema, JOB_STATUSES, JobErrorSchema, JobSchema } from "../schemas/jobs";
+import type { BudgetSchema, JOB_STATUSES, JobErrorSchema, JobSchema, PacingSchema } from "../schemas/jobs";
+import { NO_PACING } from "../engine/pacing";
 
 const parsed = <T>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
 
@@ -30,6 +31,7 @@ export function jobView(row: JobRow) {
     budget: parsed<z.infer<typeof BudgetSchema>>(row.budget),
     pause_reason: row.pause_reason,
     effective_concurrency: row.effective_concurrency,
+    pacing: parsed<z.infer<typeof PacingSchema>>(row.pacing) ?? NO_PACING,
   };
 }
 

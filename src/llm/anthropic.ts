@@ -7,6 +7,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import type { ContentBlockParam, MessageCreateParamsNonStreaming, MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { ProviderFailure } from "./errors";
+import { fromHeaders, rateObservation } from "./rate-headers";
 import { DEFAULT_MAX_TOKENS, tokenCount } from "./types";
 import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, ProviderEndpoint } from "./types";
 
@@ -84,7 +85,7 @@ export async function callAnthropic(request: ModelRequest, endpoint: ProviderEnd
     ];
     params.tool_choice = { type: "tool", name: OUTPUT_TOOL };
   }
-  const message = await client.messages.create(params, { timeout: request.timeoutMs });
+  const { data: message, response } = await client.messages.create(params, { timeout: request.timeoutMs }).withResponse();
   if (!Array.isArray((message as { content?: unknown } | null)?.content)) {
     throw new ProviderFailure("the provider's answer is not a Messages API message (it has no content list)", "permanent");
   }
@@ -97,10 +98,12 @@ export async function callAnthropic(request: ModelRequest, endpoint: ProviderEnd
       else toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input) });
     }
   }
+  const rate = rateObservation(fromHeaders(response.headers));
   return {
     text,
     usage: { input_tokens: tokenCount(message.usage?.input_tokens), output_tokens: tokenCount(message.usage?.output_tokens) },
     finishReason: forcedTool && message.stop_reason === "tool_use" ? "stop" : finishReason(message.stop_reason),
     toolCalls,
+    ...(rate ? { rate } : {}),
   };
 }

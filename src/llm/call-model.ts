@@ -3,7 +3,7 @@
  * deployment's environment), then dispatch to the provider's adapter.
  */
 import { encryptionKey, readVar } from "../config";
-import { getCredential } from "../db/providers";
+import { getCredential, type ProviderCredential } from "../db/providers";
 import { callAnthropic } from "./anthropic";
 import { ProviderFailure } from "./errors";
 import { callOpenAi } from "./openai";
@@ -33,7 +33,11 @@ export function endpointProblem(provider: Provider, endpoint: ProviderEndpoint |
 
 export async function endpointData(env: Env, tenantId: string, provider: Provider): Promise<EndpointData | null> {
   if (provider === "workers-ai") return null;
-  const stored = await getCredential(env.DB, encryptionKey(env), tenantId, provider);
+  return endpointOf(env, provider, await getCredential(env.DB, encryptionKey(env), tenantId, provider));
+}
+
+/** The endpoint of a tenant's stored credential (null: none stored), else the deployment's. */
+export function endpointOf(env: Env, provider: Exclude<Provider, "workers-ai">, stored: ProviderCredential | null): EndpointData {
   const names = ENV_NAMES[provider];
   return {
     apiKey: stored?.apiKey ?? readVar(env, names.key) ?? null,

@@ -75,7 +75,8 @@ export function classify(err: unknown): FailureClass {
   return isTransient(err) ? "transient" : "permanent";
 }
 
-function headerOf(err: unknown, name: string): string | null {
+/** A header of the provider's error answer (null: none, or the error is not an answer). */
+export function headerOf(err: unknown, name: string): string | null {
   for (const e of causes(err)) {
     const headers = (e as { headers?: unknown }).headers;
     if (headers instanceof Headers) return headers.get(name);

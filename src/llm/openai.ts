@@ -7,6 +7,7 @@ import type {
   ChatCompletionMessageToolCall,
 } from "openai/resources/chat/completions";
 import { ProviderFailure } from "./errors";
+import { fromHeaders, rateObservation } from "./rate-headers";
 import { tokenCount, type ChatMessage, type FinishReason, type ModelRequest, type ModelResponse, type ProviderEndpoint } from "./types";
 
 function toOpenAiMessages(system: string | null, messages: ChatMessage[]): ChatCompletionMessageParam[] {
@@ -82,7 +83,8 @@ export async function callOpenAi(
   } catch {
     throw new ProviderFailure("the provider's answer is not a chat completion (it is not JSON)", "permanent");
   }
-  return readCompletion(completion);
+  const rate = rateObservation(fromHeaders(response.headers));
+  return rate ? { ...readCompletion(completion), rate } : readCompletion(completion);
 }
 
 /** A 200 of the wrong shape is a permanent failure with a clear message, never a TypeError retried as a network error. */

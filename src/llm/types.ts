@@ -1,4 +1,5 @@
 /** The provider-neutral shape of one model call and its answer. */
+import type { RateObservation } from "../engine/pacing";
 import type { ModelRef } from "./models";
 
 export interface ToolSpec {
@@ -42,6 +43,8 @@ export interface ModelResponse {
   usage: Usage;
   finishReason: FinishReason;
   toolCalls: ToolCall[];
+  /** The answer's rate-limit headers (src/llm/rate-headers.ts). */
+  rate?: RateObservation;
 }
 
 export interface ProviderEndpoint {

@@ -3,6 +3,7 @@
  * them and adds its own. Defaults and bounds are the contract's.
  */
 import { z } from "@hono/zod-openapi";
+import { rateLimitField } from "../schemas/pacing";
 import { ModelSchema, TimeoutSecsSchema } from "../schemas/common";
 import { MAX_URL_CHARS } from "../net/destination";
 import { TokenBudgetSchema } from "./budget-schema";
@@ -74,6 +75,7 @@ export const maxWaitField = {
 export const baseJobFields = {
   ...sharedJobFields,
   ...maxWaitField,
+  ...rateLimitField,
   temperature: z.number().min(0).max(2).nullish().default(0),
   concurrency: z.number().int().min(1).max(128).default(16),
   retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),

@@ -8,16 +8,18 @@ import { isKeyedProvider, isProvider, KEYED_PROVIDERS, unknownProvider } from ".
 import { ApiError } from "../lib/errors";
 import { bearerSecurity, commonErrors, errorResponse, HttpUrlSchema } from "../schemas/common";
 import { destinationProblem } from "../net/destination";
+import { RateLimitsSchema } from "../schemas/pacing";
 
 const CredentialBody = z
   .strictObject({
     api_key: z.string().min(1).max(4096),
     base_url: HttpUrlSchema.nullish(),
+    rate_limits: RateLimitsSchema.nullish(),
   })
-  .openapi("ProviderCredentialInput", { example: { api_key: "sk-...", base_url: null } });
+  .openapi("ProviderCredentialInput", { example: { api_key: "sk-...", base_url: null, rate_limits: { "*": { rpm: 500, tpm: 200_000 } } } });
 
 const CredentialView = z
-  .object({ provider: z.string(), base_url: z.string().nullable(), key_last4: z.string() })
+  .object({ provider: z.string(), base_url: z.string().nullable(), key_last4: z.string(), rate_limits: RateLimitsSchema.nullable() })
   .openapi("ProviderCredential");
 
 const ProviderParam = z.object({
@@ -79,6 +81,7 @@ export function providerRoutes() {
         provider,
         body.api_key,
         body.base_url ?? null,
+        body.rate_limits ?? null,
       );
       return c.json(view, 200);
     })

@@ -4,7 +4,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { UsageSchema } from "./map";
-import { BudgetSchema, JobErrorSchema, JobUsageSchema, JOB_STATUSES, PipelineStepSchema, TaskResultSchema } from "./jobs";
+import { BudgetSchema, JobErrorSchema, JobUsageSchema, JOB_STATUSES, PacingSchema, PipelineStepSchema, TaskResultSchema } from "./jobs";
 
 /** Each event's name on the stream, and the schema of its data. */
 export const EVENT_DATA = {
@@ -53,6 +53,10 @@ export const EVENT_DATA = {
     job_id: z.string(),
     effective_concurrency: z.number().int().openapi({ description: "The calls the job may have in flight from now on" }),
     reason: z.enum(["throttled", "recovered", "shared"]).openapi({ description: "throttled: the provider pushed back; recovered: successes grew it, or a paced first round ended unthrottled; shared: the tenant's limit for the model, split among its jobs, or the paced first round on a model the tenant has not used for ten minutes" }),
+  }),
+  PACING_CHANGED: z.object({
+    job_id: z.string(),
+    pacing: PacingSchema,
   }),
 } as const;
 

@@ -88,6 +88,18 @@ export const EstimateSchema = z
   })
   .openapi("Estimate");
 
+export const PacingSchema = z
+  .object({
+    rpm: z.number().nullable().openapi({ description: "The requests per minute the job's calls are paced to (null: no request limit known)" }),
+    tpm: z.number().nullable().openapi({ description: "The tokens per minute (Anthropic: input tokens) they are paced to (null: no token limit known)" }),
+    source: z
+      .enum(["job", "declared", "headers", "adaptive"])
+      .nullable()
+      .openapi({ description: "Where the limit comes from: the job's `rate_limit`, the tenant's declared `rate_limits`, the provider's rate-limit headers, or adaptive concurrency after throttles (no rate limit known); null: not paced" }),
+    share: z.number().nullable().openapi({ description: "The job's share of the limit while other jobs on the same credential and model wait for theirs (1: the whole limit)" }),
+  })
+  .openapi("Pacing", { description: "How the job's calls are paced by the provider's rate limits (contract v3)" });
+
 export const JobSchema = z
   .object({
     id: z.string(),
@@ -114,6 +126,7 @@ export const JobSchema = z
       .int()
       .nullable()
       .openapi({ description: "The calls the job may have in flight now: its concurrency, or less while the provider throttles this tenant's calls to the model (null until it starts)" }),
+    pacing: PacingSchema,
   })
   .openapi("Job");
 

@@ -42,7 +42,9 @@ describe("rate limits are back-pressure", () => {
   });
 
   it("an item that waited longer than max_wait_secs fails rate_limited; the others are unaffected", async () => {
-    const { key } = await limitedTenant({ rpm: 1, tpm: null, headers: "anthropic", burst_secs: 60 }); // one call, then a minute's wait
+    // One call, then a minute's wait, and no header says so: the second item meets a 429 (with headers the
+    // pacer would hold it back until the minute is over, and it would succeed: waiting for room is not a failure).
+    const { key } = await limitedTenant({ rpm: 1, tpm: null, headers: "none", burst_secs: 60 });
     const tag = uniqueTag("rl-wait");
     const created = await call(base(), "POST", "/v1/map", { token: key, body: job(tag, 2, { concurrency: 1, max_retries: 5, max_wait_secs: 1 }) });
     const done = await waitForJob(base(), key, created.body.job_id);
@@ -111,11 +113,14 @@ describe("the calls in flight after a rough job (#33's slot report)", () => {
     expect(stats.max_in_flight).toBe(4);
   });
 
-  it("after a 429, the next job runs at the limit it reports: it starts at the learned 3 (CONCURRENCY_CHANGED), has that many in flight, never more", async () => {
+  it("after a 429, the next job runs at the limit it reports: it starts at the learned one (CONCURRENCY_CHANGED), has that many in flight, never more", async () => {
     const { done, changes, stats } = await afterRoughJob(["429:1,ok", "slow:8000", "slow:8000", "401"]);
     expect(done).toMatchObject({ succeeded: 30 });
-    expect(changes[0]).toMatchObject({ reason: "shared", effective_concurrency: 3 }); // 0.8 of the 4 in flight when the 429 came
-    expect(stats.max_in_flight).toBeGreaterThanOrEqual(3); // the reported limit is used…
+    // 0.8 of the calls in flight when the 429's report came: 3 of 4, or 2 of 3 when the 401's report came first.
+    expect(changes[0]?.reason).toBe("shared");
+    const learned = changes[0]?.effective_concurrency as number;
+    expect([2, 3]).toContain(learned);
+    expect(stats.max_in_flight).toBeGreaterThanOrEqual(learned); // the reported limit is used…
     expect(stats.max_in_flight).toBeLessThanOrEqual(4); // …and not passed; it grows back by probing (aimd.ts) and ends lifted
     expect(changes.at(-1)).toMatchObject({ reason: "recovered", effective_concurrency: 4 });
   });

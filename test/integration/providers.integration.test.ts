@@ -15,7 +15,7 @@ describe("provider credentials", () => {
     expect(JSON.stringify(row)).not.toContain("abcdefghijklmnop");
 
     const list = await request("GET", "/v1/providers", { token: key });
-    expect(list.body).toEqual({ providers: [{ provider: "openai", base_url: "https://gw.example/v1", key_last4: "1234" }] });
+    expect(list.body).toEqual({ providers: [{ provider: "openai", base_url: "https://gw.example/v1", key_last4: "1234", rate_limits: null }] });
     expect(JSON.stringify(list.body)).not.toContain(secret);
 
     expect((await request("DELETE", "/v1/providers/openai", { token: key })).status).toBe(204);

@@ -1,6 +1,7 @@
 /** Request schema of POST /v1/map-reduce, built from the shared base fields. */
 import { z } from "@hono/zod-openapi";
 import { CacheSchema, callOverrideFields, maxWaitField, sharedJobFields } from "../base-fields";
+import { rateLimitField } from "../../schemas/pacing";
 import { DEFAULT_RETRY_GUIDANCE } from "../base-fields";
 import { PROTOTYPE_NAMES } from "../../lib/records";
 
@@ -47,6 +48,7 @@ export const MapReduceRequestSchema = z
     map_failures: z.enum(["fail", "continue"]).default("fail"),
     ...sharedJobFields,
     ...maxWaitField,
+    ...rateLimitField,
     temperature: z.number().min(0).max(2).nullish().default(0),
     retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),
     cache: CacheSchema.nullish(),

@@ -1,0 +1,196 @@
+/**
+ * A job's side of pacing by the provider's rate limits (src/engine/pacing.ts): the calls it may
+ * start now are the ones its RatePacer (per credential and model) leased it. While the pacer knows
+ * no limit, nothing is paced and the job asks nothing more after it joins; the first answer that
+ * carries rate-limit headers turns pacing on. A dispatch that finds no leased call left asks for
+ * as many as it could start, then waits — its tasks stay pending and hold no slot — for the
+ * lease or the pacer's "ask again after". Each ask carries the news of the reports since the last
+ * one: the latest headers, a retry-after, the tokens reserved beyond the usage. A pacer that
+ * cannot be reached paces nothing (the job goes on as without limits, AIMD still applies).
+ * The pacing the API shows (`pacing` on the job, PACING_CHANGED) is kept in the meta.
+ */
+import { charge, declare, EMPTY, NO_PACING, room, type CallCost, type PacerState, type PacingView, type RateLimit, type RateObservation } from "../../src/engine/pacing";
+import type { AttemptOutcome } from "../../src/engine/retry-policy";
+import type { JobSpecBase as JobSpec } from "../../src/engine/types";
+import { ratePacer } from "../../src/objects";
+import type { PacerAnswer, PacerNews } from "../rate-pacer";
+import type { CoordinatorStore } from "./store";
+
+/** What the link needs of its job. */
+export interface PacedJob {
+  /** The next call's prompt estimate and `max_tokens` (null: nothing pending). */
+  nextCall(): { prompt: number; maxTokens: number | null } | null;
+  /** The lease came, or the wait ended: dispatch. */
+  roomOpened(): void;
+  /** The calls in flight now. */
+  inFlight(): number;
+}
+
+const RETRY_UNREACHABLE_MS = 1_000;
+
+export class PacingLink {
+  #credential: string | null;
+  #paces: boolean;
+  #granted = 0; // leased calls not started yet
+  #asking = false;
+  #missed = false; // a dispatch wanted calls while an ask was under way: it asks again when the answer comes
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #seen: RateObservation | null = null;
+  #unused: CallCost = { tokens: 0, input: 0, output: 0 };
+  #declared: RateLimit | null | undefined = undefined; // sent with the first ask
+  #output = { calls: 0, tokens: 0 }; // the output tokens of the calls reported so far: what the next one is expected to write
+  #own: PacerState | null = null; // the job's own `rate_limit`, kept here (no round trip): it only lowers the pace
+
+  constructor(
+    private readonly env: Env,
+    private readonly store: CoordinatorStore,
+    private readonly job: PacedJob,
+    private readonly onChange: (view: PacingView) => void,
+  ) {
+    this.#credential = store.getMeta<string>("credential") ?? null;
+    this.#paces = store.getMeta<boolean>("paces") ?? false;
+  }
+
+  /** The job starts: which credential its calls use (and the tenant's declared limits for the model), and whether the pacer paces. */
+  async join(spec: JobSpec, credentialId: string, declared: RateLimit | null): Promise<void> {
+    if (spec.rateLimit) this.#show(spec, NO_PACING);
+    this.#credential = credentialId;
+    this.store.setMeta("credential", credentialId);
+    this.#declared = declared;
+    await this.#ask(spec, 0);
+  }
+
+  /** How many calls may start now (Infinity: not paced): what the pacer leased, within the job's own limit. */
+  room(spec: JobSpec): number {
+    return Math.min(this.#paces ? this.#granted : Infinity, this.#ownRoom(spec).fits);
+  }
+
+  /** A call started: on a leased call, and within the job's own limit. */
+  started(spec: JobSpec): void {
+    if (this.#paces) this.#granted = Math.max(0, this.#granted - 1);
+    if (spec.rateLimit) this.#own = charge(this.#ownRoom(spec).state, this.#ownCost(spec));
+  }
+
+  /** The dispatch had `calls` to start that found no room: wait for the job's own limit, or ask the pacer (once at a time). */
+  want(spec: JobSpec, calls: number): void {
+    if (calls <= 0 || this.#timer) return;
+    const own = this.#ownRoom(spec);
+    if (own.fits < 1) return this.#wait(own.waitMs);
+    if (!this.#paces || this.#granted >= 1) return;
+    if (this.#asking) this.#missed = true;
+    else void this.#ask(spec, Math.min(calls, own.fits));
+  }
+
+  #ownRoom(spec: JobSpec): { state: PacerState; fits: number; waitMs: number } {
+    if (!spec.rateLimit) return { state: EMPTY, fits: Infinity, waitMs: 0 };
+    const now = Date.now();
+    const answer = room(this.#own ?? declare(EMPTY, spec.rateLimit, now), this.#ownCost(spec), now);
+    this.#own = answer.state;
+    return answer;
+  }
+
+  /** A call's cost to the job's own limit: its tokens are estimated only when the limit counts them. */
+  #ownCost(spec: JobSpec): CallCost {
+    return spec.rateLimit?.tpm ? this.#cost() : { tokens: 0, input: 0, output: 0 };
+  }
+
+  /**
+   * What a call costs each limit: a request; OpenAI's tokens (the prompt and `max_tokens`, charged
+   * at the request and never given back); Anthropic's input (the prompt) and output (charged as
+   * written: reserved at what the job's calls wrote on average, settled to what this one wrote).
+   */
+  #cost(): CallCost {
+    const next = this.job.nextCall();
+    if (!next) return { tokens: 0, input: 0, output: 0 };
+    return { tokens: next.prompt + (next.maxTokens ?? 0), input: next.prompt, output: this.#expectedOutput() };
+  }
+
+  #expectedOutput(): number {
+    return this.#output.calls === 0 ? 0 : Math.round(this.#output.tokens / this.#output.calls);
+  }
+
+  /** A report: its headers, a retry-after, and the output it wrote against what was reserved are news for the next ask. */
+  observe(spec: JobSpec, outcome: AttemptOutcome): void {
+    if (outcome.rate) this.#seen = outcome.rate;
+    if (outcome.kind === "transient" && outcome.throttled && outcome.retryAfterMs) {
+      this.#seen = { ...this.#seen, retryAfterMs: outcome.retryAfterMs };
+    }
+    if (this.#paces && !("cached" in outcome && outcome.cached) && outcome.kind !== "crash") {
+      const written = outcome.usage.output_tokens;
+      this.#unused.output += this.#expectedOutput() - written; // below zero: it wrote more than reserved
+      this.#output = { calls: this.#output.calls + 1, tokens: this.#output.tokens + written };
+    }
+    // The first answer with headers turns pacing on; the calls still in flight were sent unleased.
+    if (!this.#paces && this.#seen && this.#credential) {
+      this.#paces = true;
+      this.#granted = 0;
+      void this.#ask(spec, 0, { calls: this.job.inFlight(), cost: this.#cost() });
+    }
+  }
+
+  leave(spec: JobSpec): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = null;
+    if (!this.#credential) return;
+    ratePacer(this.env, this.#credential, spec.model)
+      .leave(spec.jobId)
+      .catch((err: unknown) => console.error("could not leave the rate pacer", err));
+  }
+
+  /** The pacing the API shows (the job's progress adds `adaptive` when no rate limit is known but adaptive concurrency holds one). */
+  view(): PacingView {
+    return this.store.getMeta<PacingView>("pacing") ?? NO_PACING;
+  }
+
+  async #ask(spec: JobSpec, calls: number, unleased: PacerNews["unleased"] = null): Promise<void> {
+    if (!this.#credential) return;
+    this.#asking = true;
+    const cost = calls > 0 ? this.#cost() : { tokens: 0, input: 0, output: 0 };
+    const news: PacerNews = { seen: this.#seen, unused: this.#unused, unleased };
+    if (this.#declared !== undefined) news.declared = this.#declared;
+    this.#seen = null;
+    this.#unused = { tokens: 0, input: 0, output: 0 };
+    let answer: PacerAnswer;
+    try {
+      answer = await ratePacer(this.env, this.#credential, spec.model).ask({ jobId: spec.jobId, tenant: spec.tenantId, calls, cost }, news);
+    } catch (err) {
+      console.error("the rate pacer could not be reached; asking again", err);
+      this.#asking = false;
+      this.#wait(RETRY_UNREACHABLE_MS);
+      return;
+    }
+    this.#asking = false;
+    this.#declared = undefined;
+    const missed = this.#missed;
+    this.#missed = false;
+    if (answer.paces !== this.#paces) {
+      this.#paces = answer.paces;
+      this.store.setMeta("paces", answer.paces);
+    }
+    this.#granted += answer.paces ? answer.lease.granted : 0;
+    this.#show(spec, answer.paces ? { ...answer.limits, source: answer.source, share: answer.lease.share } : NO_PACING);
+    if (answer.paces && answer.lease.granted < Math.max(calls, missed ? 1 : 0)) this.#wait(answer.lease.waitMs);
+    if (answer.lease.granted > 0 || (missed && !this.#timer)) this.job.roomOpened();
+  }
+
+  #wait(ms: number): void {
+    if (this.#timer) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.job.roomOpened(); // the dispatch asks again if it still has calls to start
+    }, ms);
+  }
+
+  /** The pacer's view within the job's own limit: `job` where that is the lower one. */
+  #show(spec: JobSpec, shared: PacingView): void {
+    const own = spec.rateLimit;
+    const lower = (mine: number | null | undefined, theirs: number | null) => (mine && (theirs === null || mine < theirs) ? mine : null);
+    const rpm = lower(own?.rpm, shared.rpm);
+    const tpm = lower(own?.tpm, shared.tpm);
+    const view: PacingView = rpm === null && tpm === null ? shared : { rpm: rpm ?? shared.rpm, tpm: tpm ?? shared.tpm, source: "job", share: shared.share };
+    const before = this.view();
+    if (before.rpm === view.rpm && before.tpm === view.tpm && before.source === view.source && before.share === view.share) return;
+    this.store.setMeta("pacing", view);
+    this.onChange(view);
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * Which provider credential a tenant's calls of a model use, as a name for its RatePacer: the
+ * tenant's own key (private to it), else the deployment's (shared by every tenant using it). The
+ * name is a digest of the provider, key and base URL — never the key itself — and the declared
+ * limits come with the tenant's own key only: a tenant cannot lower the shared key's pace for
+ * everyone.
+ */
+import { encryptionKey } from "../config";
+import { getCredential } from "../db/providers";
+import type { RateLimit } from "../engine/pacing";
+import { endpointOf } from "./call-model";
+import { parseModel } from "./models";
+
+export interface CredentialRef {
+  id: string;
+  declared: RateLimit | null;
+}
+
+async function digest(text: string): Promise<string> {
+  const bytes = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  return Array.from(bytes.slice(0, 16), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+/** The declared limits of `model` in a credential's `rate_limits`: its own entry, else `*`. */
+export function declaredFor(limits: Record<string, RateLimit> | null | undefined, model: string): RateLimit | null {
+  if (!limits) return null;
+  return limits[model] ?? limits["*"] ?? null;
+}
+
+export async function credentialOf(env: Env, tenantId: string, model: string): Promise<CredentialRef> {
+  const { provider, name } = parseModel(model);
+  if (provider === "workers-ai") return { id: "workers-ai", declared: null };
+  const stored = await getCredential(env.DB, encryptionKey(env), tenantId, provider);
+  const endpoint = endpointOf(env, provider, stored);
+  const id = await digest(`${provider}\u0000${endpoint.apiKey ?? ""}\u0000${endpoint.baseUrl ?? ""}`);
+  return { id, declared: declaredFor(stored?.rateLimits, name) };
+}

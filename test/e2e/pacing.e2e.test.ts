@@ -1,0 +1,168 @@
+/**
+ * Pacing by the provider's limits (contract v3): a key whose answers carry rate-limit headers is
+ * paced to them — calls spread evenly at the limit, not sent to meet 429s — in both header
+ * formats, by requests and by tokens; a tenant's declared limits pace a key that sends no headers.
+ * The job shows its pacing (`pacing`, PACING_CHANGED).
+ */
+import { describe, expect, it } from "vitest";
+import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob } from "./harness/api.ts";
+import { base, fakeStats, fakeUrl, uniqueTag } from "./harness/context.ts";
+import type { LimitConfig } from "../fake-model/limits.ts";
+import { example } from "./harness/readme.ts";
+
+/** A tenant whose `provider` credential is a key of its own, held by the fake to `limits`. */
+async function limitedTenant(limits: LimitConfig, provider: "openai" | "anthropic" = "openai", extra: Record<string, unknown> = {}) {
+  const tenant = await newTenant(base());
+  const apiKey = `sk-${uniqueTag("pace")}`;
+  await fetch(`${fakeUrl()}/_fake/limits`, { method: "POST", body: JSON.stringify({ key: apiKey, limits }) });
+  const baseUrl = provider === "openai" ? `${fakeUrl()}/v1` : fakeUrl();
+  const put = await call(base(), "PUT", `/v1/providers/${provider}`, { token: tenant.key, body: { api_key: apiKey, base_url: baseUrl, ...extra } });
+  expect(put.status, JSON.stringify(put.body)).toBe(200);
+  return tenant;
+}
+
+const job = (tag: string, n: number, extra: Record<string, unknown>) => ({
+  inputs: Array.from({ length: n }, (_, i) => ({ d: fake(tag, i) })),
+  prompt_template: "Summarize {{ item.d }}",
+  model: "openai/gpt-4o-mini",
+  concurrency: 16,
+  max_retries: 0,
+  ...extra,
+});
+
+/** Runs the job; its end, the fake's counters for it, its events and how long it took. */
+async function run(key: string, tag: string, body: Record<string, unknown>) {
+  const started = Date.now();
+  const created = await call(base(), "POST", "/v1/map", { token: key, body });
+  expect(created.status, JSON.stringify(created.body)).toBe(202);
+  const done = await waitForJob(base(), key, created.body.job_id);
+  const ms = Date.now() - started;
+  const events = await readSse(await openEvents(base(), key, created.body.job_id));
+  return { done, ms, stats: await fakeStats(tag), events, results: await allResults(base(), key, created.body.job_id) };
+}
+
+/**
+ * A small job, so the key's pacer learns its limits from the answer's headers: the first round
+ * of calls on a key nothing is known of goes out at the job's concurrency (contract v3: 429s stay
+ * under 1 % of calls *with known limits*).
+ */
+async function learn(key: string, extra: Record<string, unknown> = {}) {
+  const tag = uniqueTag("learn");
+  const { done } = await run(key, tag, job(tag, 3, { ...extra, concurrency: 1 })); // its second call waits for the pacer, which knows the headers by then
+  expect(done.pacing.source).toBe("headers");
+}
+
+describe("pacing by the provider's rate limits", () => {
+  it("OpenAI headers, 1,200 requests a minute enforced per second: 80 items at concurrency 16 meet no 429 and take the limit's time", async () => {
+    const { key } = await limitedTenant({ rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 });
+    const tag = uniqueTag("pace-oa");
+    const { done, ms, stats, events } = await run(key, tag, job(tag, 80, {}));
+    expect(done).toMatchObject({ status: "completed", succeeded: 80, failed: 0 });
+    expect(stats.rate_limited).toBe(0);
+    expect(ms).toBeGreaterThanOrEqual(((80 - 20) / 20) * 1_000 * 0.9); // 20 at once, then 20 a second
+    expect(done.pacing).toEqual({ rpm: 1_200, tpm: null, source: "headers", share: 1 });
+    expect(events.find((e) => e.event === "PACING_CHANGED")?.data.pacing).toMatchObject({ rpm: 1_200, source: "headers" });
+  });
+
+  it("Anthropic headers: requests and input tokens per minute, each kept apart, 60 items meet no 429", async () => {
+    const { key } = await limitedTenant({ rpm: 1_200, itpm: 1_000_000, otpm: 1_000_000, headers: "anthropic", burst_secs: 1 }, "anthropic");
+    const tag = uniqueTag("pace-an");
+    const { done, stats } = await run(key, tag, job(tag, 60, { model: "anthropic/claude-haiku-4-5" }));
+    expect(done).toMatchObject({ status: "completed", succeeded: 60, failed: 0 });
+    expect(stats.rate_limited).toBe(0);
+    expect(done.pacing).toEqual({ rpm: 1_200, tpm: 1_000_000, source: "headers", share: 1 });
+  });
+
+  it("OpenAI tokens, counted as prompt + max_tokens, when they bind before requests: no 429", async () => {
+    // ~110 tokens a call (a prompt of ~10 and max_tokens 100) against 30,000 a minute: ~4.5 calls a second of the 100 the requests allow.
+    const { key } = await limitedTenant({ rpm: 6_000, tpm: 30_000, headers: "openai", burst_secs: 1 });
+    await learn(key, { max_tokens: 100 });
+    const tag = uniqueTag("pace-tok");
+    const { done, stats, ms } = await run(key, tag, job(tag, 24, { max_tokens: 100 }));
+    expect(done).toMatchObject({ status: "completed", succeeded: 24, failed: 0 });
+    expect(stats.rate_limited).toBe(0);
+    expect(done.pacing).toMatchObject({ rpm: 6_000, tpm: 30_000, source: "headers" });
+    expect(ms).toBeGreaterThan(3_000); // token-bound: about 4.5 calls a second after the first few
+  });
+
+  it("a tenant's declared limits pace a key that sends no headers, from the first call", async () => {
+    // The README's declaration, with the fake's limit for gpt-4o-mini.
+    const declared = example("provider-rate-limits").rate_limits as Record<string, { rpm: number; tpm: number }>;
+    const rate_limits = { ...declared, "gpt-4o-mini": { rpm: 1_200 } };
+    const { key } = await limitedTenant({ rpm: 1_200, tpm: null, headers: "none", burst_secs: 1 }, "openai", { rate_limits });
+    const listed = await call(base(), "GET", "/v1/providers", { token: key });
+    expect(listed.body.providers[0].rate_limits).toEqual({ "gpt-4o-mini": { rpm: 1_200, tpm: null }, "*": { rpm: declared["*"]?.rpm, tpm: declared["*"]?.tpm } });
+    const tag = uniqueTag("pace-decl");
+    const { done, stats } = await run(key, tag, job(tag, 60, {}));
+    expect(done).toMatchObject({ status: "completed", succeeded: 60, failed: 0 });
+    expect(stats.rate_limited).toBe(0);
+    expect(done.pacing).toEqual({ rpm: 1_200, tpm: null, source: "declared", share: 1 });
+  });
+
+  it("a job's own rate_limit lowers the pace of its calls", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("pace-job");
+    const { done, ms, stats } = await run(key, tag, job(tag, 12, { rate_limit: { rpm: 300 } })); // 5 a second, after the first 5
+    expect(done).toMatchObject({ status: "completed", succeeded: 12 });
+    expect(done.pacing).toEqual({ rpm: 300, tpm: null, source: "job", share: null });
+    // Half a second's worth at once (2), then 5 a second: the last of the 12 about 2 s later, never all 12 at once.
+    expect(ms).toBeGreaterThanOrEqual(1_500);
+    const times = stats.times.map((t) => t - (stats.times[0] as number));
+    expect(times.filter((t) => t < 500).length).toBeLessThanOrEqual(5);
+  });
+
+  it("tenants sharing a key share its limit: half each while both wait, then per job of a tenant", async () => {
+    const limits: LimitConfig = { rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 };
+    const apiKey = `sk-${uniqueTag("shared")}`;
+    await fetch(`${fakeUrl()}/_fake/limits`, { method: "POST", body: JSON.stringify({ key: apiKey, limits }) });
+    const tenants = await Promise.all([newTenant(base()), newTenant(base())]);
+    for (const t of tenants) await call(base(), "PUT", "/v1/providers/openai", { token: t.key, body: { api_key: apiKey, base_url: `${fakeUrl()}/v1` } });
+    await learn(tenants[1]!.key); // one pacer for the key, whichever tenant uses it
+    // Tenant a runs two jobs, tenant b one: b gets half of the key, a's jobs a quarter each.
+    const tags = [uniqueTag("fair-a1"), uniqueTag("fair-a2"), uniqueTag("fair-b")];
+    const owners = [tenants[0], tenants[0], tenants[1]];
+    const jobs = await Promise.all(tags.map((tag, i) => call(base(), "POST", "/v1/map", { token: owners[i]!.key, body: job(tag, 60, {}) })));
+    const done = await Promise.all(jobs.map((j, i) => waitForJob(base(), owners[i]!.key, j.body.job_id)));
+    for (const d of done) expect(d).toMatchObject({ status: "completed", succeeded: 60 });
+    const stats = await Promise.all(tags.map((tag) => fakeStats(tag)));
+    expect(stats.reduce((n, s) => n + s.rate_limited, 0)).toBe(0);
+    // While all three ran (until the first ended), the calls each got.
+    const firstEnd = Math.min(...stats.map((s) => Math.max(...s.times)));
+    const start = Math.min(...stats.map((s) => Math.min(...s.times)));
+    const during = stats.map((s) => s.times.filter((t) => t >= start + 1_000 && t <= firstEnd - 250).length); // past the first second's bucket
+    const all = during.reduce((a, b) => a + b, 0);
+    expect(all).toBeGreaterThan(20);
+    expect((during[2] as number) / all).toBeGreaterThan(0.4);
+    expect((during[2] as number) / all).toBeLessThan(0.6);
+    // Each job was told its share as it changed: a quarter for a's jobs, half for b's, while all three waited.
+    const shares = await Promise.all(jobs.map(async (j, i) => {
+      const events = await readSse(await openEvents(base(), owners[i]!.key, j.body.job_id));
+      return events.filter((e) => e.event === "PACING_CHANGED").map((e) => e.data.pacing.share as number);
+    }));
+    expect(shares[0]).toContain(0.25);
+    expect(shares[1]).toContain(0.25);
+    expect(shares[2]).toContain(0.5);
+  });
+
+  it("refuses rate limits out of bounds, with nothing stored", async () => {
+    const { key } = await newTenant(base());
+    const bad = [
+      { rate_limit: { rpm: 0 } },
+      { rate_limit: {} },
+      { rate_limit: { rpm: 10, extra: 1 } },
+      { rate_limit: { tpm: 1e12 } },
+    ];
+    for (const extra of bad) {
+      const res = await call(base(), "POST", "/v1/map", { token: key, body: job(uniqueTag("bad"), 1, extra) });
+      expect(res.status, JSON.stringify(extra)).toBe(400);
+      expect(res.body.error.code).toBe("invalid_request");
+    }
+    const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`m${i}`, { rpm: 1 }]));
+    for (const rate_limits of [many, { "*": { rpm: -1 } }, JSON.parse('{"__proto__": {"rpm": 5}}')]) {
+      const res = await call(base(), "PUT", "/v1/providers/openai", { token: key, body: { api_key: "sk-x", rate_limits } });
+      expect(res.status).toBe(400);
+    }
+    expect((await call(base(), "GET", "/v1/providers", { token: key })).body.providers).toEqual([]);
+    expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
+  });
+});
