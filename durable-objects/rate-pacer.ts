@@ -42,7 +42,7 @@ export class RatePacer extends DurableObject<Env> {
     if (news.declared !== undefined) state = declare(state, news.declared, now);
     if (news.seen) state = observe(state, news.seen, now);
     if (news.unused) state = settle(state, news.unused);
-    if (news.unleased) for (let i = 0; i < news.unleased.calls; i++) state = charge(state, news.unleased.cost);
+    if (news.unleased) state = charge(state, news.unleased.cost, now, news.unleased.calls);
     const answer = paces(state) ? lease(state, ask, now) : { state, lease: { granted: ask.calls, waitMs: 0, share: 1 } };
     this.#state = answer.state;
     void this.ctx.storage.put("pacer", this.#state);

@@ -26,8 +26,6 @@ export interface PacedJob {
   inFlight(): number;
 }
 
-const RETRY_UNREACHABLE_MS = 1_000;
-
 export class PacingLink {
   #credential: string | null;
   #paces: boolean;
@@ -68,7 +66,7 @@ export class PacingLink {
   /** A call started: on a leased call, and within the job's own limit. */
   started(spec: JobSpec): void {
     if (this.#paces) this.#granted = Math.max(0, this.#granted - 1);
-    if (spec.rateLimit) this.#own = charge(this.#ownRoom(spec).state, this.#ownCost(spec));
+    if (spec.rateLimit) this.#own = charge(this.#ownRoom(spec).state, this.#ownCost(spec), Date.now());
   }
 
   /** The dispatch had `calls` to start that found no room: wait for the job's own limit, or ask the pacer (once at a time). */
@@ -154,9 +152,11 @@ export class PacingLink {
     try {
       answer = await ratePacer(this.env, this.#credential, spec.model).ask({ jobId: spec.jobId, tenant: spec.tenantId, calls, cost }, news);
     } catch (err) {
-      console.error("the rate pacer could not be reached; asking again", err);
+      // The calls asked for go out unpaced (429s stay back-pressure); the next ask tries the pacer again.
+      console.error("the rate pacer could not be reached; these calls go out unpaced", err);
       this.#asking = false;
-      this.#wait(RETRY_UNREACHABLE_MS);
+      this.#granted += calls;
+      if (calls > 0) this.job.roomOpened();
       return;
     }
     this.#asking = false;

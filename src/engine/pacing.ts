@@ -3,7 +3,7 @@
  * on its own; the state lives in the RatePacer object of that credential and model.
  * - Limits: the tenant's declaration (`rate_limits` on its provider credential) or the provider's
  *   headers (the declaration wins; the headers' `remaining` still corrects the view). Each limit
- *   is a bucket of one second's worth (./rate-window.ts): requests, and tokens the way the
+ *   is a bucket of half a second's worth (./rate-window.ts): requests, and tokens the way the
  *   provider counts them — OpenAI `tokens` (prompt + max_tokens, charged at the request);
  *   Anthropic `input` (charged at the request) and `output` (charged as produced: reserved at its
  *   bound, the rest given back when the call reports).
@@ -241,10 +241,10 @@ export function room(state: PacerState, cost: CallCost, now: number): { state: P
   return { state: { ...state, buckets }, fits: fit, waitMs };
 }
 
-/** One call of `cost` taken. */
-export function charge(state: PacerState, cost: CallCost): PacerState {
+/** `calls` calls of `cost` taken at `now`. */
+export function charge(state: PacerState, cost: CallCost, now: number, calls = 1): PacerState {
   const buckets = { ...state.buckets };
-  for (const d of DIMENSIONS) if (buckets[d]) buckets[d] = take(buckets[d] as Bucket, costOf(d, cost));
+  for (const d of DIMENSIONS) if (buckets[d]) buckets[d] = take(refill(buckets[d] as Bucket, now), calls * costOf(d, cost));
   return { ...state, buckets };
 }
 
