@@ -1,4 +1,5 @@
 import { defineConfig } from "vitest/config";
+import { SlowFirst } from "./test/e2e/harness/sequencer.ts";
 
 export default defineConfig({
   test: {
@@ -8,6 +9,7 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 120_000,
     maxWorkers: 2,
+    sequence: { sequencer: SlowFirst },
     // expect.poll waits for a state the server or the browser reaches eventually: 1 s (vitest's
     // default) is short on a loaded 2-core machine. A poll given its own timeout keeps it.
     expect: { poll: { timeout: 10_000 } },
