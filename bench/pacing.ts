@@ -1,0 +1,108 @@
+/**
+ * `npm run bench:pacing`: pacing by the provider's limits (#33), side by side in one run against
+ * the fake model server holding keys to real per-minute windows (OpenAI headers, enforced per
+ * second as providers quantize them; 200 ms a call).
+ * - S12: one job of S12_ITEMS (default 2,000) items of ~500 tokens against a key of 600 RPM and
+ *   200,000 TPM: Fanout at concurrency 16, and a p-limit loop around the openai SDK (its own
+ *   retries, 2) at the concurrencies in S12_LOOP (default 1 and 4). The limit-bound ideal is
+ *   max(N / RPM, tokens / TPM); 429s as a share of the calls sent.
+ * - S13: three tenants on one deployment key of 6,000 RPM, S13_ITEMS (default 1,000) small items
+ *   each, started together: each tenant's calls while all three run, as a share of the limit;
+ *   then one tenant alone.
+ */
+import OpenAI from "openai";
+import pLimit from "p-limit";
+import { call, newTenant, waitForJob } from "../test/e2e/harness/api.ts";
+import { startFanout } from "../test/e2e/harness/fanout-server.ts";
+import { startFakeModelServer } from "../test/fake-model/server.ts";
+import type { LimitConfig } from "../test/fake-model/limits.ts";
+import type { TagStats } from "../test/fake-model/server.ts";
+
+const S12_ITEMS = Number(process.env.S12_ITEMS ?? 2_000);
+const S12_LOOP = (process.env.S12_LOOP ?? "1,4").split(",").map(Number);
+const S13_ITEMS = Number(process.env.S13_ITEMS ?? 1_000);
+const LATENCY_MS = 200;
+const S12_LIMITS: LimitConfig = { rpm: 600, tpm: 200_000, headers: "openai", burst_secs: 1 };
+const S13_LIMITS: LimitConfig = { rpm: 6_000, tpm: null, headers: "openai", burst_secs: 1 };
+const DEPLOYMENT_KEY = `sk-bench-deployment-${Date.now()}`;
+
+const fake = await startFakeModelServer({ latencyMs: LATENCY_MS });
+const fanout = await startFanout({ vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: DEPLOYMENT_KEY, MAX_ITEMS_PER_JOB: "10000" } });
+const stats = async (tag: string): Promise<TagStats> => (await fetch(`${fake.url}/_fake/stats?tag=${tag}`)).json();
+
+async function limitedKey(key: string, limits: LimitConfig): Promise<string> {
+  await fetch(`${fake.url}/_fake/limits`, { method: "POST", body: JSON.stringify({ key, limits }) });
+  return key;
+}
+
+/** ~500 tokens as the fake counts them (4 characters a token). */
+const FILLER = "lorem ipsum dolor sit amet ".repeat(74);
+const s12Prompt = (tag: string, i: number) => `Summarize item ${i}: ${FILLER} <<fake tag=${tag} id=${i}>>`;
+
+function ideal(n: number, tokensPerCall: number, limits: LimitConfig): number {
+  return Math.max((n / limits.rpm) * 60, limits.tpm ? ((n * tokensPerCall) / limits.tpm) * 60 : 0);
+}
+
+async function s12Fanout(tag: string) {
+  const apiKey = await limitedKey(`sk-bench-s12-${tag}`, S12_LIMITS);
+  const { key } = await newTenant(fanout.url);
+  await call(fanout.url, "PUT", "/v1/providers/openai", { token: key, body: { api_key: apiKey, base_url: `${fake.url}/v1` } });
+  const started = performance.now();
+  const created = await call(fanout.url, "POST", "/v1/map", {
+    token: key,
+    body: { inputs: Array.from({ length: S12_ITEMS }, (_, i) => i), prompt_template: `Summarize item {{ item }}: ${FILLER} <<fake tag=${tag} id={{ item }}>>`, model: "openai/gpt-4o-mini", concurrency: 16 },
+  });
+  const job = await waitForJob(fanout.url, key, created.body.job_id, 3_600_000);
+  return { succeeded: job.succeeded as number, secs: (performance.now() - started) / 1000, ...(await stats(tag)) };
+}
+
+async function s12Loop(tag: string, concurrency: number) {
+  const client = new OpenAI({ apiKey: await limitedKey(`sk-bench-s12-${tag}`, S12_LIMITS), baseURL: `${fake.url}/v1`, maxRetries: 2 });
+  const limit = pLimit(concurrency);
+  const started = performance.now();
+  const outcomes = await Promise.all(
+    Array.from({ length: S12_ITEMS }, (_, i) => limit(() => client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: s12Prompt(tag, i) }] }).then(() => true, () => false))),
+  );
+  return { succeeded: outcomes.filter(Boolean).length, secs: (performance.now() - started) / 1000, ...(await stats(tag)) };
+}
+
+/** S13: the tenants' jobs started together on the deployment key; the calls each got while all ran. */
+async function s13(tenants: number) {
+  const tags = Array.from({ length: tenants }, (_, i) => `s13-${tenants}-${i}-${Date.now()}`);
+  const owners = await Promise.all(tags.map(() => newTenant(fanout.url)));
+  const started = performance.now();
+  const jobs = await Promise.all(tags.map((tag, i) => call(fanout.url, "POST", "/v1/map", {
+    token: owners[i]!.key,
+    body: { inputs: Array.from({ length: S13_ITEMS }, (_, j) => j), prompt_template: `Item {{ item }} <<fake tag=${tag} id={{ item }}>>`, model: "openai/gpt-4o-mini", concurrency: 32 },
+  })));
+  await Promise.all(jobs.map((j, i) => waitForJob(fanout.url, owners[i]!.key, j.body.job_id, 3_600_000)));
+  const secs = (performance.now() - started) / 1000;
+  const all = await Promise.all(tags.map(stats));
+  const from = Math.min(...all.map((s) => Math.min(...s.times))) + 2_000; // past the first seconds (the first round before the headers)
+  const to = Math.min(...all.map((s) => Math.max(...s.times)));
+  const minutes = (to - from) / 60_000;
+  const perTenant = all.map((s) => s.times.filter((t) => t >= from && t <= to).length / minutes / S13_LIMITS.rpm);
+  return { secs, perTenant, rate_limited: all.reduce((n, s) => n + s.rate_limited, 0), calls: all.reduce((n, s) => n + s.requests, 0) };
+}
+
+const rows: string[] = [];
+try {
+  await limitedKey(DEPLOYMENT_KEY, S13_LIMITS);
+  const tokens = Math.ceil(s12Prompt("s12-x", 0).length / 4);
+  const s12Ideal = ideal(S12_ITEMS, tokens, S12_LIMITS);
+  const s12 = [["Fanout (C=16)", () => s12Fanout(`s12-fanout-${Date.now()}`)] as const, ...S12_LOOP.map((c) => [`p-limit + SDK (C=${c})`, () => s12Loop(`s12-loop${c}-${Date.now()}`, c)] as const)];
+  for (const [runner, run] of s12) {
+    const r = await run();
+    rows.push(`| S12 | ${runner} | ${r.succeeded}/${S12_ITEMS} | ${r.secs.toFixed(1)} | ${s12Ideal.toFixed(1)} | ${(r.secs / s12Ideal).toFixed(3)} | ${r.requests} | ${r.rate_limited} (${((100 * r.rate_limited) / r.requests).toFixed(2)} %) |`);
+    console.log(rows.at(-1));
+  }
+  for (const n of [3, 1]) {
+    const r = await s13(n);
+    rows.push(`| S13 | Fanout, ${n} tenant${n > 1 ? "s" : ""} × ${S13_ITEMS} | shares of the limit while all ran: ${r.perTenant.map((p) => p.toFixed(3)).join(", ")} | ${r.secs.toFixed(1)} | ${((n * S13_ITEMS) / S13_LIMITS.rpm * 60).toFixed(1)} | | ${r.calls} | ${r.rate_limited} |`);
+    console.log(rows.at(-1));
+  }
+} finally {
+  await fanout.stop();
+  await fake.close();
+}
+console.log(["| scenario | runner | items done | wall (s) | ideal (s) | × ideal | calls | 429s |", "|---|---|---|---:|---:|---:|---:|---:|", ...rows].join("\n"));
