@@ -48,6 +48,11 @@ export function waitFor(b: Bucket, calls: number, cost: number): number {
   return needed <= 0 ? 0 : Math.ceil((needed * 60_000) / (b.perMinute * PACE));
 }
 
+/** The bucket as it will be `ms` from now if nothing is taken (past full: a lease may use what refills while its calls go out). */
+export function ahead(b: Bucket, ms: number): Bucket {
+  return { ...b, level: b.level + (ms * b.perMinute * PACE) / 60_000 };
+}
+
 export function take(b: Bucket, units: number): Bucket {
   return { ...b, level: b.level - units };
 }

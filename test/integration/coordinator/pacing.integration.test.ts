@@ -21,7 +21,7 @@ describe("the rate pacer of a credential and model", () => {
     expect(await pacer.ask(ask("job_a", 40), {})).toMatchObject({ paces: false, lease: { granted: 40 }, source: null });
     const declared = await pacer.ask(ask("job_a", 40), { declared: { rpm: 600, tpm: null } });
     expect(declared).toMatchObject({ paces: true, limits: { rpm: 600, tpm: null }, source: "declared" });
-    expect(declared.lease.granted).toBe(5); // half of a second's worth of 600 a minute
+    expect(declared.lease.granted).toBe(6); // half a second of 600 a minute, and what refills in the lease
     expect(declared.lease.waitMs).toBeGreaterThan(0);
     const stored = await runInDurableObject(pacer, async (_i, state) => state.storage.get<{ buckets: Record<string, unknown>; jobs: Record<string, unknown> }>("pacer"));
     expect(Object.keys(stored?.buckets ?? {})).toEqual(["requests"]);
