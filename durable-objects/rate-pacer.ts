@@ -19,6 +19,8 @@ export interface PacerNews {
   declared?: RateLimit | null;
   /** Calls the job has in flight that no lease covered (sent before the limits were known): taken from the buckets. */
   unleased?: { calls: number; cost: CallCost } | null;
+  /** A call of the job was answered (with rate-limit headers or without). */
+  answered?: boolean;
 }
 
 export interface PacerAnswer {
@@ -26,6 +28,8 @@ export interface PacerAnswer {
   paces: boolean;
   limits: RateLimit;
   source: LimitSource | null;
+  /** Nothing is known of this credential and model yet: a job sends one call first, and the rest once it is answered (paced by its headers, if it has any). */
+  fresh: boolean;
 }
 
 export class RatePacer extends DurableObject<Env> {
@@ -43,10 +47,12 @@ export class RatePacer extends DurableObject<Env> {
     if (news.seen) state = observe(state, news.seen, now);
     if (news.unused) state = settle(state, news.unused);
     if (news.unleased) state = charge(state, news.unleased.cost, now, news.unleased.calls);
+    if (news.answered && !state.heard) state = { ...state, heard: true };
     const answer = paces(state) ? lease(state, ask, now) : { state, lease: { granted: ask.calls, waitMs: 0, share: 1 } };
     this.#state = answer.state;
     void this.ctx.storage.put("pacer", this.#state);
-    return { lease: answer.lease, paces: paces(this.#state), limits: limitsOf(this.#state), source: this.#state.source };
+    const fresh = !paces(this.#state) && !this.#state.heard;
+    return { lease: answer.lease, paces: paces(this.#state), limits: limitsOf(this.#state), source: this.#state.source, fresh };
   }
 
   async leave(jobId: string): Promise<void> {

@@ -26,6 +26,16 @@ export interface PacedJob {
   inFlight(): number;
 }
 
+/** Whether the provider answered the call (a timeout, a crash or a network error says nothing of the key). */
+const answered = (outcome: AttemptOutcome): boolean =>
+  (outcome.kind === "success" && !outcome.cached) || outcome.kind === "invalid" || outcome.kind === "permanent" || (outcome.kind === "transient" && outcome.throttled === true);
+
+/** How long the other calls of a job wait for a probe's answer at most. */
+export const PROBE_WAIT_MS = 5_000;
+
+/** The providers whose answers carry rate-limit headers: a job on a key of theirs that nothing is known of probes first. */
+const sendsHeaders = (model: string): boolean => model.startsWith("openai/") || model.startsWith("anthropic/");
+
 export class PacingLink {
   #credential: string | null;
   #paces: boolean;
@@ -36,8 +46,13 @@ export class PacingLink {
   #seen: RateObservation | null = null;
   #unused: CallCost = { tokens: 0, input: 0, output: 0 };
   #declared: RateLimit | null | undefined = undefined; // sent with the first ask
+  #answered = false; // news for the next ask: a call was answered (the pacer is no longer fresh)
+  #probed = false; // the job probed (once: never again); until the pacer hears of an answer, `#told` is false
+  #told = false;
   #output = { calls: 0, tokens: 0 }; // the output tokens of the calls reported so far: what the next one is expected to write
   #own: PacerState | null = null; // the job's own `rate_limit`, kept here (no round trip): it only lowers the pace
+  /** A credential and model nothing is known of: one call goes first (`ready`), the others wait for its answer (`sent`). */
+  #probe: "ready" | "sent" | null = null;
 
   constructor(
     private readonly env: Env,
@@ -60,11 +75,21 @@ export class PacingLink {
 
   /** How many calls may start now (Infinity: not paced): what the pacer leased, within the job's own limit. */
   room(spec: JobSpec): number {
-    return Math.min(this.#paces ? this.#granted : Infinity, this.#ownRoom(spec).fits);
+    const probe = this.#probe === "ready" ? 1 : this.#probe === "sent" ? 0 : Infinity;
+    return Math.min(this.#paces ? this.#granted : probe, this.#ownRoom(spec).fits);
   }
 
   /** A call started: on a leased call, and within the job's own limit. */
   started(spec: JobSpec): void {
+    if (this.#probe === "ready") {
+      this.#probe = "sent";
+      // A probe that takes long (a long answer) holds the others back no longer than PROBE_WAIT_MS.
+      setTimeout(() => {
+        if (this.#probe !== "sent") return;
+        this.#probe = null;
+        this.job.roomOpened();
+      }, PROBE_WAIT_MS);
+    }
     if (this.#paces) this.#granted = Math.max(0, this.#granted - 1);
     if (spec.rateLimit) this.#own = charge(this.#ownRoom(spec).state, this.#ownCost(spec), Date.now());
   }
@@ -109,6 +134,13 @@ export class PacingLink {
 
   /** A report: its headers, a retry-after, and the output it wrote against what was reserved are news for the next ask. */
   observe(spec: JobSpec, outcome: AttemptOutcome): void {
+    if (this.#probe === "sent") this.#endProbe(outcome);
+    if (this.#probed && !this.#told && answered(outcome)) {
+      // The pacer hears that the key answers (with its headers, below, or without: then at once), so no job probes again.
+      this.#told = true;
+      this.#answered = true;
+      if (!outcome.rate) void this.#ask(spec, 0);
+    }
     if (outcome.rate) this.#seen = outcome.rate;
     if (outcome.kind === "transient" && outcome.throttled && outcome.retryAfterMs) {
       this.#seen = { ...this.#seen, retryAfterMs: outcome.retryAfterMs };
@@ -124,6 +156,16 @@ export class PacingLink {
       this.#granted = 0;
       void this.#ask(spec, 0, { calls: this.job.inFlight(), cost: this.#cost() });
     }
+  }
+
+  /** The probe's report: with headers, pacing starts (below); without, the pacer hears it was answered and the others go out. */
+  #endProbe(outcome: AttemptOutcome): void {
+    if (outcome.kind === "success" && outcome.cached) {
+      this.#probe = "ready"; // answered from the response cache: the provider was not asked, the next call probes
+      return;
+    }
+    this.#probe = null;
+    if (!outcome.rate) this.job.roomOpened(); // no headers: the others go out now (with headers, pacing starts below)
   }
 
   leave(spec: JobSpec): void {
@@ -144,7 +186,8 @@ export class PacingLink {
     if (!this.#credential) return;
     this.#asking = true;
     const cost = calls > 0 ? this.#cost() : { tokens: 0, input: 0, output: 0 };
-    const news: PacerNews = { seen: this.#seen, unused: this.#unused, unleased };
+    const news: PacerNews = { seen: this.#seen, unused: this.#unused, unleased, ...(this.#answered || this.#seen ? { answered: true } : {}) };
+    this.#answered = false;
     if (this.#declared !== undefined) news.declared = this.#declared;
     this.#seen = null;
     this.#unused = { tokens: 0, input: 0, output: 0 };
@@ -168,6 +211,10 @@ export class PacingLink {
       this.store.setMeta("paces", answer.paces);
     }
     this.#granted += answer.paces ? answer.lease.granted : 0;
+    if (calls === 0 && unleased === null && answer.fresh && !answer.paces && this.#probe === null && !this.#probed && sendsHeaders(spec.model)) {
+      this.#probe = "ready"; // the job's join: one call first
+      this.#probed = true;
+    }
     this.#show(spec, answer.paces ? { ...answer.limits, source: answer.source, share: answer.lease.share } : NO_PACING);
     if (answer.paces && answer.lease.granted < Math.max(calls, missed ? 1 : 0)) this.#wait(answer.lease.waitMs);
     if (answer.lease.granted > 0 || (missed && !this.#timer)) this.job.roomOpened();

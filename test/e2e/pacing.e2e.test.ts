@@ -41,17 +41,6 @@ async function run(key: string, tag: string, body: Record<string, unknown>) {
   return { done, ms, stats: await fakeStats(tag), events, results: await allResults(base(), key, created.body.job_id) };
 }
 
-/**
- * A small job, so the key's pacer learns its limits from the answer's headers: the first round
- * of calls on a key nothing is known of goes out at the job's concurrency (contract v3: 429s stay
- * under 1 % of calls *with known limits*).
- */
-async function learn(key: string, extra: Record<string, unknown> = {}) {
-  const tag = uniqueTag("learn");
-  const { done } = await run(key, tag, job(tag, 3, { ...extra, concurrency: 1 })); // its second call waits for the pacer, which knows the headers by then
-  expect(done.pacing.source).toBe("headers");
-}
-
 describe("pacing by the provider's rate limits", () => {
   it("OpenAI headers, 1,200 requests a minute enforced per second: 80 items at concurrency 16 meet no 429 and take the limit's time", async () => {
     const { key } = await limitedTenant({ rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 });
@@ -75,8 +64,8 @@ describe("pacing by the provider's rate limits", () => {
 
   it("OpenAI tokens, counted as prompt + max_tokens, when they bind before requests: no 429", async () => {
     // ~110 tokens a call (a prompt of ~10 and max_tokens 100) against 30,000 a minute: ~4.5 calls a second of the 100 the requests allow.
+    // A key nothing is known of: one call goes first, and its headers pace the others (16 at once would meet 12 429s).
     const { key } = await limitedTenant({ rpm: 6_000, tpm: 30_000, headers: "openai", burst_secs: 1 });
-    await learn(key, { max_tokens: 100 });
     const tag = uniqueTag("pace-tok");
     const { done, stats, ms } = await run(key, tag, job(tag, 24, { max_tokens: 100 }));
     expect(done).toMatchObject({ status: "completed", succeeded: 24, failed: 0 });
@@ -117,7 +106,6 @@ describe("pacing by the provider's rate limits", () => {
     await fetch(`${fakeUrl()}/_fake/limits`, { method: "POST", body: JSON.stringify({ key: apiKey, limits }) });
     const tenants = await Promise.all([newTenant(base()), newTenant(base())]);
     for (const t of tenants) await call(base(), "PUT", "/v1/providers/openai", { token: t.key, body: { api_key: apiKey, base_url: `${fakeUrl()}/v1` } });
-    await learn(tenants[1]!.key); // one pacer for the key, whichever tenant uses it
     // Tenant a runs two jobs, tenant b one: b gets half of the key, a's jobs a quarter each.
     const tags = [uniqueTag("fair-a1"), uniqueTag("fair-a2"), uniqueTag("fair-b")];
     const owners = [tenants[0], tenants[0], tenants[1]];
@@ -164,5 +152,24 @@ describe("pacing by the provider's rate limits", () => {
     }
     expect((await call(base(), "GET", "/v1/providers", { token: key })).body.providers).toEqual([]);
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
+  });
+
+  it("a key nothing is known of: one call goes first, and the others wait for it 5 s at most", async () => {
+    const { key } = await limitedTenant({ rpm: 6_000, tpm: null, headers: "none", burst_secs: 1 });
+    const tag = uniqueTag("pace-probe");
+    // The first item's call takes 7 s: the probe; the others go out when it has taken 5 s, not when it ends.
+    const body = { ...job(tag, 6, {}), inputs: Array.from({ length: 6 }, (_, i) => ({ d: fake(tag, i, "ok", i === 0 ? 7_000 : 10) })), concurrency: 6 };
+    const { done, stats } = await run(key, tag, body);
+    expect(done).toMatchObject({ status: "completed", succeeded: 6 });
+    const [probe, ...others] = stats.times as [number, ...number[]];
+    expect(stats.prompts[0]).toContain(`id=0 `);
+    for (const t of others) {
+      expect(t - probe).toBeGreaterThanOrEqual(4_900);
+      expect(t - probe).toBeLessThan(7_000);
+    }
+    // Answered (without headers): the next job on the key does not probe.
+    const next = uniqueTag("pace-probed");
+    const again = await run(key, next, { ...job(next, 6, {}), inputs: Array.from({ length: 6 }, (_, i) => ({ d: fake(next, i, "ok", 300) })), concurrency: 6 });
+    expect(again.stats.max_in_flight).toBe(6);
   });
 });

@@ -13,7 +13,11 @@ import { RestartedServer, type Restart, type Scenario } from "./restart/server.t
 const server = new RestartedServer();
 const pipeline = pipelineKilledTwice();
 const webhook = webhookRetried();
-const first: Scenario[] = [mapLosesNothing(), mapRunsAgainAtOnce(), foldEndsTheSame(), mapReduceRunsNothingTwice(), pipeline.midBatch, sessionResumes(), subtaskFinishes(), learnedLimitKept()];
+const first: Scenario[] = [mapLosesNothing(), mapRunsAgainAtOnce(), foldEndsTheSame(), mapReduceRunsNothingTwice(), pipeline.midBatch, sessionResumes(), subtaskFinishes()];
+// Armed last, in turn, right before the kill: a job under a learned limit (held at a gate, its calls would fill the
+// provider's room and every other call would meet a 429 whatever the limit: adaptive concurrency would tolerate
+// them and undo its cuts), then a webhook retry due 3 s after its failed delivery.
+const last: Scenario[] = [learnedLimitKept(), webhook];
 const second: Scenario[] = [pipeline.betweenSteps, nextJobStartsAtLimit()];
 // Three server starts and every scenario's job: two minutes alone, more beside a second suite.
 const STARTS_TIMEOUT_MS = 300_000;
@@ -27,9 +31,9 @@ describe("a first restart with every kind of job under way", () => {
   let restart: Restart;
   beforeAll(async () => {
     await server.start();
-    restart = await server.restartWith(first, webhook);
+    restart = await server.restartWith(first, last);
   }, STARTS_TIMEOUT_MS);
-  for (const { name, check } of [...first, webhook]) if (check) it(name, () => check(server.url, restart), 120_000);
+  for (const { name, check } of [...first, ...last]) if (check) it(name, () => check(server.url, restart), 120_000);
 });
 
 describe("a second restart", () => {

@@ -34,16 +34,16 @@ export class RestartedServer {
     this.#server = await startFanout({ vars: this.#vars() });
   }
 
-  /** Arms the scenarios together, then `last` (a scenario with a clock of its own: it arms once the others wait), kills the server, starts it again and releases them all. */
-  async restartWith(scenarios: Scenario[], last?: Scenario): Promise<Restart> {
+  /** Arms the scenarios together, then each of `last` in turn (scenarios with a clock of their own: they arm once the others wait), kills the server, starts it again and releases them all. */
+  async restartWith(scenarios: Scenario[], last: Scenario[] = []): Promise<Restart> {
     const server = this.#server as FanoutServer;
     await Promise.all(scenarios.map((s) => named(s, s.arm(server.url))));
-    if (last) await named(last, last.arm(server.url));
+    for (const s of last) await named(s, s.arm(server.url));
     await server.stop("SIGKILL");
     const killed = Date.now();
     this.#server = await startFanout({ vars: this.#vars(), persistDir: server.persistDir, port: server.port });
     const up = Date.now();
-    await Promise.all([...scenarios, ...(last ? [last] : [])].map((s) => s.release?.()));
+    await Promise.all([...scenarios, ...last].map((s) => s.release?.()));
     return { killed, up };
   }
 
