@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { call, ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
-import { base, uniqueTag } from "./harness/context.ts";
+import { base, openGate, uniqueTag } from "./harness/context.ts";
 import { ROOT } from "./harness/fanout-server.ts";
 import { launchBrowser } from "./harness/browser.ts";
 import { startToolServer } from "./harness/tool-server.ts";
@@ -143,7 +143,8 @@ describe("the dashboard", () => {
   it("keeps its counters adding up while a job runs: done = succeeded + failed, never above the attempts", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("dash-count");
-    const inputs = Array.from({ length: 30 }, (_, i) => ({ d: fake(tag, i, i % 7 === 3 ? "401" : "ok", 150) }));
+    // Held at the fake model's gate until the page watches: a busy machine can take longer to open the page than the job to run.
+    const inputs = Array.from({ length: 30 }, (_, i) => ({ d: fake(tag, i, i % 7 === 3 ? "401" : "ok", 150).replace(">>", " gate=0>>") }));
     const created = await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 3, max_retries: 0 } });
     const page = await signedIn(key, `/jobs/${created.body.job_id}`);
     // Every text the overall bar and the attempts showed, as the page rendered them.
@@ -153,6 +154,7 @@ describe("the dashboard", () => {
       const record = () => seen.push(`${document.querySelector("#overall label")?.textContent ?? ""} | ${document.querySelector(".facts dd:nth-of-type(3)")?.textContent ?? ""}`);
       new MutationObserver(record).observe(document.body, { subtree: true, childList: true, characterData: true });
     });
+    await openGate(tag);
     await expect.poll(() => overall(page).textContent(), { timeout: 30_000 }).toContain("30 / 30 (100 %)");
     const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
     const counts = seen.map((text) => /^Overall (\d+) \/ 30 .* · (\d+) succeeded · (\d+) failed.* \| (\d+)$/.exec(text)).filter((m) => m !== null);

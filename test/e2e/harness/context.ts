@@ -16,6 +16,12 @@ export async function fakeStats(tag: string): Promise<TagStats> {
   return (await fetch(`${fakeUrl()}/_fake/stats?tag=${tag}`)).json();
 }
 
+/** Lets every call of `tag` held at its gate (`gate=` in its directive: test/fake-model/gates.ts) go on, and the later ones through. */
+export async function openGate(tag: string): Promise<void> {
+  const res = await fetch(`${fakeUrl()}/_fake/gates?tag=${encodeURIComponent(tag)}`, { method: "POST" });
+  if (res.status !== 204) throw new Error(`the fake model did not open the gate of ${tag}: ${res.status}`);
+}
+
 /** Items whose prompts script the fake model: steps[i] applies to item i. */
 export function scriptedMap(tag: string, steps: string[], overrides: Record<string, unknown> = {}, ms?: number) {
   return {

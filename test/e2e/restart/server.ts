@@ -5,6 +5,7 @@
  * scenario races another's clock; after the restart its gates open and the job goes on.
  */
 import { fakeUrl } from "../harness/context.ts";
+export { openGate } from "../harness/context.ts";
 import { startFanout, type FanoutServer } from "../harness/fanout-server.ts";
 
 export interface Restart {
@@ -74,9 +75,4 @@ export async function until<T>(what: string, ok: () => Promise<T | undefined | f
     if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-export async function openGate(tag: string): Promise<void> {
-  const res = await fetch(`${fakeUrl()}/_fake/gates?tag=${encodeURIComponent(tag)}`, { method: "POST" });
-  if (res.status !== 204) throw new Error(`the fake model did not open the gate of ${tag}: ${res.status}`);
 }
