@@ -259,16 +259,16 @@ export class JobRun {
     const round = this.round();
     let begun = 0;
     for (const [i, row] of rows.slice(0, free.length).entries()) {
+      const work = this.op.work(spec, parentStageOf(row.stage));
+      if (work.kind === "call" && this.pacing.room(spec) < 1) {
+        unleased++; // it waits for a lease (not counted as begun: a wait must not set the next alarm at once)
+        continue;
+      }
       const pulled = puller !== null && free[i] === puller.slot && !row.session_id;
       if (!pulled && begun++ === BEGINS_PER_INVOCATION) {
         // One invocation's subrequests are bounded: the rest start in the next alarm, right away.
         void this.wakeAt(Date.now()).catch((err: unknown) => console.error("could not set the alarm; the sweep will", err));
         return;
-      }
-      const work = this.op.work(spec, parentStageOf(row.stage));
-      if (work.kind === "call" && this.pacing.room(spec) < 1) {
-        unleased++;
-        continue;
       }
       let known: Record<string, unknown> | undefined; // computed once, for the budget and the pulled claim
       const vars = () => (known ??= taskVars(spec, this.op as Operator, this.store, row));

@@ -30,6 +30,9 @@ export interface PacedJob {
 const answered = (outcome: AttemptOutcome): boolean =>
   (outcome.kind === "success" && !outcome.cached) || outcome.kind === "invalid" || outcome.kind === "permanent" || (outcome.kind === "transient" && outcome.throttled === true);
 
+/** How long a job's calls go out unpaced after its pacer could not be asked. */
+const UNPACED_AFTER_FAILURE_MS = 5_000;
+
 /** How long the other calls of a job wait for a probe's answer at most. */
 export const PROBE_WAIT_MS = 5_000;
 
@@ -49,6 +52,7 @@ export class PacingLink {
   #answered = false; // news for the next ask: a call was answered (the pacer is no longer fresh)
   #probed = false; // the job probed (once: never again); until the pacer hears of an answer, `#told` is false
   #told = false;
+  #unpacedUntil = 0; // the pacer could not be asked: the job's calls go out unpaced until then
   #output = { calls: 0, tokens: 0 }; // the output tokens of the calls reported so far: what the next one is expected to write
   #own: PacerState | null = null; // the job's own `rate_limit`, kept here (no round trip): it only lowers the pace
   /** A credential and model nothing is known of: one call goes first (`ready`), the others wait for its answer (`sent`). */
@@ -76,7 +80,8 @@ export class PacingLink {
   /** How many calls may start now (Infinity: not paced): what the pacer leased, within the job's own limit. */
   room(spec: JobSpec): number {
     const probe = this.#probe === "ready" ? 1 : this.#probe === "sent" ? 0 : Infinity;
-    return Math.min(this.#paces ? this.#granted : probe, this.#ownRoom(spec).fits);
+    const leased = this.#paces && Date.now() >= this.#unpacedUntil ? this.#granted : probe;
+    return Math.min(leased, this.#ownRoom(spec).fits);
   }
 
   /** A call started: on a leased call, and within the job's own limit. */
@@ -90,7 +95,7 @@ export class PacingLink {
         this.job.roomOpened();
       }, PROBE_WAIT_MS);
     }
-    if (this.#paces) this.#granted = Math.max(0, this.#granted - 1);
+    if (this.#paces && Date.now() >= this.#unpacedUntil) this.#granted = Math.max(0, this.#granted - 1);
     if (spec.rateLimit) this.#own = charge(this.#ownRoom(spec).state, this.#ownCost(spec), Date.now());
   }
 
@@ -99,7 +104,7 @@ export class PacingLink {
     if (calls <= 0 || this.#timer) return;
     const own = this.#ownRoom(spec);
     if (own.fits < 1) return this.#wait(own.waitMs);
-    if (!this.#paces || this.#granted >= 1) return;
+    if (!this.#paces || this.#granted >= 1 || Date.now() < this.#unpacedUntil) return;
     if (this.#asking) this.#missed = true;
     else void this.#ask(spec, Math.min(calls, own.fits));
   }
@@ -150,8 +155,9 @@ export class PacingLink {
       this.#unused.output += this.#expectedOutput() - written; // below zero: it wrote more than reserved
       this.#output = { calls: this.#output.calls + 1, tokens: this.#output.tokens + written };
     }
-    // The first answer with headers turns pacing on; the calls still in flight were sent unleased.
-    if (!this.#paces && this.#seen && this.#credential) {
+    // The first answer with rate-limit headers turns pacing on (a retry-after alone does not: it is
+    // news for a pacer that paces); the calls still in flight were sent unleased.
+    if (!this.#paces && outcome.rate && this.#credential) {
       this.#paces = true;
       this.#granted = 0;
       void this.#ask(spec, 0, { calls: this.job.inFlight(), cost: this.#cost() });
@@ -195,11 +201,12 @@ export class PacingLink {
     try {
       answer = await ratePacer(this.env, this.#credential, spec.model).ask({ jobId: spec.jobId, tenant: spec.tenantId, calls, cost }, news);
     } catch (err) {
-      // The calls asked for go out unpaced (429s stay back-pressure); the next ask tries the pacer again.
-      console.error("the rate pacer could not be reached; these calls go out unpaced", err);
+      // Unpaced for a while (429s stay back-pressure); then the next dispatch asks the pacer again.
+      console.error(`the rate pacer could not be reached; the job's calls go out unpaced for ${UNPACED_AFTER_FAILURE_MS / 1000} s`, err);
       this.#asking = false;
-      this.#granted += calls;
-      if (calls > 0) this.job.roomOpened();
+      this.#missed = false;
+      this.#unpacedUntil = Date.now() + UNPACED_AFTER_FAILURE_MS;
+      this.job.roomOpened();
       return;
     }
     this.#asking = false;

@@ -76,13 +76,15 @@ describe("retries and failures, through the real SDKs", () => {
   });
 
   it("retries a timeout at once, without backoff", async () => {
-    const { result, stats } = await runOne("slow:2500,ok", { timeout_secs: 0.5 });
+    // A timeout of 2 s: the second call (answered at once) must fit in it on a busy machine too
+    // (0.5 s did not, beside a second suite: it timed out as well).
+    const { result, stats } = await runOne("slow:6000,ok", { timeout_secs: 2 });
     expect(result).toMatchObject({ success: true, attempts: 2 });
     const gap = stats.times[1] - stats.times[0];
     // The timeout itself, give or take the two requests' way to the fake server and the runtime's
-    // coarse clock (a gap of 498 ms was seen): well above a retry without the timeout.
-    expect(gap).toBeGreaterThanOrEqual(450);
-    expect(gap).toBeLessThan(1_400); // no backoff on top
+    // coarse clock: well above a retry without the timeout.
+    expect(gap).toBeGreaterThanOrEqual(1_950);
+    expect(gap).toBeLessThan(2_900); // no backoff on top (the shortest, 500 ms, after a 500)
   });
 
   it("fails as timeout when every attempt times out", async () => {
