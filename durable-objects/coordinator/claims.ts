@@ -57,4 +57,10 @@ export class Setups {
     }
     return { work, endpoint: await endpoint };
   }
+
+  /** A provider's endpoint read already (the job's start reads it for its rate pacer): no second read. */
+  prime(round: number, provider: string, endpoint: EndpointData | null): void {
+    const key = setupKey(round, provider);
+    if (!this.#endpoints.has(key)) this.#endpoints.set(key, Promise.resolve(endpoint));
+  }
 }

@@ -20,6 +20,7 @@ import { BudgetKeeper, lostAfterMs } from "./budget";
 import { ConcurrencyLink } from "./concurrency";
 import { PacingLink } from "./pacing";
 import { credentialOf } from "../../src/llm/credential";
+import { parseModel } from "../../src/llm/models";
 import type { PacingView } from "../../src/engine/pacing";
 import { WorkerLink } from "./workers";
 import { D1Mirror } from "./d1-mirror";
@@ -168,6 +169,7 @@ export class JobRun {
   async joinPacer(spec: JobSpec): Promise<void> {
     try {
       const credential = await credentialOf(this.env, spec.tenantId, spec.model);
+      this.#setups.prime(this.round(), parseModel(spec.model).provider, credential.endpoint);
       await this.pacing.join(spec, credential.id, credential.declared);
     } catch (err) {
       console.error("could not join the rate pacer; the job is not paced", err);

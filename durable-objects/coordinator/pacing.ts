@@ -10,7 +10,7 @@
  * The pacing the API shows (`pacing` on the job, PACING_CHANGED) is kept in the meta.
  */
 import { charge, declare, EMPTY, NO_PACING, room, type CallCost, type PacerState, type PacingView, type RateLimit, type RateObservation } from "../../src/engine/pacing";
-import type { AttemptOutcome } from "../../src/engine/retry-policy";
+import { isThrottle, type AttemptOutcome } from "../../src/engine/retry-policy";
 import type { JobSpecBase as JobSpec } from "../../src/engine/types";
 import { ratePacer } from "../../src/objects";
 import type { PacerAnswer, PacerNews } from "../rate-pacer";
@@ -28,7 +28,10 @@ export interface PacedJob {
 
 /** Whether the provider answered the call (a timeout, a crash or a network error says nothing of the key). */
 const answered = (outcome: AttemptOutcome): boolean =>
-  (outcome.kind === "success" && !outcome.cached) || outcome.kind === "invalid" || outcome.kind === "permanent" || (outcome.kind === "transient" && outcome.throttled === true);
+  (outcome.kind === "success" && !outcome.cached) || outcome.kind === "invalid" || outcome.kind === "permanent" || isThrottle(outcome);
+
+/** What a call costs when nothing is known of it (or nothing pending): a request, no token. */
+const NO_COST: Readonly<CallCost> = Object.freeze({ tokens: 0, input: 0, output: 0 });
 
 /** How long a job's calls go out unpaced after its pacer could not be asked. */
 const UNPACED_AFTER_FAILURE_MS = 5_000;
@@ -47,7 +50,7 @@ export class PacingLink {
   #missed = false; // a dispatch wanted calls while an ask was under way: it asks again when the answer comes
   #timer: ReturnType<typeof setTimeout> | null = null;
   #seen: RateObservation | null = null;
-  #unused: CallCost = { tokens: 0, input: 0, output: 0 };
+  #unused: CallCost = { ...NO_COST };
   #declared: RateLimit | null | undefined = undefined; // sent with the first ask
   #answered = false; // news for the next ask: a call was answered (the pacer is no longer fresh)
   #probed = false; // the job probed (once: never again); until the pacer hears of an answer, `#told` is false
@@ -96,7 +99,7 @@ export class PacingLink {
       }, PROBE_WAIT_MS);
     }
     if (this.#paces && Date.now() >= this.#unpacedUntil) this.#granted = Math.max(0, this.#granted - 1);
-    if (spec.rateLimit) this.#own = charge(this.#ownRoom(spec).state, this.#ownCost(spec), Date.now());
+    if (spec.rateLimit) this.#own = charge(this.#ownState(spec, Date.now()), this.#ownCost(spec), Date.now());
   }
 
   /** The dispatch had `calls` to start that found no room: wait for the job's own limit, or ask the pacer (once at a time). */
@@ -109,17 +112,22 @@ export class PacingLink {
     else void this.#ask(spec, Math.min(calls, own.fits));
   }
 
-  #ownRoom(spec: JobSpec): { state: PacerState; fits: number; waitMs: number } {
-    if (!spec.rateLimit) return { state: EMPTY, fits: Infinity, waitMs: 0 };
+  #ownRoom(spec: JobSpec): { fits: number; waitMs: number } {
+    if (!spec.rateLimit) return { fits: Infinity, waitMs: 0 };
     const now = Date.now();
-    const answer = room(this.#own ?? declare(EMPTY, spec.rateLimit, now), this.#ownCost(spec), now);
+    const answer = room(this.#ownState(spec, now), this.#ownCost(spec), now);
     this.#own = answer.state;
     return answer;
   }
 
+  /** The job's own limit as buckets, made at its first use. */
+  #ownState(spec: JobSpec, now: number): PacerState {
+    return (this.#own ??= declare(EMPTY, spec.rateLimit ?? null, now));
+  }
+
   /** A call's cost to the job's own limit: its tokens are estimated only when the limit counts them. */
   #ownCost(spec: JobSpec): CallCost {
-    return spec.rateLimit?.tpm ? this.#cost() : { tokens: 0, input: 0, output: 0 };
+    return spec.rateLimit?.tpm ? this.#cost() : NO_COST;
   }
 
   /**
@@ -129,7 +137,7 @@ export class PacingLink {
    */
   #cost(): CallCost {
     const next = this.job.nextCall();
-    if (!next) return { tokens: 0, input: 0, output: 0 };
+    if (!next) return NO_COST;
     return { tokens: next.prompt + (next.maxTokens ?? 0), input: next.prompt, output: this.#expectedOutput() };
   }
 
@@ -147,7 +155,7 @@ export class PacingLink {
       if (!outcome.rate) void this.#ask(spec, 0);
     }
     if (outcome.rate) this.#seen = outcome.rate;
-    if (outcome.kind === "transient" && outcome.throttled && outcome.retryAfterMs) {
+    if (isThrottle(outcome) && outcome.retryAfterMs) {
       this.#seen = { ...this.#seen, retryAfterMs: outcome.retryAfterMs };
     }
     if (this.#paces && !("cached" in outcome && outcome.cached) && outcome.kind !== "crash") {
@@ -191,12 +199,12 @@ export class PacingLink {
   async #ask(spec: JobSpec, calls: number, unleased: PacerNews["unleased"] = null): Promise<void> {
     if (!this.#credential) return;
     this.#asking = true;
-    const cost = calls > 0 ? this.#cost() : { tokens: 0, input: 0, output: 0 };
+    const cost = calls > 0 ? this.#cost() : NO_COST;
     const news: PacerNews = { seen: this.#seen, unused: this.#unused, unleased, ...(this.#answered || this.#seen ? { answered: true } : {}) };
     this.#answered = false;
     if (this.#declared !== undefined) news.declared = this.#declared;
     this.#seen = null;
-    this.#unused = { tokens: 0, input: 0, output: 0 };
+    this.#unused = { ...NO_COST };
     let answer: PacerAnswer;
     try {
       answer = await ratePacer(this.env, this.#credential, spec.model).ask({ jobId: spec.jobId, tenant: spec.tenantId, calls, cost }, news);

@@ -1,7 +1,7 @@
 /** Per-tenant provider credentials in D1; the API key is sealed with AES-GCM under ENCRYPTION_KEY. */
 import { seal, unseal } from "../lib/crypto";
 import type { KeyedProvider } from "../llm/models";
-import type { RateLimit } from "../engine/pacing";
+import { rateLimitOf, type RateLimit } from "../engine/pacing";
 
 export interface ProviderCredentialView {
   provider: string;
@@ -17,6 +17,9 @@ export interface ProviderCredential {
   rateLimits?: Record<string, RateLimit> | null;
 }
 
+/** The `rate_limits` column: JSON of model name (or `*`) to limits, or null. */
+const storedLimits = (text: string | null): Record<string, RateLimit> | null => (text ? (JSON.parse(text) as Record<string, RateLimit>) : null);
+
 export async function putCredential(
   db: D1Database,
   encryptionKey: string,
@@ -26,7 +29,7 @@ export async function putCredential(
   baseUrl: string | null,
   rateLimits: Record<string, { rpm?: number | null; tpm?: number | null }> | null,
 ): Promise<ProviderCredentialView> {
-  const limits = rateLimits ? Object.fromEntries(Object.entries(rateLimits).map(([m, l]) => [m, { rpm: l.rpm ?? null, tpm: l.tpm ?? null }])) : null;
+  const limits = rateLimits ? Object.fromEntries(Object.entries(rateLimits).map(([m, l]) => [m, rateLimitOf(l)])) : null;
   const view = { provider, base_url: baseUrl, key_last4: apiKey.slice(-4), rate_limits: limits };
   await db
     .prepare(
@@ -46,7 +49,7 @@ export async function listCredentials(db: D1Database, tenantId: string): Promise
     .prepare("SELECT provider, base_url, key_last4, rate_limits FROM provider_credentials WHERE tenant_id = ? ORDER BY provider")
     .bind(tenantId)
     .all<Omit<ProviderCredentialView, "rate_limits"> & { rate_limits: string | null }>();
-  return results.map((r) => ({ ...r, rate_limits: r.rate_limits ? (JSON.parse(r.rate_limits) as Record<string, RateLimit>) : null }));
+  return results.map((r) => ({ ...r, rate_limits: storedLimits(r.rate_limits) }));
 }
 
 export async function deleteCredential(db: D1Database, tenantId: string, provider: string): Promise<boolean> {
@@ -68,6 +71,5 @@ export async function getCredential(
     .bind(tenantId, provider)
     .first<{ api_key_enc: string; base_url: string | null; rate_limits: string | null }>();
   if (!row) return null;
-  const rateLimits = row.rate_limits ? (JSON.parse(row.rate_limits) as Record<string, RateLimit>) : null;
-  return { apiKey: await unseal(row.api_key_enc, encryptionKey), baseUrl: row.base_url, rateLimits };
+  return { apiKey: await unseal(row.api_key_enc, encryptionKey), baseUrl: row.base_url, rateLimits: storedLimits(row.rate_limits) };
 }

@@ -31,6 +31,9 @@ export interface RateLimit {
   tpm: number | null;
 }
 
+/** A limit as a request gives it (either side may be absent) in the pacer's terms. */
+export const rateLimitOf = (limit: { rpm?: number | null; tpm?: number | null }): RateLimit => ({ rpm: limit.rpm ?? null, tpm: limit.tpm ?? null });
+
 /** One window as a provider's headers describe it. */
 export interface ObservedWindow {
   limit: number | null;
@@ -104,6 +107,16 @@ export interface Lease {
 }
 
 const costOf = (d: Dimension, cost: CallCost): number => (d === "requests" ? 1 : cost[d]);
+
+/** Every bucket refilled to `now`. */
+function refilled(buckets: PacerState["buckets"], now: number): Partial<Record<Dimension, Bucket>> {
+  const out: Partial<Record<Dimension, Bucket>> = {};
+  for (const d of DIMENSIONS) {
+    const b = buckets[d];
+    if (b) out[d] = refill(b, now);
+  }
+  return out;
+}
 
 function setLimit(state: PacerState, d: Dimension, perMinute: number | null | undefined, now: number): PacerState {
   if (!perMinute || perMinute <= 0 || !Number.isFinite(perMinute)) return state;
@@ -189,11 +202,7 @@ export function lease(state: PacerState, ask: LeaseAsk, now: number): { state: P
   const fresh = !prior || now - prior.since >= FAIR_WINDOW_MS;
   const me: JobUse = { tenant: ask.tenant, seen: now, hungry: prior?.hungry ?? false, used: fresh ? 0 : prior.used, since: fresh ? now : prior.since };
   jobs[ask.jobId] = me;
-  const buckets: Partial<Record<Dimension, Bucket>> = {};
-  for (const d of DIMENSIONS) {
-    const b = state.buckets[d];
-    if (b) buckets[d] = refill(b, now);
-  }
+  const buckets = refilled(state.buckets, now);
   const limited = DIMENSIONS.filter((d) => buckets[d] && costOf(d, ask.cost) > 0);
   const share = shareOf(jobs, ask.jobId, now);
   if (now < state.blockedUntil) {
@@ -232,14 +241,12 @@ export function lease(state: PacerState, ask: LeaseAsk, now: number): { state: P
 
 /** How many calls of `cost` fit now without taking them, and how long until one does (a job's own limit, kept by the job). */
 export function room(state: PacerState, cost: CallCost, now: number): { state: PacerState; fits: number; waitMs: number } {
-  const buckets: Partial<Record<Dimension, Bucket>> = {};
+  const buckets = refilled(state.buckets, now);
   let fit = Infinity;
   let waitMs = 0;
   for (const d of DIMENSIONS) {
-    const b = state.buckets[d] ? refill(state.buckets[d] as Bucket, now) : undefined;
-    if (!b) continue;
-    buckets[d] = b;
-    if (costOf(d, cost) <= 0) continue;
+    const b = buckets[d];
+    if (!b || costOf(d, cost) <= 0) continue;
     fit = Math.min(fit, fits(b, costOf(d, cost)));
     waitMs = Math.max(waitMs, waitFor(b, 1, costOf(d, cost)));
   }
@@ -248,8 +255,8 @@ export function room(state: PacerState, cost: CallCost, now: number): { state: P
 
 /** `calls` calls of `cost` taken at `now`. */
 export function charge(state: PacerState, cost: CallCost, now: number, calls = 1): PacerState {
-  const buckets = { ...state.buckets };
-  for (const d of DIMENSIONS) if (buckets[d]) buckets[d] = take(refill(buckets[d] as Bucket, now), calls * costOf(d, cost));
+  const buckets = refilled(state.buckets, now);
+  for (const d of DIMENSIONS) if (buckets[d]) buckets[d] = take(buckets[d] as Bucket, calls * costOf(d, cost));
   return { ...state, buckets };
 }
 

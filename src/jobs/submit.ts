@@ -6,6 +6,7 @@
  * hand-over to the coordinator. The caller gets the id at once (fan-out starts from the alarm).
  */
 import { encryptionKey, limits, renderLimits } from "../config";
+import { rateLimitOf } from "../engine/pacing";
 import { deleteJob, findJobByIdempotencyKey, insertJob, type JobRow } from "../db/jobs";
 import { seal, sha256Hex } from "../lib/crypto";
 import { ApiError, type FieldIssue } from "../lib/errors";
@@ -82,7 +83,7 @@ export function baseSpec(jobId: string, tenantId: string, body: CommonJobRequest
     model: body.model,
     maxRetries: body.max_retries,
     maxWaitMs: (body.max_wait_secs ?? DEFAULT_MAX_WAIT_SECS) * 1000,
-    rateLimit: body.rate_limit ? { rpm: body.rate_limit.rpm ?? null, tpm: body.rate_limit.tpm ?? null } : null,
+    rateLimit: body.rate_limit ? rateLimitOf(body.rate_limit) : null,
     concurrency: body.concurrency,
     webhook: body.webhook ? { url: body.webhook.url } : null, // the secret stays sealed in D1
     budget: body.token_budget ? { total: body.token_budget.total, onExhausted: body.token_budget.on_exhausted } : null,

@@ -10,10 +10,13 @@ import { getCredential } from "../db/providers";
 import type { RateLimit } from "../engine/pacing";
 import { endpointOf } from "./call-model";
 import { parseModel } from "./models";
+import type { EndpointData } from "./types";
 
 export interface CredentialRef {
   id: string;
   declared: RateLimit | null;
+  /** The endpoint read on the way (null: Workers AI), for the job's stage setups. */
+  endpoint: EndpointData | null;
 }
 
 async function digest(text: string): Promise<string> {
@@ -29,9 +32,9 @@ export function declaredFor(limits: Record<string, RateLimit> | null | undefined
 
 export async function credentialOf(env: Env, tenantId: string, model: string): Promise<CredentialRef> {
   const { provider, name } = parseModel(model);
-  if (provider === "workers-ai") return { id: "workers-ai", declared: null };
+  if (provider === "workers-ai") return { id: "workers-ai", declared: null, endpoint: null };
   const stored = await getCredential(env.DB, encryptionKey(env), tenantId, provider);
   const endpoint = endpointOf(env, provider, stored);
   const id = await digest(`${provider}\u0000${endpoint.apiKey ?? ""}\u0000${endpoint.baseUrl ?? ""}`);
-  return { id, declared: declaredFor(stored?.rateLimits, name) };
+  return { id, declared: declaredFor(stored?.rateLimits, name), endpoint };
 }
