@@ -9,17 +9,7 @@ import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob } fr
 import { base, fakeStats, fakeUrl, uniqueTag } from "./harness/context.ts";
 import type { LimitConfig } from "../fake-model/limits.ts";
 import { example } from "./harness/readme.ts";
-
-/** A tenant whose `provider` credential is a key of its own, held by the fake to `limits`. */
-async function limitedTenant(limits: LimitConfig, provider: "openai" | "anthropic" = "openai", extra: Record<string, unknown> = {}) {
-  const tenant = await newTenant(base());
-  const apiKey = `sk-${uniqueTag("pace")}`;
-  await fetch(`${fakeUrl()}/_fake/limits`, { method: "POST", body: JSON.stringify({ key: apiKey, limits }) });
-  const baseUrl = provider === "openai" ? `${fakeUrl()}/v1` : fakeUrl();
-  const put = await call(base(), "PUT", `/v1/providers/${provider}`, { token: tenant.key, body: { api_key: apiKey, base_url: baseUrl, ...extra } });
-  expect(put.status, JSON.stringify(put.body)).toBe(200);
-  return tenant;
-}
+import { limitedTenant } from "./harness/limited-key.ts";
 
 const job = (tag: string, n: number, extra: Record<string, unknown>) => ({
   inputs: Array.from({ length: n }, (_, i) => ({ d: fake(tag, i) })),

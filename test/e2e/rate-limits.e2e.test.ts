@@ -5,18 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob } from "./harness/api.ts";
-import { base, fakeStats, fakeUrl, uniqueTag } from "./harness/context.ts";
-import type { LimitConfig } from "../fake-model/limits.ts";
-
-/** A tenant whose openai credential is a key of its own, held by the fake to `limits`. */
-async function limitedTenant(limits: LimitConfig) {
-  const tenant = await newTenant(base());
-  const apiKey = `sk-${uniqueTag("rl")}`;
-  await fetch(`${fakeUrl()}/_fake/limits`, { method: "POST", body: JSON.stringify({ key: apiKey, limits }) });
-  const put = await call(base(), "PUT", "/v1/providers/openai", { token: tenant.key, body: { api_key: apiKey, base_url: `${fakeUrl()}/v1` } });
-  expect(put.status).toBe(200);
-  return tenant;
-}
+import { base, fakeStats, uniqueTag } from "./harness/context.ts";
+import { limitedTenant } from "./harness/limited-key.ts";
 
 const job = (tag: string, n: number, extra: Record<string, unknown>) => ({
   inputs: Array.from({ length: n }, (_, i) => ({ d: fake(tag, i) })),

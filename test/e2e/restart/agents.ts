@@ -4,9 +4,7 @@ import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob, typ
 import { fakeStats, scriptedMap, uniqueTag } from "../harness/context.ts";
 import { startReceiver, type Receiver } from "../harness/webhook-receiver.ts";
 import { HELD_TIMEOUT_SECS } from "./jobs.ts";
-import { openGate, until, type Scenario } from "./server.ts";
-
-const held = async (tag: string) => (await fakeStats(tag)).held > 0;
+import { held, openGate, until, type Scenario } from "./server.ts";
 
 /** The job's first session id once it has at least `turns` turns stored. */
 async function sessionWithTurns(url: string, key: string, jobId: string, turns: number): Promise<string | undefined> {

@@ -2,7 +2,7 @@
 import { expect } from "vitest";
 import { allResults, call, ECHO_SCHEMA, newTenant, openEvents, readSse, waitForJob } from "../harness/api.ts";
 import { fakeStats, scriptedMap, uniqueTag } from "../harness/context.ts";
-import { openGate, until, type Scenario } from "./server.ts";
+import { held, openGate, until, type Scenario } from "./server.ts";
 
 /** Long enough that no call held at a gate times out while the other scenarios get ready. */
 export const HELD_TIMEOUT_SECS = 120;
@@ -11,8 +11,6 @@ export const HELD_TIMEOUT_SECS = 120;
 export function gated<T extends { d: string }>(inputs: T[], k: number): T[] {
   return inputs.map((input) => ({ ...input, d: input.d.replace(">>", ` gate=${k}>>`) }));
 }
-
-const held = async (tag: string, n = 1) => (await fakeStats(tag)).held >= n;
 
 /** Calls under way at the kill, 429 retries waiting in the Queue: one result per index, nothing lost, nothing twice. */
 export function mapLosesNothing(): Scenario {

@@ -4,7 +4,7 @@
  * job where the kill must find it at a gate of the fake model (`gate=` in its prompts), so no
  * scenario races another's clock; after the restart its gates open and the job goes on.
  */
-import { fakeUrl } from "../harness/context.ts";
+import { fakeStats, fakeUrl } from "../harness/context.ts";
 export { openGate } from "../harness/context.ts";
 import { startFanout, type FanoutServer } from "../harness/fanout-server.ts";
 
@@ -76,3 +76,6 @@ export async function until<T>(what: string, ok: () => Promise<T | undefined | f
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** Whether at least `n` calls of `tag` wait at its gate. */
+export const held = async (tag: string, n = 1): Promise<boolean> => (await fakeStats(tag)).held >= n;
