@@ -2,6 +2,7 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { readFileSync } from "node:fs";
 import { defineConfig, type Plugin } from "vitest/config";
 import { startModelTarpit } from "./test/integration/model-tarpit.ts";
+import { startWebhookSink } from "./test/integration/webhook-sink.ts";
 
 /**
  * Dependencies bundled into the test worker whose source maps name files their packages do not
@@ -18,12 +19,15 @@ const dependencySourceMapsOff: Plugin = {
   },
 };
 
+const webhookSink = await startWebhookSink();
+const modelTarpit = await startModelTarpit();
+
 export default defineConfig({
   plugins: [
     dependencySourceMapsOff,
     cloudflareTest(async () => ({
       wrangler: { configPath: "./wrangler.toml" },
-      miniflare: { d1Databases: ["MIGRATION_DB"], bindings: { ENVIRONMENT: "development", ALLOW_HTTP_WEBHOOKS: "false", ALLOW_PRIVATE_DESTINATIONS: "false", DESTINATION_ALLOWLIST: "127.0.0.1:1", WEBHOOK_RETRY_SCHEDULE_SECS: "3600", TEST_MIGRATIONS: await readD1Migrations("./migrations"), MAX_REQUEST_BYTES: "65536", MAX_ITEM_BYTES: "1000", MAX_ITEMS_PER_JOB: "5", MAX_ACTIVE_JOBS_PER_TENANT: "2", OPENAI_COMPATIBLE_BASE_URL: await startModelTarpit() } },
+      miniflare: { d1Databases: ["MIGRATION_DB"], bindings: { ENVIRONMENT: "development", ALLOW_HTTP_WEBHOOKS: "false", ALLOW_PRIVATE_DESTINATIONS: "false", DESTINATION_ALLOWLIST: `${new URL(webhookSink).host},${new URL(modelTarpit).host}`, TEST_WEBHOOK_SINK: webhookSink, WEBHOOK_RETRY_SCHEDULE_SECS: "3600", TEST_MIGRATIONS: await readD1Migrations("./migrations"), MAX_REQUEST_BYTES: "65536", MAX_ITEM_BYTES: "1000", MAX_ITEMS_PER_JOB: "5", MAX_ACTIVE_JOBS_PER_TENANT: "2", OPENAI_COMPATIBLE_BASE_URL: modelTarpit } },
     })),
   ],
   test: {

@@ -73,8 +73,10 @@ describe("refused before anything is stored", () => {
 describe("admission cannot be raced past", () => {
   it("20 concurrent submissions against a limit of 2 start exactly 2 jobs; the rest are 429 with Retry-After", async () => {
     const { key, tenantId } = await tenantWithKey();
-    // A closed local port (allowlisted here): the jobs' calls fail at once and never leave the machine.
-    const put = await request("PUT", "/v1/providers/openai-compatible", { token: key, body: { api_key: "sk-test-1234", base_url: "https://127.0.0.1:1/v1" } });
+    // The model tarpit (allowlisted here): the jobs' calls wait, never leave the machine, and are
+    // cancelled below.
+    const tarpit = new URL(env.OPENAI_COMPATIBLE_BASE_URL);
+    const put = await request("PUT", "/v1/providers/openai-compatible", { token: key, body: { api_key: "sk-test-1234", base_url: `https://${tarpit.host}/v1` } });
     expect(put.status).toBe(200);
     const body = { ...valid, model: "openai-compatible/m", max_retries: 0 };
     const results = await Promise.all(Array.from({ length: 20 }, () => request("POST", "/v1/map", { token: key, body })));

@@ -1,6 +1,7 @@
 /** Helpers for tests that run inside workerd against the real Worker and its real D1 binding. */
 import { env } from "cloudflare:test";
 import { exports } from "cloudflare:workers";
+import { vi } from "vitest";
 
 export const ADMIN = "fanout-local-admin-token";
 
@@ -48,4 +49,21 @@ export async function insertFinishedJob(tenantId: string, jobId: string, status 
       JSON.stringify({ index: 0, input: "a", output: "b", success: true, error: null, error_kind: null, attempts: 1, usage: { input_tokens: 1, output_tokens: 1 } }),
     ),
   ]);
+}
+
+/**
+ * Runs `fn` with console.error and console.log captured: a test of a failure path checks what it
+ * logs instead of printing it (a passing run prints no alarming line).
+ */
+export async function capturingLogs<T>(fn: () => Promise<T>): Promise<{ value: T; logged: string[] }> {
+  const logged: string[] = [];
+  const keep = (...args: unknown[]) => void logged.push(args.map((a) => (a instanceof Error ? `${a.name}: ${a.message}` : String(a))).join(" "));
+  const error = vi.spyOn(console, "error").mockImplementation(keep);
+  const log = vi.spyOn(console, "log").mockImplementation(keep);
+  try {
+    return { value: await fn(), logged };
+  } finally {
+    error.mockRestore();
+    log.mockRestore();
+  }
 }

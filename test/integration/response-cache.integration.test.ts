@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
 import { callKey, freshKeys, lookup, MAX_CACHE_TTL_SECS, MAX_CACHED_TEXT_CHARS, remember } from "../../src/cache/response-cache";
 import { call } from "./coordinator/drive";
+import { capturingLogs } from "./helpers";
 
 const USAGE = { input_tokens: 7, output_tokens: 3 };
 const scope = (tenantId: string, ttlSecs = 60) => ({ db: env.DB, tenantId, ttlSecs });
@@ -64,9 +65,16 @@ describe("the response cache store", () => {
     await remember(scope(a), "k", { text: "kept", usage: USAGE });
     await env.DB.exec("ALTER TABLE response_cache RENAME TO response_cache_away"); // every statement on it now fails
     try {
-      expect(await lookup(scope(a), "k")).toBeNull();
-      await expect(remember(scope(a), "k2", { text: "x", usage: USAGE })).resolves.toBeUndefined();
-      expect(await freshKeys(scope(a), ["k"])).toEqual(new Set());
+      const { logged } = await capturingLogs(async () => {
+        expect(await lookup(scope(a), "k")).toBeNull();
+        await expect(remember(scope(a), "k2", { text: "x", usage: USAGE })).resolves.toBeUndefined();
+        expect(await freshKeys(scope(a), ["k"])).toEqual(new Set());
+      });
+      expect(logged).toEqual([
+        expect.stringMatching(/^response cache lookup failed; calling the model .*no such table/),
+        expect.stringMatching(/^response cache store failed; the answer is not kept .*no such table/),
+        expect.stringMatching(/^response cache lookup failed; the estimate counts fewer cached calls .*no such table/),
+      ]);
     } finally {
       await env.DB.exec("ALTER TABLE response_cache_away RENAME TO response_cache");
     }
@@ -79,8 +87,11 @@ describe("the response cache store", () => {
     await remember(scope(a), "old", { text: "old", usage: USAGE }, now - MAX_CACHE_TTL_SECS * 1000 - 60_000);
     await remember(scope(a), "recent", { text: "recent", usage: USAGE }, now - 86_400_000);
     const ctx = createExecutionContext();
-    await worker.scheduled(createScheduledController({ cron: "17 * * * *", scheduledTime: now }), env, ctx);
-    await waitOnExecutionContext(ctx);
+    const { logged } = await capturingLogs(async () => {
+      await worker.scheduled(createScheduledController({ cron: "17 * * * *", scheduledTime: now }), env, ctx);
+      await waitOnExecutionContext(ctx);
+    });
+    expect(logged).toContainEqual(expect.stringMatching(/^retention: deleted \d+ cached answers$/));
     const { results } = await env.DB.prepare("SELECT key FROM response_cache WHERE tenant_id = ?").bind(a).all<{ key: string }>();
     expect(results.map((r) => r.key)).toEqual(["recent"]);
   });

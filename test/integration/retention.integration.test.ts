@@ -8,7 +8,7 @@ import worker from "../../src/index";
 import { sweepExpiredJobs } from "../../src/jobs/delete";
 import { base, call, ok, report, startJob, tick } from "./coordinator/drive";
 import type { MapJobSpec } from "../../src/operators/map/plan";
-import { insertFinishedJob, tenantWithKey } from "./helpers";
+import { capturingLogs, insertFinishedJob, tenantWithKey } from "./helpers";
 
 const DAY = 86_400_000;
 const mapSpec = (jobId: string, tenantId: string): MapJobSpec => ({ ...base(jobId, tenantId), type: "map", call: call() });
@@ -56,8 +56,11 @@ describe("retention", () => {
     await insertFinishedJob(tenantId, old, "failed");
     await age(old, 3);
     const ctx = createExecutionContext();
-    await worker.scheduled(createScheduledController({ cron: "17 * * * *", scheduledTime: Date.now() }), { ...env, JOB_RETENTION_DAYS: "2" } as Env, ctx);
-    await waitOnExecutionContext(ctx);
+    const { logged } = await capturingLogs(async () => {
+      await worker.scheduled(createScheduledController({ cron: "17 * * * *", scheduledTime: Date.now() }), { ...env, JOB_RETENTION_DAYS: "2" } as Env, ctx);
+      await waitOnExecutionContext(ctx);
+    });
     expect(await exists(old)).toBe(false);
+    expect(logged).toContainEqual(expect.stringMatching(/^retention: deleted \d+ ended jobs$/));
   });
 });

@@ -29,8 +29,8 @@ describe("webhook delivery attempts", () => {
     await insertFinishedJob(tenantId, `job_${id}`);
     await env.DB.prepare(
       `INSERT INTO webhook_deliveries (id, job_id, tenant_id, event_type, url, payload, status, next_attempt_at, created_at)
-       VALUES (?, ?, ?, 'MAP_COMPLETED', 'http://127.0.0.1:1/unreachable', '{}', 'pending', ?, ?)`,
-    ).bind(id, `job_${id}`, tenantId, Date.now() - 1, new Date().toISOString()).run();
+       VALUES (?, ?, ?, 'MAP_COMPLETED', ?, '{}', 'pending', ?, ?)`,
+    ).bind(id, `job_${id}`, tenantId, env.TEST_WEBHOOK_SINK, Date.now() - 1, new Date().toISOString()).run();
   }
 
   it("makes one attempt for a duplicated Queue message, never two", async () => {
@@ -55,7 +55,7 @@ describe("webhook delivery attempts", () => {
     const row = await env.DB.prepare("SELECT status, attempt_count, scheduled_attempts, next_attempt_at FROM webhook_deliveries WHERE id = 'whd_manual'").first();
     expect(row).toEqual({ status: "pending", attempt_count: 3, scheduled_attempts: 2, next_attempt_at: due });
     const attempt = await env.DB.prepare("SELECT attempt, status_code, error FROM webhook_attempts WHERE delivery_id = 'whd_manual'").first();
-    expect(attempt).toMatchObject({ attempt: 3, status_code: null, error: expect.stringContaining("could not connect") });
+    expect(attempt).toMatchObject({ attempt: 3, status_code: 503, error: "HTTP 503" });
   });
 
   it("ignores messages for a delivered delivery", async () => {

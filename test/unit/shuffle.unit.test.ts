@@ -79,6 +79,5 @@ describe("shuffle", () => {
     expect(groups).toHaveLength(20);
     expect(merged).toBeGreaterThan(0);
     expect(ms).toBeLessThan(3_000);
-    console.log(`shuffle of 100,000 extractions: ${ms.toFixed(0)} ms`);
   });
 });

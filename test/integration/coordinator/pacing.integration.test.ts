@@ -11,6 +11,7 @@ import { PacingLink } from "../../../durable-objects/coordinator/pacing";
 import { CoordinatorStore } from "../../../durable-objects/coordinator/store";
 import type { JobSpecBase } from "../../../src/engine/types";
 import { ratePacer } from "../../../src/objects";
+import { capturingLogs } from "../helpers";
 
 const COST = { tokens: 100, input: 100, output: 0 };
 const ask = (jobId: string, calls: number) => ({ jobId, tenant: "ten_a", calls, cost: COST });
@@ -53,8 +54,11 @@ describe("a job's pacing when its pacer cannot be asked", () => {
       // An ask that cannot be delivered (its tenant id is not data: the call fails before it leaves, as an unreachable object's does).
       const spec = { jobId: "job_x", tenantId: new WeakMap() as unknown as string, model: "openai/gpt-x", concurrency: 4 } as JobSpecBase;
       expect(link.room(spec)).toBe(0); // paced, nothing leased yet
-      link.want(spec, 3);
-      await expect.poll(() => opened).toBe(1); // the dispatch goes on
+      const { logged } = await capturingLogs(async () => {
+        link.want(spec, 3);
+        await expect.poll(() => opened).toBe(1); // the dispatch goes on
+      });
+      expect(logged).toEqual([expect.stringMatching(/^the rate pacer could not be reached; the job's calls go out unpaced for 5 s DataCloneError/)]);
       expect(link.room(spec)).toBe(Infinity); // unpaced
       link.started(spec);
       link.want(spec, 3); // no second ask (it would fail the same way, at once)

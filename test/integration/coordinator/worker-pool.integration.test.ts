@@ -10,6 +10,7 @@ import type { WorkerPool } from "../../../durable-objects/worker-pool";
 import type { MapWorker } from "../../../durable-objects/map-worker";
 import type { MapJobSpec } from "../../../src/operators/map/plan";
 import { callWorker, workerPool } from "../../../src/objects";
+import { capturingLogs } from "../helpers";
 import { tenantWithKey } from "../helpers";
 import { WorkerLink } from "../../../durable-objects/coordinator/workers";
 import { CoordinatorStore } from "../../../durable-objects/coordinator/store";
@@ -92,7 +93,8 @@ describe("worker pool: jobs and their workers", () => {
     const names = await runInDurableObject(coordinator, async (_i, state) => {
       const down = { ...env, WORKER_POOL: { idFromName: () => { throw new Error("the pool is down"); } } } as unknown as Env;
       const link = new WorkerLink(down, new CoordinatorStore(state.storage));
-      await link.lease(spec, 1);
+      const { logged } = await capturingLogs(() => link.lease(spec, 1));
+      expect(logged).toEqual([expect.stringMatching(/^the worker pool could not be reached; the job runs on workers of its own Error: the pool is down/)]);
       return link.names(spec);
     });
     expect(names).toEqual(["job_pool_down:0", "job_pool_down:1"]);
