@@ -75,7 +75,7 @@ describe("admission cannot be raced past", () => {
     const { key, tenantId } = await tenantWithKey();
     // The model tarpit (allowlisted here): the jobs' calls wait, never leave the machine, and are
     // cancelled below.
-    const tarpit = new URL(env.OPENAI_COMPATIBLE_BASE_URL);
+    const tarpit = new URL(env.TEST_MODEL_TARPIT);
     const put = await request("PUT", "/v1/providers/openai-compatible", { token: key, body: { api_key: "sk-test-1234", base_url: `https://${tarpit.host}/v1` } });
     expect(put.status).toBe(200);
     const body = { ...valid, model: "openai-compatible/m", max_retries: 0 };
