@@ -1,4 +1,5 @@
 /** One fake model server and one Fanout (`wrangler dev`) for every e2e test file. */
+import { writeFileSync } from "node:fs";
 import type { TestProject } from "vitest/node";
 import { startFakeModelServer, type FakeModelServer } from "../fake-model/server.ts";
 import { startFanout, type FanoutServer } from "./harness/fanout-server.ts";
@@ -27,7 +28,10 @@ export async function setup(project: TestProject): Promise<void> {
 }
 
 export async function teardown(): Promise<void> {
-  if (process.env.E2E_SERVER_LOGS) console.log(fanout?.logs()); // debugging aid: the server's output
+  // Debugging aid: the server's output, printed (E2E_SERVER_LOGS=1) or written to a file (a path).
+  const logs = process.env.E2E_SERVER_LOGS;
+  if (logs === "1") console.log(fanout?.logs());
+  else if (logs) writeFileSync(logs, fanout?.logs() ?? "");
   await fanout?.stop();
   await fake?.close();
 }
