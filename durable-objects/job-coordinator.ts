@@ -24,7 +24,7 @@ import { DurableObject } from "cloudflare:workers";
 import { sseKeepaliveMs } from "../src/config";
 import { newId } from "../src/lib/ids";
 import type { AttemptOutcome } from "../src/engine/retry-policy";
-import { isTerminal, type PulledTask, type PullRequest, type StageWork, type TaskClaim, type TaskRef, parentStageOf, setupKey } from "../src/engine/types";
+import { isTerminal, type PulledTask, type PullRequest, type StageWork, type TaskClaim, type TaskRef, setupKey } from "../src/engine/types";
 import { operatorFor, type JobSpec } from "../src/operators/registry";
 import { withOverrides, type RecoverOptions, type RecoverAnswer, type ResumeAnswer } from "../src/engine/recovery";
 import { EventHub } from "./coordinator/event-hub";
@@ -174,7 +174,7 @@ export class JobCoordinator extends DurableObject<Env> {
 
   /** What a stage's workers run (fetched once per worker and job). */
   async work(stage: string): Promise<StageWork | null> {
-    return this.#run.spec && this.#run.op ? this.#run.op.work(this.#run.spec, parentStageOf(stage)) : null;
+    return this.#run.spec && this.#run.op ? this.#run.op.work(this.#run.spec, this.#run.store.workStage(stage)) : null;
   }
 
   /** The inputs of a current dispatch, or null when the dispatch is stale (do no work); with the stage's setup when asked. */

@@ -3,7 +3,7 @@
  * and its stage's setup (the work and the provider endpoint, resolved once per round and provider
  * and kept in memory only: it holds a key). Also the operator's read-only view of the store.
  */
-import { isSubtaskStage, parentStageOf, setupKey, type Operator, type PlanReader, type StageSetup, type TaskClaim } from "../../src/engine/types";
+import { setupKey, type Operator, type PlanReader, type StageSetup, type TaskClaim } from "../../src/engine/types";
 import type { JobSpec } from "../../src/operators/registry";
 import { endpointData } from "../../src/llm/call-model";
 import { parseModel } from "../../src/llm/models";
@@ -27,13 +27,13 @@ export function planReader(store: CoordinatorStore): PlanReader {
 
 /** A task's template variables (none for an agent's child: its session has its prompt). */
 export function taskVars(spec: JobSpec, op: Operator, store: CoordinatorStore, task: TaskRow): Record<string, unknown> {
-  if (isSubtaskStage(task.stage)) return {};
+  if (store.isChildren(task.stage)) return {};
   return op.vars(spec, { stage: task.stage, index: task.idx, input: JSON.parse(task.input) as unknown }, planReader(store));
 }
 
 /** `vars`: the task's variables when the caller has them already (a dispatch whose budget needed them). */
 export function claimOf(spec: JobSpec, op: Operator, store: CoordinatorStore, task: TaskRow, vars?: Record<string, unknown>): TaskClaim {
-  const child = isSubtaskStage(task.stage) ? childInput(JSON.parse(task.input)) : null;
+  const child = store.isChildren(task.stage) ? childInput(JSON.parse(task.input)) : null;
   if (child) return { vars: {}, problems: null, subtask: child.spawn };
   return { vars: vars ?? taskVars(spec, op, store, task), problems: task.problems ? (JSON.parse(task.problems) as string[]) : null };
 }
@@ -44,8 +44,9 @@ export class Setups {
 
   constructor(private readonly env: Env) {}
 
+  /** `stage`: a stage of the plan (children ask for their parents' stage's). */
   async get(spec: JobSpec, op: Operator, round: number, stage: string): Promise<StageSetup | null> {
-    const work = op.work(spec, parentStageOf(stage));
+    const work = op.work(spec, stage);
     if (work.kind !== "call") return { work, endpoint: null };
     const provider = parseModel(work.call.model).provider;
     const key = setupKey(round, provider);

@@ -7,7 +7,7 @@
 import { renderLimits } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
 import { isThrottle, nextStep, type AttemptOutcome, type NextStep } from "../../src/engine/retry-policy";
-import { isTerminal, type Advance, type JobEnd, type JobError, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef, isSubtaskStage, parentStageOf } from "../../src/engine/types";
+import { isTerminal, type Advance, type JobEnd, type JobError, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef } from "../../src/engine/types";
 import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
@@ -78,7 +78,7 @@ export class JobRun {
 
   /** A stage's work and its provider endpoint (./coordinator/claims.ts). */
   setup(stage: string): Promise<StageSetup | null> {
-    return this.#setups.get(this.spec as JobSpec, this.op as Operator, this.round(), stage);
+    return this.#setups.get(this.spec as JobSpec, this.op as Operator, this.round(), this.store.workStage(stage));
   }
 
   claimOf(task: TaskRow, vars?: Record<string, unknown>): TaskClaim {
@@ -152,7 +152,7 @@ export class JobRun {
         const spec = this.spec;
         const [row] = this.store.nextPending(1);
         if (!spec || !this.op || !row) return null;
-        const work = this.op.work(spec, parentStageOf(row.stage));
+        const work = this.op.work(spec, this.store.workStage(row.stage));
         if (work.kind !== "call") return null;
         return { prompt: this.budget.promptEstimate(row.stage, work, taskVars(spec, this.op, this.store, row)), maxTokens: work.call.maxTokens };
       },
@@ -215,7 +215,7 @@ export class JobRun {
       if (stage.status !== "pending") continue;
       if (!readied && !this.store.stageHasWork(stage.name)) continue;
       this.store.setStageStatus(stage.name, "running");
-      if (!this.op?.v1 && !isSubtaskStage(stage.name)) this.log.emit("STAGE_STARTED", { job_id: (this.spec as JobSpec).jobId, stage: stage.name, total: stage.total });
+      if (!this.op?.v1 && stage.kind !== "children") this.log.emit("STAGE_STARTED", { job_id: (this.spec as JobSpec).jobId, stage: stage.name, total: stage.total });
     }
   }
 
@@ -261,7 +261,7 @@ export class JobRun {
     const round = this.round();
     let begun = 0;
     for (const [i, row] of rows.slice(0, free.length).entries()) {
-      const work = this.op.work(spec, parentStageOf(row.stage));
+      const work = this.op.work(spec, this.store.workStage(row.stage));
       if (work.kind === "call" && this.pacing.room(spec) < 1) {
         unleased++; // it waits for a lease (not counted as begun: a wait must not set the next alarm at once)
         continue;
@@ -429,6 +429,7 @@ export class JobRun {
       progress: progressOf({
         status: this.status,
         counters: this.log.counters,
+        total: this.log.total(),
         stages: stagesView(this.store.stages()),
         completedAt: this.store.getMeta<string | null>("completed_at") ?? null,
         output: this.op?.v1 ? null : (this.store.getMeta("output") ?? null),
@@ -469,7 +470,7 @@ export class JobRun {
     }
     const now = Date.now();
     for (const row of this.store.running()) {
-      const deadline = (row.dispatched_at ?? 0) + lostAfterMs((this.op as Operator).work(spec, parentStageOf(row.stage)));
+      const deadline = (row.dispatched_at ?? 0) + lostAfterMs((this.op as Operator).work(spec, this.store.workStage(row.stage)));
       if (deadline < now) await this.lost(row, "no report from its worker in time");
     }
     if (isTerminal(this.status)) return;

@@ -1,5 +1,4 @@
 /** The job's counters and the views of its stages and budget, as D1 and the API show them. */
-import { itemStages } from "./subtasks";
 import type { JobProgress } from "../../src/db/jobs";
 import type { BudgetSpec, JobStatus } from "../../src/engine/types";
 import type { Spend } from "./budget";
@@ -58,6 +57,7 @@ export function budgetView(budget: BudgetSpec | null, spend: Spend, reserved: nu
 export function progressOf(p: {
   status: JobStatus;
   counters: Counters;
+  total: number; // the items over the stages (JobLog.total)
   stages: ReturnType<typeof stagesView>;
   completedAt: string | null;
   output: unknown;
@@ -70,7 +70,7 @@ export function progressOf(p: {
   const c = p.counters;
   return {
     status: p.status,
-    total: itemStages(p.stages).reduce((n, s) => n + s.total, 0),
+    total: p.total,
     completed: c.completed,
     succeeded: c.succeeded,
     failed: c.failed,

@@ -4,7 +4,7 @@
  * follows. A child sub-session's end is kept apart (not an item) and lets its parent go on.
  */
 import type { AttemptOutcome, ErrorKind, NextStep } from "../../src/engine/retry-policy";
-import { isSubtaskStage, type Advance, type Operator, type PlanReader, type TaskView } from "../../src/engine/types";
+import type { Advance, Operator, PlanReader, TaskView } from "../../src/engine/types";
 import type { JobSpec } from "../../src/operators/registry";
 import { cachedCounts } from "./progress";
 import { childInput, childResult, type ChildInput } from "./subtasks";
@@ -39,7 +39,7 @@ export interface JobParts {
 
 /** Stores a finished task (an attempt's, or one the operator finished itself) and its result; returns what follows. */
 export function recordEnd(job: JobParts, task: TaskRow, end: TaskEnd, attemptUsage: Usage, details: Record<string, unknown> | null, cached: Usage | null = null): Advance {
-  const child = isSubtaskStage(task.stage) ? childInput(JSON.parse(task.input)) : null;
+  const child = job.store.isChildren(task.stage) ? childInput(JSON.parse(task.input)) : null;
   if (child) return recordChild(job, task, child, end, attemptUsage, details);
   const { spec, op, store, log } = job;
   const success = end.success;

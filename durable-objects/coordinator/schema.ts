@@ -10,6 +10,10 @@
  *      quarantined after two (job-run.ts `lost`), whatever its max_retries
  *   4  tasks.throttles, tasks.throttled_since — rate-limit answers are back-pressure: they do not
  *      use up max_retries, and the task fails `rate_limited` only after the job's max wait
+ *   5  stages.kind, stages.parent — what a stage is, in columns (an agent's children: `children`,
+ *      with the stage of their parents' items); before, a name ending `.subtasks` said so, and a
+ *      pipeline step of that id was taken for children. Stages of that name become children's
+ *      stages when the stage before the suffix exists (what the old code did with them).
  */
 type Step = (sql: SqlStorage) => void;
 
@@ -67,6 +71,12 @@ const STEPS: Step[] = [
   },
   (sql) => sql.exec("ALTER TABLE tasks ADD COLUMN losses INTEGER NOT NULL DEFAULT 0"),
   (sql) => sql.exec("ALTER TABLE tasks ADD COLUMN throttles INTEGER NOT NULL DEFAULT 0; ALTER TABLE tasks ADD COLUMN throttled_since INTEGER"),
+  (sql) =>
+    sql.exec(`
+      ALTER TABLE stages ADD COLUMN kind TEXT NOT NULL DEFAULT 'work';
+      ALTER TABLE stages ADD COLUMN parent TEXT;
+      UPDATE stages SET kind = 'children', parent = substr(name, 1, length(name) - length('.subtasks'))
+        WHERE name LIKE '%.subtasks' AND substr(name, 1, length(name) - length('.subtasks')) IN (SELECT name FROM stages);`),
 ];
 
 type Row = Record<string, unknown>;

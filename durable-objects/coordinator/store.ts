@@ -6,7 +6,7 @@
  *   stages(name, …)       each stage's status and counters, in plan order
  *   events, outbox        the event log and the results not yet in D1 (./event-store.ts)
  */
-import type { StagePlan, StageStatus, TaskSeed, TaskView } from "../../src/engine/types";
+import { SUBTASKS_SUFFIX, type StageKind, type StagePlan, type StageStatus, type TaskSeed, type TaskView } from "../../src/engine/types";
 import { EventLogTable, Outbox } from "./event-store";
 import { migrate } from "./schema";
 
@@ -51,6 +51,9 @@ export type TaskRow = {
 
 export type StageRow = {
   name: string;
+  kind: StageKind;
+  /** A children stage's: the stage of the plan whose agents spawned them (null for a stage of the plan). */
+  parent: string | null;
   ord: number;
   status: StageStatus;
   total: number;
@@ -82,6 +85,7 @@ export class CoordinatorStore {
   readonly outbox: Outbox;
   readonly #soon = new Map<string, unknown>(); // meta written at the end of this turn
   #sizes = 0; // bumped whenever a stage is added or its total changes
+  #kinds: Map<string, { kind: StageKind; parent: string | null }> | null = null; // each stage's facts, read once (stages are added, never renamed)
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -92,7 +96,12 @@ export class CoordinatorStore {
   }
 
   transaction<T>(fn: () => T): T {
-    return this.#storage.transactionSync(fn);
+    try {
+      return this.#storage.transactionSync(fn);
+    } catch (err) {
+      this.#kinds = null; // a stage added in the rolled-back transaction is gone
+      throw err;
+    }
   }
 
   getMeta<T>(key: string): T | undefined {
@@ -131,15 +140,47 @@ export class CoordinatorStore {
 
   insertStages(stages: StagePlan[]): void {
     this.#sizes++;
+    this.#kinds = null;
     stages.forEach((s, ord) =>
       this.#sql.exec("INSERT INTO stages (name, ord, status, total) VALUES (?, ?, ?, ?)", s.name, ord, s.skipped ? "skipped" : "pending", s.total),
     );
   }
 
-  /** A stage made at run time (an agent's subtasks), after the planned ones. */
-  ensureStage(name: string): void {
-    this.#sizes++;
-    this.#sql.exec("INSERT OR IGNORE INTO stages (name, ord, status, total) VALUES (?, (SELECT COALESCE(MAX(ord), 0) + 1 FROM stages), 'pending', 0)", name);
+  /**
+   * The stage where the children of a task of `stage` run, made on first use after the planned
+   * ones: a stage of the plan has one (`<stage>.subtasks`: no stage of the plan has that name, as
+   * a stage of the plan named `x.y` is a step `y` inside the sequential step `x`, which spawns
+   * nothing); grandchildren run in their parent's.
+   */
+  childStage(stage: string): string {
+    const parent = this.#facts(stage);
+    if (parent?.kind === "children") return stage;
+    const name = `${stage}${SUBTASKS_SUFFIX}`;
+    if (!this.#facts(name)) {
+      this.#sizes++;
+      this.#kinds = null;
+      this.#sql.exec(
+        "INSERT INTO stages (name, kind, parent, ord, status, total) VALUES (?, 'children', ?, (SELECT COALESCE(MAX(ord), 0) + 1 FROM stages), 'pending', 0)",
+        name, stage,
+      );
+    }
+    return name;
+  }
+
+  /** Whether `stage` holds an agent's children (its tasks are sub-sessions, not items). */
+  isChildren(stage: string): boolean {
+    return this.#facts(stage)?.kind === "children";
+  }
+
+  /** The stage of the plan whose work a task of `stage` does: its own, or for children their parents'. */
+  workStage(stage: string): string {
+    const facts = this.#facts(stage);
+    return facts?.kind === "children" && facts.parent !== null ? facts.parent : stage;
+  }
+
+  #facts(stage: string): { kind: StageKind; parent: string | null } | undefined {
+    this.#kinds ??= new Map(this.#sql.exec<{ name: string; kind: StageKind; parent: string | null }>("SELECT name, kind, parent FROM stages").toArray().map((r) => [r.name, { kind: r.kind, parent: r.parent }]));
+    return this.#kinds.get(stage);
   }
 
   stages(): StageRow[] {
@@ -342,7 +383,7 @@ export class CoordinatorStore {
   recoverable(errorKinds: string[] | null): TaskRow[] {
     // Children are their parent's: a parent run again (in a fresh session) spawns what it needs.
     return this.#sql
-      .exec<TaskRow>("SELECT * FROM tasks WHERE (state != 'done' OR success = 0) AND stage NOT LIKE '%.subtasks' ORDER BY stage, idx")
+      .exec<TaskRow>("SELECT * FROM tasks WHERE (state != 'done' OR success = 0) AND stage NOT IN (SELECT name FROM stages WHERE kind = 'children') ORDER BY stage, idx")
       .toArray()
       .filter((t) => t.state !== "done" || errorKinds === null || (t.error_kind !== null && errorKinds.includes(t.error_kind)));
   }

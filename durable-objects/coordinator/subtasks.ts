@@ -1,14 +1,14 @@
 /**
  * Agent subtasks in the coordinator: a task whose agent asked for a child sub-session waits
  * (state `child`, no slot held: a job whose every slot is a waiting parent cannot deadlock) while
- * the child runs as a task of `<stage>.subtasks` (it counts towards the job's concurrency like
+ * the child runs as a task of its stage's children stage (`<stage>.subtasks`; it counts towards the job's concurrency like
  * any sub-session). When the child ends, its parent is pending again and its session, dispatched
  * anew, reads the child's result from the child's own object and goes on.
  *
  * A child's task input is `{parent: {stage, index}, spawn}`. Children are not items: they add
  * to the job's tokens and to their stage's counts, not to the job's `total`/`completed`.
  */
-import { isSubtaskStage, subtaskStage, type SubtaskSpawn, type TaskResult, type TaskSeed } from "../../src/engine/types";
+import type { StageKind, SubtaskSpawn, TaskResult, TaskSeed } from "../../src/engine/types";
 import type { TaskFinish } from "../../src/engine/types";
 import type { JobLog } from "./job-log";
 import type { CoordinatorStore, TaskRow } from "./store";
@@ -21,10 +21,10 @@ export interface ChildInput {
 export const childInput = (input: unknown): ChildInput | null =>
   typeof input === "object" && input !== null && "spawn" in input && "parent" in input ? (input as ChildInput) : null;
 
-/** The child's task, next in its parent's subtasks stage. */
-export function childSeed(parent: { stage: string; idx: number }, spawn: SubtaskSpawn, index: number): TaskSeed {
+/** The child's task, next in `stage` (its parent's children stage). */
+export function childSeed(stage: string, parent: { stage: string; idx: number }, spawn: SubtaskSpawn, index: number): TaskSeed {
   const input: ChildInput = { parent: { stage: parent.stage, index: parent.idx }, spawn };
-  return { stage: subtaskStage(parent.stage), index, input, sessionId: spawn.sessionId, priority: 0 };
+  return { stage, index, input, sessionId: spawn.sessionId, priority: 0 };
 }
 
 /**
@@ -32,14 +32,13 @@ export function childSeed(parent: { stage: string; idx: number }, spawn: Subtask
  * ready, next in the subtasks stage (made on first use), to be dispatched like any task.
  */
 export function startChild(store: CoordinatorStore, log: JobLog, jobId: string, parent: TaskRow, spawn: SubtaskSpawn, usage: { input_tokens: number; output_tokens: number }): void {
-  const stage = subtaskStage(parent.stage);
   store.transaction(() => {
     store.markChild(parent, usage);
     log.bump({ total_attempts: -1 }); // the parent's attempt goes on when it is dispatched again (its tokens count when it ends)
-    store.ensureStage(stage);
+    const stage = store.childStage(parent.stage);
     const index = store.stage(stage)?.total ?? 0;
     store.setStageTotal(stage, index + 1);
-    store.makeReady(childSeed(parent, spawn, index));
+    store.makeReady(childSeed(stage, parent, spawn, index));
     log.emit("SUBTASK_STARTED", { job_id: jobId, stage, index, session_id: spawn.sessionId, parent_session_id: spawn.parentSessionId, depth: spawn.depth });
   });
 }
@@ -62,4 +61,4 @@ export function childResult(index: number, input: ChildInput, finish: TaskFinish
 }
 
 /** Stages that are items' own (not children's): what the job's `total` counts. */
-export const itemStages = <S extends { name: string }>(stages: S[]): S[] => stages.filter((s) => !isSubtaskStage(s.name));
+export const itemStages = <S extends { kind: StageKind }>(stages: S[]): S[] => stages.filter((s) => s.kind !== "children");

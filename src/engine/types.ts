@@ -80,11 +80,13 @@ export interface SubtaskSpawn {
   inheritedTokens: number; // the chain's tokens above the child when it was spawned
 }
 
-/** Where a task's children run: one stage per top-level stage (`<stage>.subtasks`), grandchildren included. */
+/**
+ * What a stage is, kept in its row (a name is for people only): `work`, a stage of the plan;
+ * `children`, where an agent's subtasks run — one per stage of the plan whose agents spawn
+ * (named `<stage>.subtasks`), grandchildren included, with that stage as its `parent`.
+ */
+export type StageKind = "work" | "children";
 export const SUBTASKS_SUFFIX = ".subtasks";
-export const subtaskStage = (stage: string): string => (stage.endsWith(SUBTASKS_SUFFIX) ? stage : `${stage}${SUBTASKS_SUFFIX}`);
-export const isSubtaskStage = (stage: string): boolean => stage.endsWith(SUBTASKS_SUFFIX);
-export const parentStageOf = (stage: string): string => (isSubtaskStage(stage) ? stage.slice(0, -SUBTASKS_SUFFIX.length) : stage);
 
 /** What the workers of one stage need, fetched once per worker from the coordinator. */
 export type StageWork =

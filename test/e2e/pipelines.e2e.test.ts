@@ -290,6 +290,30 @@ describe("POST /v1/pipelines", () => {
     expect((await fakeStats(t)).requests).toBe(before + 1);
   });
 
+  it("any unique id the contract's pattern allows: a nested step named subtasks, inner, input or steps runs, and an input task may carry its id", async () => {
+    // Before stages had kinds in columns, `outer.subtasks` was taken for an agent's children: the job never ended.
+    const { key } = await newTenant(base());
+    const t = uniqueTag("pipe-ids");
+    const llm = (id: string, extra: Record<string, unknown> = {}) => ({ id, type: "llm", prompt_template: `Step ${id} <<fake tag=${t} id=${id}>>`, output_schema: ECHO_SCHEMA, ...extra });
+    const job = await run(key, {
+      steps: [
+        {
+          id: "outer", type: "sequential",
+          steps: [
+            llm("subtasks"),
+            llm("inner", { inputs: { first: { task: { id: "fetch_it", prompt_template: `Fetch <<fake tag=${t} id=fetch>>`, output_schema: ECHO_SCHEMA } } }, prompt_template: `Step inner {{ first.echo }} <<fake tag=${t} id=inner>>` }),
+            llm("input"),
+            llm("steps"),
+          ],
+        },
+      ],
+    });
+    expect(job).toMatchObject({ status: "completed" });
+    expect((await fakeStats(t)).requests).toBe(5);
+    const steps = await allResults(base(), key, job.id, "&stage=steps");
+    expect(steps.map((r: { step: string }) => r.step), JSON.stringify(steps)).toEqual(["outer.subtasks", "outer.inner", "outer.input", "outer.steps"]);
+  });
+
   it("refuses bad pipelines with 400 at the exact path, storing nothing", async () => {
     const { key } = await newTenant(base());
     const llm = (extra: Record<string, unknown>) => ({ id: "s", type: "llm", prompt_template: "{{ item }}", ...extra });
@@ -308,6 +332,10 @@ describe("POST /v1/pipelines", () => {
       [{ inputs: { l: [] }, steps: [{ id: "s", type: "sequential", batch: { items: "${l}" }, steps: [llm({ id: "t" })] }] }, "steps[0].batch", "batch is for llm and agent steps (batches do not nest)"],
       [{ inputs: { l: [] }, steps: [llm({ inputs: { x: { task: { prompt_template: "p", batch: { items: "${l}" } } } } })] }, "steps[0].inputs.x.task.batch", "batch is for llm and agent steps (batches do not nest)"],
       [{ steps: [llm({ context_management: { inherit_context: "some" } })] }, "steps[0].context_management.inherit_context", "inherit_context must be 'full', 'none' or 'subset'"],
+      [{ steps: [llm({ id: "steps" })] }, "steps[0].id", '"steps" is reserved for a top-level step: ?stage=steps lists the pipeline\'s steps'],
+      [{ steps: [llm({ id: "item" })] }, "steps[0].id", '"item" is reserved: the pipeline\'s templates are given a variable of that name'],
+      [{ steps: [llm({ inputs: { x: { task: { id: "2x", prompt_template: "p" } } } })] }, "steps[0].inputs.x.task.id", "id must match ^[a-zA-Z_][a-zA-Z0-9_]*$"],
+      [{ steps: [llm({ inputs: { x: { task: { id: "s", prompt_template: "p" } } } })] }, "steps[0].inputs.x.task.id", 'the id "s" is used twice (step ids and input names are one namespace)'],
     ];
     for (const [body, path, message] of cases) {
       const error = await refused(key, body);

@@ -12,6 +12,9 @@ import { InputError } from "../../src/lib/errors";
 import { timed } from "./timed";
 
 const SCAN_MS = 1_000; // a scan of 30 MB measures ~0.1 s here
+// Building a 30 MB body takes seconds of wall time on a busy machine (6.7 s beside two suites):
+// the bound that matters is the scan's CPU time (`timed`), not vitest's 5 s per test.
+const BUILDS_A_BODY = { timeout: 60_000 };
 
 describe("JSON bodies", () => {
   test.each([
@@ -24,14 +27,14 @@ describe("JSON bodies", () => {
     expect(jsonShape(text)).toEqual(shape);
   });
 
-  test("10 million {} items (30 MB) are refused by the scan, not parsed", () => {
+  test("10 million {} items (30 MB) are refused by the scan, not parsed", BUILDS_A_BODY, () => {
     const text = `{"inputs": [${"{},".repeat(10_000_000)}{}], "prompt_template": "{{ item }}"}`;
     const { value, ms } = timed(() => jsonShape(text));
     expect(value.widest).toBeGreaterThan(MAX_JSON_MEMBERS);
     expect(ms).toBeLessThan(SCAN_MS);
   });
 
-  test("a 1.9-million-key inputs object is refused by the scan", () => {
+  test("a 1.9-million-key inputs object is refused by the scan", BUILDS_A_BODY, () => {
     const keys = Array.from({ length: 1_900_000 }, (_, i) => `"k${i}":1`).join(",");
     const { value, ms } = timed(() => jsonShape(`{"inputs": {${keys}}}`));
     expect(value.widest).toBeGreaterThan(MAX_JSON_MEMBERS);
@@ -44,7 +47,7 @@ describe("JSON bodies", () => {
 });
 
 describe("XML task documents", () => {
-  test("a 31 MB document of 2.5 million attributes is refused before the validator", () => {
+  test("a 31 MB document of 2.5 million attributes is refused before the validator", BUILDS_A_BODY, () => {
     const attributes = Array.from({ length: 2_500 }, (_, i) => `a${i}="xxxxxxxx"`).join(" ");
     const text = `<task>${`<input ${attributes}/>`.repeat(1_000)}</task>`;
     expect(text.length).toBeGreaterThan(30_000_000);

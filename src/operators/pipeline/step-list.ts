@@ -3,7 +3,12 @@
  * `{index, step, status, output, usage}`. Finished steps come from their markers (their value in
  * the shared store); the others from their stages' progress (`pending`, `running` or `failed`,
  * output null, the usage so far). A step's stages are its path, `<path>.input.<name>` and
- * `<path>.inner`.
+ * `<path>.inner` (and its agents' children, `<path>.subtasks`).
+ *
+ * Which stages are steps is read from the names with the plan's own rule, not by suffix: a stage
+ * is a step's part only when the name before the part's suffix is a stage too (a leaf step's:
+ * ids are unique, so no other step has that path). `outer.inner`, a step `inner` inside the
+ * sequential step `outer` (which has no stage), is a step.
  */
 interface StageProgress {
   name: string;
@@ -20,10 +25,18 @@ export interface StepEntry {
   usage: { input_tokens: number; output_tokens: number };
 }
 
-const ownStage = (path: string, stage: string) => stage === path || stage === `${path}.inner` || stage.startsWith(`${path}.input.`);
+/** Whether `name` is a part of a leaf step's (its input task's, its inner tasks', its agents' children's) and not a step. */
+function isPart(name: string, stages: Set<string>): boolean {
+  for (const suffix of [".inner", ".subtasks"]) if (name.endsWith(suffix) && stages.has(name.slice(0, -suffix.length))) return true;
+  for (let at = name.indexOf(".input."); at > 0; at = name.indexOf(".input.", at + 1)) if (stages.has(name.slice(0, at))) return true;
+  return false;
+}
+
+const ownStage = (path: string, stage: string) => stage === path || stage === `${path}.inner` || stage === `${path}.subtasks` || stage.startsWith(`${path}.input.`);
 
 export function stepList(stages: StageProgress[], markers: StepEntry[]): StepEntry[] {
-  const paths = stages.map((s) => s.name).filter((name) => name !== "steps" && !name.endsWith(".inner") && !/\.input\./.test(name));
+  const names = new Set(stages.map((s) => s.name));
+  const paths = stages.map((s) => s.name).filter((name) => name !== "steps" && !isPart(name, names));
   const finished = new Map(markers.map((m) => [m.index, m]));
   return paths.map((path, index) => {
     const marker = finished.get(index);

@@ -19,8 +19,13 @@ import { limits } from "../../config";
 
 export const MAX_STEPS = 100;
 export const MAX_NESTING = 5;
-// Template literals and names the pipeline itself defines: a step of that id could not be read.
-const RESERVED = new Set(["steps", "input", "inner", "accumulated", "none", "None", "true", "True", "false", "False", "loop", "item", "accumulator", "current_result", "original_input", "name", "index"]);
+// Template literals and the names the pipeline's templates are given: a step of that id could not
+// be read. Stage names need none: a stage is named by its id path, and the stages made for a step's
+// parts (`<path>.input.<name>`, `<path>.inner`) are under a leaf step's path, which no other step
+// has (ids are unique), so any id is free of them.
+const RESERVED = new Set(["accumulated", "none", "None", "true", "True", "false", "False", "loop", "item", "accumulator", "current_result", "original_input", "name", "index"]);
+// At the top level only: `?stage=steps` lists the pipeline's steps (the contract), so a top-level step of that id could not be paged.
+const TOP_LEVEL_RESERVED = new Set(["steps"]);
 const CALL_FIELDS = ["prompt_template", "model", "system_prompt", "output_schema", "max_tokens", "temperature"];
 const COMMON_FIELDS = ["id", "type", "context_management", "inputs"];
 const FIELDS: Record<string, string[]> = {
@@ -29,7 +34,7 @@ const FIELDS: Record<string, string[]> = {
   reduce: [...COMMON_FIELDS, "inputs_from", "initial_value", "inner_task", "reduction_task"],
   sequential: [...COMMON_FIELDS, "steps"],
 };
-const INPUT_TASK_FIELDS = ["type", "context_management", "inputs", ...CALL_FIELDS];
+const INPUT_TASK_FIELDS = ["id", "type", "context_management", "inputs", ...CALL_FIELDS];
 
 export type Binding = { kind: "ref"; ref: Ref } | { kind: "literal"; value: unknown } | { kind: "task"; task: number };
 
@@ -77,19 +82,30 @@ class Reader {
     this.issues.push({ path, message });
   }
 
-  /** Collects every id first, so a reference to a later step is told apart from an unknown name. */
+  /** Collects every id first (input tasks' too), so a reference to a later step is told apart from an unknown name. */
   collectIds(steps: unknown, at: string, depth: number): void {
     if (!Array.isArray(steps)) return;
     steps.forEach((step, i) => {
       if (!isObject(step)) return;
       const path = `${at}[${i}]`;
       if (typeof step.id === "string" && isIdentifier(step.id)) {
-        if (RESERVED.has(step.id)) this.issue(`${path}.id`, `"${step.id}" is reserved (a template word, or a name the pipeline gives its steps)`);
-        else if (this.ids.has(step.id) || Object.hasOwn(this.inputs, step.id)) this.issue(`${path}.id`, `the id "${step.id}" is used twice (step ids and input names are one namespace)`);
-        else this.ids.set(step.id, path);
+        if (depth === 0 && TOP_LEVEL_RESERVED.has(step.id)) this.issue(`${path}.id`, `"${step.id}" is reserved for a top-level step: ?stage=steps lists the pipeline's steps`);
+        else this.addId(step.id, `${path}.id`);
+      }
+      if (isObject(step.inputs)) {
+        for (const [name, bound] of Object.entries(step.inputs)) {
+          const task = isObject(bound) ? bound.task : undefined;
+          if (isObject(task) && typeof task.id === "string" && isIdentifier(task.id)) this.addId(task.id, `${path}.inputs.${name}.task.id`);
+        }
       }
       if (step.type === "sequential" && depth < MAX_NESTING) this.collectIds(step.steps, `${path}.steps`, depth + 1);
     });
+  }
+
+  addId(id: string, path: string): void {
+    if (RESERVED.has(id)) this.issue(path, `"${id}" is reserved: the pipeline's templates are given a variable of that name`);
+    else if (this.ids.has(id) || Object.hasOwn(this.inputs, id)) this.issue(path, `the id "${id}" is used twice (step ids and input names are one namespace)`);
+    else this.ids.set(id, path);
   }
 
   ref(text: unknown, path: string): Ref | null {
@@ -151,6 +167,8 @@ class Reader {
       return null;
     }
     if ((raw.type ?? "llm") !== "llm") this.issue(`${path}.type`, "an input task is an llm step");
+    // Its id, like a step's, is checked with the others' (collectIds); it names the task only: its output is the bound input.
+    if (raw.id !== undefined && (typeof raw.id !== "string" || !isIdentifier(raw.id))) this.issue(`${path}.id`, `id must match ${IDENTIFIER.source}`);
     this.unknownFields(raw, INPUT_TASK_FIELDS, path);
     const own = this.context(raw.context_management, `${path}.context_management`);
     const bindings = this.bindings(raw.inputs, `${path}.inputs`, { tasks: null, chain });

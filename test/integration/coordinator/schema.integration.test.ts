@@ -42,4 +42,23 @@ describe("coordinator schema migrations", () => {
     expect(out.spec).toMatchObject({ type: "map", maxRetries: 2, budget: null, call: { promptTemplate: "{{ item }}", templateField: "prompt_template", retryGuidance: "g" } });
     expect(out.items).toBe(0);
   });
+
+  it("step 5: stages get their kind in a column; an agent's children stage becomes `children` under its parent, a step named like one stays work", async () => {
+    const stub = env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(`job_schema5_${Date.now()}`)) as DurableObjectStub<JobCoordinator>;
+    const stages = await runInDurableObject(stub, (_instance, state) => {
+      const sql = state.storage.sql;
+      migrate(state.storage);
+      // As step 4 left it: no kind, no parent.
+      sql.exec("ALTER TABLE stages DROP COLUMN kind; ALTER TABLE stages DROP COLUMN parent; UPDATE meta SET v = '4' WHERE k = 'schema_version'");
+      sql.exec(`INSERT INTO stages (name, ord, status, total) VALUES ('items', 0, 'running', 2), ('items.subtasks', 1, 'running', 1),
+        ('outer.subtasks', 2, 'pending', 1)`);
+      migrate(state.storage);
+      return sql.exec("SELECT name, kind, parent FROM stages ORDER BY ord").toArray();
+    });
+    expect(stages).toEqual([
+      { name: "items", kind: "work", parent: null },
+      { name: "items.subtasks", kind: "children", parent: "items" },
+      { name: "outer.subtasks", kind: "work", parent: null }, // a pipeline's step `subtasks` inside `outer`
+    ]);
+  });
 });
