@@ -29,7 +29,7 @@ import { operatorFor, type JobSpec } from "../src/operators/registry";
 import { withOverrides, type RecoverOptions, type RecoverAnswer, type ResumeAnswer } from "../src/engine/recovery";
 import { EventHub } from "./coordinator/event-hub";
 import type { TaskRow } from "./coordinator/store";
-import { ZERO } from "./coordinator/progress";
+import { ZERO } from "../src/engine/counters";
 import { JobRun, SWEEP_INTERVAL_MS, type Puller } from "./coordinator/job-run";
 import { TurnBatch } from "./coordinator/turn-batch";
 

@@ -7,7 +7,6 @@
  */
 import { outputBound, promptEstimate, StageTemplates } from "../../src/engine/estimate";
 import type { BudgetSpec, StageWork } from "../../src/engine/types";
-import { budgetView } from "./progress";
 import { allowances } from "../../src/engine/allocation";
 import type { CoordinatorStore } from "./store";
 import type { RenderLimits } from "../../src/template/budget";
@@ -89,4 +88,9 @@ export class BudgetKeeper {
   respec(): void {
     this.#templates.clear();
   }
+}
+
+export function budgetView(budget: BudgetSpec | null, spend: Spend, reserved: number) {
+  if (!budget) return null;
+  return { total: budget.total, spent: spend.total, reserved, by_stage: spend.by_stage };
 }

@@ -4,8 +4,8 @@
  * carries (read again only when a stage's size changes). The store is the truth; this keeps what
  * the coordinator changes on every result in one place.
  */
-import { itemStages } from "./subtasks";
-import { ZERO, usageView, type Counters } from "./progress";
+import { itemStages } from "./store";
+import { ZERO, usageView, type Counters } from "../../src/engine/counters";
 import type { EventHub } from "./event-hub";
 import type { EventData, EventName } from "../../src/schemas/events";
 import type { CoordinatorStore } from "./store";

@@ -3,10 +3,10 @@
  * event, the counters and its stage's, all in one transaction; then the operator says what
  * follows. A child sub-session's end is kept apart (not an item) and lets its parent go on.
  */
-import type { AttemptOutcome, ErrorKind, NextStep } from "../../src/engine/retry-policy";
-import type { Advance, Operator, PlanReader, TaskView } from "../../src/engine/types";
+import type { AttemptOutcome, NextStep } from "../../src/engine/retry-policy";
+import type { Advance, ErrorKind, Operator, PlanReader, TaskView } from "../../src/engine/types";
 import type { JobSpec } from "../../src/operators/registry";
-import { cachedCounts } from "./progress";
+import { cachedCounts } from "../../src/engine/counters";
 import { childInput, childResult, type ChildInput } from "./subtasks";
 import type { CoordinatorStore, TaskRow } from "./store";
 import type { JobLog } from "./job-log";

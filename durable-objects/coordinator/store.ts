@@ -64,6 +64,9 @@ export type StageRow = {
   output_tokens: number;
 };
 
+/** Stages that are items' own (not an agent's children's): what the job's `total` counts. */
+export const itemStages = (stages: StageRow[]): StageRow[] => stages.filter((s) => s.kind !== "children");
+
 type Usage = { input_tokens: number; output_tokens: number };
 
 export function taskView(row: TaskRow): TaskView {

@@ -8,7 +8,7 @@
  * A child's task input is `{parent: {stage, index}, spawn}`. Children are not items: they add
  * to the job's tokens and to their stage's counts, not to the job's `total`/`completed`.
  */
-import type { StageKind, SubtaskSpawn, TaskResult, TaskSeed } from "../../src/engine/types";
+import type { SubtaskSpawn, TaskResult, TaskSeed } from "../../src/engine/types";
 import type { TaskFinish } from "../../src/engine/types";
 import type { JobLog } from "./job-log";
 import type { CoordinatorStore, TaskRow } from "./store";
@@ -60,5 +60,3 @@ export function childResult(index: number, input: ChildInput, finish: TaskFinish
   };
 }
 
-/** Stages that are items' own (not children's): what the job's `total` counts. */
-export const itemStages = <S extends { kind: StageKind }>(stages: S[]): S[] => stages.filter((s) => s.kind !== "children");

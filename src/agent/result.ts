@@ -1,5 +1,5 @@
 /** What one agentic sub-session produces; it reports these as `details`, and the operator adds `index` and `input`. */
-import type { ErrorKind } from "../engine/retry-policy";
+import type { ErrorKind } from "../engine/types";
 
 export interface AgentItemResult {
   session_id: string;

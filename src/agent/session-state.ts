@@ -5,7 +5,7 @@
  */
 import type { AgentItemResult } from "./result";
 import type { DoomTracker } from "./turn-rules";
-import type { ErrorKind } from "../engine/retry-policy";
+import type { ErrorKind } from "../engine/types";
 import type { AgentSpec, SubtaskSpawn, TaskRef } from "../engine/types";
 import type { ToolCall } from "../llm/types";
 

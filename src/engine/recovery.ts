@@ -2,7 +2,7 @@
  * Recover and resume, the coordinator's side: the options a recover may change, and the answers
  * the coordinator gives (domain results; the route turns a refusal into 404 or 409).
  */
-import type { ErrorKind } from "./retry-policy";
+import type { ErrorKind } from "./types";
 import type { JobSpecBase } from "./types";
 
 export interface RecoverOptions {

@@ -21,7 +21,7 @@ import type { Usage } from "../llm/types";
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_MAX_MS = 8_000;
 
-import type { SubtaskSpawn } from "./types";
+import type { ErrorKind, SubtaskSpawn } from "./types";
 import type { RateObservation } from "./pacing";
 import { DEFAULT_MAX_WAIT_SECS } from "./limits";
 
@@ -31,7 +31,6 @@ export function isThrottle(outcome: AttemptOutcome): outcome is Extract<AttemptO
 }
 
 /** `tool_error`: an agent's tools could not be loaded or reached (the message names the cause); no model was called. */
-export type ErrorKind = "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | "rate_limited";
 
 /** A task's waits on rate limits: its throttled attempts (not counted against max_retries), since when it is being throttled in a row (null: its last answer was no throttle), and how long it may wait (undefined: a spec stored before max_wait_secs, DEFAULT_MAX_WAIT_SECS). */
 export interface RateWait {

@@ -5,9 +5,12 @@
  * the job ends. The coordinator knows no operator: it stores tasks, dispatches ready ones under
  * the concurrency cap, applies the retry policy, and asks the operator what follows.
  */
-import type { ErrorKind } from "./retry-policy";
 import type { RateLimit } from "./pacing";
 import type { EndpointData } from "../llm/types";
+
+/** Why a task failed (the API's `error_kind`): the one list, which the schemas' enum is made from. */
+export const ERROR_KINDS = ["timeout", "validation", "llm_error", "schema_error", "internal", "tool_error", "rate_limited"] as const;
+export type ErrorKind = (typeof ERROR_KINDS)[number];
 
 export type JobType = "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline";
 export type JobStatus = "queued" | "running" | "paused" | "completed" | "cancelled" | "failed";

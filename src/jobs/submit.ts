@@ -17,9 +17,9 @@ import { webhookUrlProblem } from "../webhooks/policy";
 import { secretProblem } from "../webhooks/signing";
 import { budgetSuggestions, summarize, taskEstimates, type Estimate } from "../engine/estimate-job";
 import { cachedTasks } from "../cache/estimate";
-import { DEFAULT_MAX_TOKENS } from "../engine/estimate";
 import { DEFAULT_MAX_WAIT_SECS } from "../engine/limits";
 import { operatorFor, type JobSpec } from "../operators/registry";
+import type { CommonJobRequest } from "../operators/base-fields";
 import { jobCoordinator } from "../objects";
 
 const ACTIVE_JOBS_RETRY_AFTER_SECS = 10;
@@ -62,19 +62,6 @@ export function checkWebhook(env: Env, webhook: { url: string; secret?: string }
   if (issues.length > 0) throw new ApiError(400, "invalid_request", "The webhook is not usable.", { details: issues });
 }
 
-export interface CommonJobRequest {
-  model: string;
-  max_retries: number;
-  /** How long a call may wait on rate limits (the coordinator's call tasks; agent sessions' calls). */
-  max_wait_secs?: number;
-  rate_limit?: { rpm?: number | null; tpm?: number | null } | null;
-  concurrency: number;
-  webhook?: { url: string; secret?: string } | null;
-  metadata: Record<string, unknown>;
-  token_budget?: { total: number; on_exhausted: "pause" | "fail" } | null;
-  cache?: { ttl_secs: number } | null;
-}
-
 /** The spec fields every operator shares, from the request fields every operator shares. */
 export function baseSpec(jobId: string, tenantId: string, body: CommonJobRequest) {
   return {
@@ -88,11 +75,6 @@ export function baseSpec(jobId: string, tenantId: string, body: CommonJobRequest
     webhook: body.webhook ? { url: body.webhook.url } : null, // the secret stays sealed in D1
     budget: body.token_budget ? { total: body.token_budget.total, onExhausted: body.token_budget.on_exhausted } : null,
   };
-}
-
-/** With a budget every call is sent with an output bound, so a reservation covers it. */
-export function boundedMaxTokens(maxTokens: number | null | undefined, body: CommonJobRequest): number | null {
-  return maxTokens ?? (body.token_budget ? DEFAULT_MAX_TOKENS : null);
 }
 
 /** Every model the spec calls: the job's, and each call's or agent's own. */

@@ -1,6 +1,6 @@
 /** Shapes stored rows into the API's response bodies, and encodes opaque cursors. */
 import type { JobRow } from "../db/jobs";
-import { usageView } from "../../durable-objects/coordinator/progress";
+import { usageView } from "../engine/counters";
 import type { JobType } from "../engine/types";
 import { ApiError } from "../lib/errors";
 import type { z } from "@hono/zod-openapi";

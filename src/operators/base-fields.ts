@@ -81,3 +81,17 @@ export const baseJobFields = {
   retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),
   cache: CacheSchema.nullish(),
 };
+
+/** The request fields every operator's submission reads (parsed: defaults applied). */
+export interface CommonJobRequest {
+  model: string;
+  max_retries: number;
+  /** How long a call may wait on rate limits (the coordinator's call tasks; agent sessions' calls). */
+  max_wait_secs?: number;
+  rate_limit?: { rpm?: number | null; tpm?: number | null } | null;
+  concurrency: number;
+  webhook?: { url: string; secret?: string } | null;
+  metadata: Record<string, unknown>;
+  token_budget?: { total: number; on_exhausted: "pause" | "fail" } | null;
+  cache?: { ttl_secs: number } | null;
+}

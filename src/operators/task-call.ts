@@ -7,7 +7,8 @@
 import { limits, renderLimits } from "../config";
 import { compileOutputSchema } from "../output/validate";
 import { compileTemplate } from "../template/jinja";
-import { boundedMaxTokens, type CommonJobRequest } from "../jobs/submit";
+import type { CommonJobRequest } from "./base-fields";
+import { boundedMaxTokens } from "./max-tokens";
 import type { CallSpec } from "../engine/types";
 
 export interface TaskFields {

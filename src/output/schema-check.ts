@@ -6,7 +6,9 @@
  * draft 2020-12 (where `prefixItems` says it). Problems are `path: message` strings.
  */
 import { linearRegexProblem } from "./linear-regexp";
-import type { SchemaDraft } from "./validate";
+
+/** The JSON Schema drafts an output schema may say it is (`$schema`): 2020-12 unless draft-07. */
+export type SchemaDraft = "2020-12" | "7";
 
 const KNOWN_TYPES = new Set(["object", "array", "string", "number", "integer", "boolean", "null"]);
 const SINGLE = ["additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "additionalItems"];

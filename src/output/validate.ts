@@ -7,9 +7,8 @@
 import { Validator, type OutputUnit, type Schema } from "@cfworker/json-schema";
 import { InputError } from "../lib/errors";
 import { withLinearRegExp } from "./linear-regexp";
-import { schemaProblems } from "./schema-check";
+import { schemaProblems, type SchemaDraft } from "./schema-check";
 
-export type SchemaDraft = "2020-12" | "7";
 
 export interface OutputValidator {
   validate(value: unknown): string[];

@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { baseJobFields } from "../operators/base-fields";
 import { BEGINS_PER_INVOCATION, MAX_MAP_CONCURRENCY } from "../engine/limits";
+import { ERROR_KINDS } from "../engine/types";
 
 export { DEFAULT_RETRY_GUIDANCE, WebhookSchema } from "../operators/base-fields";
 
@@ -35,7 +36,7 @@ export type MapRequest = z.infer<typeof MapRequestSchema>;
 export const UsageSchema = z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }).openapi("Usage");
 
 export const ErrorKindSchema = z
-  .enum(["timeout", "validation", "llm_error", "schema_error", "internal", "tool_error", "rate_limited"])
+  .enum(ERROR_KINDS)
   .nullable()
   .openapi("ErrorKind", { description: "Why an item failed; null on success" });
 

@@ -8,12 +8,12 @@
 import { z } from "@hono/zod-openapi";
 import { renderLimits } from "../../config";
 import type { AgentSpec } from "../../engine/types";
-import { boundedMaxTokens } from "../../jobs/submit";
+import { boundedMaxTokens } from "../max-tokens";
 import type { FieldIssue } from "../../lib/errors";
 import { AgenticMapRequestSchema } from "../../schemas/agentic";
 import { ModelSchema } from "../../schemas/common";
 import { compileTemplate } from "../../template/jinja";
-import { subtaskSettings, toolConfigs, toolIssues } from "../agentic-map/submit";
+import { subtaskSettings, toolConfigs, toolIssues } from "../agentic-map/agent-fields";
 import type { TaskDefaults } from "../task-call";
 import { DEFAULT_MAX_WAIT_SECS } from "../../engine/limits";
 
