@@ -6,7 +6,7 @@
  *   stages(name, …)       each stage's status and counters, in plan order
  *   events, outbox        the event log and the results not yet in D1 (./event-store.ts)
  */
-import { SUBTASKS_SUFFIX, type StageKind, type StagePlan, type StageStatus, type TaskSeed, type TaskView } from "../../src/engine/types";
+import { SUBTASKS_SUFFIX, type StageCounts, type StageKind, type StagePlan, type StageStatus, type TaskSeed, type TaskView } from "../../src/engine/types";
 import { EventLogTable, Outbox } from "./event-store";
 import { migrate } from "./schema";
 
@@ -49,19 +49,13 @@ export type TaskRow = {
   throttled_since: number | null;
 };
 
-export type StageRow = {
+export type StageRow = StageCounts & {
   name: string;
   kind: StageKind;
   /** A children stage's: the stage of the plan whose agents spawned them (null for a stage of the plan). */
   parent: string | null;
   ord: number;
   status: StageStatus;
-  total: number;
-  completed: number;
-  succeeded: number;
-  failed: number;
-  input_tokens: number;
-  output_tokens: number;
 };
 
 /** Stages that are items' own (not an agent's children's): what the job's `total` counts. */

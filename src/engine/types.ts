@@ -149,8 +149,18 @@ export interface PlanReader {
   /** The finished tasks of a stage, in index order. */
   done(stage: string): TaskView[];
   /** A stage's size and counters. */
-  stage(name: string): { total: number; completed: number; succeeded: number; failed: number; input_tokens: number; output_tokens: number } | undefined;
+  stage(name: string): StageCounts | undefined;
 }
+
+/** A stage's size, its finished tasks by outcome, and their tokens. */
+export type StageCounts = {
+  total: number;
+  completed: number;
+  succeeded: number;
+  failed: number;
+  input_tokens: number;
+  output_tokens: number;
+};
 
 export interface JobError {
   code: string;
