@@ -100,9 +100,13 @@ export class JobCoordinator extends DurableObject<Env> {
       this.#run.log.bump({ completed: -(succeeded + failed), succeeded: -succeeded, failed: -failed });
       if (redo.drop.length > 0) this.#run.store.setMeta("d1_drop_stages", redo.drop); // their stored results go too
       const round = this.#run.round() + 1;
-      for (const [key, value] of Object.entries({ spec: updated, round, completed_at: null, error: null, finalized: false, webhook_settled: false })) {
-        this.#run.store.setMeta(key, value);
-      }
+      const store = this.#run.store;
+      store.setMeta("spec", updated);
+      store.setMeta("round", round);
+      store.setMeta("completed_at", null);
+      store.setMeta("error", null);
+      store.setMeta("finalized", false);
+      store.setMeta("webhook_settled", false);
       this.#run.setStatus("running");
       this.#run.log.emit("JOB_RECOVERING", { job_id: spec.jobId, tasks: rows.length });
     });

@@ -55,7 +55,7 @@ export class BudgetKeeper {
   constructor(store: CoordinatorStore, limits: RenderLimits) {
     this.#store = store;
     this.#templates = new StageTemplates(limits);
-    this.#spent = store.getMeta<Spend>("spend") ?? NO_SPEND;
+    this.#spent = store.getMeta("spend") ?? NO_SPEND;
   }
 
   /** The tokens a dispatch reserves, or null when they do not fit what is left. */

@@ -39,7 +39,7 @@ export class ConcurrencyLink {
     private readonly onChange: (cap: number, reason: ConcurrencyReason) => void,
     private readonly job: ConcurrencyJob,
   ) {
-    this.#effective = store.getMeta<number | null>("effective") ?? null;
+    this.#effective = store.getMeta("effective") ?? null;
   }
 
   /** The calls the job may have in flight now. */

@@ -55,7 +55,7 @@ export class D1Mirror {
     do {
       const rows = this.#store.outbox.next(FLUSH_BATCH);
       const { jobId, progress } = this.#progress();
-      const drops = this.#store.getMeta<string[] | null>("d1_drop_stages") ?? [];
+      const drops = this.#store.getMeta("d1_drop_stages") ?? [];
       await writeJobProgress(this.#db, jobId, progress, rows, drops);
       this.#store.outbox.remove(rows);
       if (drops.length > 0) this.#store.setMeta("d1_drop_stages", null);

@@ -18,7 +18,7 @@ export class JobLog {
     private readonly store: CoordinatorStore,
     private readonly hub: EventHub,
   ) {
-    this.counters = { ...ZERO, ...store.getMeta<Counters>("counters") };
+    this.counters = { ...ZERO, ...store.getMeta("counters") };
   }
 
   bump(delta: Partial<Counters>): void {

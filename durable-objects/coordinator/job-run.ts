@@ -7,7 +7,7 @@
 import { renderLimits } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
 import { isThrottle, nextStep, type AttemptOutcome, type NextStep } from "../../src/engine/retry-policy";
-import { isTerminal, type Advance, type JobEnd, type JobError, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef } from "../../src/engine/types";
+import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef } from "../../src/engine/types";
 import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
@@ -62,10 +62,10 @@ export class JobRun {
   ) {
     this.store = new CoordinatorStore(ctx.storage);
     this.mirror = new D1Mirror(env.DB, this.store, () => this.progress());
-    this.spec = this.store.getMeta<JobSpec>("spec") ?? null;
+    this.spec = this.store.getMeta("spec") ?? null;
     this.op = this.spec ? operatorFor(this.spec) : null;
-    this.status = this.store.getMeta<JobStatus>("status") ?? "queued";
-    this.finalized = this.store.getMeta<boolean>("finalized") ?? false;
+    this.status = this.store.getMeta("status") ?? "queued";
+    this.finalized = this.store.getMeta("finalized") ?? false;
     this.log = new JobLog(this.store, hub);
     this.budget = new BudgetKeeper(this.store, renderLimits(env));
     this.concurrency = this.#concurrencyLink();
@@ -389,9 +389,9 @@ export class JobRun {
     if (this.finalized) return;
     this.finalized = true;
     this.store.transaction(() => {
-      const staged = this.op?.v1 ? {} : { output: this.store.getMeta("output") ?? null, error: this.store.getMeta<JobError | null>("error") ?? null };
+      const staged = this.op?.v1 ? {} : { output: this.store.getMeta("output") ?? null, error: this.store.getMeta("error") ?? null };
       const data = { job_id: spec.jobId, status: this.status, total: this.log.total(), ...this.log.summary(), ...staged };
-      const completed: CompletedEvent = { completedAt: this.store.getMeta<string>("completed_at") ?? new Date().toISOString(), data, round: this.store.getMeta<number>("round") ?? 1 };
+      const completed: CompletedEvent = { completedAt: this.store.getMeta("completed_at") ?? new Date().toISOString(), data, round: this.store.getMeta("round") ?? 1 };
       this.store.setMeta("finalized", true);
       this.store.setMeta("completed_event", completed);
       this.log.emit("MAP_COMPLETED", data);
@@ -409,8 +409,8 @@ export class JobRun {
   /** After the end: deliver MAP_COMPLETED to the job's webhook, and watch it until it settles. */
   async watchWebhook(): Promise<void> {
     const spec = this.spec;
-    const completed = this.store.getMeta<CompletedEvent>("completed_event");
-    if (!spec?.webhook || !completed || this.store.getMeta<boolean>("webhook_settled")) return;
+    const completed = this.store.getMeta("completed_event");
+    if (!spec?.webhook || !completed || this.store.getMeta("webhook_settled")) return;
     try {
       const next = await sweepWebhook(this.env, this.store, { jobId: spec.jobId, tenantId: spec.tenantId, url: spec.webhook.url }, completed);
       if (next === null) this.store.setMeta("webhook_settled", true);
@@ -431,11 +431,11 @@ export class JobRun {
         counters: this.log.counters,
         total: this.log.total(),
         stages: stagesView(this.store.stages()),
-        completedAt: this.store.getMeta<string | null>("completed_at") ?? null,
+        completedAt: this.store.getMeta("completed_at") ?? null,
         output: this.op?.v1 ? null : (this.store.getMeta("output") ?? null),
         error: this.store.getMeta("error") ?? null,
         budget: this.budget.view(spec.budget),
-        pauseReason: this.store.getMeta<string | null>("pause_reason") ?? null,
+        pauseReason: this.store.getMeta("pause_reason") ?? null,
         effectiveConcurrency: this.concurrency.cap(spec),
         pacing: this.pacingView(spec),
       }),
@@ -443,7 +443,7 @@ export class JobRun {
   }
 
   round(): number {
-    return this.store.getMeta<number>("round") ?? 1;
+    return this.store.getMeta("round") ?? 1;
   }
 
   setStatus(status: JobStatus): void {

@@ -67,8 +67,8 @@ export class PacingLink {
     private readonly job: PacedJob,
     private readonly onChange: (view: PacingView) => void,
   ) {
-    this.#credential = store.getMeta<string>("credential") ?? null;
-    this.#paces = store.getMeta<boolean>("paces") ?? false;
+    this.#credential = store.getMeta("credential") ?? null;
+    this.#paces = store.getMeta("paces") ?? false;
   }
 
   /** The job starts: which credential its calls use (and the tenant's declared limits for the model), and whether the pacer paces. */
@@ -193,7 +193,7 @@ export class PacingLink {
 
   /** The pacing the API shows (the job's progress adds `adaptive` when no rate limit is known but adaptive concurrency holds one). */
   view(): PacingView {
-    return this.store.getMeta<PacingView>("pacing") ?? NO_PACING;
+    return this.store.getMeta("pacing") ?? NO_PACING;
   }
 
   async #ask(spec: JobSpec, calls: number, unleased: PacerNews["unleased"] = null): Promise<void> {

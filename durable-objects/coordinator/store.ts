@@ -6,6 +6,7 @@
  *   stages(name, …)       each stage's status and counters, in plan order
  *   events, outbox        the event log and the results not yet in D1 (./event-store.ts)
  */
+import type { JobMeta, MetaKey } from "./job-meta";
 import { SUBTASKS_SUFFIX, type StageCounts, type StageKind, type StagePlan, type StageStatus, type TaskSeed, type TaskView } from "../../src/engine/types";
 import { EventLogTable, Outbox } from "./event-store";
 import { migrate } from "./schema";
@@ -80,7 +81,7 @@ export class CoordinatorStore {
   readonly #storage: DurableObjectStorage;
   readonly events: EventLogTable;
   readonly outbox: Outbox;
-  readonly #soon = new Map<string, unknown>(); // meta written at the end of this turn
+  readonly #soon = new Map<MetaKey, unknown>(); // meta written at the end of this turn
   #sizes = 0; // bumped whenever a stage is added or its total changes
   #kinds: Map<string, { kind: StageKind; parent: string | null }> | null = null; // each stage's facts, read once (stages are added, never renamed)
 
@@ -101,13 +102,13 @@ export class CoordinatorStore {
     }
   }
 
-  getMeta<T>(key: string): T | undefined {
-    if (this.#soon.has(key)) return this.#soon.get(key) as T;
+  getMeta<K extends MetaKey>(key: K): JobMeta[K] | undefined {
+    if (this.#soon.has(key)) return this.#soon.get(key) as JobMeta[K];
     const row = this.#sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = ?", key).toArray()[0];
-    return row ? (JSON.parse(row.v) as T) : undefined;
+    return row ? (JSON.parse(row.v) as JobMeta[K]) : undefined;
   }
 
-  setMeta(key: string, value: unknown): void {
+  setMeta<K extends MetaKey>(key: K, value: JobMeta[K]): void {
     this.#soon.delete(key);
     this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", key, JSON.stringify(value));
   }
@@ -118,7 +119,7 @@ export class CoordinatorStore {
    * committed together, so it is as durable as the writes around it, and a report that changes
    * the counters twice (its result, the next dispatch) writes them once.
    */
-  setMetaSoon(key: string, value: unknown): void {
+  setMetaSoon<K extends MetaKey>(key: K, value: JobMeta[K]): void {
     if (this.#soon.size === 0) queueMicrotask(() => this.flushSoon());
     this.#soon.set(key, value);
   }

@@ -22,7 +22,7 @@ export interface CompletedEvent {
 export async function sweepWebhook(env: Env, store: CoordinatorStore, job: { jobId: string; tenantId: string; url: string }, completed: CompletedEvent): Promise<number | null> {
   const now = Date.now();
   const round = completed.round ?? 1; // events stored by a v1 deploy have no round
-  let deliveryId = store.getMeta<string>(`webhook_delivery_id:${round}`) ?? (round === 1 ? store.getMeta<string>("webhook_delivery_id") : undefined);
+  let deliveryId = store.getMeta(`webhook_delivery_id:${round}`) ?? (round === 1 ? store.getMeta("webhook_delivery_id") : undefined);
   if (!deliveryId) {
     const payload = JSON.stringify({ type: "MAP_COMPLETED", timestamp: completed.completedAt, data: completed.data });
     deliveryId = await createDelivery(

@@ -18,7 +18,7 @@ export class WorkerLink {
     private readonly env: Env,
     private readonly store: CoordinatorStore,
   ) {
-    this.#block = store.getMeta<Block | null>("workers") ?? null;
+    this.#block = store.getMeta("workers") ?? null;
   }
 
   /** Borrows the job's block for round `round`; on failure the job runs on objects of its own. */
@@ -31,7 +31,7 @@ export class WorkerLink {
       console.error("the worker pool could not be reached; the job runs on workers of its own", err);
     }
     this.#block = block;
-    const used = this.store.getMeta<(Block | null)[]>("workers_used") ?? [];
+    const used = this.store.getMeta("workers_used") ?? [];
     if (!used.some((b) => b?.start === block?.start && b?.count === block?.count)) used.push(block);
     this.store.transaction(() => {
       this.store.setMeta("workers", block);
@@ -54,7 +54,7 @@ export class WorkerLink {
 
   /** Every object the job may have left a task in, over its rounds. */
   names(spec: JobSpec): string[] {
-    const used = this.store.getMeta<(Block | null)[]>("workers_used") ?? [null];
+    const used = this.store.getMeta("workers_used") ?? [null];
     return [...new Set(used.flatMap((block) => Array.from({ length: block?.count ?? spec.concurrency }, (_, slot) => workerName(spec, block, slot))))];
   }
 }

@@ -1,0 +1,39 @@
+/**
+ * What a job coordinator keeps in its `meta` table, key by key, with each value's type: the one
+ * place that says what the job's stored facts are (the store reads and writes them by these keys
+ * only).
+ */
+import type { Counters } from "../../src/engine/counters";
+import type { PacingView } from "../../src/engine/pacing";
+import type { JobError, JobStatus } from "../../src/engine/types";
+import type { Block } from "../../src/engine/worker-blocks";
+import type { JobSpec } from "../../src/operators/registry";
+import type { Spend } from "./budget";
+import type { CompletedEvent } from "./webhook-sweep";
+
+export interface JobMeta {
+  schema_version: number; // coordinator/schema.ts
+  spec: JobSpec;
+  status: JobStatus;
+  round: number; // 1, then one more per recover
+  counters: Counters;
+  spend: Spend; // tokens spent against the budget, by stage
+  output: unknown; // a staged job's final value
+  error: JobError | null;
+  completed_at: string | null;
+  pause_reason: string | null;
+  finalized: boolean; // the end's MAP_COMPLETED is emitted and the job left its limiters
+  completed_event: CompletedEvent; // the webhook's payload of the end
+  webhook_settled: boolean;
+  webhook_delivery_id: string; // round 1's, as stored before rounds had their own key
+  [round: `webhook_delivery_id:${number}`]: string;
+  d1_drop_stages: string[] | null; // stages a recover dropped: their D1 results go with the next flush
+  effective: number | null; // adaptive concurrency's cap
+  paces: boolean; // the rate pacer paces the job's credential and model
+  credential: string; // the credential id of the job's calls
+  pacing: PacingView;
+  workers: Block | null; // the block of call workers the job holds this round
+  workers_used: (Block | null)[]; // every round's block: a delete wipes what the job left in them
+}
+
+export type MetaKey = keyof JobMeta;
