@@ -45,28 +45,33 @@ export class JobRun {
   readonly pacing: PacingLink;
   readonly workers: WorkerLink;
   readonly busySlots = new Set<number>();
-  readonly waiters: (() => void)[] = []; // callers of waitForEnd
-  spec: JobSpec | null;
-  op: Operator | null;
+  readonly waiters: (() => void)[]; // callers of waitForEnd
+  readonly hub: EventHub;
+  spec: JobSpec; // a recover or resume may change it
+  readonly op: Operator;
   status: JobStatus;
   finalized: boolean;
   readonly #setups: Setups;
   #alarmAt: number | null;
   #ending: Promise<void> | null = null; // an end begun inside the synchronous dispatch; the RPC or alarm that caused it waits for it
 
+  /** The job of `spec`, stored in `parts.store` already (started, or woken from storage). */
   constructor(
     private readonly ctx: DurableObjectState,
     private readonly env: Env,
-    readonly hub: EventHub,
+    parts: { hub: EventHub; store: CoordinatorStore; waiters: (() => void)[] },
+    spec: JobSpec,
     alarmAt: number | null,
   ) {
-    this.store = new CoordinatorStore(ctx.storage);
+    this.hub = parts.hub;
+    this.store = parts.store;
+    this.waiters = parts.waiters;
     this.mirror = new D1Mirror(env.DB, this.store, () => this.progress());
-    this.spec = this.store.getMeta("spec") ?? null;
-    this.op = this.spec ? operatorFor(this.spec) : null;
+    this.spec = spec;
+    this.op = operatorFor(spec);
     this.status = this.store.getMeta("status") ?? "queued";
     this.finalized = this.store.getMeta("finalized") ?? false;
-    this.log = new JobLog(this.store, hub);
+    this.log = new JobLog(this.store, this.hub);
     this.budget = new BudgetKeeper(this.store, renderLimits(env));
     this.concurrency = this.#concurrencyLink();
     this.pacing = this.#pacingLink();
@@ -78,11 +83,11 @@ export class JobRun {
 
   /** A stage's work and its provider endpoint (./coordinator/claims.ts). */
   setup(stage: string): Promise<StageSetup | null> {
-    return this.#setups.get(this.spec as JobSpec, this.op as Operator, this.round(), this.store.workStage(stage));
+    return this.#setups.get(this.spec, this.op, this.round(), this.store.workStage(stage));
   }
 
   claimOf(task: TaskRow, vars?: Record<string, unknown>): TaskClaim {
-    return claimOf(this.spec as JobSpec, this.op as Operator, this.store, task, vars);
+    return claimOf(this.spec, this.op, this.store, task, vars);
   }
 
   async settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, puller: Puller | null): Promise<void> {
@@ -122,8 +127,8 @@ export class JobRun {
   }
 
   async begin(): Promise<void> {
-    const spec = this.spec as JobSpec;
-    const op = this.op as Operator;
+    const spec = this.spec;
+    const op = this.op;
     const planned = this.store.stages().map((s) => ({ name: s.name, total: s.total }));
     const total = planned.reduce((n, s) => n + s.total, 0);
     this.store.transaction(() => {
@@ -138,7 +143,7 @@ export class JobRun {
   #concurrencyLink(): ConcurrencyLink {
     return new ConcurrencyLink(this.env, this.store, (cap, reason) => {
       if (isTerminal(this.status)) return; // the limiter answered after the end: MAP_COMPLETED stays the last event
-      this.log.emit("CONCURRENCY_CHANGED", { job_id: (this.spec as JobSpec).jobId, effective_concurrency: cap, reason });
+      this.log.emit("CONCURRENCY_CHANGED", { job_id: this.spec.jobId, effective_concurrency: cap, reason });
       this.mirror.schedule();
     }, {
       inFlight: () => this.busySlots.size,
@@ -151,7 +156,7 @@ export class JobRun {
       nextCall: () => {
         const spec = this.spec;
         const [row] = this.store.nextPending(1);
-        if (!spec || !this.op || !row) return null;
+        if (!row) return null;
         const work = this.op.work(spec, this.store.workStage(row.stage));
         if (work.kind !== "call") return null;
         return { prompt: this.budget.promptEstimate(row.stage, work, taskVars(spec, this.op, this.store, row)), maxTokens: work.call.maxTokens };
@@ -160,7 +165,7 @@ export class JobRun {
       inFlight: () => this.busySlots.size,
     }, (pacing) => {
       if (isTerminal(this.status)) return;
-      this.log.emit("PACING_CHANGED", { job_id: (this.spec as JobSpec).jobId, pacing });
+      this.log.emit("PACING_CHANGED", { job_id: this.spec.jobId, pacing });
       this.mirror.schedule();
     });
   }
@@ -215,7 +220,7 @@ export class JobRun {
       if (stage.status !== "pending") continue;
       if (!readied && !this.store.stageHasWork(stage.name)) continue;
       this.store.setStageStatus(stage.name, "running");
-      if (!this.op?.v1 && stage.kind !== "children") this.log.emit("STAGE_STARTED", { job_id: (this.spec as JobSpec).jobId, stage: stage.name, total: stage.total });
+      if (!this.op.v1 && stage.kind !== "children") this.log.emit("STAGE_STARTED", { job_id: this.spec.jobId, stage: stage.name, total: stage.total });
     }
   }
 
@@ -228,7 +233,7 @@ export class JobRun {
    */
   slotTask(slot: number, round: number): PulledTask | null {
     const spec = this.spec;
-    if (!spec || !this.op || (this.status !== "running" && this.status !== "paused") || round !== this.round()) return null;
+    if ((this.status !== "running" && this.status !== "paused") || round !== this.round()) return null;
     const row = this.store.runningOn(slot);
     if (!row?.token) return null;
     const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts, token: row.token, slot, sessionId: null, round };
@@ -248,7 +253,7 @@ export class JobRun {
   /** Fills free slots with pending tasks, critical path first. Never awaits a worker: `begin` only stores the reference. */
   #dispatch(puller: Puller | null): void {
     const spec = this.spec;
-    if (!spec || !this.op || this.status !== "running") return;
+    if (this.status !== "running") return;
     const room = this.concurrency.cap(spec) - this.busySlots.size; // the provider's limit for the tenant, when one holds
     if (room <= 0) return;
     let unleased = 0; // calls that could start but have no lease from the rate pacer
@@ -273,7 +278,7 @@ export class JobRun {
         return;
       }
       let known: Record<string, unknown> | undefined; // computed once, for the budget and the pulled claim
-      const vars = () => (known ??= taskVars(spec, this.op as Operator, this.store, row));
+      const vars = () => (known ??= taskVars(spec, this.op, this.store, row));
       const reserved = this.budget.reserve(spec.budget, row.stage, work, vars);
       // Calls in flight may settle below what they reserve (a cached answer spends nothing): wait for them.
       if (reserved === null) return this.store.reservedTokens() > 0 ? undefined : this.#budgetExhausted();
@@ -302,7 +307,7 @@ export class JobRun {
 
   /** The next call does not fit the budget: pause the job, or end it `failed` (`on_exhausted`). */
   #budgetExhausted(): void {
-    const spec = this.spec as JobSpec;
+    const spec = this.spec;
     if (spec.budget?.onExhausted === "fail") {
       const message = "The token budget cannot fit the next call.";
       this.#ending ??= this.#end({ status: "failed", output: null, error: { code: "budget_exhausted", message, stage: null, index: null, step: null } });
@@ -323,7 +328,7 @@ export class JobRun {
    * every runtime in the deployment shares that fate with it.
    */
   async lost(row: TaskRow, why: string): Promise<void> {
-    const spec = this.spec as JobSpec;
+    const spec = this.spec;
     if (row.slot !== null) this.busySlots.delete(row.slot);
     const losses = row.losses + 1;
     if (row.attempts < 1 + spec.maxRetries && losses < LOST_ATTEMPTS_MAX) {
@@ -348,7 +353,7 @@ export class JobRun {
 
   /** Stores a finished task and its result (./coordinator/results.ts); returns what the operator says follows. */
   #record(task: TaskRow, end: TaskEnd, usage: { input_tokens: number; output_tokens: number }, details: Record<string, unknown> | null, cached: { input_tokens: number; output_tokens: number } | null = null): Advance {
-    const job = { spec: this.spec as JobSpec, op: this.op as Operator, store: this.store, log: this.log, reader: this.reader() };
+    const job = { spec: this.spec, op: this.op, store: this.store, log: this.log, reader: this.reader() };
     const advance = recordEnd(job, task, end, usage, details, cached);
     this.mirror.schedule();
     return advance;
@@ -365,7 +370,7 @@ export class JobRun {
   }
 
   async finish(status: JobStatus): Promise<void> {
-    const spec = this.spec as JobSpec;
+    const spec = this.spec;
     if (!isTerminal(this.status)) {
       // Sub-sessions under way stop after their current turn, so an ended job spends no more tokens.
       for (const row of this.store.running()) if (row.session_id) this.#stopSession(row.session_id);
@@ -389,7 +394,7 @@ export class JobRun {
     if (this.finalized) return;
     this.finalized = true;
     this.store.transaction(() => {
-      const staged = this.op?.v1 ? {} : { output: this.store.getMeta("output") ?? null, error: this.store.getMeta("error") ?? null };
+      const staged = this.op.v1 ? {} : { output: this.store.getMeta("output") ?? null, error: this.store.getMeta("error") ?? null };
       const data = { job_id: spec.jobId, status: this.status, total: this.log.total(), ...this.log.summary(), ...staged };
       const completed: CompletedEvent = { completedAt: this.store.getMeta("completed_at") ?? new Date().toISOString(), data, round: this.store.getMeta("round") ?? 1 };
       this.store.setMeta("finalized", true);
@@ -410,7 +415,7 @@ export class JobRun {
   async watchWebhook(): Promise<void> {
     const spec = this.spec;
     const completed = this.store.getMeta("completed_event");
-    if (!spec?.webhook || !completed || this.store.getMeta("webhook_settled")) return;
+    if (!spec.webhook || !completed || this.store.getMeta("webhook_settled")) return;
     try {
       const next = await sweepWebhook(this.env, this.store, { jobId: spec.jobId, tenantId: spec.tenantId, url: spec.webhook.url }, completed);
       if (next === null) this.store.setMeta("webhook_settled", true);
@@ -423,7 +428,7 @@ export class JobRun {
 
   /** The job as D1 shows it: status, counters, stages, output, error, budget. */
   progress(): { jobId: string; progress: JobProgress } {
-    const spec = this.spec as JobSpec;
+    const spec = this.spec;
     return {
       jobId: spec.jobId,
       progress: progressOf({
@@ -432,7 +437,7 @@ export class JobRun {
         total: this.log.total(),
         stages: stagesView(this.store.stages()),
         completedAt: this.store.getMeta("completed_at") ?? null,
-        output: this.op?.v1 ? null : (this.store.getMeta("output") ?? null),
+        output: this.op.v1 ? null : (this.store.getMeta("output") ?? null),
         error: this.store.getMeta("error") ?? null,
         budget: this.budget.view(spec.budget),
         pauseReason: this.store.getMeta("pause_reason") ?? null,
@@ -461,7 +466,6 @@ export class JobRun {
   async alarm(): Promise<void> {
     this.#alarmAt = null;
     const spec = this.spec;
-    if (!spec) return;
     if (this.status === "queued") await this.begin();
     if (isTerminal(this.status)) {
       if (!this.finalized) await this.finish(this.status);
@@ -470,7 +474,7 @@ export class JobRun {
     }
     const now = Date.now();
     for (const row of this.store.running()) {
-      const deadline = (row.dispatched_at ?? 0) + lostAfterMs((this.op as Operator).work(spec, this.store.workStage(row.stage)));
+      const deadline = (row.dispatched_at ?? 0) + lostAfterMs(this.op.work(spec, this.store.workStage(row.stage)));
       if (deadline < now) await this.lost(row, "no report from its worker in time");
     }
     if (isTerminal(this.status)) return;
