@@ -8,19 +8,10 @@
 import { outputBound, promptEstimate, StageTemplates } from "../../src/engine/estimate";
 import type { BudgetSpec, StageWork } from "../../src/engine/types";
 import { allowances } from "../../src/engine/allocation";
+import { executorOf } from "../../src/engine/executors";
 import type { CoordinatorStore } from "./store";
 import type { RenderLimits } from "../../src/template/budget";
 import type { CompiledTemplate } from "../../src/template/jinja";
-
-const LOST_GRACE_MS = 15_000; // a dispatch with no report after timeout + this is presumed lost
-const AGENT_TURN_OVERHEAD_MS = 30_000; // per turn of a sub-session: tool calls and storage on top of the model call
-
-/** How long a dispatch of this stage's work may go without a report before it is presumed lost. */
-export function lostAfterMs(work: StageWork): number {
-  if (work.kind === "call") return work.call.timeoutMs + LOST_GRACE_MS;
-  const a = work.agent;
-  return a.maxTurns * (a.timeoutMs * (1 + a.maxRetries) + AGENT_TURN_OVERHEAD_MS) + LOST_GRACE_MS;
-}
 
 export interface Spend {
   total: number;
@@ -33,14 +24,13 @@ export function addSpend(spend: Spend, stage: string, tokens: number): Spend {
   return { total: spend.total + tokens, by_stage: { ...spend.by_stage, [stage]: (spend.by_stage[stage] ?? 0) + tokens } };
 }
 
-/** The tokens one dispatch of a task reserves: its prompt and output bound (an agent: for each of its turns). */
+/** The tokens one dispatch of a task reserves: its prompt and output bound for each call it may make, within its own token cap. */
 function reservation(work: StageWork, template: CompiledTemplate, vars: Record<string, unknown>): number {
-  const spec = work.kind === "call" ? work.call : work.agent;
-  const perCall = promptEstimate(template, vars, spec.systemPrompt) + outputBound(spec.maxTokens);
-  if (work.kind === "call") return perCall;
-  // A sub-session makes up to max_turns calls; its own token cap bounds it when smaller.
-  const turns = perCall * work.agent.maxTurns;
-  return work.agent.maxTotalTokens === null ? turns : Math.min(turns, work.agent.maxTotalTokens + outputBound(spec.maxTokens));
+  const executor = executorOf(work);
+  const spec = executor.call(work);
+  const calls = (promptEstimate(template, vars, spec.systemPrompt) + outputBound(spec.maxTokens)) * executor.callsPerDispatch(work);
+  const cap = executor.tokenCap(work);
+  return cap === null ? calls : Math.min(calls, cap + outputBound(spec.maxTokens));
 }
 
 /**
@@ -70,8 +60,7 @@ export class BudgetKeeper {
 
   /** A call's prompt estimate (the pacer's token reservation). */
   promptEstimate(stage: string, work: StageWork, vars: Record<string, unknown>): number {
-    const spec = work.kind === "call" ? work.call : work.agent;
-    return promptEstimate(this.#templates.get(stage, work), vars, spec.systemPrompt);
+    return promptEstimate(this.#templates.get(stage, work), vars, executorOf(work).call(work).systemPrompt);
   }
 
   /** A report settles: the provider's usage is spent (the dispatch's reservation is released with its row). */

@@ -7,6 +7,7 @@ import { setupKey, type Operator, type PlanReader, type StageSetup, type TaskCla
 import type { JobSpec } from "../../src/operators/registry";
 import { endpointData } from "../../src/llm/call-model";
 import { parseModel } from "../../src/llm/models";
+import { executorOf } from "../../src/engine/executors";
 import type { EndpointData } from "../../src/llm/types";
 import { childInput } from "./subtasks";
 import { taskView, type CoordinatorStore, type TaskRow } from "./store";
@@ -47,8 +48,8 @@ export class Setups {
   /** `stage`: a stage of the plan (children ask for their parents' stage's). */
   async get(spec: JobSpec, op: Operator, round: number, stage: string): Promise<StageSetup | null> {
     const work = op.work(spec, stage);
-    if (work.kind !== "call") return { work, endpoint: null };
-    const provider = parseModel(work.call.model).provider;
+    if (executorOf(work).session) return { work, endpoint: null }; // a sub-session resolves its own
+    const provider = parseModel(executorOf(work).call(work).model).provider;
     const key = setupKey(round, provider);
     let endpoint = this.#endpoints.get(key);
     if (!endpoint) {

@@ -16,7 +16,8 @@ import { BEGINS_PER_INVOCATION, LOST_ATTEMPTS_MAX } from "../../src/engine/limit
 import type { EventHub } from "./event-hub";
 import { CoordinatorStore, type TaskRow } from "./store";
 import { sweepWebhook, type CompletedEvent } from "./webhook-sweep";
-import { BudgetKeeper, lostAfterMs } from "./budget";
+import { BudgetKeeper } from "./budget";
+import { executorOf } from "../../src/engine/executors";
 import { ConcurrencyLink } from "./concurrency";
 import { PacingLink } from "./pacing";
 import { credentialOf } from "../../src/llm/credential";
@@ -158,8 +159,9 @@ export class JobRun {
         const [row] = this.store.nextPending(1);
         if (!row) return null;
         const work = this.op.work(spec, this.store.workStage(row.stage));
-        if (work.kind !== "call") return null;
-        return { prompt: this.budget.promptEstimate(row.stage, work, taskVars(spec, this.op, this.store, row)), maxTokens: work.call.maxTokens };
+        const executor = executorOf(work);
+        if (!executor.paced) return null;
+        return { prompt: this.budget.promptEstimate(row.stage, work, taskVars(spec, this.op, this.store, row)), maxTokens: executor.call(work).maxTokens };
       },
       roomOpened: () => void this.dispatchAndSettle().catch((err: unknown) => console.error("dispatch after a lease failed; the sweep dispatches", err)),
       inFlight: () => this.busySlots.size,
@@ -267,11 +269,12 @@ export class JobRun {
     let begun = 0;
     for (const [i, row] of rows.slice(0, free.length).entries()) {
       const work = this.op.work(spec, this.store.workStage(row.stage));
-      if (work.kind === "call" && this.pacing.room(spec) < 1) {
+      const executor = executorOf(work);
+      if (executor.paced && this.pacing.room(spec) < 1) {
         unleased++; // it waits for a lease (not counted as begun: a wait must not set the next alarm at once)
         continue;
       }
-      const pulled = puller !== null && free[i] === puller.slot && !row.session_id;
+      const pulled = puller !== null && free[i] === puller.slot && !executor.session;
       if (!pulled && begun++ === BEGINS_PER_INVOCATION) {
         // One invocation's subrequests are bounded: the rest start in the next alarm, right away.
         void this.wakeAt(Date.now()).catch((err: unknown) => console.error("could not set the alarm; the sweep will", err));
@@ -286,14 +289,14 @@ export class JobRun {
       const token = randomBase32(10);
       this.store.markRunning(row, slot, token, now, reserved);
       this.busySlots.add(slot);
-      if (work.kind === "call") this.pacing.started(spec);
+      if (executor.paced) this.pacing.started(spec);
       this.log.bump({ total_attempts: 1 });
       const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round };
-      if (puller && slot === puller.slot && !row.session_id) {
+      if (pulled) {
         puller.next = { ref, claim: this.claimOf(row, known), setup: null };
         continue;
       }
-      const worker = row.session_id ? agentSession(this.env, row.session_id) : this.workers.worker(spec, slot);
+      const worker = executor.session && row.session_id ? agentSession(this.env, row.session_id) : this.workers.worker(spec, slot);
       worker.begin(ref).catch(async (err: unknown) => {
         console.error("dispatch failed; will retry", err);
         const current = this.store.task(row.stage, row.idx);
@@ -474,7 +477,8 @@ export class JobRun {
     }
     const now = Date.now();
     for (const row of this.store.running()) {
-      const deadline = (row.dispatched_at ?? 0) + lostAfterMs(this.op.work(spec, this.store.workStage(row.stage)));
+      const work = this.op.work(spec, this.store.workStage(row.stage));
+      const deadline = (row.dispatched_at ?? 0) + executorOf(work).lostAfterMs(work);
       if (deadline < now) await this.lost(row, "no report from its worker in time");
     }
     if (isTerminal(this.status)) return;

@@ -7,6 +7,7 @@
 import type { RenderLimits } from "../template/budget";
 import { ESTIMATE_METHOD, outputBound, promptTokens, renderedPrompt, StageTemplates } from "./estimate";
 import type { CallSpec, JobSpecBase, Operator, Plan } from "./types";
+import { executorOf } from "./executors";
 
 export interface StageEstimate {
   calls: number;
@@ -37,7 +38,7 @@ export interface TaskEstimate {
 export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, plan: Plan, limits: RenderLimits): { tasks: TaskEstimate[]; stages: string[]; notes: string[] } {
   const templates = new StageTemplates(limits);
   let bounded = false;
-  let agents = false;
+  const kindNotes = new Set<string>(); // what the executors of the jobs' kinds of work say of their estimates
   const assumed = op.estimateTasks?.(spec, plan);
   const tasks: TaskEstimate[] = [];
   // A prompt is rendered once per template and vars object: an operator whose tasks share their
@@ -52,24 +53,25 @@ export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, p
   };
   for (const task of assumed?.tasks ?? plan.tasks) {
     const work = op.work(spec, task.stage);
-    const call = work.kind === "call" ? work.call : work.agent;
+    const executor = executorOf(work);
+    const call = executor.call(work);
     const { vars, boundTokens } = op.estimateVars ? op.estimateVars(spec, task) : { vars: op.vars(spec, task), boundTokens: 0 };
     bounded ||= boundTokens > 0;
-    agents ||= work.kind === "agent";
+    if (executor.estimateNote) kindNotes.add(executor.estimateNote);
     const prompt = render(templates.get(task.stage, work), vars);
-    const calls = work.kind === "agent" ? work.agent.maxTurns : 1; // an agent's turns: the upper bound
+    const calls = executor.callsPerDispatch(work); // an agent's turns: the upper bound
     tasks.push({
       stage: task.stage,
       calls,
       input_tokens: ((prompt === null ? 0 : promptTokens(prompt, call.systemPrompt)) + boundTokens) * calls,
       output_tokens: outputBound(call.maxTokens) * calls,
-      exact: work.kind === "call" && boundTokens === 0 && (!assumed || ("exact" in task && task.exact === true)) && prompt !== null ? { call: work.call, prompt } : null,
+      exact: executor.cacheable && work.kind === "call" && boundTokens === 0 && (!assumed || ("exact" in task && task.exact === true)) && prompt !== null ? { call: work.call, prompt } : null,
     });
   }
   const notes = [`${ESTIMATE_METHOD}: prompts rendered and counted at ceil(characters / 4); outputs at max_tokens (1,024 when unset)`];
   if (bounded) notes.push("prompts that hold earlier outputs count those outputs at their max_tokens bound");
   if (assumed) notes.push(assumed.note);
-  if (agents) notes.push("agent items count max_turns calls, each with the first prompt");
+  notes.push(...kindNotes);
   return { tasks, stages: plan.stages.filter((s) => !s.skipped).map((s) => s.name), notes };
 }
 

@@ -8,6 +8,7 @@
 import { compileTemplate, type CompiledTemplate } from "../template/jinja";
 import type { RenderLimits } from "../template/budget";
 import type { StageWork } from "./types";
+import { executorOf } from "./executors";
 
 export const DEFAULT_MAX_TOKENS = 1_024; // the contract's bound for calls without max_tokens
 export const ESTIMATE_METHOD = "chars/4";
@@ -33,7 +34,7 @@ export class StageTemplates {
   get(stage: string, work: StageWork): CompiledTemplate {
     let template = this.#templates.get(stage);
     if (!template) {
-      template = compileTemplate(work.kind === "call" ? work.call.promptTemplate : work.agent.promptTemplate, "prompt_template", [], this.#limits);
+      template = compileTemplate(executorOf(work).call(work).promptTemplate, "prompt_template", [], this.#limits);
       this.#templates.set(stage, template);
     }
     return template;

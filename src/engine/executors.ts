@@ -1,0 +1,71 @@
+/**
+ * Executors: what the engine knows of each kind of work a stage does (StageWork's `kind`), in one
+ * place per kind — so dispatch, budgets, the lost-work sweep and estimates ask the executor, not
+ * an `if` on the kind. A new kind (a provider's batch API, an embeddings call) is one entry here
+ * and one runner in the coordinator's registry (durable-objects/coordinator/executors.ts).
+ *
+ *   call   one model call per dispatch, by a call worker of the job's slot, which pulls its
+ *          slot's next task in its report; paced by the rate pacer (one lease per dispatch)
+ *   agent  one sub-session per task (AgentSession), up to max_turns calls per dispatch; it
+ *          meets rate limits as back-pressure on its own calls
+ */
+import type { AgentSpec, CallSpec, StageWork } from "./types";
+
+/** The model-call fields every kind has: what a prompt estimate and an output bound are made of. */
+export type CallFields = Pick<CallSpec, "promptTemplate" | "systemPrompt" | "maxTokens" | "model">;
+
+export interface Executor<W extends StageWork = StageWork> {
+  /** The fields its calls are made with (the first call's, for an agent). */
+  call(work: W): CallFields;
+  /** The most model calls one dispatch makes (an estimate's and a reservation's multiplier). */
+  callsPerDispatch(work: W): number;
+  /** The most tokens a dispatch may spend beyond which its own cap stops it (null: none). */
+  tokenCap(work: W): number | null;
+  /** How long a dispatch may go without a report before the sweep presumes it lost. */
+  lostAfterMs(work: W): number;
+  /** Whether its dispatch takes one lease of the rate pacer (a single model call, sent at once). */
+  paced: boolean;
+  /** Whether the task runs in a sub-session of its own (its `session_id`) rather than on the job's slot worker, which pulls its next task. */
+  session: boolean;
+  /** Whether its answer may come from the response cache (a single call with a known prompt). */
+  cacheable: boolean;
+  /** What an estimate of jobs with this kind of work says of it. */
+  estimateNote: string | null;
+}
+
+const LOST_GRACE_MS = 15_000; // a dispatch with no report after its own time limit + this is presumed lost
+const AGENT_TURN_OVERHEAD_MS = 30_000; // per turn of a sub-session: tool calls and storage on top of the model call
+
+const callExecutor: Executor<Extract<StageWork, { kind: "call" }>> = {
+  call: (work) => work.call,
+  callsPerDispatch: () => 1,
+  tokenCap: () => null,
+  lostAfterMs: (work) => work.call.timeoutMs + LOST_GRACE_MS,
+  paced: true,
+  session: false,
+  cacheable: true,
+  estimateNote: null,
+};
+
+const agentExecutor: Executor<Extract<StageWork, { kind: "agent" }>> = {
+  call: (work) => work.agent,
+  callsPerDispatch: (work) => work.agent.maxTurns,
+  tokenCap: (work) => work.agent.maxTotalTokens,
+  lostAfterMs: (work) => agentLostAfterMs(work.agent),
+  paced: false,
+  session: true,
+  cacheable: false,
+  estimateNote: "agent items count max_turns calls, each with the first prompt",
+};
+
+const agentLostAfterMs = (a: AgentSpec): number => a.maxTurns * (a.timeoutMs * (1 + a.maxRetries) + AGENT_TURN_OVERHEAD_MS) + LOST_GRACE_MS;
+
+const EXECUTORS: { [K in StageWork["kind"]]: Executor<Extract<StageWork, { kind: K }>> } = {
+  call: callExecutor,
+  agent: agentExecutor,
+};
+
+/** The executor of a stage's work. */
+export function executorOf<W extends StageWork>(work: W): Executor<W> {
+  return EXECUTORS[work.kind] as unknown as Executor<W>;
+}
