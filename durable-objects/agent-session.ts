@@ -24,20 +24,24 @@ import type { StageWork, SubtaskSettings, SubtaskSpawn, TaskClaim, TaskRef } fro
 import { childPrompt, readSpawn, SPAWN_TOOL, spawnFingerprint, spawnRefusal, spawnToolSpec } from "../src/agent/subtasks";
 import { newId } from "../src/lib/ids";
 import { callModel, resolveEndpoint } from "../src/llm/call-model";
-import { classify, describeFailure, isThrottle, retryAfterMs } from "../src/llm/errors";
+import { classify, describeFailure, headerOf, isThrottle, retryAfterMs } from "../src/llm/errors";
+import { rateObservation } from "../src/llm/rate-headers";
 import { parseModel } from "../src/llm/models";
 import type { ChatMessage, ModelRequest, ModelResponse, ProviderEndpoint, ToolCall } from "../src/llm/types";
 import { compileTemplate } from "../src/template/jinja";
 import { SessionHistory, contextOf } from "./agent/history";
+import { SessionPacing } from "./agent/pacing";
 
 
 export class AgentSession extends DurableObject<Env> {
   #endpoint: ProviderEndpoint | null | undefined;
+  #pacing: SessionPacing;
   #history: SessionHistory;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
     this.#history = new SessionHistory(ctx.storage.sql);
+    this.#pacing = new SessionPacing(env);
   }
 
   /** The job is deleted: the history, state and task go (the table is made anew, empty). */
@@ -162,11 +166,18 @@ export class AgentSession extends DurableObject<Env> {
   async #call(spec: SessionSpec, request: Omit<ModelRequest, "model" | "temperature" | "maxTokens" | "timeoutMs">): Promise<ModelResponse> {
     const model = parseModel(spec.model);
     this.#endpoint ??= await resolveEndpoint(this.env, spec.tenantId, model.provider);
-    return callModel(
-      this.env,
-      { ...request, model, temperature: spec.temperature, maxTokens: spec.maxTokens, timeoutMs: spec.timeoutMs },
-      this.#endpoint,
-    );
+    try {
+      const response = await callModel(
+        this.env,
+        { ...request, model, temperature: spec.temperature, maxTokens: spec.maxTokens, timeoutMs: spec.timeoutMs },
+        this.#endpoint,
+      );
+      await this.#pacing.observe(spec, response.rate);
+      return response;
+    } catch (err) {
+      await this.#pacing.observe(spec, rateObservation((name) => headerOf(err, name)));
+      throw err;
+    }
   }
 
   /** Folds older turns into a summary when the context is over budget. A failed summary is skipped. */
@@ -220,6 +231,14 @@ export class AgentSession extends DurableObject<Env> {
         }
         const history = this.#history.all();
         await this.#compactIfNeeded(spec, state, history);
+        // The turn's call takes a lease of the rate pacer; without one, it waits as a throttle does (the alarm).
+        const prompt = estimateTokens(contextOf(state, history), spec.systemPrompt);
+        const waitMs = await this.#pacing.lease(spec, { tokens: prompt + (spec.maxTokens ?? 0), input: prompt, output: 0 });
+        if (waitMs > 0) {
+          await this.ctx.storage.setAlarm(Date.now() + waitMs);
+          await this.#save(state);
+          return state;
+        }
         let response: ModelResponse;
         try {
           state.callAttempts++;

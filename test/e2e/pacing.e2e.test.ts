@@ -155,6 +155,21 @@ describe("pacing by the provider's rate limits", () => {
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
   });
 
+  it("an agent's turns are paced too: 60 one-turn items at concurrency 16 against 1,200 a minute enforced per second", async () => {
+    const { key } = await limitedTenant({ rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 });
+    const tag = uniqueTag("pace-agent");
+    const started = Date.now();
+    const body = { inputs: Array.from({ length: 60 }, (_, i) => ({ d: fake(tag, i) })), agent_prompt_template: "Answer {{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 16, max_turns: 2 };
+    const created = await call(base(), "POST", "/v1/agentic-map", { token: key, body });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const done = await waitForJob(base(), key, created.body.job_id);
+    expect(done).toMatchObject({ status: "completed", succeeded: 60, failed: 0 });
+    const stats = await fakeStats(tag);
+    // Unpaced, a session's call meets a 429 once the first second's 20 are spent (each is back-pressure: the session waits and retries).
+    paced(stats);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(((60 - 20) / 20) * 1_000 * 0.9); // 20 at once, then 20 a second
+  });
+
   it("a key nothing is known of: one call goes first, and the others wait for it 5 s at most", async () => {
     const { key } = await limitedTenant({ rpm: 6_000, tpm: null, headers: "none", burst_secs: 1 });
     const tag = uniqueTag("pace-probe");
