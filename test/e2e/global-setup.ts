@@ -1,14 +1,32 @@
 /** One fake model server and one Fanout (`wrangler dev`) for every e2e test file. */
 import { writeFileSync } from "node:fs";
 import type { TestProject } from "vitest/node";
-import { startFakeModelServer, type FakeModelServer } from "../fake-model/server.ts";
+import { spawn, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { startFanout, type FanoutServer } from "./harness/fanout-server.ts";
 
-let fake: FakeModelServer | undefined;
+let fake: { url: string; process: ChildProcess } | undefined;
+
+/** The fake model server in a process of its own (../fake-model/main.ts): its URL once it listens. */
+async function startFake(): Promise<{ url: string; process: ChildProcess }> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL("../fake-model/main.ts", import.meta.url))], { stdio: ["pipe", "pipe", "inherit"] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = "";
+    child.once("error", reject);
+    child.once("exit", (code) => reject(new Error(`the fake model server exited (${code}) before it listened: ${out}`)));
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const line = out.split("\n")[0] as string;
+      if (out.includes("\n")) resolve((JSON.parse(line) as { url: string }).url);
+    });
+  });
+  child.removeAllListeners("exit");
+  return { url, process: child };
+}
 let fanout: FanoutServer | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
-  fake = await startFakeModelServer();
+  fake = await startFake();
   fanout = await startFanout({
     vars: {
       OPENAI_BASE_URL: `${fake.url}/v1`,
@@ -33,7 +51,11 @@ export async function teardown(): Promise<void> {
   if (logs === "1") console.log(fanout?.logs());
   else if (logs) writeFileSync(logs, fanout?.logs() ?? "");
   await fanout?.stop();
-  await fake?.close();
+  if (fake && fake.process.exitCode === null) {
+    const exited = new Promise((done) => fake?.process.once("exit", done));
+    fake.process.kill();
+    await exited;
+  }
 }
 
 declare module "vitest" {
