@@ -48,8 +48,9 @@ export class Setups {
   /** `stage`: a stage of the plan (children ask for their parents' stage's). */
   async get(spec: JobSpec, op: Operator, round: number, stage: string): Promise<StageSetup | null> {
     const work = op.work(spec, stage);
-    if (executorOf(work).session) return { work, endpoint: null }; // a sub-session resolves its own
-    const provider = parseModel(executorOf(work).call(work).model).provider;
+    const executor = executorOf(work);
+    if (executor.session) return { work, endpoint: null }; // a sub-session resolves its own
+    const provider = parseModel(executor.call(work).model).provider;
     const key = setupKey(round, provider);
     let endpoint = this.#endpoints.get(key);
     if (!endpoint) {

@@ -1,4 +1,5 @@
 /** Jobs and results in D1: created by the API, kept current by each job's coordinator. */
+import type { JobCounts } from "../engine/counters";
 /** A finished task result waiting in a coordinator's outbox to be copied here. */
 export type OutboxRow = {
   stage: string;
@@ -11,22 +12,13 @@ export type OutboxRow = {
 /** A result as stored: the operator's result shape (v1 results are unchanged). */
 export type StoredResult = { index: number; success: boolean } & Record<string, unknown>;
 
-export interface JobRow {
+export interface JobRow extends JobCounts {
   id: string;
   tenant_id: string;
   type: string;
   status: string;
   model: string;
   total: number;
-  completed: number;
-  succeeded: number;
-  failed: number;
-  total_attempts: number;
-  input_tokens: number;
-  output_tokens: number;
-  cached_calls: number;
-  cached_input_tokens: number;
-  cached_output_tokens: number;
   metadata: string;
   idempotency_key: string | null;
   request_hash: string;
@@ -45,18 +37,9 @@ export interface JobRow {
   pacing: string | null; // JSON
 }
 
-export interface JobProgress {
+export interface JobProgress extends JobCounts {
   status: string;
   total: number;
-  completed: number;
-  succeeded: number;
-  failed: number;
-  total_attempts: number;
-  input_tokens: number;
-  output_tokens: number;
-  cached_calls: number;
-  cached_input_tokens: number;
-  cached_output_tokens: number;
   completed_at: string | null;
   stage: string | null;
   stages: unknown[];

@@ -1,15 +1,20 @@
 /** A job's counters (the coordinator keeps them; D1 and the API show them) and their usage view. */
-export interface Counters {
+/** A job's counts as D1 and the API show them: its finished tasks, its attempts, its tokens. */
+export interface JobCounts {
   completed: number;
   succeeded: number;
   failed: number;
   total_attempts: number;
   input_tokens: number;
   output_tokens: number;
-  seq: number; // completion order of results, increasing across recovers
   cached_calls: number; // tasks answered from the response cache, and what their original calls cost
   cached_input_tokens: number;
   cached_output_tokens: number;
+}
+
+/** The coordinator's counters: the job's counts, and the completion order of its results. */
+export interface Counters extends JobCounts {
+  seq: number; // completion order of results, increasing across recovers
 }
 
 export const ZERO: Counters = {

@@ -1,13 +1,14 @@
 /**
  * Executors: what the engine knows of each kind of work a stage does (StageWork's `kind`), in one
  * place per kind — so dispatch, budgets, the lost-work sweep and estimates ask the executor, not
- * an `if` on the kind. A new kind (a provider's batch API, an embeddings call) is one entry here
- * and one runner in the coordinator's registry (durable-objects/coordinator/executors.ts).
+ * an `if` on the kind. A new kind (a provider's batch API, an embeddings call) is one entry here,
+ * and the object that runs it (today the coordinator's dispatch picks the slot's call worker or
+ * the task's session by `session`).
  *
  *   call   one model call per dispatch, by a call worker of the job's slot, which pulls its
  *          slot's next task in its report; paced by the rate pacer (one lease per dispatch)
- *   agent  one sub-session per task (AgentSession), up to max_turns calls per dispatch; it
- *          meets rate limits as back-pressure on its own calls
+ *   agent  one sub-session per task (AgentSession), up to max_turns calls per dispatch; the
+ *          session leases each turn's call itself (durable-objects/agent/pacing.ts)
  */
 import type { AgentSpec, CallSpec, StageWork } from "./types";
 
