@@ -189,11 +189,18 @@ function renderProgress(el, state) {
   );
 }
 
+/**
+ * The buttons are drawn again only when what they show changes: a refresh that replaced them
+ * between a press and its release would lose the click (and the focus of the budget field).
+ */
 function renderActions(el, state, act) {
   const job = state.job;
   const id = encodeURIComponent(job.id);
   const running = job.status === "running" || job.status === "queued" || job.status === "paused";
   const canRecover = ENDED.has(job.status) && (job.failed > 0 || job.status !== "completed");
+  const shown = JSON.stringify([job.id, job.status, job.pause_reason ?? null, job.budget?.total ?? null, canRecover, job.failed]);
+  if (el.dataset.shown === shown) return;
+  el.dataset.shown = shown;
   const button = (label, onclick, kind = "") => h("button", { type: "button", class: kind, onclick }, label);
   fill(
     el,

@@ -222,7 +222,16 @@ describe("the dashboard", () => {
     const page = await signedIn(key, `/jobs/${created.body.job_id}`);
     await expect.poll(() => page.locator(".job-id .badge").textContent(), { timeout: 30_000 }).toBe("paused");
     expect(await page.locator(".budget").textContent()).toContain(`/ ${total.toLocaleString("en-US")}`);
-    await page.getByLabel("New token budget").fill(String(total * 10));
+    // A total the job has spent already: refused, and the message is drawn. The field and the
+    // button are the same elements after that redraw (drawn again, a press and its release could
+    // land on two buttons — the click lost — and the field would lose its focus).
+    const field = page.getByLabel("New token budget");
+    await field.evaluate((el) => (el.dataset.mark = "typed here"));
+    await field.fill("1");
+    await page.getByRole("button", { name: "Resume" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("Resume failed");
+    expect(await field.evaluate((el) => el.dataset.mark)).toBe("typed here");
+    await field.fill(String(total * 10));
     await page.getByRole("button", { name: "Resume" }).click();
     await expect.poll(() => page.locator(".job-id .badge").textContent(), { timeout: 30_000 }).toBe("completed");
     expect(await overall(page).textContent()).toContain("3 succeeded · 0 failed");
