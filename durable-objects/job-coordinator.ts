@@ -23,8 +23,8 @@
 import { DurableObject } from "cloudflare:workers";
 import { sseKeepaliveMs } from "../src/config";
 import type { AttemptOutcome } from "../src/engine/retry-policy";
-import { isTerminal, type PulledTask, type PullRequest, type StageWork, type TaskClaim, type TaskRef, setupKey } from "../src/engine/types";
-import { operatorFor, type JobSpec } from "../src/operators/registry";
+import { isTerminal, type JobSpecBase, type PulledTask, type PullRequest, type StageWork, type TaskClaim, type TaskRef, setupKey } from "../src/engine/types";
+import { jobSpec, operatorFor, type JobSpec } from "../src/operators/registry";
 import type { RecoverOptions, RecoverAnswer, ResumeAnswer } from "../src/engine/recovery";
 import { EventHub } from "./coordinator/event-hub";
 import { CoordinatorStore } from "./coordinator/store";
@@ -53,8 +53,9 @@ export class JobCoordinator extends DurableObject<Env> {
   // ── RPC: the job's owner ──────────────────────────────────────────────────────────────────
 
   /** Stores the job's plan and schedules its start; a second call for the same job does nothing. */
-  async start(spec: JobSpec, inputs: unknown[]): Promise<void> {
+  async start(submitted: JobSpecBase, inputs: unknown[]): Promise<void> {
     if (this.#run) return;
+    const spec = jobSpec(submitted);
     const plan = operatorFor(spec).plan(spec, inputs);
     const store = this.#store;
     store.transaction(() => {

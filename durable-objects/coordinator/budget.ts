@@ -9,14 +9,10 @@ import { outputBound, promptEstimate, StageTemplates } from "../../src/engine/es
 import type { BudgetSpec, StageWork } from "../../src/engine/types";
 import { allowances } from "../../src/engine/allocation";
 import { executorOf } from "../../src/engine/executors";
+import type { Spend } from "./job-meta";
 import type { CoordinatorStore } from "./store";
 import type { RenderLimits } from "../../src/template/budget";
 import type { CompiledTemplate } from "../../src/template/jinja";
-
-export interface Spend {
-  total: number;
-  by_stage: Record<string, number>;
-}
 
 export const NO_SPEND: Spend = { total: 0, by_stage: {} };
 

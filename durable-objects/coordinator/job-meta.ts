@@ -8,8 +8,19 @@ import type { PacingView } from "../../src/engine/pacing";
 import type { JobError, JobStatus } from "../../src/engine/types";
 import type { Block } from "../../src/engine/worker-blocks";
 import type { JobSpec } from "../../src/operators/registry";
-import type { Spend } from "./budget";
-import type { CompletedEvent } from "./webhook-sweep";
+
+/** Tokens spent against the budget, in all and by stage (./budget.ts). */
+export interface Spend {
+  total: number;
+  by_stage: Record<string, number>;
+}
+
+/** The webhook's payload of a job's end, stored once (./webhook-sweep.ts). */
+export interface CompletedEvent {
+  completedAt: string;
+  data: unknown;
+  round: number; // 1, then one more per recover
+}
 
 export interface JobMeta {
   schema_version: number; // coordinator/schema.ts

@@ -8,15 +8,10 @@
 import { createDelivery, getDelivery } from "../../src/db/webhooks";
 import { newId } from "../../src/lib/ids";
 import { sendMessage } from "../../src/queue-messages";
+import type { CompletedEvent } from "./job-meta";
 import type { CoordinatorStore } from "./store";
 
 export const LOST_MESSAGE_GRACE_MS = 10_000; // a Queue message this late is presumed lost (they arrive in seconds)
-
-export interface CompletedEvent {
-  completedAt: string;
-  data: unknown;
-  round: number; // 1, then one more per recover
-}
 
 /** Returns when to look again (ms epoch), or null when the delivery needs no more watching. */
 export async function sweepWebhook(env: Env, store: CoordinatorStore, job: { jobId: string; tenantId: string; url: string }, completed: CompletedEvent): Promise<number | null> {

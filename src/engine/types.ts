@@ -12,7 +12,6 @@ import type { EndpointData } from "../llm/types";
 export const ERROR_KINDS = ["timeout", "validation", "llm_error", "schema_error", "internal", "tool_error", "rate_limited"] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
 
-export type JobType = "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline";
 export type JobStatus = "queued" | "running" | "paused" | "completed" | "cancelled" | "failed";
 export type StageStatus = "pending" | "running" | "completed" | "failed" | "skipped";
 
@@ -107,7 +106,7 @@ export interface BudgetSpec {
 export interface JobSpecBase {
   jobId: string;
   tenantId: string;
-  type: JobType;
+  type: string; // the operator's (src/operators/registry.ts: JobType)
   model: string;
   concurrency: number;
   maxRetries: number;

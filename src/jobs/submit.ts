@@ -18,7 +18,7 @@ import { secretProblem } from "../webhooks/signing";
 import { budgetSuggestions, summarize, taskEstimates, type Estimate } from "../engine/estimate-job";
 import { cachedTasks } from "../cache/estimate";
 import { DEFAULT_MAX_WAIT_SECS } from "../engine/limits";
-import { operatorFor, type JobSpec } from "../operators/registry";
+import type { JobSpecBase, Operator } from "../engine/types";
 import type { CommonJobRequest } from "../operators/base-fields";
 import { jobCoordinator } from "../objects";
 
@@ -78,7 +78,7 @@ export function baseSpec(jobId: string, tenantId: string, body: CommonJobRequest
 }
 
 /** Every model the spec calls: the job's, and each call's or agent's own. */
-function modelsOf(spec: JobSpec): Set<string> {
+function modelsOf(spec: JobSpecBase): Set<string> {
   const models = new Set<string>([spec.model]);
   const walk = (value: unknown): void => {
     if (Array.isArray(value)) return value.forEach(walk);
@@ -91,8 +91,9 @@ function modelsOf(spec: JobSpec): Set<string> {
   return models;
 }
 
-export interface Prepared {
-  spec: JobSpec;
+export interface Prepared<S extends JobSpecBase> {
+  spec: S;
+  operator: Operator<S>; // the submitting operator's plan
   body: CommonJobRequest;
   inputs: unknown[]; // what the operator's plan takes
   values: unknown[]; // the input values, for the size limits
@@ -105,7 +106,7 @@ const NO_REQUEST_HASH = "";
  * The checks every operator shares, then the estimate, idempotency, the job row, and the hand-over
  * to the coordinator. Operator-specific checks run before this (they build `prepared`).
  */
-export async function submitJob(env: Env, tenantId: string, prepared: Prepared, idempotencyKey: string | null, dryRun: boolean): Promise<SubmitAnswer> {
+export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: string, prepared: Prepared<S>, idempotencyKey: string | null, dryRun: boolean): Promise<SubmitAnswer> {
   const { spec, body } = prepared;
   checkSizes(env, prepared.values);
   checkWebhook(env, body.webhook);
@@ -117,7 +118,7 @@ export async function submitJob(env: Env, tenantId: string, prepared: Prepared, 
     if (problem) throw new ApiError(400, "invalid_request", problem, { details: [{ path: "model", message: problem }] });
     baseUrls.set(name, endpoint?.baseUrl ?? null);
   }
-  const op = operatorFor(spec);
+  const op = prepared.operator;
   const plan = op.plan(spec, prepared.inputs);
   if (dryRun || spec.budget) {
     const tasks = taskEstimates(op, spec, plan, renderLimits(env));

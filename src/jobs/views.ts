@@ -1,7 +1,7 @@
 /** Shapes stored rows into the API's response bodies, and encodes opaque cursors. */
 import type { JobRow } from "../db/jobs";
 import { usageView } from "../engine/counters";
-import type { JobType } from "../engine/types";
+import type { JobType } from "../operators/registry";
 import { ApiError } from "../lib/errors";
 import type { z } from "@hono/zod-openapi";
 import type { BudgetSchema, JOB_STATUSES, JobErrorSchema, JobSchema, PacingSchema } from "../schemas/jobs";

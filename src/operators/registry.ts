@@ -1,24 +1,36 @@
 /**
- * Every operator, by job type. The coordinator and the job routes look operators up here and
- * otherwise know none of them.
+ * Every operator, one module a line (./define.ts). The job types, the routes (src/routes/operators.ts)
+ * and the job schema's type enum are derived from this list; the coordinator and the job routes
+ * look operators up here and otherwise know none of them.
  */
-import type { JobSpecBase, JobType, Operator } from "../engine/types";
-import { agenticMapOperator, type AgentJobSpec } from "./agentic-map/plan";
-import { mapOperator, type MapJobSpec } from "./map/plan";
-import { reduceOperator, type ReduceJobSpec } from "./reduce/plan";
-import { mapReduceOperator, type MapReduceJobSpec } from "./map-reduce/plan";
-import { pipelineOperator, type PipelineJobSpec } from "./pipeline/plan";
+import type { JobSpecBase, Operator } from "../engine/types";
+import type { SpecOf } from "./define";
+import { mapModule } from "./map/module";
+import { agenticMapModule } from "./agentic-map/module";
+import { reduceModule } from "./reduce/module";
+import { mapReduceModule } from "./map-reduce/module";
+import { pipelineModule } from "./pipeline/module";
 
-export type JobSpec = MapJobSpec | AgentJobSpec | ReduceJobSpec | MapReduceJobSpec | PipelineJobSpec;
+export const OPERATOR_MODULES = [mapModule, agenticMapModule, reduceModule, mapReduceModule, pipelineModule] as const;
 
-const OPERATORS: { [T in JobType]: Operator<Extract<JobSpec, { type: T }>> } = {
-  map: mapOperator,
-  agentic_map: agenticMapOperator,
-  reduce: reduceOperator,
-  map_reduce: mapReduceOperator,
-  pipeline: pipelineOperator,
-};
+type Module = (typeof OPERATOR_MODULES)[number];
+export type JobType = Module["type"];
+export type JobSpec = SpecOf<Module>;
+export const JOB_TYPES = OPERATOR_MODULES.map((m) => m.type) as [JobType, ...JobType[]];
+
+const OPERATORS = new Map<string, Operator>(OPERATOR_MODULES.map((m) => [m.type, m.operator as unknown as Operator]));
+
+/** A spec as a registered operator's: the submitting module built it (jobs/submit.ts knows no registry). */
+export function jobSpec(spec: JobSpecBase): JobSpec {
+  if (!OPERATORS.has(spec.type)) throw new Error(`no operator for job type ${spec.type}`);
+  return spec as JobSpec;
+}
 
 export function operatorFor(spec: JobSpecBase): Operator {
-  return OPERATORS[spec.type] as unknown as Operator;
+  const operator = OPERATORS.get(spec.type);
+  if (!operator) throw new Error(`no operator for job type ${spec.type}`);
+  return operator;
 }
+
+/** v1's operators (map, agentic-map) keep v1's shapes: `?wait=true` answers their batch. */
+export const isV1 = (type: string): boolean => OPERATORS.get(type)?.v1 === true;

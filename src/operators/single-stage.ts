@@ -2,7 +2,7 @@
  * The plan of v1 operators: one stage, `items`, one independent task per input; a failed item
  * does not stop the others, and the job completes once every item has a result.
  */
-import type { Advance, Plan, PlanReader } from "../engine/types";
+import type { Advance, Plan, PlanReader, TaskFinish, TaskResult } from "../engine/types";
 
 export const ITEMS_STAGE = "items";
 
@@ -16,3 +16,15 @@ export function itemsPlan(inputs: unknown[], sessionId: () => string | null = ()
 export function completeWhenAllDone(reader: PlanReader): Advance {
   return reader.open() === 0 ? { ready: [], end: { status: "completed", output: null, error: null } } : { ready: [] };
 }
+
+/** The result of one item's call (MapResult's shape): its output when it succeeded, else why not. */
+export const itemResult = (task: { index: number; input: unknown }, finish: TaskFinish): TaskResult => ({
+  index: task.index,
+  input: task.input,
+  output: finish.success ? finish.output : null,
+  success: finish.success,
+  error: finish.error,
+  error_kind: finish.errorKind,
+  attempts: finish.attempts,
+  usage: finish.usage,
+});

@@ -17,6 +17,7 @@ import { JobCreatedSchema } from "../schemas/map";
 import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";
 import { eventStreamContent } from "../schemas/events";
 import { allResults, batchView } from "./jobs";
+import { isV1 } from "../operators/registry";
 
 const IDEMPOTENCY_KEY_MAX = 255;
 const flag = (description: string) => z.enum(["true", "false"]).optional().openapi({ description });
@@ -43,7 +44,7 @@ export async function answerSubmission(
   if (options.accept?.includes("text/event-stream")) return openEventStream(env, jobId);
   if (options.wait && (await jobCoordinator(env, jobId).waitForEnd(limits(env).waitLimitSecs * 1000))) {
     const job = await getJob(env.DB, tenantId, jobId);
-    if (job?.main_stage === "items") return Response.json(batchView(job, await allResults(env.DB, job)), { status: 200 });
+    if (job && isV1(job.type)) return Response.json(batchView(job, await allResults(env.DB, job)), { status: 200 });
     if (job) return Response.json(jobView(job), { status: 200 });
   }
   const status = submission.created ? "queued" : submission.job.status;

@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { ErrorKindSchema, MapResultSchema, UsageSchema } from "./map";
 import { AgentMapResultSchema } from "./agentic";
 import { ModelSchema, TimeoutSecsSchema } from "./common";
+import { JOB_TYPES } from "../operators/registry";
 
 export const TaskResultSchema = z
   .object({
@@ -103,7 +104,7 @@ export const PacingSchema = z
 export const JobSchema = z
   .object({
     id: z.string(),
-    type: z.enum(["map", "agentic_map", "reduce", "map_reduce", "pipeline"]),
+    type: z.enum(JOB_TYPES),
     status: z.enum(JOB_STATUSES),
     model: z.string(),
     total: z.number().int(),

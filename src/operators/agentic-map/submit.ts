@@ -8,7 +8,7 @@ import { boundedMaxTokens } from "../max-tokens";
 import { subtaskSettings, toolConfigs, toolIssues } from "./agent-fields";
 import type { AgenticMapRequest } from "../../schemas/agentic";
 import { newId } from "../../lib/ids";
-import type { AgentJobSpec } from "./plan";
+import { agenticMapOperator, type AgentJobSpec } from "./plan";
 
 function checkTools(env: Env, tools: AgenticMapRequest["tools"]): void {
   const issues = toolIssues(env, tools);
@@ -48,5 +48,5 @@ export async function submitAgenticJob(
       subtasks: subtaskSettings(body.subtasks),
     },
   };
-  return submitJob(env, tenantId, { spec, body, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
+  return submitJob(env, tenantId, { spec, operator: agenticMapOperator, body, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
 }

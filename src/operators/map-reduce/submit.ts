@@ -10,7 +10,7 @@ import { InputError, invalidRequest } from "../../lib/errors";
 import { isRecord } from "../../lib/records";
 import { newId } from "../../lib/ids";
 import { taskCall } from "../task-call";
-import type { MapReduceJobSpec } from "./plan";
+import { mapReduceOperator, type MapReduceJobSpec } from "./plan";
 import { DEFAULT_ALLOCATION, type MapReduceRequest } from "./schema";
 
 /** The mapper must read `items`; with one document per mapper, `item` will do. */
@@ -67,5 +67,5 @@ export async function submitMapReduceJob(env: Env, tenantId: string, body: MapRe
     mapFailures: body.map_failures,
   };
   if (spec.budget && body.token_budget) spec.budget.allocation = body.token_budget.allocation ?? DEFAULT_ALLOCATION;
-  return submitJob(env, tenantId, { spec, body: defaults, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
+  return submitJob(env, tenantId, { spec, operator: mapReduceOperator, body: defaults, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
 }

@@ -1,6 +1,6 @@
 /** The map operator's plan: one model call per input, in the single stage `items`. */
-import type { CallSpec, JobSpecBase, Operator, TaskResult } from "../../engine/types";
-import { completeWhenAllDone, ITEMS_STAGE, itemsPlan } from "../single-stage";
+import type { CallSpec, JobSpecBase, Operator } from "../../engine/types";
+import { completeWhenAllDone, ITEMS_STAGE, itemResult, itemsPlan } from "../single-stage";
 
 export interface MapJobSpec extends JobSpecBase {
   type: "map";
@@ -15,14 +15,5 @@ export const mapOperator: Operator<MapJobSpec> = {
   advance: (_spec, reader) => completeWhenAllDone(reader),
   work: (spec) => ({ kind: "call", tenantId: spec.tenantId, call: spec.call }),
   vars: (_spec, task) => ({ item: task.input }),
-  result: (_spec, task, finish): TaskResult => ({
-    index: task.index,
-    input: task.input,
-    output: finish.success ? finish.output : null,
-    success: finish.success,
-    error: finish.error,
-    error_kind: finish.errorKind,
-    attempts: finish.attempts,
-    usage: finish.usage,
-  }),
+  result: (_spec, task, finish) => itemResult(task, finish),
 };

@@ -7,7 +7,7 @@ import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
 import { boundedMaxTokens } from "../max-tokens";
 import { checkFieldCaps } from "../../jobs/field-caps";
 import { newId } from "../../lib/ids";
-import type { MapJobSpec } from "./plan";
+import { mapOperator, type MapJobSpec } from "./plan";
 
 export async function submitMapJob(env: Env, tenantId: string, body: MapRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
   checkFieldCaps(body); // before any parsing: a 20 MB template costs nothing to refuse
@@ -31,5 +31,5 @@ export async function submitMapJob(env: Env, tenantId: string, body: MapRequest,
       cacheTtlSecs: body.cache?.ttl_secs ?? null,
     },
   };
-  return submitJob(env, tenantId, { spec, body, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
+  return submitJob(env, tenantId, { spec, operator: mapOperator, body, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
 }

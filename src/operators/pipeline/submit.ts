@@ -7,7 +7,7 @@ import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
 import { capIssues, refuseOverCaps } from "../../jobs/field-caps";
 import { InputError, type FieldIssue } from "../../lib/errors";
 import { newId } from "../../lib/ids";
-import type { PipelineJobSpec } from "./plan";
+import { pipelineOperator, type PipelineJobSpec } from "./plan";
 import { readContext, readSteps } from "./steps";
 import { IDENTIFIER_RULE, isIdentifier } from "./refs";
 import { isRecord as isObject } from "../../lib/records";
@@ -42,5 +42,5 @@ export async function submitPipelineJob(env: Env, tenantId: string, body: Pipeli
     units,
     format: context?.accumulation_format ?? "notes_only",
   };
-  return submitJob(env, tenantId, { spec, body, inputs: [], values: Object.values(body.inputs) }, idempotencyKey, dryRun);
+  return submitJob(env, tenantId, { spec, operator: pipelineOperator, body, inputs: [], values: Object.values(body.inputs) }, idempotencyKey, dryRun);
 }

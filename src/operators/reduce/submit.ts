@@ -6,7 +6,7 @@ import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
 import { checkFieldCaps } from "../../jobs/field-caps";
 import { newId } from "../../lib/ids";
 import { taskCall } from "../task-call";
-import { entries, type ReduceJobSpec } from "./plan";
+import { entries, reduceOperator, type ReduceJobSpec } from "./plan";
 import type { ReduceRequest } from "./schema";
 
 export async function submitReduceJob(env: Env, tenantId: string, body: ReduceRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
@@ -20,5 +20,5 @@ export async function submitReduceJob(env: Env, tenantId: string, body: ReduceRe
     initialValue: body.initial_value ?? null,
     total: list.length,
   };
-  return submitJob(env, tenantId, { spec, body, inputs: list, values: list.map((e) => e.value) }, idempotencyKey, dryRun);
+  return submitJob(env, tenantId, { spec, operator: reduceOperator, body, inputs: list, values: list.map((e) => e.value) }, idempotencyKey, dryRun);
 }

@@ -1,5 +1,6 @@
 /** Specs for operator unit tests: the fields every job has, and a model call. */
-import type { CallSpec, JobSpecBase, JobType } from "../../../src/engine/types";
+import type { CallSpec, JobSpecBase } from "../../../src/engine/types";
+import type { JobType } from "../../../src/operators/registry";
 
 export const call = (promptTemplate: string, over: Partial<CallSpec> = {}): CallSpec => ({
   model: "openai/m", systemPrompt: null, promptTemplate, templateField: "prompt_template", outputSchema: null,

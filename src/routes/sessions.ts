@@ -1,14 +1,12 @@
-/** POST /v1/agentic-map (one multi-turn, tool-using sub-session per item) and GET /v1/sessions/{id}. */
+/** The sub-sessions of agentic jobs: GET /v1/sessions/{id} and GET /v1/jobs/{id}/sessions (POST /v1/agentic-map is ./operators.ts). */
 import { createRoute, z } from "@hono/zod-openapi";
-import { submitAgenticJob } from "../operators/agentic-map/submit";
 import { getJob } from "../db/jobs";
 import { childSessions, getSession, listJobSessions, sessionMessages, type SessionRow } from "../db/sessions";
 import { notFound } from "../lib/errors";
 import { jsonResponse, newRouter } from "../lib/router";
-import { AgenticMapRequestSchema, SessionSchema, SessionSummarySchema } from "../schemas/agentic";
+import { SessionSchema, SessionSummarySchema } from "../schemas/agentic";
 import { JobIdParam } from "../schemas/jobs";
 import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";
-import { operatorRoute } from "./operator-route";
 
 const sessionRoute = createRoute({
   method: "get",
@@ -55,15 +53,8 @@ function sessionSummary(session: SessionRow) {
   };
 }
 
-export function agenticRoutes() {
+export function sessionRoutes() {
   return newRouter()
-    .route("/", operatorRoute({
-      path: "/agentic-map",
-      operationId: "createAgenticMapJob",
-      summary: "Run a multi-turn, tool-using agent per input, each in its own durable sub-session",
-      schema: AgenticMapRequestSchema,
-      submit: submitAgenticJob,
-    }))
     .openapi(sessionRoute, async (c) => {
       const session = await getSession(c.env.DB, c.get("tenantId"), c.req.valid("param").session_id);
       if (!session) throw notFound("session");
