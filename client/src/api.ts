@@ -70,6 +70,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/filter": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Keep the items that meet a condition: one model call per item answers `{keep, reason}`; the job's output lists the kept indices */
+        post: operations["createFilterJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/jobs": {
         parameters: {
             query?: never;
@@ -600,6 +617,62 @@ export interface components {
                 total_tokens: number;
             };
         };
+        FilterRequest: {
+            cache?: components["schemas"]["CacheConfig"];
+            /**
+             * @description Model calls in flight at most (1–1000)
+             * @default 16
+             */
+            concurrency: number;
+            /**
+             * @description The items; each is rendered into the predicate as `item`.
+             * @example [
+             *       {
+             *         "title": "Attention is all you need",
+             *         "abstract": "…"
+             *       }
+             *     ]
+             */
+            inputs: unknown[];
+            /** @default 3 */
+            max_retries: number;
+            max_tokens?: number | null;
+            /**
+             * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
+             * @default 3600
+             */
+            max_wait_secs: number;
+            /** @default {} */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-4o-mini
+             */
+            model: string;
+            /**
+             * @description A Jinja2 template that must read `item`: the condition an item must meet to be kept, with the item. The model answers `{"keep": bool, "reason"}`.
+             * @example Is this paper about machine translation? {{ item.title }}: {{ item.abstract }}
+             */
+            predicate_template: string;
+            /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
+            rate_limit?: {
+                /** @description Requests per minute */
+                rpm?: number | null;
+                /** @description Tokens per minute, counted as the provider counts them (OpenAI: prompt + max_tokens; Anthropic: input tokens) */
+                tpm?: number | null;
+            } | null;
+            /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
+            retry_guidance: string;
+            system_prompt?: string | null;
+            /** @default 0 */
+            temperature: number | null;
+            /** @default 60 */
+            timeout_secs: number;
+            token_budget?: components["schemas"]["TokenBudget"];
+            webhook?: components["schemas"]["WebhookConfig"];
+        };
         /** @description The arguments are POSTed as JSON to `url`; the response text is the tool result. */
         HttpTool: {
             /** @default  */
@@ -649,7 +722,7 @@ export interface components {
             total: number;
             total_attempts: number;
             /** @enum {string} */
-            type: "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline";
+            type: "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline" | "filter";
             usage: components["schemas"]["JobUsage"];
         };
         JobCreated: {
@@ -1475,6 +1548,7 @@ export type CreatedApiKey = components['schemas']['CreatedApiKey'];
 export type Error = components['schemas']['Error'];
 export type ErrorKind = components['schemas']['ErrorKind'];
 export type Estimate = components['schemas']['Estimate'];
+export type FilterRequest = components['schemas']['FilterRequest'];
 export type HttpTool = components['schemas']['HttpTool'];
 export type Job = components['schemas']['Job'];
 export type JobCreated = components['schemas']['JobCreated'];
@@ -1743,6 +1817,111 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AgenticMapRequest"];
+            };
+        };
+        responses: {
+            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCreated"] | components["schemas"]["Batch"] | components["schemas"]["Job"] | components["schemas"]["Estimate"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The job was accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCreated"];
+                };
+            };
+            /** @description Invalid request (see `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body, or one of its fields, too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body that is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used with another body, or the estimate is over `token_budget.total` (`token_budget_exceeded`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many of this tenant's jobs are queued or running (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createFilterJob: {
+        parameters: {
+            query?: {
+                /** @description Validate and estimate only: nothing is stored or started */
+                dry_run?: "true" | "false";
+                /** @description Wait for the job to end */
+                wait?: "true" | "false";
+            };
+            header?: {
+                accept?: string;
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FilterRequest"];
             };
         };
         responses: {
@@ -2323,6 +2502,8 @@ export interface operations {
         parameters: {
             query?: {
                 cursor?: string;
+                /** @description Filter jobs: only the items the model kept (`true`) or dropped (`false`); failed items are neither */
+                kept?: "true" | "false";
                 /** @description 1–1000, default 100 */
                 limit?: number;
                 order?: "input" | "completion";

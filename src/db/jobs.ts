@@ -159,7 +159,7 @@ export type ResultOrder = "input" | "completion";
 export async function listResults(
   db: D1Database,
   jobId: string,
-  options: { stage: string; order: ResultOrder; status?: "succeeded" | "failed"; limit: number; after?: number },
+  options: { stage: string; order: ResultOrder; status?: "succeeded" | "failed"; kept?: boolean; limit: number; after?: number },
 ): Promise<{ results: StoredResult[]; keys: number[] }> {
   const column = options.order === "input" ? "idx" : "completion_seq";
   const where = ["job_id = ?", "stage = ?"];
@@ -167,6 +167,11 @@ export async function listResults(
   if (options.status) {
     where.push("success = ?");
     params.push(options.status === "succeeded" ? 1 : 0);
+  }
+  if (options.kept !== undefined) {
+    // A filter's output `{keep, reason}` (JSON true and false read as 1 and 0).
+    where.push("success = 1", "json_extract(data, '$.output.keep') = ?");
+    params.push(options.kept ? 1 : 0);
   }
   if (options.after !== undefined) {
     where.push(`${column} > ?`);

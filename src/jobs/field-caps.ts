@@ -8,6 +8,7 @@ import { ApiError, type FieldIssue } from "../lib/errors";
 
 export const FIELD_CAPS: Readonly<Record<string, number>> = {
   prompt_template: 100_000,
+  predicate_template: 100_000,
   agent_prompt_template: 100_000,
   system_prompt: 100_000,
   output_schema: 64_000,
@@ -25,7 +26,6 @@ export function byteSize(value: unknown): number {
   return encoder.encode(typeof value === "string" ? value : (JSON.stringify(value) ?? "")).byteLength;
 }
 
-/** `nested` names sub-objects (a reduce's tasks) whose fields have the same caps, reported as `<name>.<field>`. */
 /** The fields of `object` over their caps, each at `<prefix><field>`. */
 export function capIssues(object: Record<string, unknown>, prefix = "", caps: Readonly<Record<string, number>> = FIELD_CAPS): FieldIssue[] {
   const issues: FieldIssue[] = [];
@@ -45,6 +45,7 @@ export function refuseOverCaps(issues: FieldIssue[]): void {
   }
 }
 
+/** `nested` names sub-objects (a reduce's tasks) whose fields have the same caps, reported as `<name>.<field>`. */
 export function checkFieldCaps(body: Record<string, unknown>, caps: Readonly<Record<string, number>> = FIELD_CAPS, nested: string[] = []): void {
   const issues = capIssues(body, "", caps);
   for (const name of nested) {

@@ -10,8 +10,9 @@ import { agenticMapModule } from "./agentic-map/module";
 import { reduceModule } from "./reduce/module";
 import { mapReduceModule } from "./map-reduce/module";
 import { pipelineModule } from "./pipeline/module";
+import { filterModule } from "./filter/module";
 
-export const OPERATOR_MODULES = [mapModule, agenticMapModule, reduceModule, mapReduceModule, pipelineModule] as const;
+export const OPERATOR_MODULES = [mapModule, agenticMapModule, reduceModule, mapReduceModule, pipelineModule, filterModule] as const;
 
 type Module = (typeof OPERATOR_MODULES)[number];
 export type JobType = Module["type"];

@@ -160,6 +160,7 @@ export const ResultsQuery = z.object({
   stage: z.string().max(200).optional().openapi({ description: "The stage whose tasks to page (default: the job's main stage)" }),
   order: z.enum(["input", "completion"]).default("input"),
   status: z.enum(["succeeded", "failed"]).optional(),
+  kept: z.enum(["true", "false"]).optional().openapi({ description: "Filter jobs: only the items the model kept (`true`) or dropped (`false`); failed items are neither" }),
   limit: limitParam(1000, 100),
   cursor: z.string().optional(),
 });

@@ -1,0 +1,37 @@
+/** The request of POST /v1/filter (and the shape of a filter result's output). */
+import { z } from "@hono/zod-openapi";
+import { baseJobFields } from "../base-fields";
+import { MAX_MAP_CONCURRENCY } from "../../engine/limits";
+
+export const FilterRequestSchema = z
+  .strictObject({
+    inputs: z.array(z.unknown()).min(1, "inputs must hold at least one item").openapi({
+      description: "The items; each is rendered into the predicate as `item`.",
+      example: [{ title: "Attention is all you need", abstract: "…" }],
+    }),
+    predicate_template: z.string().min(1).openapi({
+      description: "A Jinja2 template that must read `item`: the condition an item must meet to be kept, with the item. The model answers `{\"keep\": bool, \"reason\"}`.",
+      example: "Is this paper about machine translation? {{ item.title }}: {{ item.abstract }}",
+    }),
+    ...baseJobFields,
+    concurrency: z.number().int().min(1).max(MAX_MAP_CONCURRENCY).default(16).openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
+  })
+  .openapi("FilterRequest");
+
+export type FilterRequest = z.infer<typeof FilterRequestSchema>;
+
+/** What the model is asked for, and what each result's `output` is. */
+export const KEEP_SCHEMA: Record<string, unknown> = {
+  type: "object",
+  properties: {
+    keep: { type: "boolean", description: "true when the item meets the condition, false when it does not" },
+    reason: { type: "string", description: "One short sentence: why" },
+  },
+  required: ["keep"],
+  additionalProperties: false,
+};
+
+/** Said to the model before the job's own system prompt, if any. */
+export const FILTER_INSTRUCTION =
+  "You decide whether an item meets a condition. The user's message states the condition and gives the item. " +
+  'Answer with a JSON object: "keep" is true when the item meets the condition and false when it does not; "reason" is one short sentence saying why.';

@@ -1,0 +1,80 @@
+/**
+ * POST /v1/filter over HTTP, through the real OpenAI SDK against the fake model: each item's call
+ * answers `{keep, reason}` (the fake builds its answer from the schema the call requested, or says
+ * exactly what a test scripts); the job's output lists the kept indices in input order, counts the
+ * dropped and the failed; `results?kept=` pages either side; bad requests are refused with
+ * nothing stored.
+ */
+import { describe, expect, it } from "vitest";
+import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob } from "./harness/api.ts";
+import { base, fakeStats, uniqueTag } from "./harness/context.ts";
+
+const MODEL = "openai/gpt-4o-mini";
+const answer = (value: unknown) => `json:${encodeURIComponent(JSON.stringify(value))}`;
+const DROP = answer({ keep: false, reason: "not about translation" });
+
+const filterBody = (tag: string, steps: string[], extra: Record<string, unknown> = {}) => ({
+  inputs: steps.map((s, i) => ({ title: `paper ${i}`, d: fake(tag, i, s) })),
+  predicate_template: "Is this paper about machine translation? {{ item.title }} {{ item.d }}",
+  model: MODEL,
+  concurrency: 4,
+  max_retries: 0,
+  ...extra,
+});
+
+describe("POST /v1/filter", () => {
+  it("keeps the items that meet the predicate: the kept indices in input order, the dropped and failed counted", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("filter");
+    const created = await call(base(), "POST", "/v1/filter", { token: key, body: filterBody(tag, ["ok", DROP, "ok", DROP, "401", "ok"]) });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const job = await waitForJob(base(), key, created.body.job_id);
+    expect(job).toMatchObject({ type: "filter", status: "completed", total: 6, succeeded: 5, failed: 1 });
+    expect(job.output).toEqual({ kept: [0, 2, 5], dropped: 2, failed: 1 });
+    expect((await fakeStats(tag)).requests).toBe(6);
+
+    const results = await allResults(base(), key, job.id);
+    // The fake answers "ok" with a value built from the requested schema: `keep` true, `reason` a string.
+    expect(results[0]).toMatchObject({ index: 0, success: true, output: { keep: true, reason: expect.any(String) }, error_kind: null });
+    expect(results[1]).toMatchObject({ index: 1, success: true, output: { keep: false, reason: "not about translation" } });
+    expect(results[4]).toMatchObject({ index: 4, success: false, output: null, error_kind: "llm_error" });
+    expect((await allResults(base(), key, job.id, "&kept=true")).map((r) => r.index)).toEqual([0, 2, 5]);
+    expect((await allResults(base(), key, job.id, "&kept=false")).map((r) => r.index)).toEqual([1, 3]);
+
+    const events = await readSse(await openEvents(base(), key, job.id));
+    expect(events[0]).toMatchObject({ event: "MAP_STARTED", data: { type: "filter", total: 6 } });
+    expect(events.at(-1)).toMatchObject({ event: "MAP_COMPLETED", data: { status: "completed", output: { kept: [0, 2, 5], dropped: 2, failed: 1 } } });
+  });
+
+  it("answers ?wait=true with the job and its output, and estimates a dry run", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("filter-wait");
+    const body = filterBody(tag, ["ok", DROP]);
+    const dry = await call(base(), "POST", "/v1/filter?dry_run=true", { token: key, body });
+    expect(dry.status).toBe(200);
+    expect(dry.body.estimate).toMatchObject({ calls: 2 });
+    expect((await fakeStats(tag)).requests).toBe(0);
+    const done = await call(base(), "POST", "/v1/filter?wait=true", { token: key, body });
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ type: "filter", status: "completed", output: { kept: [0], dropped: 1, failed: 0 } });
+  });
+
+  it("refuses a predicate that does not read `item`, an unknown field and `kept` on another job's results, with nothing stored", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("filter-bad");
+    const noItem = await call(base(), "POST", "/v1/filter", { token: key, body: { ...filterBody(tag, ["ok"]), predicate_template: "Is it about translation?" } });
+    expect(noItem.status).toBe(400);
+    expect(noItem.body.error.details).toEqual([expect.objectContaining({ path: "predicate_template" })]);
+    const unknown = await call(base(), "POST", "/v1/filter", { token: key, body: { ...filterBody(tag, ["ok"]), output_schema: { type: "object" } } });
+    expect(unknown.status).toBe(400);
+    const big = await call(base(), "POST", "/v1/filter", { token: key, body: { ...filterBody(tag, ["ok"]), predicate_template: `{{ item }}${"x".repeat(100_001)}` } });
+    expect(big.status).toBe(413);
+    expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
+    expect((await fakeStats(tag)).requests).toBe(0);
+
+    const map = await call(base(), "POST", "/v1/map?wait=true", { token: key, body: { inputs: [fake(tag, 0)], prompt_template: "{{ item }}", model: MODEL } });
+    const kept = await call(base(), "GET", `/v1/jobs/${map.body.job_id}/results?kept=true`, { token: key });
+    expect(kept.status).toBe(400);
+    expect(kept.body.error).toMatchObject({ code: "invalid_request", details: [{ path: "kept" }] });
+  });
+});
