@@ -24,7 +24,7 @@ import { DurableObject } from "cloudflare:workers";
 import { sseKeepaliveMs } from "../src/config";
 import type { AttemptOutcome } from "../src/engine/retry-policy";
 import { isTerminal, type JobSpecBase, type PulledTask, type PullRequest, type StageWork, type TaskClaim, type TaskRef, setupKey } from "../src/engine/types";
-import { jobSpec, operatorFor, type JobSpec } from "../src/operators/registry";
+import { jobSpec, operatorFor } from "../src/operators/registry";
 import type { RecoverOptions, RecoverAnswer, ResumeAnswer } from "../src/engine/recovery";
 import { EventHub } from "./coordinator/event-hub";
 import { CoordinatorStore } from "./coordinator/store";
