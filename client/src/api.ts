@@ -70,6 +70,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/classify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Label every item from a fixed list of categories: one model call per item answers `{label, confidence}` (or `{labels, confidence}`); the job's output counts the items per label */
+        post: operations["createClassifyJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/filter": {
         parameters: {
             query?: never;
@@ -569,6 +586,83 @@ export interface components {
             /** @description How old a cached answer may be, in seconds (1–2592000: 30 days) */
             ttl_secs: number;
         } | null;
+        ClassifyRequest: {
+            cache?: components["schemas"]["CacheConfig"];
+            /**
+             * @description The labels (2–200, unique names); the model's answer is constrained to their names
+             * @example [
+             *       {
+             *         "name": "complaint"
+             *       },
+             *       {
+             *         "name": "praise"
+             *       },
+             *       {
+             *         "name": "question"
+             *       }
+             *     ]
+             */
+            categories: {
+                /** @description What belongs in it, said to the model */
+                description?: string;
+                /** @description The label as answered and counted */
+                name: string;
+            }[];
+            /**
+             * @description Model calls in flight at most (1–1000)
+             * @default 16
+             */
+            concurrency: number;
+            /**
+             * @description The items; each is rendered into the template as `item`.
+             * @example [
+             *       {
+             *         "text": "The battery died after two days."
+             *       }
+             *     ]
+             */
+            inputs: unknown[];
+            /** @default 3 */
+            max_retries: number;
+            max_tokens?: number | null;
+            /**
+             * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
+             * @default 3600
+             */
+            max_wait_secs: number;
+            /** @default {} */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-4o-mini
+             */
+            model: string;
+            /**
+             * @description Each item gets every label that applies (`labels`), not the one that fits best (`label`)
+             * @default false
+             */
+            multi_label: boolean;
+            /** @description A Jinja2 template that must read `item` (default `Classify this item:\n{{ item }}`) */
+            prompt_template?: string;
+            /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
+            rate_limit?: {
+                /** @description Requests per minute */
+                rpm?: number | null;
+                /** @description Tokens per minute, counted as the provider counts them (OpenAI: prompt + max_tokens; Anthropic: input tokens) */
+                tpm?: number | null;
+            } | null;
+            /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
+            retry_guidance: string;
+            system_prompt?: string | null;
+            /** @default 0 */
+            temperature: number | null;
+            /** @default 60 */
+            timeout_secs: number;
+            token_budget?: components["schemas"]["TokenBudget"];
+            webhook?: components["schemas"]["WebhookConfig"];
+        };
         ConcurrencyChangedEvent: {
             /** @description The calls the job may have in flight from now on */
             effective_concurrency: number;
@@ -722,7 +816,7 @@ export interface components {
             total: number;
             total_attempts: number;
             /** @enum {string} */
-            type: "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline" | "filter";
+            type: "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline" | "filter" | "classify";
             usage: components["schemas"]["JobUsage"];
         };
         JobCreated: {
@@ -1543,6 +1637,7 @@ export type Audit = components['schemas']['Audit'];
 export type Batch = components['schemas']['Batch'];
 export type Budget = components['schemas']['Budget'];
 export type CacheConfig = components['schemas']['CacheConfig'];
+export type ClassifyRequest = components['schemas']['ClassifyRequest'];
 export type ConcurrencyChangedEvent = components['schemas']['ConcurrencyChangedEvent'];
 export type CreatedApiKey = components['schemas']['CreatedApiKey'];
 export type Error = components['schemas']['Error'];
@@ -1817,6 +1912,111 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["AgenticMapRequest"];
+            };
+        };
+        responses: {
+            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCreated"] | components["schemas"]["Batch"] | components["schemas"]["Job"] | components["schemas"]["Estimate"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The job was accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCreated"];
+                };
+            };
+            /** @description Invalid request (see `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body, or one of its fields, too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body that is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used with another body, or the estimate is over `token_budget.total` (`token_budget_exceeded`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many of this tenant's jobs are queued or running (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createClassifyJob: {
+        parameters: {
+            query?: {
+                /** @description Validate and estimate only: nothing is stored or started */
+                dry_run?: "true" | "false";
+                /** @description Wait for the job to end */
+                wait?: "true" | "false";
+            };
+            header?: {
+                accept?: string;
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ClassifyRequest"];
             };
         };
         responses: {

@@ -11,8 +11,9 @@ import { reduceModule } from "./reduce/module";
 import { mapReduceModule } from "./map-reduce/module";
 import { pipelineModule } from "./pipeline/module";
 import { filterModule } from "./filter/module";
+import { classifyModule } from "./classify/module";
 
-export const OPERATOR_MODULES = [mapModule, agenticMapModule, reduceModule, mapReduceModule, pipelineModule, filterModule] as const;
+export const OPERATOR_MODULES = [mapModule, agenticMapModule, reduceModule, mapReduceModule, pipelineModule, filterModule, classifyModule] as const;
 
 type Module = (typeof OPERATOR_MODULES)[number];
 export type JobType = Module["type"];

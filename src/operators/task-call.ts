@@ -32,14 +32,47 @@ export function taskCall(env: Env, defaults: TaskDefaults, task: TaskFields, fie
   compileTemplate(task.prompt_template, `${field}.prompt_template`, required, renderLimits(env), "template_missing_variable");
   const outputSchema = task.output_schema ?? null;
   if (outputSchema) compileOutputSchema(outputSchema);
-  return {
+  return callSpec(env, defaults, {
     model: task.model ?? defaults.model,
     systemPrompt: task.system_prompt === undefined ? (defaults.system_prompt ?? null) : task.system_prompt,
-    promptTemplate: task.prompt_template,
-    templateField: `${field}.prompt_template`,
+    template: task.prompt_template,
+    field: `${field}.prompt_template`,
     outputSchema,
     temperature: task.temperature === undefined ? (defaults.temperature ?? null) : task.temperature,
-    maxTokens: boundedMaxTokens(task.max_tokens === undefined ? defaults.max_tokens : task.max_tokens, defaults),
+    maxTokens: task.max_tokens === undefined ? defaults.max_tokens : task.max_tokens,
+  });
+}
+
+/**
+ * The call of an operator of one model call per item (map, filter, classify): the request's
+ * fields, with the template (`field`, which must read `item`), system prompt and output schema
+ * the operator makes of them.
+ */
+export function itemCall(env: Env, body: TaskDefaults, parts: { template: string; field: string; systemPrompt: string | null; outputSchema: Record<string, unknown> | null }): CallSpec {
+  compileTemplate(parts.template, parts.field, "item", renderLimits(env));
+  if (parts.outputSchema) compileOutputSchema(parts.outputSchema);
+  return callSpec(env, body, { ...parts, model: body.model, temperature: body.temperature ?? null, maxTokens: body.max_tokens });
+}
+
+interface CallParts {
+  model: string;
+  systemPrompt: string | null;
+  template: string;
+  field: string;
+  outputSchema: Record<string, unknown> | null;
+  temperature: number | null;
+  maxTokens: number | null | undefined;
+}
+
+function callSpec(env: Env, defaults: TaskDefaults, c: CallParts): CallSpec {
+  return {
+    model: c.model,
+    systemPrompt: c.systemPrompt,
+    promptTemplate: c.template,
+    templateField: c.field,
+    outputSchema: c.outputSchema,
+    temperature: c.temperature,
+    maxTokens: boundedMaxTokens(c.maxTokens, defaults),
     timeoutMs: Math.round(defaults.timeout_secs * 1000),
     retryGuidance: defaults.retry_guidance,
     maxOutputBytes: limits(env).maxOutputBytes,

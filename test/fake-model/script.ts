@@ -62,7 +62,7 @@ type Schema = Record<string, unknown>;
 
 /**
  * A value that satisfies `schema`, built from the prompt: strings are the echoed prompt, numbers
- * its length, arrays one element. This is how the fake honours a requested JSON Schema.
+ * its length (within `minimum`/`maximum`), enums their first value, arrays one element. This is how the fake honours a requested JSON Schema.
  */
 export function synthesize(schema: Schema | null | undefined, prompt: string): unknown {
   const base = okObject(prompt);
@@ -79,8 +79,12 @@ export function synthesize(schema: Schema | null | undefined, prompt: string): u
       case "array":
         return [build((s.items ?? {}) as Schema)];
       case "integer":
-      case "number":
-        return base.length;
+      case "number": {
+        // The prompt's length, within the schema's bounds (a confidence between 0 and 1: 1).
+        const max = typeof s.maximum === "number" ? s.maximum : Infinity;
+        const min = typeof s.minimum === "number" ? s.minimum : -Infinity;
+        return Math.min(max, Math.max(min, base.length));
+      }
       case "boolean":
         return true;
       case "null":

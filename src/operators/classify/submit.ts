@@ -1,0 +1,26 @@
+/** POST /v1/classify submissions: the template checked (it must read `item`), the labels made the answer's schema, then the shared submission. */
+import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
+import { checkFieldCaps } from "../../jobs/field-caps";
+import { newId } from "../../lib/ids";
+import { itemCall } from "../task-call";
+import { classifyOperator, type ClassifyJobSpec } from "./plan";
+import { classifyInstruction, DEFAULT_CLASSIFY_TEMPLATE, labelSchema, type ClassifyRequest } from "./schema";
+
+export async function submitClassifyJob(env: Env, tenantId: string, body: ClassifyRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
+  checkFieldCaps(body); // before any parsing: a 20 MB template costs nothing to refuse
+  const labels = body.categories.map((c) => c.name);
+  const instruction = classifyInstruction(body.categories, body.multi_label);
+  const spec: ClassifyJobSpec = {
+    ...baseSpec(newId("job"), tenantId, body),
+    type: "classify",
+    labels,
+    multiLabel: body.multi_label,
+    call: itemCall(env, body, {
+      template: body.prompt_template ?? DEFAULT_CLASSIFY_TEMPLATE,
+      field: "prompt_template",
+      systemPrompt: body.system_prompt ? `${instruction}\n\n${body.system_prompt}` : instruction,
+      outputSchema: labelSchema(labels, body.multi_label),
+    }),
+  };
+  return submitJob(env, tenantId, { spec, operator: classifyOperator, body, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
+}
