@@ -87,7 +87,7 @@ describe("the OpenAPI document", () => {
     expect((await as(`/v1/jobs/${done.job_id}/resume`, "POST")).status).toBe(409);
   });
 
-  it("reduce, map-reduce, pipelines (JSON and XML) and agentic-map: each stage's results and events", async () => {
+  it("reduce, map-reduce, pipelines (JSON and XML), agentic-map, filter and classify: each stage's results and events", async () => {
     for (const [path, name] of [
       ["/v1/reduce", "POST /v1/reduce?wait=true"],
       ["/v1/map-reduce", "POST /v1/map-reduce?wait=true"],
@@ -108,6 +108,15 @@ describe("the OpenAPI document", () => {
     });
     expect(xml.status).toBe(202);
     await readEverything(xml.body.job_id);
+
+    for (const [path, body] of [
+      ["/v1/filter", { inputs: ["a tide pool", "a desert"], predicate_template: "Is {{ item }} wet?", model: "openai/gpt-4o-mini" }],
+      ["/v1/classify", { inputs: ["rain"], categories: [{ name: "wet" }, { name: "dry" }], model: "openai/gpt-4o-mini" }],
+    ] as const) {
+      const created = await as(path, "POST", body);
+      expect(created.status, path).toBe(202);
+      await readEverything(created.body.job_id);
+    }
 
     const jobs = (await as("/v1/jobs?limit=100")).body.jobs as { id: string; type: string }[];
     const mapReduce = jobs.find((j) => j.type === "map_reduce");

@@ -21,7 +21,7 @@ function run(name: string, env: Record<string, string>): any {
 
 describe("the README's commands, as written", () => {
   it("has one for every operator, and no other", () => {
-    expect([...commands.keys()].sort()).toEqual(["agentic-map", "agentic-map with tools", "map", "map-reduce", "pipelines", "reduce"]);
+    expect([...commands.keys()].sort()).toEqual(["agentic-map", "agentic-map with tools", "classify", "filter", "map", "map-reduce", "pipelines", "reduce"]);
   });
 
   it("each ends its job as the README shows", async () => {
@@ -55,5 +55,8 @@ describe("the README's commands, as written", () => {
     const pipeline = run("pipelines", env);
     expect(pipeline).toMatchObject({ type: "pipeline", status: "completed", error: null });
     expect(JSON.parse(pipeline.output).echo).toMatch(/^Write a guide from: /);
+
+    expect(run("filter", env)).toMatchObject({ type: "filter", status: "completed", output: { kept: [0, 1], dropped: 0, failed: 0 } });
+    expect(run("classify", env)).toMatchObject({ type: "classify", status: "completed", output: { counts: { complaint: 3, question: 0, praise: 0 }, failed: 0 } });
   });
 });
