@@ -586,8 +586,52 @@ export interface components {
             /** @description How old a cached answer may be, in seconds (1–2592000: 30 days) */
             ttl_secs: number;
         } | null;
+        /**
+         * @description A model cascade: the cheaper model answers every item first; only the items it is unsure of go on to the job's `model`. Each result says `decided_by` (`cascade` or `model`); the `cascade` stage holds the cheaper calls and their usage.
+         * @example {
+         *       "model": "openai/gpt-4o-mini",
+         *       "accept_above": 0.9,
+         *       "reject_below": 0.1
+         *     }
+         */
+        Cascade: {
+            /**
+             * @description Its answer is the item's when its confidence is at least this
+             * @default 0.9
+             */
+            accept_above: number;
+            /**
+             * @description The cheaper model that answers every item first, with a confidence
+             * @example openai/gpt-4o-mini
+             */
+            model: string;
+            /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this */
+            reject_below?: number;
+        } | null;
         ClassifyRequest: {
             cache?: components["schemas"]["CacheConfig"];
+            /**
+             * @description A cheaper model labels every item first; its label is the item's when its confidence is at least `accept_above`, else the job's model labels it (`reject_below` is the filter's: nothing is rejected here)
+             * @example {
+             *       "model": "openai/gpt-4o-mini",
+             *       "accept_above": 0.9,
+             *       "reject_below": 0.1
+             *     }
+             */
+            cascade?: {
+                /**
+                 * @description Its answer is the item's when its confidence is at least this
+                 * @default 0.9
+                 */
+                accept_above: number;
+                /**
+                 * @description The cheaper model that answers every item first, with a confidence
+                 * @example openai/gpt-4o-mini
+                 */
+                model: string;
+                /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this */
+                reject_below?: number;
+            } | null;
             /**
              * @description The labels (2–200, unique names); the model's answer is constrained to their names
              * @example [
@@ -713,6 +757,7 @@ export interface components {
         };
         FilterRequest: {
             cache?: components["schemas"]["CacheConfig"];
+            cascade?: components["schemas"]["Cascade"];
             /**
              * @description Model calls in flight at most (1–1000)
              * @default 16
@@ -1637,6 +1682,7 @@ export type Audit = components['schemas']['Audit'];
 export type Batch = components['schemas']['Batch'];
 export type Budget = components['schemas']['Budget'];
 export type CacheConfig = components['schemas']['CacheConfig'];
+export type Cascade = components['schemas']['Cascade'];
 export type ClassifyRequest = components['schemas']['ClassifyRequest'];
 export type ConcurrencyChangedEvent = components['schemas']['ConcurrencyChangedEvent'];
 export type CreatedApiKey = components['schemas']['CreatedApiKey'];

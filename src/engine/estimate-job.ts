@@ -70,7 +70,7 @@ export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, p
   }
   const notes = [`${ESTIMATE_METHOD}: prompts rendered and counted at ceil(characters / 4); outputs at max_tokens (1,024 when unset)`];
   if (bounded) notes.push("prompts that hold earlier outputs count those outputs at their max_tokens bound");
-  if (assumed) notes.push(assumed.note);
+  if (assumed?.note) notes.push(assumed.note);
   notes.push(...kindNotes);
   return { tasks, stages: plan.stages.filter((s) => !s.skipped).map((s) => s.name), notes };
 }

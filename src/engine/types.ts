@@ -234,8 +234,12 @@ export interface Operator<S extends JobSpecBase = JobSpecBase> {
    * failed tasks not to re-run after all (`skip`: a pipeline goes on from its failed step).
    */
   redoAfter?(spec: S, reader: PlanReader, tasks: { stage: string; index: number }[]): { rerun: { stage: string; index: number }[]; drop: string[]; skip?: { stage: string; index: number }[] };
-  /** The tasks an estimate counts, where the plan cannot list them yet (stages sized later); default: the plan's. */
-  /** `exact`: the task's estimateVars are the vars its run renders with, so its prompt is known (the response cache may answer it). */
+  /**
+   * The tasks an estimate counts, where the plan cannot list them yet (stages sized later);
+   * default: the plan's. `exact`: the task's estimateVars are the vars its run renders with, so
+   * its prompt is known (the response cache may answer it). `note` (unless empty) says what the
+   * estimate assumed.
+   */
   estimateTasks?(spec: S, plan: Plan): { tasks: (TaskSeed & { exact?: boolean })[]; note: string };
   /** For estimates of tasks whose inputs are earlier outputs: variables without them, and the tokens they can add. */
   estimateVars?(spec: S, task: { stage: string; index: number; input: unknown }): { vars: Record<string, unknown>; boundTokens: number };

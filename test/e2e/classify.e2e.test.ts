@@ -60,6 +60,16 @@ describe("POST /v1/classify", () => {
     expect(results.map((r) => r.output.labels)).toEqual([["praise", "question"], ["complaint"], []]);
   });
 
+  it("a cascade: the cheaper model's label stands when it is sure enough, else the job's model labels", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("classify-cascade");
+    const steps = [answer({ label: "praise", confidence: 0.95 }), `${answer({ label: "praise", confidence: 0.5 })},${answer({ label: "question", confidence: 0.8 })}`];
+    const { job, results } = await run(key, classifyBody(tag, steps, { model: "openai/gpt-4o", cascade: { model: "openai/gpt-4o-mini", accept_above: 0.9 } }));
+    expect(job.output).toEqual({ counts: { complaint: 0, praise: 1, question: 1 }, failed: 0, decided_by: { cascade: 1, model: 1 } });
+    expect(results.map((r) => [r.decided_by, r.output.label])).toEqual([["cascade", "praise"], ["model", "question"]]);
+    expect((await fakeStats(tag)).models.sort()).toEqual(["gpt-4o", "gpt-4o-mini", "gpt-4o-mini"]);
+  });
+
   it("refuses a list of one, duplicate names, too many categories and a template without `item`, with nothing stored", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("classify-bad");
@@ -72,6 +82,7 @@ describe("POST /v1/classify", () => {
     await bad({ categories: [{ name: "a" }, { name: "b" }, { name: "a" }] }, "categories[2].name");
     await bad({ categories: Array.from({ length: 201 }, (_, i) => ({ name: `c${i}` })) }, "categories");
     await bad({ prompt_template: "Classify it" }, "prompt_template");
+    await bad({ cascade: { model: MODEL, reject_below: 0.1 } }, "cascade.reject_below");
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
     expect((await fakeStats(tag)).requests).toBe(0);
   });

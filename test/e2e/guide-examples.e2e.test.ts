@@ -1,5 +1,5 @@
 /**
-^ * The guide's examples (docs/operators.md: reduce, map-reduce, pipelines in JSON and XML, recover, resume, dry run, cache), extracted and sent as written to
+^ * The guide's examples (docs/operators.md: reduce, map-reduce, pipelines in JSON and XML, a filter's cascade, recover, resume, dry run, cache), extracted and sent as written to
  * the test server (whose `openai/…` models are the fake model server).
  */
 import { describe, expect, it } from "vitest";
@@ -26,6 +26,14 @@ describe("the guide's examples (docs/operators.md)", () => {
     const audit = await call(base(), "GET", `/v1/jobs/${res.body.id}/audit`, { token: key });
     expect(audit.body).toMatchObject({ documents: 4, left_out: [] });
     expect(audit.body.nodes.at(-1)).toMatchObject({ stage: "synthesis", sources: [0, 1, 2, 3] });
+  });
+
+  it("filter with a cascade: offline the cheaper model is sure of both items (the fake answers confidence 1), so the job's model is never called", async () => {
+    const { key } = await newTenant(base());
+    const res = await call(base(), "POST", "/v1/filter?wait=true", { token: key, body: example("POST /v1/filter with a cascade") });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ type: "filter", status: "completed", output: { kept: [0, 1], dropped: 0, failed: 0, decided_by: { cascade: 2, model: 0 } } });
+    expect(res.body.stages.map((s: any) => [s.name, s.total, s.succeeded])).toEqual([["cascade", 2, 2], ["items", 2, 2]]);
   });
 
   it("pipelines: the JSON example runs its three steps, the batch over the questions included", async () => {

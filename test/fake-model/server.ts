@@ -27,6 +27,7 @@ export interface TagStats {
   auth: string[];
   prompts: string[];
   times: number[];
+  models: string[]; // each request's model, in arrival order (at most MAX_PROMPTS_KEPT)
 }
 
 export interface FakeModelServer {
@@ -130,7 +131,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
   const statsFor = (tag: string): TagStats => {
     let s = stats.get(tag);
     if (!s) {
-      s = { requests: 0, rate_limited: 0, compactions: 0, summaries_seen: 0, tool_results: [], tools_offered: [], in_flight: 0, held: 0, max_in_flight: 0, throttled: 0, served_max_in_flight: 0, auth: [], prompts: [], times: [] };
+      s = { requests: 0, rate_limited: 0, compactions: 0, summaries_seen: 0, tool_results: [], tools_offered: [], in_flight: 0, held: 0, max_in_flight: 0, throttled: 0, served_max_in_flight: 0, auth: [], prompts: [], times: [], models: [] };
       stats.set(tag, s);
     }
     return s;
@@ -162,6 +163,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     s.auth.push(String(req.headers.authorization ?? req.headers["x-api-key"] ?? ""));
     if (s.prompts.length < MAX_PROMPTS_KEPT) s.prompts.push(prompt);
     s.times.push(Date.now());
+    if (s.models.length < MAX_PROMPTS_KEPT) s.models.push(String(body.model));
     if (compaction) s.compactions++;
     if (all.includes("Summary of the earlier conversation")) s.summaries_seen++;
     else {

@@ -1,14 +1,13 @@
 /**
- * The classify operator's plan: one model call per input in the single stage `items`, each
+ * The classify operator: one judgement per item (./judge.ts, with its optional cascade), each
  * answering `{label, confidence}` (or `{labels, confidence}`); the job's output counts the items
  * per label (every category listed, 0 included) and the failed ones.
  */
-import type { CallSpec, JobSpecBase, Operator, PlanReader } from "../../engine/types";
-import { ITEMS_STAGE, itemResult, itemsPlan } from "../single-stage";
+import type { TaskView } from "../../engine/types";
+import { judgeOperator, type CascadeSpec, type JudgeSpec, type Verdict } from "../judge";
 
-export interface ClassifyJobSpec extends JobSpecBase {
+export interface ClassifyJobSpec extends JudgeSpec {
   type: "classify";
-  call: CallSpec;
   labels: string[];
   multiLabel: boolean;
 }
@@ -18,10 +17,10 @@ export interface ClassifyOutput {
   failed: number;
 }
 
-export function classifyOutput(spec: ClassifyJobSpec, reader: PlanReader): ClassifyOutput {
+export function classifyOutput(spec: ClassifyJobSpec, done: TaskView[]): ClassifyOutput {
   const counts = new Map(spec.labels.map((name) => [name, 0]));
   let failed = 0;
-  for (const task of reader.done(ITEMS_STAGE)) {
+  for (const task of done) {
     if (!task.success) {
       failed++;
       continue;
@@ -33,13 +32,14 @@ export function classifyOutput(spec: ClassifyJobSpec, reader: PlanReader): Class
   return { counts: Object.fromEntries(counts), failed };
 }
 
-export const classifyOperator: Operator<ClassifyJobSpec> = {
-  v1: false,
-  startedFields: { type: "classify" },
-  mainStage: () => ITEMS_STAGE,
-  plan: (_spec, inputs) => itemsPlan(inputs),
-  advance: (spec, reader) => (reader.open() === 0 ? { ready: [], end: { status: "completed", output: classifyOutput(spec, reader), error: null } } : { ready: [] }),
-  work: (spec) => ({ kind: "call", tenantId: spec.tenantId, call: spec.call }),
-  vars: (_spec, task) => ({ item: task.input }),
-  result: (_spec, task, finish) => ({ stage: task.stage, ...itemResult(task, finish) }), // a staged job's TaskResult
-};
+/** A cheaper model's label is the item's when it is sure enough of it. */
+export function classifyVerdict(cascade: CascadeSpec, answer: unknown): Verdict {
+  const confidence = (answer as { confidence?: unknown }).confidence;
+  return typeof confidence === "number" && confidence >= cascade.acceptAbove ? { output: answer } : null;
+}
+
+export const classifyOperator = judgeOperator<ClassifyJobSpec>({
+  type: "classify",
+  decide: classifyVerdict,
+  output: (spec, done) => ({ ...classifyOutput(spec, done) }),
+});

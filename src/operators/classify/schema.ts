@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { baseJobFields } from "../base-fields";
 import { MAX_MAP_CONCURRENCY } from "../../engine/limits";
+import { CascadeSchema } from "../cascade-field";
 
 export const MAX_CATEGORIES = 200;
 export const DEFAULT_CLASSIFY_TEMPLATE = "Classify this item:\n{{ item }}";
@@ -31,6 +32,7 @@ export const ClassifyRequestSchema = z
       .openapi({ description: `The labels (2–${MAX_CATEGORIES}, unique names); the model's answer is constrained to their names`, example: [{ name: "complaint" }, { name: "praise" }, { name: "question" }] }),
     multi_label: z.boolean().default(false).openapi({ description: "Each item gets every label that applies (`labels`), not the one that fits best (`label`)" }),
     prompt_template: z.string().min(1).optional().openapi({ description: `A Jinja2 template that must read \`item\` (default \`${DEFAULT_CLASSIFY_TEMPLATE.replace("\n", "\\n")}\`)` }),
+    cascade: CascadeSchema.nullish().openapi({ description: "A cheaper model labels every item first; its label is the item's when its confidence is at least `accept_above`, else the job's model labels it (`reject_below` is the filter's: nothing is rejected here)" }),
     ...baseJobFields,
     concurrency: z.number().int().min(1).max(MAX_MAP_CONCURRENCY).default(16).openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
   })

@@ -2,25 +2,27 @@
 import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
 import { checkFieldCaps } from "../../jobs/field-caps";
 import { newId } from "../../lib/ids";
+import { invalidRequest } from "../../lib/errors";
 import { itemCall } from "../task-call";
 import { classifyOperator, type ClassifyJobSpec } from "./plan";
 import { classifyInstruction, DEFAULT_CLASSIFY_TEMPLATE, labelSchema, type ClassifyRequest } from "./schema";
 
 export async function submitClassifyJob(env: Env, tenantId: string, body: ClassifyRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
   checkFieldCaps(body); // before any parsing: a 20 MB template costs nothing to refuse
+  if (body.cascade?.reject_below !== undefined) {
+    throw invalidRequest("cascade.reject_below is the filter's: a label is the cheaper model's or the job's model's, never rejected.", [{ path: "cascade.reject_below", message: "not used by classify" }]);
+  }
   const labels = body.categories.map((c) => c.name);
   const instruction = classifyInstruction(body.categories, body.multi_label);
-  const spec: ClassifyJobSpec = {
-    ...baseSpec(newId("job"), tenantId, body),
-    type: "classify",
-    labels,
-    multiLabel: body.multi_label,
-    call: itemCall(env, body, {
+  const call = (model?: string) =>
+    itemCall(env, body, {
       template: body.prompt_template ?? DEFAULT_CLASSIFY_TEMPLATE,
       field: "prompt_template",
       systemPrompt: body.system_prompt ? `${instruction}\n\n${body.system_prompt}` : instruction,
       outputSchema: labelSchema(labels, body.multi_label),
-    }),
-  };
+      model,
+    });
+  const cascade = body.cascade ? { call: call(body.cascade.model), acceptAbove: body.cascade.accept_above, rejectBelow: null } : null;
+  const spec: ClassifyJobSpec = { ...baseSpec(newId("job"), tenantId, body), type: "classify", labels, multiLabel: body.multi_label, call: call(), cascade };
   return submitJob(env, tenantId, { spec, operator: classifyOperator, body, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
 }

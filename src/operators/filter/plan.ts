@@ -1,14 +1,13 @@
 /**
- * The filter operator's plan: one model call per input in the single stage `items`, each answering
- * `{keep, reason}`; the job's output is the kept items' indices, in input order, and how many
- * were dropped (and how many failed: neither kept nor dropped).
+ * The filter operator: one judgement per item (./judge.ts, with its optional cascade), each
+ * answering `{keep, reason}`; the job's output is the kept items' indices, in input order, and
+ * how many were dropped (and how many failed: neither kept nor dropped).
  */
-import type { CallSpec, JobSpecBase, Operator, PlanReader } from "../../engine/types";
-import { ITEMS_STAGE, itemResult, itemsPlan } from "../single-stage";
+import type { TaskView } from "../../engine/types";
+import { judgeOperator, type CascadeSpec, type JudgeSpec, type Verdict } from "../judge";
 
-export interface FilterJobSpec extends JobSpecBase {
+export interface FilterJobSpec extends JudgeSpec {
   type: "filter";
-  call: CallSpec;
 }
 
 export interface FilterOutput {
@@ -17,9 +16,9 @@ export interface FilterOutput {
   failed: number;
 }
 
-export function filterOutput(reader: PlanReader): FilterOutput {
+export function filterOutput(done: TaskView[]): FilterOutput {
   const out: FilterOutput = { kept: [], dropped: 0, failed: 0 };
-  for (const task of reader.done(ITEMS_STAGE)) {
+  for (const task of done) {
     if (!task.success) out.failed++;
     else if ((task.output as { keep?: unknown } | null)?.keep === true) out.kept.push(task.index);
     else out.dropped++;
@@ -27,13 +26,19 @@ export function filterOutput(reader: PlanReader): FilterOutput {
   return out;
 }
 
-export const filterOperator: Operator<FilterJobSpec> = {
-  v1: false,
-  startedFields: { type: "filter" },
-  mainStage: () => ITEMS_STAGE,
-  plan: (_spec, inputs) => itemsPlan(inputs),
-  advance: (_spec, reader) => (reader.open() === 0 ? { ready: [], end: { status: "completed", output: filterOutput(reader), error: null } } : { ready: [] }),
-  work: (spec) => ({ kind: "call", tenantId: spec.tenantId, call: spec.call }),
-  vars: (_spec, task) => ({ item: task.input }),
-  result: (_spec, task, finish) => ({ stage: task.stage, ...itemResult(task, finish) }), // a staged job's TaskResult
-};
+/** A cheaper model's `{keep, confidence}` as the confidence that the item should be kept: kept above the cascade's bar, dropped below its floor. */
+export function filterVerdict(cascade: CascadeSpec, answer: unknown): Verdict {
+  const a = answer as { keep?: unknown; confidence?: unknown; reason?: unknown };
+  if (typeof a.confidence !== "number") return null;
+  const keepConfidence = a.keep === true ? a.confidence : 1 - a.confidence;
+  const reason = typeof a.reason === "string" ? { reason: a.reason } : {};
+  if (keepConfidence >= cascade.acceptAbove) return { output: { keep: true, ...reason, confidence: keepConfidence } };
+  if (cascade.rejectBelow !== null && keepConfidence <= cascade.rejectBelow) return { output: { keep: false, ...reason, confidence: 1 - keepConfidence } };
+  return null;
+}
+
+export const filterOperator = judgeOperator<FilterJobSpec>({
+  type: "filter",
+  decide: filterVerdict,
+  output: (_spec, done) => ({ ...filterOutput(done) }),
+});

@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { baseJobFields } from "../base-fields";
 import { MAX_MAP_CONCURRENCY } from "../../engine/limits";
+import { CascadeSchema } from "../cascade-field";
 
 export const FilterRequestSchema = z
   .strictObject({
@@ -13,6 +14,7 @@ export const FilterRequestSchema = z
       description: "A Jinja2 template that must read `item`: the condition an item must meet to be kept, with the item. The model answers `{\"keep\": bool, \"reason\"}`.",
       example: "Is this paper about machine translation? {{ item.title }}: {{ item.abstract }}",
     }),
+    cascade: CascadeSchema.nullish(),
     ...baseJobFields,
     concurrency: z.number().int().min(1).max(MAX_MAP_CONCURRENCY).default(16).openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
   })
@@ -20,18 +22,21 @@ export const FilterRequestSchema = z
 
 export type FilterRequest = z.infer<typeof FilterRequestSchema>;
 
-/** What the model is asked for, and what each result's `output` is. */
-export const KEEP_SCHEMA: Record<string, unknown> = {
-  type: "object",
-  properties: {
+/** What the model is asked for, and what each result's `output` is (a cascade's answer adds `confidence`). */
+export function keepSchema(withConfidence: boolean): Record<string, unknown> {
+  const properties: Record<string, unknown> = {
     keep: { type: "boolean", description: "true when the item meets the condition, false when it does not" },
     reason: { type: "string", description: "One short sentence: why" },
-  },
-  required: ["keep"],
-  additionalProperties: false,
-};
+  };
+  if (withConfidence) properties.confidence = { type: "number", minimum: 0, maximum: 1, description: "How sure the answer is, from 0 to 1" };
+  return { type: "object", properties, required: withConfidence ? ["keep", "confidence"] : ["keep"], additionalProperties: false };
+}
 
 /** Said to the model before the job's own system prompt, if any. */
-export const FILTER_INSTRUCTION =
-  "You decide whether an item meets a condition. The user's message states the condition and gives the item. " +
-  'Answer with a JSON object: "keep" is true when the item meets the condition and false when it does not; "reason" is one short sentence saying why.';
+export function filterInstruction(withConfidence: boolean): string {
+  return (
+    "You decide whether an item meets a condition. The user's message states the condition and gives the item. " +
+    'Answer with a JSON object: "keep" is true when the item meets the condition and false when it does not; "reason" is one short sentence saying why' +
+    (withConfidence ? '; "confidence" is how sure you are of "keep", from 0 to 1.' : ".")
+  );
+}

@@ -1,18 +1,27 @@
-/** POST /v1/filter submissions: the predicate checked (it must read `item`), then the shared submission. */
+/** POST /v1/filter submissions: the predicate checked (it must read `item`), the cascade's thresholds, then the shared submission. */
 import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
 import { checkFieldCaps } from "../../jobs/field-caps";
 import { newId } from "../../lib/ids";
+import { checkThresholds } from "../cascade-field";
 import { itemCall } from "../task-call";
 import { filterOperator, type FilterJobSpec } from "./plan";
-import { FILTER_INSTRUCTION, KEEP_SCHEMA, type FilterRequest } from "./schema";
+import { filterInstruction, keepSchema, type FilterRequest } from "./schema";
+
+const DEFAULT_REJECT_BELOW = 0.1;
 
 export async function submitFilterJob(env: Env, tenantId: string, body: FilterRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
   checkFieldCaps(body); // before any parsing: a 20 MB predicate costs nothing to refuse
-  const systemPrompt = body.system_prompt ? `${FILTER_INSTRUCTION}\n\n${body.system_prompt}` : FILTER_INSTRUCTION;
-  const spec: FilterJobSpec = {
-    ...baseSpec(newId("job"), tenantId, body),
-    type: "filter",
-    call: itemCall(env, body, { template: body.predicate_template, field: "predicate_template", systemPrompt, outputSchema: KEEP_SCHEMA }),
+  const call = (withConfidence: boolean, model?: string) => {
+    const instruction = filterInstruction(withConfidence);
+    const systemPrompt = body.system_prompt ? `${instruction}\n\n${body.system_prompt}` : instruction;
+    return itemCall(env, body, { template: body.predicate_template, field: "predicate_template", systemPrompt, outputSchema: keepSchema(withConfidence), model });
   };
+  let cascade: FilterJobSpec["cascade"] = null;
+  if (body.cascade) {
+    const rejectBelow = body.cascade.reject_below ?? DEFAULT_REJECT_BELOW;
+    checkThresholds(body.cascade.accept_above, rejectBelow);
+    cascade = { call: call(true, body.cascade.model), acceptAbove: body.cascade.accept_above, rejectBelow };
+  }
+  const spec: FilterJobSpec = { ...baseSpec(newId("job"), tenantId, body), type: "filter", call: call(false), cascade };
   return submitJob(env, tenantId, { spec, operator: filterOperator, body, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
 }
