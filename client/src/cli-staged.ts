@@ -41,6 +41,18 @@ export function cacheFlag(values: Flags) {
   return ttlSecs === undefined ? undefined : { ttlSecs };
 }
 
+/** The flags every job-creating command takes (map, reduce, filter, classify). */
+export function jobFlags(values: Flags) {
+  return {
+    concurrency: int(values.concurrency, "--concurrency"),
+    maxRetries: int(values["max-retries"], "--max-retries"),
+    timeoutSecs: int(values.timeout, "--timeout"),
+    systemPrompt: typeof values.system === "string" ? values.system : undefined,
+    tokenBudget: budgetFlag(values),
+    cache: cacheFlag(values),
+  };
+}
+
 /** A fold's options from flags: `--input` is a JSON list or object (named inputs), JSONL or CSV. */
 export function reduceOptions(values: Flags, inputs: unknown[] | Record<string, unknown>): ReduceOptions {
   const initial = values.initial;
@@ -52,12 +64,7 @@ export function reduceOptions(values: Flags, inputs: unknown[] | Record<string, 
       ? { promptTemplate: readFileSync(values["inner-template"], "utf8"), outputSchema: jsonFile(values["inner-schema"]) }
       : undefined,
     reductionTask: { promptTemplate: readFileSync(need(values["reduction-template"], "--reduction-template"), "utf8"), outputSchema: jsonFile(values.schema) },
-    concurrency: int(values.concurrency, "--concurrency"),
-    maxRetries: int(values["max-retries"], "--max-retries"),
-    timeoutSecs: int(values.timeout, "--timeout"),
-    systemPrompt: typeof values.system === "string" ? values.system : undefined,
-    tokenBudget: budgetFlag(values),
-    cache: cacheFlag(values),
+    ...jobFlags(values),
   };
 }
 

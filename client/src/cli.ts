@@ -9,9 +9,10 @@ import { extname } from "node:path";
 import { parseArgs } from "node:util";
 import { Fanout, FanoutError, type MapResult } from "./index.js";
 import {
-  budgetFlag, cacheFlag, int, mapReduceOptions, need, reduceOptions, runMapReduce, runRecover, runReduce, runResume, UsageError, type Flags,
+  int, jobFlags, mapReduceOptions, need, reduceOptions, runMapReduce, runRecover, runReduce, runResume, UsageError, type Flags,
 } from "./cli-staged.js";
 import { estimatePipeline, runPipeline } from "./cli-pipeline.js";
+import { classifyOptions, filterOptions, runClassify, runFilter } from "./cli-semantic.js";
 import { parseCsv } from "./csv.js";
 import { Progress, trackConcurrency, type ProgressState } from "./progress.js";
 
@@ -26,13 +27,19 @@ const USAGE = `usage:
              [--concurrency N] [--strategy hierarchical|flat|category] [--fan-in N] [--shuffle-key PATH]
              [--dedupe-fields F1,F2] [--conflict first|most_frequent|highest_confidence] [--map-failures continue]
              [--budget TOKENS] [--cache TTL_SECS] [--out FILE]
+  fanout filter [FILE] --predicate TEXT --model M [--input FILE(.jsonl|.csv|.json)] [--cascade-model M [--accept-above X]
+             [--reject-below X]] [--concurrency N] [--budget TOKENS] [--cache TTL_SECS] [--out FILE]
+             (prints {kept, dropped, failed}; fanout results JOB_ID --kept true lists the kept items)
+  fanout classify [FILE] --categories a,b,c|FILE.json --model M [--input FILE] [--multi-label] [--template FILE]
+             [--cascade-model M [--accept-above X]] [--concurrency N] [--budget TOKENS] [--cache TTL_SECS] [--out FILE]
+             (prints {counts, failed})
   fanout pipeline run FILE(.json|.xml) [--model M] [--inputs FILE.json] [--out FILE]
              (FILE: the POST /v1/pipelines body, or the XML task format; --model and --inputs fill what it leaves out)
-  fanout estimate map|reduce|map-reduce (the flags of that command): the dry-run estimate, nothing is created
+  fanout estimate map|reduce|map-reduce|filter|classify (the flags of that command, --input FILE): the dry-run estimate, nothing is created
   fanout estimate pipeline FILE [--model M] [--inputs FILE.json]
   fanout jobs [--status S] [--limit N]
   fanout status JOB_ID
-  fanout results JOB_ID [--stage NAME] [--out FILE] [--order input|completion]
+  fanout results JOB_ID [--stage NAME] [--out FILE] [--order input|completion] [--kept true|false]
   fanout cancel JOB_ID
   fanout delete JOB_ID             (an ended job, with its results, sessions and events)
   fanout recover JOB_ID [--error-kinds K1,K2] [--model M] [--max-retries N] [--timeout SECS] [--budget TOKENS]
@@ -91,12 +98,7 @@ function mapOptions(values: Flags, inputs: unknown[]) {
     model: need(values.model, "--model"),
     promptTemplate: readFileSync(need(values.template, "--template"), "utf8"),
     outputSchema: typeof values.schema === "string" ? (JSON.parse(readFileSync(values.schema, "utf8")) as Record<string, unknown>) : undefined,
-    concurrency: int(values.concurrency, "--concurrency"),
-    maxRetries: int(values["max-retries"], "--max-retries"),
-    timeoutSecs: int(values.timeout, "--timeout"),
-    systemPrompt: typeof values.system === "string" ? values.system : undefined,
-    tokenBudget: budgetFlag(values),
-    cache: cacheFlag(values),
+    ...jobFlags(values),
   };
 }
 
@@ -106,8 +108,10 @@ async function runEstimate(client: Fanout, kind: string | undefined, values: Fla
     kind === "map" ? await client.dryRun("map", mapOptions(values, readInputs(input)))
     : kind === "reduce" ? await client.dryRun("reduce", reduceOptions(values, readNamedInputs(input)))
     : kind === "map-reduce" ? await client.dryRun("map-reduce", mapReduceOptions(values, readInputs(input)))
+    : kind === "filter" ? await client.dryRun("filter", filterOptions(values, readInputs(input)))
+    : kind === "classify" ? await client.dryRun("classify", classifyOptions(values, readInputs(input)))
     : null;
-  if (!estimate) throw new UsageError("fanout estimate map|reduce|map-reduce …");
+  if (!estimate) throw new UsageError("fanout estimate map|reduce|map-reduce|filter|classify …");
   process.stdout.write(`${JSON.stringify(estimate, null, 2)}\n`);
   return 0;
 }
@@ -184,6 +188,13 @@ export async function main(argv: string[]): Promise<number> {
       limit: { type: "string" },
       order: { type: "string" },
       inputs: { type: "string" },
+      predicate: { type: "string" },
+      categories: { type: "string" },
+      "multi-label": { type: "boolean" },
+      "cascade-model": { type: "string" },
+      "accept-above": { type: "string" },
+      "reject-below": { type: "string" },
+      kept: { type: "string" },
       "api-key": { type: "string" },
       url: { type: "string" },
       help: { type: "boolean", short: "h" },
@@ -204,6 +215,10 @@ export async function main(argv: string[]): Promise<number> {
       return runReduce(client, values, readNamedInputs(need(values.input, "--input")));
     case "map-reduce":
       return runMapReduce(client, values, readInputs(need(values.input, "--input")));
+    case "filter":
+      return runFilter(client, values, readInputs(need(values.input ?? id, "FILE or --input")));
+    case "classify":
+      return runClassify(client, values, readInputs(need(values.input ?? id, "FILE or --input")));
     case "estimate":
       return id === "pipeline" ? estimatePipeline(client, file, values) : runEstimate(client, id, values);
     case "pipeline":
@@ -223,7 +238,8 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     case "results": {
       const order = values.order === "completion" ? "completion" : "input";
-      await writeLines(values.out, await client.job(need(id, "JOB_ID")).results({ order, stage: values.stage }));
+      if (values.kept !== undefined && values.kept !== "true" && values.kept !== "false") throw new UsageError("--kept is true or false");
+      await writeLines(values.out, await client.job(need(id, "JOB_ID")).results({ order, stage: values.stage, kept: values.kept === undefined ? undefined : values.kept === "true" }));
       return 0;
     }
     case "delete":

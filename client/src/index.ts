@@ -1,7 +1,8 @@
 /**
  * The Fanout client: `new Fanout({ apiKey, baseUrl })`, then `fanout.map({...})`,
- * `fanout.agenticMap({...})`, `fanout.reduce({...})`, `fanout.mapReduce({...})` or
- * `fanout.pipeline({...})` (or `pipelineDocument(json or xml)`); `fanout.dryRun(kind, options)` estimates
+ * `fanout.agenticMap({...})`, `fanout.reduce({...})`, `fanout.mapReduce({...})`,
+ * `fanout.pipeline({...})` (or `pipelineDocument(json or xml)`), `fanout.filter({...})` or
+ * `fanout.classify({...})`; `fanout.dryRun(kind, options)` estimates
  * a job without creating it. A job handle is an AsyncIterable of results in completion order
  * (read from the job's event stream, resumed with Last-Event-ID if the connection drops), with
  * `runAll()`, `output()`, `cancel()`, `recover()`, `resume()`, `status()`, `results()` and event
@@ -15,6 +16,8 @@ import type {
   AgenticMapOptions,
   Audit,
   Batch,
+  ClassifyOptions,
+  FilterOptions,
   MapReduceOptions,
   Estimate,
   EventHandlers,
@@ -122,6 +125,16 @@ export class Fanout {
     return new JobHandle(this, this.#create("/v1/pipelines", pipelineBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
+  /** Keep the items that meet a condition: the handle yields each item's `{keep, reason}`; `output()` is `{kept, dropped, failed}`. */
+  filter(options: FilterOptions): JobHandle<TaskResult> {
+    return new JobHandle(this, this.#create("/v1/filter", filterBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+  }
+
+  /** A label per item from fixed categories: the handle yields each item's `{label, confidence}`; `output()` counts them. */
+  classify(options: ClassifyOptions): JobHandle<TaskResult> {
+    return new JobHandle(this, this.#create("/v1/classify", classifyBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+  }
+
   /**
    * A pipeline from a document as the API takes it: a JSON body (an object, in the API's spelling)
    * or the XML task format (a string). `params` are pipeline fields sent in the query string (an
@@ -151,9 +164,13 @@ export class Fanout {
   async dryRun(kind: "reduce", options: ReduceOptions): Promise<Estimate>;
   async dryRun(kind: "map-reduce", options: MapReduceOptions): Promise<Estimate>;
   async dryRun(kind: "pipelines", options: PipelineOptions): Promise<Estimate>;
-  async dryRun(kind: "map" | "agentic-map" | "reduce" | "map-reduce" | "pipelines", options: unknown): Promise<Estimate> {
+  async dryRun(kind: "filter", options: FilterOptions): Promise<Estimate>;
+  async dryRun(kind: "classify", options: ClassifyOptions): Promise<Estimate>;
+  async dryRun(kind: "map" | "agentic-map" | "reduce" | "map-reduce" | "pipelines" | "filter" | "classify", options: unknown): Promise<Estimate> {
     const body =
       kind === "map" ? await mapBody(options as AnyMapOptions)
+      : kind === "filter" ? filterBody(options as FilterOptions)
+      : kind === "classify" ? classifyBody(options as ClassifyOptions)
       : kind === "pipelines" ? pipelineBody(options as PipelineOptions)
       : kind === "reduce" ? reduceBody(options as ReduceOptions)
       : kind === "map-reduce" ? mapReduceBody(options as MapReduceOptions)
@@ -291,13 +308,14 @@ export class JobHandle<R> implements AsyncIterable<R> {
   }
 
   /** Every stored result (all pages) of a stage (default: the job's main stage), in input or completion order. */
-  async results(options: { stage?: string; order?: "input" | "completion"; status?: "succeeded" | "failed" } = {}): Promise<R[]> {
+  /** Every result of a stage (the job's main stage by default); `kept`: a filter job's kept (true) or dropped (false) items only. */
+  async results(options: { stage?: string; order?: "input" | "completion"; status?: "succeeded" | "failed"; kept?: boolean } = {}): Promise<R[]> {
     const jobId = await this.id();
     const out: R[] = [];
     let cursor: string | null = null;
     do {
       const query = new URLSearchParams(
-        compact({ stage: options.stage, order: options.order, status: options.status, limit: "1000", cursor: cursor ?? undefined }) as Record<string, string>,
+        compact({ stage: options.stage, order: options.order, status: options.status, kept: options.kept === undefined ? undefined : String(options.kept), limit: "1000", cursor: cursor ?? undefined }) as Record<string, string>,
       );
       const page: { results: R[]; next_cursor: string | null } = await this.#client.request("GET", `/v1/jobs/${jobId}/results?${query}`);
       out.push(...page.results.map(this.#parse));
@@ -336,6 +354,24 @@ function reduceBody(o: Fields<ReduceOptions>): Record<string, unknown> {
     initial_value: o.initialValue,
     inner_task: o.innerTask ? taskBody(o.innerTask) : undefined,
     reduction_task: taskBody(o.reductionTask),
+    retry_guidance: o.retryGuidance,
+  });
+}
+
+const cascadeBody = (c: FilterOptions["cascade"]) => (c ? compact({ model: c.model, accept_above: c.acceptAbove, reject_below: c.rejectBelow }) : undefined);
+
+function filterBody(o: Fields<FilterOptions>): Record<string, unknown> {
+  return compact({ ...commonFields(o), inputs: o.inputs, predicate_template: o.predicateTemplate, cascade: cascadeBody(o.cascade), retry_guidance: o.retryGuidance });
+}
+
+function classifyBody(o: Fields<ClassifyOptions>): Record<string, unknown> {
+  return compact({
+    ...commonFields(o),
+    inputs: o.inputs,
+    categories: o.categories,
+    multi_label: o.multiLabel,
+    prompt_template: o.promptTemplate,
+    cascade: cascadeBody(o.cascade),
     retry_guidance: o.retryGuidance,
   });
 }

@@ -138,6 +138,32 @@ export interface ReduceOptions extends CommonOptions<TaskResult> {
   retryGuidance?: string;
 }
 
+/** A model cascade (filter, classify): the cheaper model answers every item first; only what it is unsure of goes on to `model`. */
+export interface Cascade {
+  model: string;
+  acceptAbove?: number;
+  /** Filter only. */
+  rejectBelow?: number;
+}
+
+/** A filter job: results' outputs are `{keep, reason}`; `output()` is `{kept, dropped, failed}`. */
+export interface FilterOptions extends CommonOptions<TaskResult> {
+  inputs: unknown[];
+  predicateTemplate: string;
+  cascade?: Cascade;
+  retryGuidance?: string;
+}
+
+/** A classify job: results' outputs are `{label, confidence}` (or `{labels, confidence}`); `output()` is `{counts, failed}`. */
+export interface ClassifyOptions extends CommonOptions<TaskResult> {
+  inputs: unknown[];
+  categories: { name: string; description?: string }[];
+  multiLabel?: boolean;
+  promptTemplate?: string;
+  cascade?: Cascade;
+  retryGuidance?: string;
+}
+
 export interface RecoverOptions {
   model?: string;
   maxRetries?: number;

@@ -103,10 +103,32 @@ describe("fanout CLI", () => {
   it("lists in its usage every flag its messages name", async () => {
     const help = await fanoutCli(["--help"], {});
     expect(help.code).toBe(0);
-    const sources = ["cli.ts", "cli-staged.ts", "cli-pipeline.ts"].map((f) => readFileSync(join(ROOT, "client/src", f), "utf8")).join("\n");
+    const sources = ["cli.ts", "cli-staged.ts", "cli-pipeline.ts", "cli-semantic.ts"].map((f) => readFileSync(join(ROOT, "client/src", f), "utf8")).join("\n");
     const named = new Set([...sources.matchAll(/["`(\s](--[a-z][a-z-]+)/g)].map((m) => m[1] as string));
     expect(named.size).toBeGreaterThan(20);
     for (const flag of named) expect(help.stdout, flag).toContain(flag);
+  });
+
+  it("filter FILE --predicate: prints the job's output; results --kept lists either side; classify --categories counts the labels", async () => {
+    const { dir, env } = await setup();
+    const tag = uniqueTag("cli-filter");
+    const drop = `json:${encodeURIComponent(JSON.stringify({ keep: false }))}`;
+    writeFileSync(join(dir, "papers.jsonl"), [0, 1, 2].map((i) => JSON.stringify({ title: `paper ${i}`, d: fake(tag, i, i === 1 ? drop : "ok") })).join("\n"));
+    const filter = await fanoutCli(["filter", join(dir, "papers.jsonl"), "--predicate", "About translation? {{ item.title }} {{ item.d }}", "--model", "openai/gpt-4o-mini"], env);
+    expect(filter.code, filter.stderr).toBe(0);
+    expect(JSON.parse(filter.stdout)).toEqual({ kept: [0, 2], dropped: 1, failed: 0 });
+    const jobId = (await fanoutCli(["jobs", "--limit", "1"], env)).stdout.split("\t")[0] as string;
+    const dropped = await fanoutCli(["results", jobId, "--kept", "false"], env);
+    expect(dropped.stdout.trim().split("\n").map((l) => JSON.parse(l).index)).toEqual([1]);
+
+    const labelled = uniqueTag("cli-classify");
+    writeFileSync(join(dir, "reviews.jsonl"), [0, 1, 2].map((i) => JSON.stringify({ title: `review ${i}`, d: fake(labelled, i) })).join("\n"));
+    const classify = await fanoutCli(["classify", "--input", join(dir, "reviews.jsonl"), "--categories", "nlp, vision", "--model", "openai/gpt-4o-mini", "--template", join(dir, "prompt.j2")], env);
+    expect(classify.code, classify.stderr).toBe(0);
+    expect(JSON.parse(classify.stdout)).toEqual({ counts: { nlp: 3, vision: 0 }, failed: 0 }); // the fake answers the first label
+    const noPredicate = await fanoutCli(["filter", join(dir, "papers.jsonl"), "--model", "openai/gpt-4o-mini"], env);
+    expect(noPredicate.code).toBe(2);
+    expect(noPredicate.stderr).toContain("--predicate is required");
   });
 
   it("--cache TTL_SECS: a second run is answered from the response cache, and the estimate says so", async () => {

@@ -106,8 +106,16 @@ class Fanout:
     def pipeline(self, steps: List[Dict[str, Any]], model: str, inputs: Optional[Dict[str, Any]] = None, idempotency_key: Optional[str] = None, **options: Any) -> "Job":
         return self._create("/v1/pipelines", {"steps": steps, "model": model, "inputs": inputs, **options}, idempotency_key)
 
+    def filter(self, inputs: List[Any], predicate_template: str, model: str, cascade: Optional[Dict[str, Any]] = None, idempotency_key: Optional[str] = None, **options: Any) -> "Job":
+        """Keep the items that meet a condition: each result's output is {keep, reason}; output() is {kept, dropped, failed}."""
+        return self._create("/v1/filter", {"inputs": inputs, "predicate_template": predicate_template, "model": model, "cascade": cascade, **options}, idempotency_key)
+
+    def classify(self, inputs: List[Any], categories: List[Dict[str, Any]], model: str, cascade: Optional[Dict[str, Any]] = None, idempotency_key: Optional[str] = None, **options: Any) -> "Job":
+        """A label per item from `categories` ([{"name", "description"}]): each output is {label, confidence}; output() is {counts, failed}."""
+        return self._create("/v1/classify", {"inputs": inputs, "categories": categories, "model": model, "cascade": cascade, **options}, idempotency_key)
+
     def dry_run(self, kind: str, body: Dict[str, Any]) -> Dict[str, Any]:
-        """The estimate of a job (`kind`: map, agentic-map, reduce, map-reduce, pipelines); nothing is created."""
+        """The estimate of a job (`kind`: map, agentic-map, reduce, map-reduce, pipelines, filter, classify); nothing is created."""
         return self.request("POST", f"/v1/{kind}?dry_run=true", {k: v for k, v in body.items() if v is not None})["estimate"]
 
     # ── jobs ────────────────────────────────────────────────────────────────────────────────
@@ -192,11 +200,12 @@ class Job:
     def status(self) -> Dict[str, Any]:
         return self.client.request("GET", f"/v1/jobs/{self.id}")
 
-    def results(self, stage: Optional[str] = None, order: str = "input") -> List[Dict[str, Any]]:
+    def results(self, stage: Optional[str] = None, order: str = "input", kept: Optional[bool] = None) -> List[Dict[str, Any]]:
+        """Every result of a stage (the job's main stage by default); `kept`: a filter job's kept (True) or dropped (False) items only."""
         out: List[Dict[str, Any]] = []
         cursor: Optional[str] = None
         while True:
-            query = f"order={order}&limit=1000" + (f"&stage={stage}" if stage else "") + (f"&cursor={cursor}" if cursor else "")
+            query = f"order={order}&limit=1000" + (f"&stage={stage}" if stage else "") + (f"&kept={'true' if kept else 'false'}" if kept is not None else "") + (f"&cursor={cursor}" if cursor else "")
             page = self.client.request("GET", f"/v1/jobs/{self.id}/results?{query}")
             out.extend(self._parsed(r) for r in page["results"])
             cursor = page.get("next_cursor")

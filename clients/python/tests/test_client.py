@@ -1,9 +1,11 @@
 """The Python client against a running Fanout (FANOUT_URL, FANOUT_API_KEY) whose `openai/…` models
 are the fake model server; FAKE_TAG prefixes the fake's counters. Run by test/e2e/python-client.e2e.test.ts."""
 import io
+import json
 import os
 import sys
 import unittest
+import urllib.parse
 import uuid
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -80,6 +82,16 @@ class ClientTest(unittest.TestCase):
         self.assertEqual([s["step"] for s in pipe.results(stage="steps")], ["first", "second"])
         estimate = self.fanout.dry_run("map", {"inputs": ["a", "b"], "prompt_template": "{{ item }}", "model": MODEL})
         self.assertEqual(estimate["calls"], 2)
+
+    def test_the_semantic_operators(self) -> None:
+        t = tag()
+        drop = "json:" + urllib.parse.quote(json.dumps({"keep": False}))
+        kept = self.fanout.filter(inputs=[fake(t, "f0"), fake(t, "f1", drop)], predicate_template="Keep {{ item }}?", model=MODEL)
+        self.assertEqual(kept.output(), {"kept": [0], "dropped": 1, "failed": 0})
+        self.assertEqual([r["index"] for r in kept.results(kept=False)], [1])
+        labels = self.fanout.classify(inputs=[fake(t, "c0")], categories=[{"name": "a"}, {"name": "b"}], model=MODEL,
+                                      cascade={"model": MODEL, "accept_above": 0.9})
+        self.assertEqual(labels.output(), {"counts": {"a": 1, "b": 0}, "failed": 0, "decided_by": {"cascade": 1, "model": 0}})
 
     def test_typed_errors_and_delete(self) -> None:
         with self.assertRaises(FanoutError) as bad:
