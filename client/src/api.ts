@@ -404,6 +404,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rank": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The top k items by your criteria: every item scored in parallel, ties at the cut broken by pairwise comparisons; the job's output is `[{index, score}]` in order */
+        post: operations["createRankJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/reduce": {
         parameters: {
             query?: never;
@@ -415,6 +432,23 @@ export interface paths {
         put?: never;
         /** An ordered fold: optional inner task per input (run ahead in parallel), then reductions strictly in order */
         post: operations["createReduceJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/resolve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Entity resolution: the pairs a blocking allows compared by the model in parallel, matches closed transitively into clusters, an optional resolution call per cluster; refused (422) when the blocking compares more than max_comparisons pairs */
+        post: operations["createResolveJob"];
         delete?: never;
         options?: never;
         head?: never;
@@ -567,6 +601,23 @@ export interface components {
             successes: (components["schemas"]["MapResult"] | components["schemas"]["AgentMapResult"] | components["schemas"]["TaskResult"] | components["schemas"]["PipelineStep"])[];
             total: number;
             total_attempts: number;
+        };
+        Blocking: {
+            /**
+             * @description The fields (dotted paths) whose values make an item's blocking key
+             * @example [
+             *       "name"
+             *     ]
+             */
+            keys: string[];
+            /**
+             * @description exact: the same key; prefix: the same first `threshold` characters (default 4); trigram: keys whose trigram sets overlap by at least `threshold` (Jaccard, default 0.5)
+             * @default exact
+             * @enum {string}
+             */
+            method: "exact" | "prefix" | "trigram";
+            /** @description prefix: how many characters (an integer ≥ 1); trigram: the least overlap, 0–1; exact: not used */
+            threshold?: number;
         };
         Budget: {
             by_stage: {
@@ -861,7 +912,7 @@ export interface components {
             total: number;
             total_attempts: number;
             /** @enum {string} */
-            type: "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline" | "filter" | "classify";
+            type: "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline" | "filter" | "classify" | "rank" | "resolve";
             usage: components["schemas"]["JobUsage"];
         };
         JobCreated: {
@@ -1379,6 +1430,70 @@ export interface components {
             base_url?: string | null;
             rate_limits?: components["schemas"]["RateLimits"];
         };
+        RankRequest: {
+            cache?: components["schemas"]["CacheConfig"];
+            /** @description How two tied items are shown for a comparison: must read `item_a` and `item_b` */
+            comparison_template?: string;
+            /**
+             * @description Model calls in flight at most (1–1000)
+             * @default 16
+             */
+            concurrency: number;
+            /**
+             * @description What makes an item rank higher, said to the model with every call
+             * @example Most relevant to long-context language modelling
+             */
+            criteria: string;
+            /**
+             * @description The items; each is scored as `item`.
+             * @example [
+             *       "Paper A",
+             *       "Paper B",
+             *       "Paper C"
+             *     ]
+             */
+            inputs: unknown[];
+            /**
+             * @description How many items the output lists (at most the number of inputs)
+             * @example 2
+             */
+            k: number;
+            /** @default 3 */
+            max_retries: number;
+            max_tokens?: number | null;
+            /**
+             * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
+             * @default 3600
+             */
+            max_wait_secs: number;
+            /** @default {} */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-4o-mini
+             */
+            model: string;
+            /** @description How an item is shown for its score: a Jinja2 template that must read `item` (default `Item:\n{{ item }}`) */
+            prompt_template?: string;
+            /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
+            rate_limit?: {
+                /** @description Requests per minute */
+                rpm?: number | null;
+                /** @description Tokens per minute, counted as the provider counts them (OpenAI: prompt + max_tokens; Anthropic: input tokens) */
+                tpm?: number | null;
+            } | null;
+            /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
+            retry_guidance: string;
+            system_prompt?: string | null;
+            /** @default 0 */
+            temperature: number | null;
+            /** @default 60 */
+            timeout_secs: number;
+            token_budget?: components["schemas"]["TokenBudget"];
+            webhook?: components["schemas"]["WebhookConfig"];
+        };
         RateLimit: {
             /** @description Requests per minute */
             rpm?: number | null;
@@ -1481,6 +1596,79 @@ export interface components {
                 system_prompt?: string | null;
                 temperature?: number | null;
             };
+            /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
+            retry_guidance: string;
+            system_prompt?: string | null;
+            /** @default 0 */
+            temperature: number | null;
+            /** @default 60 */
+            timeout_secs: number;
+            token_budget?: components["schemas"]["TokenBudget"];
+            webhook?: components["schemas"]["WebhookConfig"];
+        };
+        ResolveRequest: {
+            blocking: components["schemas"]["Blocking"];
+            cache?: components["schemas"]["CacheConfig"];
+            /**
+             * @description A Jinja2 template that must read `item_a` and `item_b`: the model answers `{"match": bool, "reason"}`
+             * @example Are these the same company? {{ item_a.name }} / {{ item_b.name }}
+             */
+            comparison_template: string;
+            /**
+             * @description Model calls in flight at most (1–1000)
+             * @default 16
+             */
+            concurrency: number;
+            /**
+             * @description The records to resolve
+             * @example [
+             *       {
+             *         "name": "Acme Inc."
+             *       },
+             *       {
+             *         "name": "ACME, Inc"
+             *       },
+             *       {
+             *         "name": "Globex"
+             *       }
+             *     ]
+             */
+            inputs: unknown[];
+            /**
+             * @description A blocking that would compare more pairs than this is refused (422 `too_many_comparisons`) before anything runs (1–100000)
+             * @default 10000
+             */
+            max_comparisons: number;
+            /** @default 3 */
+            max_retries: number;
+            max_tokens?: number | null;
+            /**
+             * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
+             * @default 3600
+             */
+            max_wait_secs: number;
+            /** @default {} */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-4o-mini
+             */
+            model: string;
+            /** @description JSON Schema of a resolution's output (with `resolution_template`) */
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
+            rate_limit?: {
+                /** @description Requests per minute */
+                rpm?: number | null;
+                /** @description Tokens per minute, counted as the provider counts them (OpenAI: prompt + max_tokens; Anthropic: input tokens) */
+                tpm?: number | null;
+            } | null;
+            /** @description One call per cluster of two or more records, reading `items` (the cluster's records): its output is the cluster's record in `resolved` */
+            resolution_template?: string;
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
             retry_guidance: string;
             system_prompt?: string | null;
@@ -1680,6 +1868,7 @@ export type AgenticMapRequest = components['schemas']['AgenticMapRequest'];
 export type AgentMapResult = components['schemas']['AgentMapResult'];
 export type Audit = components['schemas']['Audit'];
 export type Batch = components['schemas']['Batch'];
+export type Blocking = components['schemas']['Blocking'];
 export type Budget = components['schemas']['Budget'];
 export type CacheConfig = components['schemas']['CacheConfig'];
 export type Cascade = components['schemas']['Cascade'];
@@ -1713,11 +1902,13 @@ export type PipelineRequest = components['schemas']['PipelineRequest'];
 export type PipelineStep = components['schemas']['PipelineStep'];
 export type ProviderCredential = components['schemas']['ProviderCredential'];
 export type ProviderCredentialInput = components['schemas']['ProviderCredentialInput'];
+export type RankRequest = components['schemas']['RankRequest'];
 export type RateLimit = components['schemas']['RateLimit'];
 export type RateLimits = components['schemas']['RateLimits'];
 export type Recovering = components['schemas']['Recovering'];
 export type RecoverRequest = components['schemas']['RecoverRequest'];
 export type ReduceRequest = components['schemas']['ReduceRequest'];
+export type ResolveRequest = components['schemas']['ResolveRequest'];
 export type ResultPage = components['schemas']['ResultPage'];
 export type ResumeRequest = components['schemas']['ResumeRequest'];
 export type Session = components['schemas']['Session'];
@@ -3566,6 +3757,111 @@ export interface operations {
             };
         };
     };
+    createRankJob: {
+        parameters: {
+            query?: {
+                /** @description Validate and estimate only: nothing is stored or started */
+                dry_run?: "true" | "false";
+                /** @description Wait for the job to end */
+                wait?: "true" | "false";
+            };
+            header?: {
+                accept?: string;
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RankRequest"];
+            };
+        };
+        responses: {
+            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCreated"] | components["schemas"]["Batch"] | components["schemas"]["Job"] | components["schemas"]["Estimate"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The job was accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCreated"];
+                };
+            };
+            /** @description Invalid request (see `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body, or one of its fields, too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body that is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used with another body, or the estimate is over `token_budget.total` (`token_budget_exceeded`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many of this tenant's jobs are queued or running (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     createReduceJob: {
         parameters: {
             query?: {
@@ -3584,6 +3880,111 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ReduceRequest"];
+            };
+        };
+        responses: {
+            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCreated"] | components["schemas"]["Batch"] | components["schemas"]["Job"] | components["schemas"]["Estimate"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The job was accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCreated"];
+                };
+            };
+            /** @description Invalid request (see `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body, or one of its fields, too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body that is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used with another body, or the estimate is over `token_budget.total` (`token_budget_exceeded`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many of this tenant's jobs are queued or running (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createResolveJob: {
+        parameters: {
+            query?: {
+                /** @description Validate and estimate only: nothing is stored or started */
+                dry_run?: "true" | "false";
+                /** @description Wait for the job to end */
+                wait?: "true" | "false";
+            };
+            header?: {
+                accept?: string;
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResolveRequest"];
             };
         };
         responses: {

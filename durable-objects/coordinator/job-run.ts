@@ -381,7 +381,11 @@ export class JobRun {
       this.busySlots.clear();
       this.store.transaction(() => {
         this.store.releaseRunning(); // their reports are stale from now on; recover runs them again
-        for (const stage of this.store.stages()) if (stage.status === "running") this.store.setStageStatus(stage.name, status === "completed" ? "completed" : "failed");
+        for (const stage of this.store.stages()) {
+          if (stage.status === "running") this.store.setStageStatus(stage.name, status === "completed" ? "completed" : "failed");
+          // A stage the plan sized at nothing (a rank without ties at its cut) never had work: skipped.
+          else if (stage.status === "pending" && stage.total === 0 && status === "completed") this.store.setStageStatus(stage.name, "skipped");
+        }
         // Attempts still under way produce no result: the job's count is that of its results.
         if (status === "cancelled") this.log.bump({ total_attempts: this.store.doneAttempts() - this.log.counters.total_attempts });
         this.setStatus(status);

@@ -9,6 +9,9 @@ import { ApiError, type FieldIssue } from "../lib/errors";
 export const FIELD_CAPS: Readonly<Record<string, number>> = {
   prompt_template: 100_000,
   predicate_template: 100_000,
+  comparison_template: 100_000,
+  resolution_template: 100_000,
+  criteria: 100_000,
   agent_prompt_template: 100_000,
   system_prompt: 100_000,
   output_schema: 64_000,

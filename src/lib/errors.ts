@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   template_missing_item: "400: a map or agentic template never reads `item`",
   template_missing_variable: "400: a template never reads a variable its operator provides it for (`accumulator`, `items`, a batch alias, …)",
   token_budget_exceeded: "422: the dry-run estimate is over `token_budget.total`; `details` has the estimate and suggestions",
+  too_many_comparisons: "422: a resolve job's blocking would compare more pairs than `max_comparisons`; `details` has the count and a suggestion",
   template_syntax: "400: a template does not parse",
   unsupported_template_feature: "400: a template names a filter or test the renderer does not have (the list of those it has is below); refused at submission, never item by item",
   invalid_output_schema: "400: `output_schema` is not a valid JSON Schema",

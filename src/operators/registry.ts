@@ -12,8 +12,10 @@ import { mapReduceModule } from "./map-reduce/module";
 import { pipelineModule } from "./pipeline/module";
 import { filterModule } from "./filter/module";
 import { classifyModule } from "./classify/module";
+import { rankModule } from "./rank/module";
+import { resolveModule } from "./resolve/module";
 
-export const OPERATOR_MODULES = [mapModule, agenticMapModule, reduceModule, mapReduceModule, pipelineModule, filterModule, classifyModule] as const;
+export const OPERATOR_MODULES = [mapModule, agenticMapModule, reduceModule, mapReduceModule, pipelineModule, filterModule, classifyModule, rankModule, resolveModule] as const;
 
 type Module = (typeof OPERATOR_MODULES)[number];
 export type JobType = Module["type"];

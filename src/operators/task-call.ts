@@ -45,11 +45,15 @@ export function taskCall(env: Env, defaults: TaskDefaults, task: TaskFields, fie
 
 /**
  * The call of an operator of one model call per item (map, filter, classify): the request's
- * fields, with the template (`field`, which must read `item`), system prompt and output schema
- * the operator makes of them (and another model: a cascade's).
+ * fields, with the template (`field`, which must read `item`, or the variables in `reads`),
+ * system prompt and output schema the operator makes of them (and another model: a cascade's).
  */
-export function itemCall(env: Env, body: TaskDefaults, parts: { template: string; field: string; systemPrompt: string | null; outputSchema: Record<string, unknown> | null; model?: string }): CallSpec {
-  compileTemplate(parts.template, parts.field, "item", renderLimits(env));
+export function itemCall(
+  env: Env,
+  body: TaskDefaults,
+  parts: { template: string; field: string; systemPrompt: string | null; outputSchema: Record<string, unknown> | null; model?: string; reads?: string[] },
+): CallSpec {
+  compileTemplate(parts.template, parts.field, parts.reads ?? "item", renderLimits(env), parts.reads ? "template_missing_variable" : undefined);
   if (parts.outputSchema) compileOutputSchema(parts.outputSchema);
   return callSpec(env, body, { ...parts, model: parts.model ?? body.model, temperature: body.temperature ?? null, maxTokens: body.max_tokens });
 }

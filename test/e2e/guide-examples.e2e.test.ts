@@ -1,5 +1,5 @@
 /**
-^ * The guide's examples (docs/operators.md: reduce, map-reduce, pipelines in JSON and XML, a filter's cascade, recover, resume, dry run, cache), extracted and sent as written to
+^ * The guide's examples (docs/operators.md: reduce, map-reduce, pipelines in JSON and XML, a filter's cascade, resolve, recover, resume, dry run, cache), extracted and sent as written to
  * the test server (whose `openai/…` models are the fake model server).
  */
 import { describe, expect, it } from "vitest";
@@ -34,6 +34,17 @@ describe("the guide's examples (docs/operators.md)", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ type: "filter", status: "completed", output: { kept: [0, 1], dropped: 0, failed: 0, decided_by: { cascade: 2, model: 0 } } });
     expect(res.body.stages.map((s: any) => [s.name, s.total, s.succeeded])).toEqual([["cascade", 2, 2], ["items", 2, 2]]);
+  });
+
+  it("resolve: the trigram blocking compares the two Acme records only; their cluster gets one resolution, Globex is its own record", async () => {
+    const { key } = await newTenant(base());
+    const created = await call(base(), "POST", "/v1/resolve", { token: key, body: example("POST /v1/resolve") });
+    expect(created.status).toBe(202);
+    const job = await waitForJob(base(), key, created.body.job_id);
+    expect(job.output.clusters).toEqual([[0, 1], [2]]);
+    expect(job.output.resolved[1]).toEqual({ name: "Globex" });
+    expect(JSON.parse(job.output.resolved[0]).echo).toMatch(/^One record for: /);
+    expect(job.stages.map((s: any) => [s.name, s.total])).toEqual([["records", 3], ["compare", 1], ["resolve", 1]]);
   });
 
   it("pipelines: the JSON example runs its three steps, the batch over the questions included", async () => {

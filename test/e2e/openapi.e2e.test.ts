@@ -87,7 +87,7 @@ describe("the OpenAPI document", () => {
     expect((await as(`/v1/jobs/${done.job_id}/resume`, "POST")).status).toBe(409);
   });
 
-  it("reduce, map-reduce, pipelines (JSON and XML), agentic-map, filter and classify: each stage's results and events", async () => {
+  it("reduce, map-reduce, pipelines (JSON and XML), agentic-map and the semantic operators: each stage's results and events", async () => {
     for (const [path, name] of [
       ["/v1/reduce", "POST /v1/reduce?wait=true"],
       ["/v1/map-reduce", "POST /v1/map-reduce?wait=true"],
@@ -112,6 +112,8 @@ describe("the OpenAPI document", () => {
     for (const [path, body] of [
       ["/v1/filter", { inputs: ["a tide pool", "a desert"], predicate_template: "Is {{ item }} wet?", model: "openai/gpt-4o-mini" }],
       ["/v1/classify", { inputs: ["rain"], categories: [{ name: "wet" }, { name: "dry" }], model: "openai/gpt-4o-mini" }],
+      ["/v1/rank", { inputs: ["a", "b", "c"], criteria: "wetness", k: 2, model: "openai/gpt-4o-mini" }],
+      ["/v1/resolve", { inputs: [{ n: "acme" }, { n: "acme" }, { n: "globex" }], comparison_template: "{{ item_a }} {{ item_b }}", blocking: { keys: ["n"] }, resolution_template: "{{ items }}", model: "openai/gpt-4o-mini" }],
     ] as const) {
       const created = await as(path, "POST", body);
       expect(created.status, path).toBe(202);

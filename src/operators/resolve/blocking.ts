@@ -1,0 +1,110 @@
+/**
+ * Blocking for entity resolution: which pairs of items are worth a model's comparison. Each item's
+ * key is its `keys` fields' values (dotted paths), trimmed, lower-cased, spaces collapsed, joined
+ * by a space; an item with none of them has no key and is compared with nothing.
+ * - `exact`: the same key.
+ * - `prefix`: the same first `threshold` characters (an integer, default 4).
+ * - `trigram`: the keys' sets of character trigrams overlap by at least `threshold` (Jaccard, 0–1,
+ *   default 0.5); candidates come from an index of trigrams, not from every pair.
+ * The pairs are counted as they are found and the count stops at `limit` + 1: a blocking over its
+ * bound costs no more than the bound to refuse. Pairs are `[a, b]` with a < b, in order.
+ */
+export type BlockingMethod = "exact" | "prefix" | "trigram";
+
+export interface Blocking {
+  keys: string[];
+  method: BlockingMethod;
+  threshold: number | null;
+}
+
+export const DEFAULT_PREFIX = 4;
+export const DEFAULT_TRIGRAM = 0.5;
+/** Posting-list work a trigram blocking may do (candidate pairs looked at) before it is refused. */
+export const MAX_TRIGRAM_WORK = 5_000_000;
+
+function valueAt(item: unknown, path: string): unknown {
+  let value = item;
+  for (const part of path.split(".")) {
+    if (typeof value !== "object" || value === null || !Object.hasOwn(value, part)) return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+export function blockingKey(item: unknown, keys: string[]): string | null {
+  const parts: string[] = [];
+  for (const key of keys) {
+    const value = valueAt(item, key);
+    if (value === undefined || value === null) continue;
+    const text = (typeof value === "string" ? value : JSON.stringify(value)).trim().toLowerCase().replace(/\s+/g, " ");
+    if (text !== "") parts.push(text);
+  }
+  return parts.length > 0 ? parts.join(" ") : null;
+}
+
+function trigrams(key: string): Set<string> {
+  const padded = `  ${key} `;
+  const out = new Set<string>();
+  for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.slice(i, i + 3));
+  return out;
+}
+
+function push(map: Map<string, number[]>, key: string, value: number): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+export type Pairs = { pairs: [number, number][]; over: boolean; work: number };
+
+/** The pairs the blocking compares, at most `limit` (then `over`). */
+export function blockPairs(items: unknown[], blocking: Blocking, limit: number): Pairs {
+  const keys = items.map((item) => blockingKey(item, blocking.keys));
+  const pairs: [number, number][] = [];
+  const add = (a: number, b: number): boolean => {
+    pairs.push(a < b ? [a, b] : [b, a]);
+    return pairs.length > limit;
+  };
+  if (blocking.method === "trigram") return trigramPairs(keys, blocking.threshold ?? DEFAULT_TRIGRAM, limit);
+  const width = blocking.method === "prefix" ? Math.max(1, Math.floor(blocking.threshold ?? DEFAULT_PREFIX)) : null;
+  const blocks = new Map<string, number[]>();
+  keys.forEach((key, index) => {
+    if (key === null) return;
+    const block = width === null ? key : key.slice(0, width);
+    push(blocks, block, index);
+  });
+  for (const members of blocks.values()) {
+    for (let i = 0; i < members.length; i++) {
+      for (let j = i + 1; j < members.length; j++) if (add(members[i] as number, members[j] as number)) return { pairs, over: true, work: pairs.length };
+    }
+  }
+  return { pairs: pairs.sort((x, y) => x[0] - y[0] || x[1] - y[1]), over: false, work: pairs.length };
+}
+
+function trigramPairs(keys: (string | null)[], threshold: number, limit: number): Pairs {
+  const sets = keys.map((key) => (key === null ? null : trigrams(key)));
+  const index = new Map<string, number[]>();
+  sets.forEach((set, i) => set?.forEach((t) => push(index, t, i)));
+  const pairs: [number, number][] = [];
+  let work = 0;
+  for (let a = 0; a < sets.length; a++) {
+    const mine = sets[a];
+    if (!mine) continue;
+    const shared = new Map<number, number>(); // later items and how many trigrams they share with a
+    for (const t of mine) {
+      for (const b of index.get(t) ?? []) {
+        if (b <= a) continue;
+        work++;
+        shared.set(b, (shared.get(b) ?? 0) + 1);
+      }
+      if (work > MAX_TRIGRAM_WORK) return { pairs, over: true, work };
+    }
+    for (const [b, common] of [...shared].sort((x, y) => x[0] - y[0])) {
+      const other = sets[b] as Set<string>;
+      if (common / (mine.size + other.size - common) < threshold) continue;
+      pairs.push([a, b]);
+      if (pairs.length > limit) return { pairs, over: true, work };
+    }
+  }
+  return { pairs, over: false, work };
+}

@@ -1,0 +1,152 @@
+/**
+ * The resolve operator (entity resolution): the blocked pairs (./blocking.ts) compared by the
+ * model in parallel (stage `compare`), matches closed transitively into clusters, then, with a
+ * resolution template, one call per cluster of two or more (stage `resolve`). The job's output
+ * is `{clusters: [[indices]], resolved: [one record per cluster] | null, failed}`: every input in
+ * exactly one cluster (singletons included), each cluster in input order, clusters by their first
+ * index; a singleton's record is the input itself; `failed` counts the comparisons that failed
+ * (a failed comparison is no match).
+ */
+import type { Advance, CallSpec, JobSpecBase, Operator, Plan, PlanReader, TaskView } from "../../engine/types";
+import { itemResult } from "../single-stage";
+import { blockPairs, type Blocking } from "./blocking";
+
+/** The inputs as given, one task each, finished by the operator itself at the start (no call): what clusters and resolutions read. */
+export const RECORDS_STAGE = "records";
+export const COMPARE_STAGE = "compare";
+export const RESOLVE_STAGE = "resolve";
+
+export interface ResolveJobSpec extends JobSpecBase {
+  type: "resolve";
+  compare: CallSpec;
+  resolution: CallSpec | null;
+  blocking: Blocking;
+  maxComparisons: number;
+  total: number; // how many inputs
+}
+
+/** A comparison's task input: the two records' indices (their values are the records stage's; an estimate adds them). */
+export interface PairInput {
+  a: number;
+  b: number;
+  item_a?: unknown;
+  item_b?: unknown;
+}
+
+export interface ClusterInput {
+  members: number[];
+  items: unknown[];
+}
+
+/** Union-find over the matched pairs: every index in one cluster, clusters by their first index. */
+export function clustersOf(total: number, matches: [number, number][]): number[][] {
+  const parent = Array.from({ length: total }, (_, i) => i);
+  const root = (i: number): number => {
+    let r = i;
+    while (parent[r] !== r) r = parent[r] as number;
+    while (parent[i] !== r) [i, parent[i]] = [parent[i] as number, r];
+    return r;
+  };
+  for (const [a, b] of matches) {
+    const [ra, rb] = [root(a), root(b)];
+    if (ra !== rb) parent[Math.max(ra, rb)] = Math.min(ra, rb);
+  }
+  const byRoot = new Map<number, number[]>();
+  for (let i = 0; i < total; i++) {
+    const r = root(i);
+    const list = byRoot.get(r);
+    if (list) list.push(i);
+    else byRoot.set(r, [i]);
+  }
+  return [...byRoot.values()].sort((x, y) => (x[0] as number) - (y[0] as number));
+}
+
+function compared(reader: PlanReader): { matches: [number, number][]; failed: number } {
+  const matches: [number, number][] = [];
+  let failed = 0;
+  for (const task of reader.done(COMPARE_STAGE)) {
+    if (!task.success) failed++;
+    else if ((task.output as { match?: unknown } | null)?.match === true) {
+      const pair = task.input as PairInput;
+      matches.push([pair.a, pair.b]);
+    }
+  }
+  return { matches, failed };
+}
+
+function advance(spec: ResolveJobSpec, reader: PlanReader, trigger: TaskView | null): Advance {
+  // The start (and a recover's re-evaluation): the records not finished yet are, as given. Only
+  // then: each record finished by it triggers its own advance, which waits for the last one.
+  const unrecorded = reader.extent(RECORDS_STAGE) > reader.done(RECORDS_STAGE).length;
+  if (unrecorded && trigger !== null) return { ready: [] };
+  if (unrecorded) {
+    const local = [];
+    for (let index = 0; index < spec.total; index++) {
+      const task = reader.task(RECORDS_STAGE, index);
+      if (task && task.state !== "done") local.push({ stage: RECORDS_STAGE, index, input: task.input, output: null });
+    }
+    return { ready: [], local };
+  }
+  const record = (index: number): unknown => reader.task(RECORDS_STAGE, index)?.input ?? null;
+  const compare = reader.stage(COMPARE_STAGE);
+  if (compare && compare.completed < compare.total) return { ready: [] };
+  const { matches, failed } = compared(reader);
+  const clusters = clustersOf(spec.total, matches);
+  const end = (resolved: unknown[] | null): Advance => ({ ready: [], end: { status: "completed", output: { clusters, resolved, failed }, error: null } });
+  if (!spec.resolution) return end(null);
+  const groups = clusters.filter((c) => c.length > 1);
+  if (reader.extent(RESOLVE_STAGE) === 0 && groups.length > 0) {
+    const ready = groups.map((members, index) => ({ stage: RESOLVE_STAGE, index, input: { members, items: members.map(record) } satisfies ClusterInput }));
+    return { ready, totals: { [RESOLVE_STAGE]: groups.length } };
+  }
+  const resolve = reader.stage(RESOLVE_STAGE);
+  if (resolve && resolve.completed < resolve.total) return { ready: [] };
+  const resolutions = new Map<number, unknown>();
+  for (const task of reader.done(RESOLVE_STAGE)) resolutions.set((task.input as ClusterInput).members[0] as number, task.success ? task.output : null);
+  return end(clusters.map((c) => (c.length > 1 ? (resolutions.get(c[0] as number) ?? null) : record(c[0] as number))));
+}
+
+/** The plan: the records (finished at the start), every blocked pair's comparison, the resolutions sized once the clusters are known. */
+export function resolvePlan(spec: ResolveJobSpec, inputs: unknown[]): Plan {
+  const { pairs } = blockPairs(inputs, spec.blocking, spec.maxComparisons); // refused over the bound at submission
+  return {
+    stages: [
+      { name: RECORDS_STAGE, total: inputs.length },
+      { name: COMPARE_STAGE, total: pairs.length },
+      { name: RESOLVE_STAGE, total: 0, skipped: spec.resolution === null },
+    ],
+    tasks: [
+      ...inputs.map((input, index) => ({ stage: RECORDS_STAGE, index, input, blocked: true })),
+      ...pairs.map(([a, b], index) => ({ stage: COMPARE_STAGE, index, input: { a, b } satisfies PairInput })),
+    ],
+  };
+}
+
+export const resolveOperator: Operator<ResolveJobSpec> = {
+  v1: false,
+  startedFields: { type: "resolve" },
+  mainStage: () => COMPARE_STAGE,
+  plan: resolvePlan,
+  advance,
+  work: (spec, stage) => ({ kind: "call", tenantId: spec.tenantId, call: stage === RESOLVE_STAGE && spec.resolution ? spec.resolution : spec.compare }),
+  vars: (_spec, task, reader) => {
+    if (task.stage === RESOLVE_STAGE) return { items: (task.input as ClusterInput).items };
+    const pair = task.input as PairInput;
+    const record = (index: number) => reader?.task(RECORDS_STAGE, index)?.input ?? null;
+    return { item_a: "item_a" in pair ? pair.item_a : record(pair.a), item_b: "item_b" in pair ? pair.item_b : record(pair.b) };
+  },
+  result: (_spec, task, finish) => ({ stage: task.stage, ...itemResult(task, finish) }),
+  // Comparisons that run again may change the clusters: their resolutions are planned anew.
+  redoAfter: (_spec, _reader, tasks) => ({ rerun: [], drop: tasks.some((t) => t.stage === COMPARE_STAGE) ? [RESOLVE_STAGE] : [] }),
+  // Records make no call; resolutions are sized by the clusters.
+  estimateTasks: (spec, plan) => ({
+    tasks: plan.tasks
+      .filter((t) => t.stage === COMPARE_STAGE)
+      .map((t) => {
+        const { a, b } = t.input as PairInput;
+        const record = (index: number) => plan.tasks[index]?.input; // the records come first, by index
+        return { ...t, input: { a, b, item_a: record(a), item_b: record(b) } satisfies PairInput, exact: true };
+      }),
+    note: spec.resolution ? "Resolutions (one call per cluster of two or more) are not counted." : "",
+  }),
+};

@@ -1,0 +1,45 @@
+/**
+ * POST /v1/resolve submissions: the templates checked, the blocking's pairs counted (422
+ * `too_many_comparisons` over `max_comparisons`, with the count and a suggestion, before anything
+ * is stored), then the shared submission.
+ */
+import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
+import { checkFieldCaps } from "../../jobs/field-caps";
+import { ApiError, invalidRequest } from "../../lib/errors";
+import { newId } from "../../lib/ids";
+import { itemCall } from "../task-call";
+import { blockPairs, type Blocking } from "./blocking";
+import { resolveOperator, type ResolveJobSpec } from "./plan";
+import { MATCH_INSTRUCTION, MATCH_SCHEMA, type ResolveRequest } from "./schema";
+
+function blockingOf(body: ResolveRequest): Blocking {
+  const { keys, method, threshold } = body.blocking;
+  if (method === "trigram" && threshold !== undefined && threshold > 1) throw invalidRequest("blocking.threshold of a trigram blocking is an overlap from 0 to 1.", [{ path: "blocking.threshold", message: "at most 1" }]);
+  if (method === "prefix" && threshold !== undefined && (!Number.isInteger(threshold) || threshold < 1)) throw invalidRequest("blocking.threshold of a prefix blocking is a number of characters.", [{ path: "blocking.threshold", message: "an integer, at least 1" }]);
+  return { keys, method, threshold: threshold ?? null };
+}
+
+export async function submitResolveJob(env: Env, tenantId: string, body: ResolveRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
+  checkFieldCaps(body); // before any parsing: a 20 MB template costs nothing to refuse
+  const blocking = blockingOf(body);
+  const system = (instruction: string | null) => (body.system_prompt ? (instruction ? `${instruction}\n\n${body.system_prompt}` : body.system_prompt) : instruction);
+  const compare = itemCall(env, body, { template: body.comparison_template, field: "comparison_template", systemPrompt: system(MATCH_INSTRUCTION), outputSchema: MATCH_SCHEMA, reads: ["item_a", "item_b"] });
+  const resolution = body.resolution_template
+    ? itemCall(env, body, { template: body.resolution_template, field: "resolution_template", systemPrompt: system(null), outputSchema: body.output_schema ?? null, reads: ["items"] })
+    : null;
+  const counted = blockPairs(body.inputs, blocking, body.max_comparisons);
+  if (counted.over) {
+    const count = counted.pairs.length;
+    const suggestion =
+      blocking.method === "exact"
+        ? "block on more keys, or raise max_comparisons"
+        : blocking.method === "prefix"
+          ? "use a longer prefix (blocking.threshold), block on more keys, or raise max_comparisons"
+          : "raise blocking.threshold, block on more keys, or raise max_comparisons";
+    throw new ApiError(422, "too_many_comparisons", `The blocking compares more than ${body.max_comparisons} pairs (at least ${count} found before counting stopped): ${suggestion}.`, {
+      details: { comparisons: count, complete: false, max_comparisons: body.max_comparisons, suggestion },
+    });
+  }
+  const spec: ResolveJobSpec = { ...baseSpec(newId("job"), tenantId, body), type: "resolve", compare, resolution, blocking, maxComparisons: body.max_comparisons, total: body.inputs.length };
+  return submitJob(env, tenantId, { spec, operator: resolveOperator, body, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
+}
