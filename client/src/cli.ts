@@ -12,7 +12,7 @@ import {
   int, jobFlags, mapReduceOptions, need, reduceOptions, runMapReduce, runRecover, runReduce, runResume, UsageError, type Flags,
 } from "./cli-staged.js";
 import { estimatePipeline, runPipeline } from "./cli-pipeline.js";
-import { classifyOptions, filterOptions, runClassify, runFilter } from "./cli-semantic.js";
+import { classifyOptions, filterOptions, rankOptions, resolveOptions, runClassify, runFilter, runRank, runResolve } from "./cli-semantic.js";
 import { parseCsv } from "./csv.js";
 import { Progress, trackConcurrency, type ProgressState } from "./progress.js";
 
@@ -33,9 +33,14 @@ const USAGE = `usage:
   fanout classify [FILE] --categories a,b,c|FILE.json --model M [--input FILE] [--multi-label] [--template FILE]
              [--cascade-model M [--accept-above X]] [--concurrency N] [--budget TOKENS] [--cache TTL_SECS] [--out FILE]
              (prints {counts, failed})
+  fanout rank [FILE] --criteria TEXT --k N --model M [--input FILE] [--template FILE] [--comparison-template FILE]
+             [--concurrency N] [--budget TOKENS] [--out FILE]   (prints the top k: [{index, score, wins?}])
+  fanout resolve [FILE] --comparison-template FILE --block-keys F1,F2 --model M [--input FILE]
+             [--block-method exact|prefix|trigram] [--threshold X] [--resolution-template FILE] [--max-comparisons N]
+             [--concurrency N] [--budget TOKENS] [--out FILE]   (prints {clusters, resolved, failed})
   fanout pipeline run FILE(.json|.xml) [--model M] [--inputs FILE.json] [--out FILE]
              (FILE: the POST /v1/pipelines body, or the XML task format; --model and --inputs fill what it leaves out)
-  fanout estimate map|reduce|map-reduce|filter|classify (the flags of that command, --input FILE): the dry-run estimate, nothing is created
+  fanout estimate map|reduce|map-reduce|filter|classify|rank|resolve (the flags of that command, --input FILE): the dry-run estimate, nothing is created
   fanout estimate pipeline FILE [--model M] [--inputs FILE.json]
   fanout jobs [--status S] [--limit N]
   fanout status JOB_ID
@@ -110,8 +115,10 @@ async function runEstimate(client: Fanout, kind: string | undefined, values: Fla
     : kind === "map-reduce" ? await client.dryRun("map-reduce", mapReduceOptions(values, readInputs(input)))
     : kind === "filter" ? await client.dryRun("filter", filterOptions(values, readInputs(input)))
     : kind === "classify" ? await client.dryRun("classify", classifyOptions(values, readInputs(input)))
+    : kind === "rank" ? await client.dryRun("rank", rankOptions(values, readInputs(input)))
+    : kind === "resolve" ? await client.dryRun("resolve", resolveOptions(values, readInputs(input)))
     : null;
-  if (!estimate) throw new UsageError("fanout estimate map|reduce|map-reduce|filter|classify …");
+  if (!estimate) throw new UsageError("fanout estimate map|reduce|map-reduce|filter|classify|rank|resolve …");
   process.stdout.write(`${JSON.stringify(estimate, null, 2)}\n`);
   return 0;
 }
@@ -195,6 +202,14 @@ export async function main(argv: string[]): Promise<number> {
       "accept-above": { type: "string" },
       "reject-below": { type: "string" },
       kept: { type: "string" },
+      criteria: { type: "string" },
+      k: { type: "string" },
+      "comparison-template": { type: "string" },
+      "resolution-template": { type: "string" },
+      "block-keys": { type: "string" },
+      "block-method": { type: "string" },
+      threshold: { type: "string" },
+      "max-comparisons": { type: "string" },
       "api-key": { type: "string" },
       url: { type: "string" },
       help: { type: "boolean", short: "h" },
@@ -219,6 +234,10 @@ export async function main(argv: string[]): Promise<number> {
       return runFilter(client, values, readInputs(need(values.input ?? id, "FILE or --input")));
     case "classify":
       return runClassify(client, values, readInputs(need(values.input ?? id, "FILE or --input")));
+    case "rank":
+      return runRank(client, values, readInputs(need(values.input ?? id, "FILE or --input")));
+    case "resolve":
+      return runResolve(client, values, readInputs(need(values.input ?? id, "FILE or --input")));
     case "estimate":
       return id === "pipeline" ? estimatePipeline(client, file, values) : runEstimate(client, id, values);
     case "pipeline":

@@ -1,8 +1,8 @@
 /**
  * The Fanout client: `new Fanout({ apiKey, baseUrl })`, then `fanout.map({...})`,
  * `fanout.agenticMap({...})`, `fanout.reduce({...})`, `fanout.mapReduce({...})`,
- * `fanout.pipeline({...})` (or `pipelineDocument(json or xml)`), `fanout.filter({...})` or
- * `fanout.classify({...})`; `fanout.dryRun(kind, options)` estimates
+ * `fanout.pipeline({...})` (or `pipelineDocument(json or xml)`), `fanout.filter({...})`,
+ * `fanout.classify({...})`, `fanout.rank({...})` or `fanout.resolve({...})`; `fanout.dryRun(kind, options)` estimates
  * a job without creating it. A job handle is an AsyncIterable of results in completion order
  * (read from the job's event stream, resumed with Last-Event-ID if the connection drops), with
  * `runAll()`, `output()`, `cancel()`, `recover()`, `resume()`, `status()`, `results()` and event
@@ -25,8 +25,10 @@ import type {
   MapOptions,
   MapResult,
   PipelineOptions,
+  RankOptions,
   RecoverOptions,
   ReduceOptions,
+  ResolveOptions,
   TaskResult,
 } from "./types.js";
 
@@ -135,6 +137,16 @@ export class Fanout {
     return new JobHandle(this, this.#create("/v1/classify", classifyBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
+  /** The top k items by criteria: the handle yields each score (and comparison); `output()` is `[{index, score, wins?}]`. */
+  rank(options: RankOptions): JobHandle<TaskResult> {
+    return new JobHandle(this, this.#create("/v1/rank", rankBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+  }
+
+  /** Entity resolution: the handle yields each comparison; `output()` is `{clusters, resolved, failed}`. */
+  resolve(options: ResolveOptions): JobHandle<TaskResult> {
+    return new JobHandle(this, this.#create("/v1/resolve", resolveBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+  }
+
   /**
    * A pipeline from a document as the API takes it: a JSON body (an object, in the API's spelling)
    * or the XML task format (a string). `params` are pipeline fields sent in the query string (an
@@ -166,9 +178,13 @@ export class Fanout {
   async dryRun(kind: "pipelines", options: PipelineOptions): Promise<Estimate>;
   async dryRun(kind: "filter", options: FilterOptions): Promise<Estimate>;
   async dryRun(kind: "classify", options: ClassifyOptions): Promise<Estimate>;
-  async dryRun(kind: "map" | "agentic-map" | "reduce" | "map-reduce" | "pipelines" | "filter" | "classify", options: unknown): Promise<Estimate> {
+  async dryRun(kind: "rank", options: RankOptions): Promise<Estimate>;
+  async dryRun(kind: "resolve", options: ResolveOptions): Promise<Estimate>;
+  async dryRun(kind: "map" | "agentic-map" | "reduce" | "map-reduce" | "pipelines" | "filter" | "classify" | "rank" | "resolve", options: unknown): Promise<Estimate> {
     const body =
       kind === "map" ? await mapBody(options as AnyMapOptions)
+      : kind === "rank" ? rankBody(options as RankOptions)
+      : kind === "resolve" ? resolveBody(options as ResolveOptions)
       : kind === "filter" ? filterBody(options as FilterOptions)
       : kind === "classify" ? classifyBody(options as ClassifyOptions)
       : kind === "pipelines" ? pipelineBody(options as PipelineOptions)
@@ -372,6 +388,23 @@ function classifyBody(o: Fields<ClassifyOptions>): Record<string, unknown> {
     multi_label: o.multiLabel,
     prompt_template: o.promptTemplate,
     cascade: cascadeBody(o.cascade),
+    retry_guidance: o.retryGuidance,
+  });
+}
+
+function rankBody(o: Fields<RankOptions>): Record<string, unknown> {
+  return compact({ ...commonFields(o), inputs: o.inputs, criteria: o.criteria, k: o.k, prompt_template: o.promptTemplate, comparison_template: o.comparisonTemplate, retry_guidance: o.retryGuidance });
+}
+
+function resolveBody(o: Fields<ResolveOptions>): Record<string, unknown> {
+  return compact({
+    ...commonFields(o),
+    inputs: o.inputs,
+    comparison_template: o.comparisonTemplate,
+    blocking: compact({ keys: o.blocking.keys, method: o.blocking.method, threshold: o.blocking.threshold }),
+    resolution_template: o.resolutionTemplate,
+    output_schema: o.outputSchema,
+    max_comparisons: o.maxComparisons,
     retry_guidance: o.retryGuidance,
   });
 }

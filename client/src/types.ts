@@ -164,6 +164,28 @@ export interface ClassifyOptions extends CommonOptions<TaskResult> {
   retryGuidance?: string;
 }
 
+/** A rank job: `output()` is the top k, `[{index, score, wins?}]` in order. */
+export interface RankOptions extends CommonOptions<TaskResult> {
+  inputs: unknown[];
+  criteria: string;
+  k: number;
+  promptTemplate?: string;
+  comparisonTemplate?: string;
+  retryGuidance?: string;
+}
+
+/** An entity-resolution job: `output()` is `{clusters, resolved, failed}`. */
+export interface ResolveOptions extends CommonOptions<TaskResult> {
+  inputs: unknown[];
+  comparisonTemplate: string;
+  blocking: { keys: string[]; method?: "exact" | "prefix" | "trigram"; threshold?: number };
+  resolutionTemplate?: string;
+  /** A JSON Schema for each resolution's output. */
+  outputSchema?: Record<string, unknown>;
+  maxComparisons?: number;
+  retryGuidance?: string;
+}
+
 export interface RecoverOptions {
   model?: string;
   maxRetries?: number;

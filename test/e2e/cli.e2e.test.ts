@@ -131,6 +131,26 @@ describe("fanout CLI", () => {
     expect(noPredicate.stderr).toContain("--predicate is required");
   });
 
+  it("rank FILE --criteria --k prints the top k; resolve --block-keys prints the clusters", async () => {
+    const { dir, env } = await setup();
+    const tag = uniqueTag("cli-rank");
+    const score = (n: number) => `json:${encodeURIComponent(JSON.stringify({ score: n }))}`;
+    writeFileSync(join(dir, "papers.jsonl"), [2, 9, 5].map((n, i) => JSON.stringify({ title: `paper ${i}`, d: fake(tag, i, score(n)) })).join("\n"));
+    writeFileSync(join(dir, "item.j2"), "{{ item.title }} {{ item.d }}");
+    const rank = await fanoutCli(["rank", join(dir, "papers.jsonl"), "--criteria", "newest", "--k", "2", "--template", join(dir, "item.j2"), "--model", "openai/gpt-4o-mini"], env);
+    expect(rank.code, rank.stderr).toBe(0);
+    expect(JSON.parse(rank.stdout)).toEqual([{ index: 1, score: 9 }, { index: 2, score: 5 }]);
+
+    writeFileSync(join(dir, "companies.jsonl"), ["Acme Inc", "ACME inc", "Globex"].map((name) => JSON.stringify({ name })).join("\n"));
+    writeFileSync(join(dir, "compare.j2"), `{{ item_a.name }} / {{ item_b.name }} ${fake(uniqueTag("cli-resolve"), "pair")}`);
+    const resolve = await fanoutCli(["resolve", join(dir, "companies.jsonl"), "--comparison-template", join(dir, "compare.j2"), "--block-keys", "name", "--block-method", "exact", "--model", "openai/gpt-4o-mini"], env);
+    expect(resolve.code, resolve.stderr).toBe(0);
+    expect(JSON.parse(resolve.stdout)).toEqual({ clusters: [[0, 1], [2]], resolved: null, failed: 0 });
+    const badMethod = await fanoutCli(["resolve", join(dir, "companies.jsonl"), "--comparison-template", join(dir, "compare.j2"), "--block-keys", "name", "--block-method", "soundex", "--model", "m"], env);
+    expect(badMethod.code).toBe(2);
+    expect(badMethod.stderr).toContain("--block-method is exact, prefix or trigram");
+  });
+
   it("--cache TTL_SECS: a second run is answered from the response cache, and the estimate says so", async () => {
     const { dir, env } = await setup();
     const tag = uniqueTag("cli-cache");

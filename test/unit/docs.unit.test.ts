@@ -42,6 +42,6 @@ describe("docs", () => {
     expect(readme.split("\n").length).toBeLessThan(260);
     const firstScreens = readme.split("\n").slice(0, 140).join("\n");
     expect(firstScreens).toContain("npm start -- --fake-llm");
-    for (const operator of ["map", "agentic-map", "reduce", "map-reduce", "pipelines", "filter", "classify"]) expect(firstScreens).toContain(`$BASE/v1/${operator}?wait=true`);
+    for (const operator of ["map", "agentic-map", "reduce", "map-reduce", "pipelines", "filter", "classify", "rank", "resolve"]) expect(firstScreens).toContain(`$BASE/v1/${operator}?wait=true`);
   });
 });

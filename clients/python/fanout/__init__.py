@@ -8,7 +8,7 @@
         print(result["index"], result["output"])
     batch = job.run_all()                       # or everything at once: batch.successes / batch.failures
 
-The same for `agentic_map`, `reduce`, `map_reduce`, `pipeline`, `filter` and `classify`; options are the API's own
+The same for `agentic_map`, `reduce`, `map_reduce`, `pipeline`, `filter`, `classify`, `rank` and `resolve`; options are the API's own
 fields (snake_case), passed as keyword arguments.
 """
 from .client import Batch, Fanout, FanoutError, Job

@@ -114,8 +114,16 @@ class Fanout:
         """A label per item from `categories` ([{"name", "description"}]): each output is {label, confidence}; output() is {counts, failed}."""
         return self._create("/v1/classify", {"inputs": inputs, "categories": categories, "model": model, "cascade": cascade, **options}, idempotency_key)
 
+    def rank(self, inputs: List[Any], criteria: str, k: int, model: str, idempotency_key: Optional[str] = None, **options: Any) -> "Job":
+        """The top k items by `criteria`: output() is [{index, score, wins?}] in order."""
+        return self._create("/v1/rank", {"inputs": inputs, "criteria": criteria, "k": k, "model": model, **options}, idempotency_key)
+
+    def resolve(self, inputs: List[Any], comparison_template: str, blocking: Dict[str, Any], model: str, idempotency_key: Optional[str] = None, **options: Any) -> "Job":
+        """Entity resolution: output() is {clusters, resolved, failed}."""
+        return self._create("/v1/resolve", {"inputs": inputs, "comparison_template": comparison_template, "blocking": blocking, "model": model, **options}, idempotency_key)
+
     def dry_run(self, kind: str, body: Dict[str, Any]) -> Dict[str, Any]:
-        """The estimate of a job (`kind`: map, agentic-map, reduce, map-reduce, pipelines, filter, classify); nothing is created."""
+        """The estimate of a job (`kind`: map, agentic-map, reduce, map-reduce, pipelines, filter, classify, rank, resolve); nothing is created."""
         return self.request("POST", f"/v1/{kind}?dry_run=true", {k: v for k, v in body.items() if v is not None})["estimate"]
 
     # ── jobs ────────────────────────────────────────────────────────────────────────────────

@@ -92,6 +92,11 @@ class ClientTest(unittest.TestCase):
         labels = self.fanout.classify(inputs=[fake(t, "c0")], categories=[{"name": "a"}, {"name": "b"}], model=MODEL,
                                       cascade={"model": MODEL, "accept_above": 0.9})
         self.assertEqual(labels.output(), {"counts": {"a": 1, "b": 0}, "failed": 0, "decided_by": {"cascade": 1, "model": 0}})
+        top = self.fanout.rank(inputs=[fake(t, "r0", "json:%7B%22score%22%3A3%7D"), fake(t, "r1", "json:%7B%22score%22%3A7%7D")], criteria="best", k=1, model=MODEL)
+        self.assertEqual(top.output(), [{"index": 1, "score": 7}])
+        same = self.fanout.resolve(inputs=[{"n": "a"}, {"n": "a"}, {"n": "b"}], comparison_template="{{ item_a.n }} {{ item_b.n }} " + fake(t, "cmp"),
+                                   blocking={"keys": ["n"]}, model=MODEL)
+        self.assertEqual(same.output(), {"clusters": [[0, 1], [2]], "resolved": None, "failed": 0})
 
     def test_typed_errors_and_delete(self) -> None:
         with self.assertRaises(FanoutError) as bad:
