@@ -2,11 +2,12 @@
 /**
  * A job, live: its event stream (resumed with Last-Event-ID) drives an overall bar with rate and
  * ETA, per-stage bars, the budget, the results as they complete, and the failures grouped by
- * `error_kind`; buttons cancel, recover, resume and download the results as JSONL. A map-reduce
- * job shows its audit tree; an agentic item links to its session.
+ * `error_kind`; buttons cancel, recover, resume and download the results as JSONL. An ended job
+ * shows its output (./output.js); a map-reduce job its audit tree; an agentic item links to its session.
  */
 import { api, ENDED_STATUSES, followEvents } from "./api.js";
 import { auditTree } from "./audit.js";
+import { renderOutput } from "./output.js";
 import { bar, brief, duration, errorText, fill, h, jobBadge, notice, num, showJson, when } from "./ui.js";
 
 const SHOWN_RESULTS = 200; // the newest results listed; every result is in the download
@@ -26,6 +27,7 @@ export async function showJob(view, jobId) {
   const parts = {
     head: h("section", { class: "card", "aria-label": "Job" }),
     progress: h("section", { class: "card", "aria-label": "Progress" }),
+    output: h("section", { class: "card", "aria-label": "Output", hidden: true }),
     actions: h("section", { class: "actions", "aria-label": "Actions" }),
     failures: h("section", { class: "card", "aria-label": "Failures" }),
     results: h("section", { class: "card", "aria-label": "Results" }),
@@ -37,6 +39,7 @@ export async function showJob(view, jobId) {
     if (!state.job) return;
     renderHead(parts.head, state);
     renderProgress(parts.progress, state);
+    renderOutput(parts.output, state.job);
     renderActions(parts.actions, state, act);
     renderFailures(parts.failures, state);
     renderResults(parts.results, state);

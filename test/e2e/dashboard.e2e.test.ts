@@ -213,6 +213,30 @@ describe("the dashboard", () => {
     await expect.poll(() => page.locator("#results tbody tr").count()).toBe(3); // the results table refreshes after the bar
   });
 
+  it("shows an ended job's output for its operator: a filter's kept items, a classification's counts, a ranking's top k, a resolution's clusters", async () => {
+    const { key } = await newTenant(base());
+    const json = (v: unknown) => `json:${encodeURIComponent(JSON.stringify(v))}`;
+    const tag = uniqueTag("dash-out");
+    const model = "openai/gpt-4o-mini";
+    const submit = async (path: string, body: Record<string, unknown>) => (await call(base(), "POST", `${path}?wait=true`, { token: key, body: { model, ...body } })).body.id as string;
+    const filter = await submit("/v1/filter", { inputs: [0, 1, 2].map((i) => fake(tag, `f${i}`, i === 1 ? json({ keep: false }) : "ok")), predicate_template: "{{ item }}" });
+    const classify = await submit("/v1/classify", { inputs: [0, 1, 2].map((i) => fake(tag, `c${i}`, i === 2 ? json({ label: "b", confidence: 0.5 }) : "ok")), categories: [{ name: "a" }, { name: "b" }], prompt_template: "{{ item }}" });
+    const rank = await submit("/v1/rank", { inputs: [3, 8].map((n, i) => fake(tag, `r${i}`, json({ score: n }))), criteria: "high", k: 1, prompt_template: "{{ item }}" });
+    const resolve = await submit("/v1/resolve", { inputs: [{ n: "x" }, { n: "x" }, { n: "y" }], comparison_template: `{{ item_a }} {{ item_b }} ${fake(tag, "pair")}`, blocking: { keys: ["n"] } });
+
+    const page = await signedIn(key, `/jobs/${filter}`);
+    await expect.poll(() => page.locator("#filter-summary").textContent(), { timeout: 30_000 }).toBe("Kept 2 · dropped 1 · failed 0");
+    await page.goto(`${base()}/jobs/${classify}`);
+    await expect.poll(() => page.locator("#label-counts tbody tr").allTextContents()).toEqual(["a2", "b1"]);
+    await page.goto(`${base()}/jobs/${rank}`);
+    await expect.poll(() => page.locator("#top-k li").allTextContents()).toEqual(["#1 · score 8"]);
+    await page.goto(`${base()}/jobs/${resolve}`);
+    await expect.poll(() => page.locator("#cluster-summary").textContent()).toBe("2 entities from 3 records · 1 with more than one record");
+    expect(await page.locator("#clusters li").allTextContents()).toEqual(["#0, #1"]);
+    await page.getByRole("button", { name: "Output as JSON" }).click();
+    await expect.poll(() => page.getByRole("dialog").textContent()).toContain('"clusters"');
+  });
+
   it("shows the token budget, and resumes a job paused on it", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("dash-budget");

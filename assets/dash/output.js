@@ -1,0 +1,57 @@
+// @ts-check
+/**
+ * An ended job's `output`, drawn for its operator: a filter's kept and dropped items, a
+ * classification's counts per label, a ranking's top k, a resolution's clusters; any other
+ * staged job's value as JSON. Who decided (a cascade's `decided_by`) when the job had one.
+ */
+import { brief, fill, h, num, showJson } from "./ui.js";
+
+const LISTED = 50; // indices and clusters shown; every one is in the job's JSON
+
+/** @param {number[]} list */
+const indices = (list) => (list.length === 0 ? "none" : `#${list.slice(0, LISTED).join(", #")}${list.length > LISTED ? ` … (${num(list.length - LISTED)} more)` : ""}`);
+
+/** @param {any} out */
+function decidedBy(out) {
+  const by = out?.decided_by;
+  return by ? h("p", { class: "muted", id: "decided-by" }, `Decided by the cascade: ${num(by.cascade)} · by the job's model: ${num(by.model)}`) : null;
+}
+
+/** @param {any} job @returns {(HTMLElement | null)[]} */
+function view(job) {
+  const out = job.output;
+  switch (job.type) {
+    case "filter":
+      return [h("p", { id: "filter-summary" }, `Kept ${num(out.kept.length)} · dropped ${num(out.dropped)} · failed ${num(out.failed)}`), h("p", {}, "Kept: ", indices(out.kept)), decidedBy(out)];
+    case "classify": {
+      const rows = Object.entries(out.counts).sort((a, b) => Number(b[1]) - Number(a[1]));
+      return [
+        h("table", { id: "label-counts" }, h("thead", {}, h("tr", {}, h("th", {}, "Label"), h("th", {}, "Items"))), h("tbody", {}, ...rows.map(([label, n]) => h("tr", {}, h("td", {}, label), h("td", {}, num(n)))))),
+        out.failed ? h("p", {}, `Failed: ${num(out.failed)}`) : null,
+        decidedBy(out),
+      ];
+    }
+    case "rank":
+      return [h("ol", { id: "top-k" }, ...out.map((/** @type {any} */ e) => h("li", {}, `#${e.index} · score ${e.score}`, e.wins !== undefined ? ` · ${num(e.wins)} comparisons won` : "")))];
+    case "resolve": {
+      const groups = out.clusters.filter((/** @type {number[]} */ c) => c.length > 1);
+      return [
+        h("p", { id: "cluster-summary" }, `${num(out.clusters.length)} entities from ${num(out.clusters.flat().length)} records · ${num(groups.length)} with more than one record`, out.failed ? ` · ${num(out.failed)} comparisons failed` : ""),
+        h("ul", { id: "clusters" }, ...groups.slice(0, LISTED).map((/** @type {number[]} */ c) => h("li", {}, indices(c)))),
+      ];
+    }
+    default:
+      return [h("p", {}, brief(out, 400))];
+  }
+}
+
+/** Drawn once per job and status: an ended job's output does not change. @param {HTMLElement} el @param {any} job */
+export function renderOutput(el, job) {
+  const shown = job.output !== null && job.output !== undefined && job.status === "completed";
+  el.hidden = !shown;
+  if (!shown) delete el.dataset.shown; // a recovered job ends again, with a new output
+  if (!shown || el.dataset.shown === job.id) return;
+  el.dataset.shown = job.id;
+  const json = h("button", { type: "button", class: "secondary", onclick: () => showJson("The job's output", job.output) }, "Output as JSON");
+  fill(el, h("h2", {}, "Output"), ...view(job), json);
+}
