@@ -72,6 +72,24 @@ describe("coordinator: a report that waits on the provider limiter", () => {
   });
 });
 
+describe("coordinator: a rate-limited task's retry", () => {
+  it("waits for its Retry-After and is due by the coordinator's own alarm, not by the Queue's backup message (whole seconds, batched)", async () => {
+    const { stub } = await startJob(mapSpec(), ["a"]);
+    await tick(stub);
+    const before = Date.now();
+    const throttled: AttemptOutcome = { kind: "transient", error: "429", retryAfterMs: 1_000, throttled: true, usage: { input_tokens: 0, output_tokens: 0 } };
+    await report(stub, "items", 0, throttled);
+    const { readyAt, alarm } = await runInDurableObject(stub, (_i, state) => ({
+      readyAt: state.storage.sql.exec<{ ready_at: number }>("SELECT ready_at FROM tasks WHERE state = 'waiting'").one().ready_at,
+      alarm: state.storage.getAlarm(),
+    }));
+    // Retry-After 1 s plus jitter of up to half of it.
+    expect(readyAt - before).toBeGreaterThanOrEqual(1_000);
+    expect(readyAt - Date.now()).toBeLessThanOrEqual(1_500);
+    expect(await alarm).toBeLessThanOrEqual(readyAt);
+  });
+});
+
 describe("coordinator: a worker's report takes its next task (pull)", () => {
   it("answers with the slot's next task, claimed and running under a new token, with the stage's setup only when the worker lacks it", async () => {
     const { stub } = await startJob(mapSpec({ concurrency: 1 }), ["a", "b", "c"]);
