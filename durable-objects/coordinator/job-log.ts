@@ -8,7 +8,8 @@ import { itemStages } from "./store";
 import { ZERO, usageView, type Counters } from "../../src/engine/counters";
 import type { EventHub } from "./event-hub";
 import type { EventData, EventName } from "../../src/schemas/events";
-import type { CoordinatorStore } from "./store";
+import type { CoordinatorStore, StageRow } from "./store";
+import { stageCompleted, type EventShape, type TaskEvent } from "./event-shapes";
 
 export class JobLog {
   readonly counters: Counters;
@@ -17,8 +18,23 @@ export class JobLog {
   constructor(
     private readonly store: CoordinatorStore,
     private readonly hub: EventHub,
+    readonly shape: EventShape,
   ) {
     this.counters = { ...ZERO, ...store.getMeta("counters") };
+  }
+
+  /** A finished task's event in the job's shape, its result already serialised. */
+  taskCompleted(t: Omit<TaskEvent, "completed" | "total">, resultJson: string): void {
+    const { name, fields } = this.shape.taskEvent({ ...t, completed: this.counters.completed, total: this.total() });
+    this.hub.publish(this.store.events.append(name, `${JSON.stringify(fields).slice(0, -1)},"result":${resultJson}}`));
+  }
+
+  stageStarted(jobId: string, stage: { name: string; total: number }): void {
+    if (this.shape.stageEvents) this.emit("STAGE_STARTED", { job_id: jobId, stage: stage.name, total: stage.total });
+  }
+
+  stageCompleted(jobId: string, stage: StageRow): void {
+    if (this.shape.stageEvents) this.emit("STAGE_COMPLETED", stageCompleted(jobId, stage));
   }
 
   bump(delta: Partial<Counters>): void {

@@ -29,6 +29,7 @@ import { D1Mirror } from "./d1-mirror";
 import { startChild } from "./subtasks";
 import { progressOf, stagesView } from "./progress";
 import { JobLog } from "./job-log";
+import { eventShape } from "./event-shapes";
 import { Setups, claimOf, planReader, taskVars } from "./claims";
 import { attemptEnd, recordEnd, type TaskEnd } from "./results";
 
@@ -73,7 +74,7 @@ export class JobRun {
     this.op = operatorFor(spec);
     this.status = this.store.getMeta("status") ?? "queued";
     this.finalized = this.store.getMeta("finalized") ?? false;
-    this.log = new JobLog(this.store, this.hub);
+    this.log = new JobLog(this.store, this.hub, eventShape(this.op));
     this.budget = new BudgetKeeper(this.store, renderLimits(env));
     this.concurrency = this.#concurrencyLink();
     this.pacing = this.#pacingLink();
@@ -135,7 +136,7 @@ export class JobRun {
     const total = planned.reduce((n, s) => n + s.total, 0);
     this.store.transaction(() => {
       this.setStatus("running");
-      this.log.emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...op.startedFields, ...(op.v1 ? {} : { stages: planned }) });
+      this.log.emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...op.startedFields, ...this.log.shape.startedFields(planned) });
     });
     this.startStagesWithWork();
     this.mirror.schedule();
@@ -223,7 +224,7 @@ export class JobRun {
       if (stage.status !== "pending") continue;
       if (!readied && !this.store.stageHasWork(stage.name)) continue;
       this.store.setStageStatus(stage.name, "running");
-      if (!this.op.v1 && stage.kind !== "children") this.log.emit("STAGE_STARTED", { job_id: this.spec.jobId, stage: stage.name, total: stage.total });
+      if (stage.kind !== "children") this.log.stageStarted(this.spec.jobId, stage);
     }
   }
 
@@ -402,7 +403,7 @@ export class JobRun {
     if (this.finalized) return;
     this.finalized = true;
     this.store.transaction(() => {
-      const staged = this.op.v1 ? {} : { output: this.store.getMeta("output") ?? null, error: this.store.getMeta("error") ?? null };
+      const staged = this.log.shape.showsOutput ? { output: this.store.getMeta("output") ?? null, error: this.store.getMeta("error") ?? null } : {};
       const data = { job_id: spec.jobId, status: this.status, total: this.log.total(), ...this.log.summary(), ...staged };
       const completed: CompletedEvent = { completedAt: this.store.getMeta("completed_at") ?? new Date().toISOString(), data, round: this.store.getMeta("round") ?? 1 };
       this.store.setMeta("finalized", true);
@@ -445,7 +446,7 @@ export class JobRun {
         total: this.log.total(),
         stages: stagesView(this.store.stages()),
         completedAt: this.store.getMeta("completed_at") ?? null,
-        output: this.op.v1 ? null : (this.store.getMeta("output") ?? null),
+        output: this.log.shape.showsOutput ? (this.store.getMeta("output") ?? null) : null,
         error: this.store.getMeta("error") ?? null,
         budget: this.budget.view(spec.budget),
         pauseReason: this.store.getMeta("pause_reason") ?? null,

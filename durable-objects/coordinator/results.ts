@@ -54,11 +54,10 @@ export function recordEnd(job: JobParts, task: TaskRow, end: TaskEnd, attemptUsa
     const stage = store.countStageDone(row.stage, success, usage);
     const json = JSON.stringify(result); // once, for the outbox and the event
     store.outbox.add(row.stage, result, log.counters.seq, json);
-    if (op.v1) log.emitWithResult("MAP_ITEM_COMPLETED", { job_id: spec.jobId, completed: log.counters.completed, total: log.total(), success }, json);
-    else log.emitWithResult("TASK_COMPLETED", { job_id: spec.jobId, stage: row.stage, index: row.idx, success }, json);
+    log.taskCompleted({ jobId: spec.jobId, stage: row.stage, index: row.idx, success }, json);
     if (stage.completed === stage.total) {
       store.setStageStatus(stage.name, "completed");
-      if (!op.v1) log.emit("STAGE_COMPLETED", { job_id: spec.jobId, stage: stage.name, succeeded: stage.succeeded, failed: stage.failed, usage: { input_tokens: stage.input_tokens, output_tokens: stage.output_tokens } });
+      log.stageCompleted(spec.jobId, stage);
     }
     return op.advance(spec, job.reader, view);
   });
