@@ -65,7 +65,16 @@ describe("POST /v1/resolve", () => {
     expect((await fakeStats(tag)).requests).toBe(0);
   });
 
-  it("refuses a comparison template without item_b and a prefix blocking of no characters", async () => {
+  it("refuses a trigram blocking whose keys all share common words before it has counted its pairs (422, what to change)", async () => {
+    const { key } = await newTenant(base());
+    const inputs = Array.from({ length: 4_000 }, (_, i) => ({ name: `${i} incorporated` }));
+    const res = await call(base(), "POST", "/v1/resolve", { token: key, body: { ...resolveBody(uniqueTag("resolve-broad")), inputs, blocking: { keys: ["name"], method: "trigram", threshold: 0.99 }, max_comparisons: 100_000 } });
+    expect(res.status).toBe(422);
+    expect(res.body.error).toMatchObject({ code: "too_many_comparisons", details: { complete: false, candidates_checked: expect.any(Number), suggestion: expect.stringContaining("threshold") } });
+    expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
+  });
+
+  it("refuses a comparison template without item_b, a prefix blocking of no characters and a prototype name in a key", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("resolve-bad");
     const noB = await call(base(), "POST", "/v1/resolve", { token: key, body: { ...resolveBody(tag), comparison_template: "{{ item_a }}" } });
@@ -74,6 +83,9 @@ describe("POST /v1/resolve", () => {
     const prefix = await call(base(), "POST", "/v1/resolve", { token: key, body: { ...resolveBody(tag), blocking: { keys: ["name"], method: "prefix", threshold: 0.5 } } });
     expect(prefix.status).toBe(400);
     expect(prefix.body.error.details).toEqual([expect.objectContaining({ path: "blocking.threshold" })]);
+    const proto = await call(base(), "POST", "/v1/resolve", { token: key, body: { ...resolveBody(tag), blocking: { keys: ["name", "a.__proto__"] } } });
+    expect(proto.status).toBe(400);
+    expect(proto.body.error.details).toEqual([expect.objectContaining({ path: "blocking.keys[1]" })]);
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
   });
 });

@@ -7,13 +7,16 @@ import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
 import { checkFieldCaps } from "../../jobs/field-caps";
 import { ApiError, invalidRequest } from "../../lib/errors";
 import { newId } from "../../lib/ids";
+import { PROTOTYPE_NAMES } from "../../lib/records";
 import { itemCall } from "../task-call";
-import { blockPairs, type Blocking } from "./blocking";
+import { blockPairs, MAX_TRIGRAM_WORK, type Blocking } from "./blocking";
 import { resolveOperator, type ResolveJobSpec } from "./plan";
 import { MATCH_INSTRUCTION, MATCH_SCHEMA, type ResolveRequest } from "./schema";
 
 function blockingOf(body: ResolveRequest): Blocking {
   const { keys, method, threshold } = body.blocking;
+  const issues = keys.flatMap((key, i) => (key.split(".").some((part) => PROTOTYPE_NAMES.has(part) || part === "") ? [{ path: `blocking.keys[${i}]`, message: "a field path: names joined by dots, none of them __proto__, constructor or prototype" }] : []));
+  if (issues.length > 0) throw invalidRequest("A blocking key is not a field path.", issues);
   if (method === "trigram" && threshold !== undefined && threshold > 1) throw invalidRequest("blocking.threshold of a trigram blocking is an overlap from 0 to 1.", [{ path: "blocking.threshold", message: "at most 1" }]);
   if (method === "prefix" && threshold !== undefined && (!Number.isInteger(threshold) || threshold < 1)) throw invalidRequest("blocking.threshold of a prefix blocking is a number of characters.", [{ path: "blocking.threshold", message: "an integer, at least 1" }]);
   return { keys, method, threshold: threshold ?? null };
@@ -28,6 +31,12 @@ export async function submitResolveJob(env: Env, tenantId: string, body: Resolve
     ? itemCall(env, body, { template: body.resolution_template, field: "resolution_template", systemPrompt: system(null), outputSchema: body.output_schema ?? null, reads: ["items"] })
     : null;
   const counted = blockPairs(body.inputs, blocking, body.max_comparisons);
+  if (counted.over && counted.work > MAX_TRIGRAM_WORK) {
+    const suggestion = "raise blocking.threshold, or block on keys whose values share fewer trigrams (common words like \"inc\" make every record a candidate of every other)";
+    throw new ApiError(422, "too_many_comparisons", `The trigram blocking looked at more than ${MAX_TRIGRAM_WORK.toLocaleString("en-US")} candidate pairs before it could count the comparisons: ${suggestion}.`, {
+      details: { comparisons: counted.pairs.length, complete: false, max_comparisons: body.max_comparisons, candidates_checked: counted.work, suggestion },
+    });
+  }
   if (counted.over) {
     const count = counted.pairs.length;
     const suggestion =

@@ -4,7 +4,7 @@
  * exactly one cluster.
  */
 import { describe, expect, it } from "vitest";
-import { blockPairs, blockingKey } from "../../../src/operators/resolve/blocking";
+import { blockPairs, blockingKey, MAX_TRIGRAM_WORK } from "../../../src/operators/resolve/blocking";
 import { clustersOf, resolveOperator, type ClusterInput, type PairInput, type ResolveJobSpec } from "../../../src/operators/resolve/plan";
 import { MemoryPlan, type Answer } from "./memory-plan";
 import { base, call } from "./specs";
@@ -22,6 +22,13 @@ describe("blocking", () => {
     expect(blockPairs(names(["Acme", " acme ", "Globex", "ACME"]), { keys: ["name"], method: "exact", threshold: null }, 100).pairs).toEqual([[0, 1], [0, 3], [1, 3]]);
     expect(blockPairs(names(["acme inc", "acme corp", "acorn"]), { keys: ["name"], method: "prefix", threshold: 3 }, 100).pairs).toEqual([[0, 1]]);
     expect(blockPairs(names(["jonathan smith", "mary jones", "jonathon smith"]), { keys: ["name"], method: "trigram", threshold: 0.5 }, 100).pairs).toEqual([[0, 2]]);
+  });
+
+  it("a trigram blocking whose keys all share trigrams stops after MAX_TRIGRAM_WORK candidates, before its pairs are counted", () => {
+    const names = Array.from({ length: 4_000 }, (_, i) => ({ name: `${i} incorporated` })); // " in", "inc", … in every key
+    const counted = blockPairs(names, { keys: ["name"], method: "trigram", threshold: 0.99 }, 100_000);
+    expect(counted.over).toBe(true);
+    expect(counted.work).toBeGreaterThan(MAX_TRIGRAM_WORK);
   });
 
   it("stops counting past the bound: a blocking over it costs no more than the bound", () => {
