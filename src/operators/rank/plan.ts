@@ -95,17 +95,18 @@ function winsOf(reader: PlanReader, tied: Scored[]): Map<number, number> {
 function advance(spec: RankJobSpec, reader: PlanReader): Advance {
   const scores = reader.stage(SCORE_STAGE);
   if (!scores || scores.completed < scores.total) return { ready: [] };
+  // Comparisons under way: nothing to decide yet (and no reason to read every score again).
+  const compare = reader.stage(COMPARE_STAGE);
+  if (reader.extent(COMPARE_STAGE) > 0 && compare && compare.completed < compare.total) return { ready: [] };
   const scored = ranked(reader);
   const tied = tiedAtCut(scored, spec.k);
   const end = (wins: Map<number, number> | null): Advance => ({ ready: [], end: { status: "completed", output: topK(scored, spec.k, wins), error: null } });
   if (tied.length === 0 || tied.length > MAX_TIED) return end(null);
-  const compare = reader.stage(COMPARE_STAGE);
   if (reader.extent(COMPARE_STAGE) === 0) {
     const pairs = pairsOf(tied, (index) => reader.task(SCORE_STAGE, index)?.input);
     const ready: TaskSeed[] = pairs.map((input, index) => ({ stage: COMPARE_STAGE, index, input }));
     return { ready, totals: { [COMPARE_STAGE]: pairs.length } };
   }
-  if (!compare || compare.completed < compare.total) return { ready: [] };
   return end(winsOf(reader, tied));
 }
 

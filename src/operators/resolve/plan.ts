@@ -77,7 +77,8 @@ function compared(reader: PlanReader): { matches: [number, number][]; failed: nu
 function advance(spec: ResolveJobSpec, reader: PlanReader, trigger: TaskView | null): Advance {
   // The start (and a recover's re-evaluation): the records not finished yet are, as given. Only
   // then: each record finished by it triggers its own advance, which waits for the last one.
-  const unrecorded = reader.extent(RECORDS_STAGE) > reader.done(RECORDS_STAGE).length;
+  const records = reader.stage(RECORDS_STAGE);
+  const unrecorded = records !== undefined && records.completed < records.total; // counts, not the rows: this runs after every task
   if (unrecorded && trigger !== null) return { ready: [] };
   if (unrecorded) {
     const local = [];
