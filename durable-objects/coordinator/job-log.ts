@@ -26,7 +26,7 @@ export class JobLog {
   /** A finished task's event in the job's shape, its result already serialised. */
   taskCompleted(t: Omit<TaskEvent, "completed" | "total">, resultJson: string): void {
     const { name, fields } = this.shape.taskEvent({ ...t, completed: this.counters.completed, total: this.total() });
-    this.hub.publish(this.store.events.append(name, `${JSON.stringify(fields).slice(0, -1)},"result":${resultJson}}`));
+    this.#appendWithResult(name, fields, resultJson);
   }
 
   stageStarted(jobId: string, stage: { name: string; total: number }): void {
@@ -48,6 +48,10 @@ export class JobLog {
 
   /** An event whose last field is a result already serialised (`resultJson`: the outbox has the same text). */
   emitWithResult<K extends EventName>(name: K, fields: Omit<EventData<K>, "result">, resultJson: string): void {
+    this.#appendWithResult(name, fields, resultJson);
+  }
+
+  #appendWithResult(name: EventName, fields: object, resultJson: string): void {
     this.hub.publish(this.store.events.append(name, `${JSON.stringify(fields).slice(0, -1)},"result":${resultJson}}`));
   }
 

@@ -1,4 +1,5 @@
 /** A job's counters (the coordinator keeps them; D1 and the API show them) and their usage view. */
+
 /** A job's counts as D1 and the API show them: its finished tasks, its attempts, its tokens. */
 export interface JobCounts {
   completed: number;

@@ -45,17 +45,21 @@ export function taskCall(env: Env, defaults: TaskDefaults, task: TaskFields, fie
 
 /**
  * The call of an operator of one model call per item (map, filter, classify): the request's
- * fields, with the template (`field`, which must read `item`, or the variables in `reads`),
- * system prompt and output schema the operator makes of them (and another model: a cascade's).
+ * fields, with the template (`field`, which must read `item`, or the variables in `reads`), the
+ * operator's instruction before the job's system prompt, the output schema the operator makes of
+ * them (and another model: a cascade's).
  */
 export function itemCall(
   env: Env,
   body: TaskDefaults,
-  parts: { template: string; field: string; systemPrompt: string | null; outputSchema: Record<string, unknown> | null; model?: string; reads?: string[] },
+  parts: { template: string; field: string; instruction?: string; outputSchema: Record<string, unknown> | null; model?: string; reads?: string[] },
 ): CallSpec {
   compileTemplate(parts.template, parts.field, parts.reads ?? "item", renderLimits(env), parts.reads ? "template_missing_variable" : undefined);
   if (parts.outputSchema) compileOutputSchema(parts.outputSchema);
-  return callSpec(env, body, { ...parts, model: parts.model ?? body.model, temperature: body.temperature ?? null, maxTokens: body.max_tokens });
+  // The operator's instruction first, the job's own system prompt after it.
+  const own = body.system_prompt ?? null;
+  const systemPrompt = parts.instruction ? (own ? `${parts.instruction}\n\n${own}` : parts.instruction) : own;
+  return callSpec(env, body, { ...parts, systemPrompt, model: parts.model ?? body.model, temperature: body.temperature ?? null, maxTokens: body.max_tokens });
 }
 
 interface CallParts {

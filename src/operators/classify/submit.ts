@@ -18,7 +18,7 @@ export async function submitClassifyJob(env: Env, tenantId: string, body: Classi
     itemCall(env, body, {
       template: body.prompt_template ?? DEFAULT_CLASSIFY_TEMPLATE,
       field: "prompt_template",
-      systemPrompt: body.system_prompt ? `${instruction}\n\n${body.system_prompt}` : instruction,
+      instruction,
       outputSchema: labelSchema(labels, body.multi_label),
       model,
     });

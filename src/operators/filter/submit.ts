@@ -12,9 +12,7 @@ const DEFAULT_REJECT_BELOW = 0.1;
 export async function submitFilterJob(env: Env, tenantId: string, body: FilterRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
   checkFieldCaps(body); // before any parsing: a 20 MB predicate costs nothing to refuse
   const call = (withConfidence: boolean, model?: string) => {
-    const instruction = filterInstruction(withConfidence);
-    const systemPrompt = body.system_prompt ? `${instruction}\n\n${body.system_prompt}` : instruction;
-    return itemCall(env, body, { template: body.predicate_template, field: "predicate_template", systemPrompt, outputSchema: keepSchema(withConfidence), model });
+    return itemCall(env, body, { template: body.predicate_template, field: "predicate_template", instruction: filterInstruction(withConfidence), outputSchema: keepSchema(withConfidence), model });
   };
   let cascade: FilterJobSpec["cascade"] = null;
   if (body.cascade) {

@@ -11,7 +11,7 @@ export async function submitMapJob(env: Env, tenantId: string, body: MapRequest,
   const spec: MapJobSpec = {
     ...baseSpec(newId("job"), tenantId, body),
     type: "map",
-    call: itemCall(env, body, { template: body.prompt_template, field: "prompt_template", systemPrompt: body.system_prompt ?? null, outputSchema: body.output_schema ?? null }),
+    call: itemCall(env, body, { template: body.prompt_template, field: "prompt_template", outputSchema: body.output_schema ?? null }),
   };
   return submitJob(env, tenantId, { spec, operator: mapOperator, body, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
 }

@@ -10,16 +10,15 @@ import { COMPARISON_SCHEMA, comparisonInstruction, DEFAULT_COMPARISON_TEMPLATE, 
 export async function submitRankJob(env: Env, tenantId: string, body: RankRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
   checkFieldCaps(body); // before any parsing: a 20 MB template costs nothing to refuse
   if (body.k > body.inputs.length) throw invalidRequest(`k (${body.k}) is more than the ${body.inputs.length} inputs.`, [{ path: "k", message: `at most ${body.inputs.length}` }]);
-  const system = (instruction: string) => (body.system_prompt ? `${instruction}\n\n${body.system_prompt}` : instruction);
   const spec: RankJobSpec = {
     ...baseSpec(newId("job"), tenantId, body),
     type: "rank",
     k: body.k,
-    call: itemCall(env, body, { template: body.prompt_template ?? DEFAULT_RANK_TEMPLATE, field: "prompt_template", systemPrompt: system(scoreInstruction(body.criteria)), outputSchema: SCORE_SCHEMA }),
+    call: itemCall(env, body, { template: body.prompt_template ?? DEFAULT_RANK_TEMPLATE, field: "prompt_template", instruction: scoreInstruction(body.criteria), outputSchema: SCORE_SCHEMA }),
     compare: itemCall(env, body, {
       template: body.comparison_template ?? DEFAULT_COMPARISON_TEMPLATE,
       field: "comparison_template",
-      systemPrompt: system(comparisonInstruction(body.criteria)),
+      instruction: comparisonInstruction(body.criteria),
       outputSchema: COMPARISON_SCHEMA,
       reads: ["item_a", "item_b"],
     }),

@@ -25,10 +25,9 @@ function blockingOf(body: ResolveRequest): Blocking {
 export async function submitResolveJob(env: Env, tenantId: string, body: ResolveRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
   checkFieldCaps(body); // before any parsing: a 20 MB template costs nothing to refuse
   const blocking = blockingOf(body);
-  const system = (instruction: string | null) => (body.system_prompt ? (instruction ? `${instruction}\n\n${body.system_prompt}` : body.system_prompt) : instruction);
-  const compare = itemCall(env, body, { template: body.comparison_template, field: "comparison_template", systemPrompt: system(MATCH_INSTRUCTION), outputSchema: MATCH_SCHEMA, reads: ["item_a", "item_b"] });
+  const compare = itemCall(env, body, { template: body.comparison_template, field: "comparison_template", instruction: MATCH_INSTRUCTION, outputSchema: MATCH_SCHEMA, reads: ["item_a", "item_b"] });
   const resolution = body.resolution_template
-    ? itemCall(env, body, { template: body.resolution_template, field: "resolution_template", systemPrompt: system(null), outputSchema: body.output_schema ?? null, reads: ["items"] })
+    ? itemCall(env, body, { template: body.resolution_template, field: "resolution_template", outputSchema: body.output_schema ?? null, reads: ["items"] })
     : null;
   const counted = blockPairs(body.inputs, blocking, body.max_comparisons);
   if (counted.over && counted.work > MAX_TRIGRAM_WORK) {
