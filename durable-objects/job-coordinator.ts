@@ -25,7 +25,7 @@ import { sseKeepaliveMs } from "../src/config";
 import type { AttemptOutcome } from "../src/engine/retry-policy";
 import { isTerminal, type JobSpecBase, type PulledTask, type PullRequest, type StageWork, type TaskClaim, type TaskRef, setupKey } from "../src/engine/types";
 import { jobSpec, operatorFor } from "../src/operators/registry";
-import type { RecoverOptions, RecoverAnswer, ResumeAnswer } from "../src/engine/recovery";
+import type { BudgetChange, RecoverOptions, RecoverAnswer, ResumeAnswer } from "../src/engine/recovery";
 import { EventHub } from "./coordinator/event-hub";
 import { CoordinatorStore } from "./coordinator/store";
 import { ZERO } from "../src/engine/counters";
@@ -87,8 +87,8 @@ export class JobCoordinator extends DurableObject<Env> {
   }
 
   /** A paused job goes on, with a new budget total if given (./coordinator/lifecycle.ts). */
-  async resume(budgetTotal: number | null): Promise<ResumeAnswer> {
-    return this.#run ? resumeJob(this.#run, budgetTotal) : { ok: false, reason: "not_found" };
+  async resume(change: BudgetChange | null): Promise<ResumeAnswer> {
+    return this.#run ? resumeJob(this.#run, change) : { ok: false, reason: "not_found" };
   }
 
   /** Resolves true once the job has ended, or false after `timeoutMs`. */

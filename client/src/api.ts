@@ -562,6 +562,8 @@ export interface components {
             webhook?: components["schemas"]["WebhookConfig"];
         };
         AgentMapResult: {
+            /** @description The sub-session's calls in dollars (job results; null: the model has no price) */
+            cost_usd?: number | null;
             error: string | null;
             error_kind: components["schemas"]["ErrorKind"];
             index: number;
@@ -623,9 +625,18 @@ export interface components {
             by_stage: {
                 [key: string]: number;
             };
+            /** @description Tokens reserved by the calls in flight */
             reserved: number;
+            /** @description Tokens spent */
             spent: number;
-            total: number;
+            /** @description The token limit (null: only a dollar limit) */
+            total: number | null;
+            /** @description The dollar limit (`token_budget.usd`), the dollars spent and those reserved by the calls in flight; null without one */
+            usd: {
+                limit: number;
+                reserved: number;
+                spent: number;
+            } | null;
         } | null;
         /**
          * @description Reuse this tenant's earlier validated answer to an identical call (model, endpoint, system prompt, rendered prompt, output schema, temperature, max_tokens) made within ttl_secs: no tokens spent, the result says `cached: true`, and the job's usage counts it under `cached`. Never shared across tenants. Agent calls are never cached.
@@ -637,6 +648,12 @@ export interface components {
             /** @description How old a cached answer may be, in seconds (1–2592000: 30 days) */
             ttl_secs: number;
         } | null;
+        CallUsage: components["schemas"]["Usage"] & {
+            /** @description Of input_tokens: written to the provider's prompt cache (Anthropic `cache_creation_input_tokens`) */
+            cache_write_input_tokens: number;
+            /** @description Of input_tokens: read from the provider's prompt cache (OpenAI `cached_tokens`, Anthropic `cache_read_input_tokens`) */
+            cached_input_tokens: number;
+        };
         /**
          * @description A model cascade: the cheaper model answers every item first; only the items it is unsure of go on to the job's `model`. Each result says `decided_by` (`cascade` or `model`); the `cascade` stage holds the cheaper calls and their usage.
          * @example {
@@ -739,6 +756,11 @@ export interface components {
              * @default false
              */
             multi_label: boolean;
+            /**
+             * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
+             * @default true
+             */
+            prompt_cache: boolean;
             /** @description A Jinja2 template that must read `item` (default `Classify this item:\n{{ item }}`) */
             prompt_template?: string;
             /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
@@ -792,14 +814,31 @@ export interface components {
             estimate: {
                 by_stage: {
                     [key: string]: {
+                        /** @description Of input_tokens: expected writes to it (Anthropic) */
+                        cache_write_input_tokens: number;
+                        /** @description Of input_tokens: expected reads of the provider's prompt cache (each stage's shared prefix after its first call) */
+                        cached_input_tokens: number;
                         calls: number;
+                        /** @description US dollars at the shipped or deployment prices (batch calls at the batch discount); null when a call used a model with no price */
+                        cost_usd: number | null;
                         input_tokens: number;
                         output_tokens: number;
                     };
                 };
+                /** @description Of input_tokens: expected writes to it (Anthropic) */
+                cache_write_input_tokens: number;
                 /** @description Of `calls`, those the job's response cache already answers (prompts known before the job runs); they count no tokens */
                 cached_calls: number;
+                /** @description Of input_tokens: expected reads of the provider's prompt cache (each stage's shared prefix after its first call) */
+                cached_input_tokens: number;
                 calls: number;
+                /** @description The estimate's dollars in realtime; null when a model has no price */
+                cost_usd: number | null;
+                /** @description The same calls' dollars in realtime and through the provider's batch API (its discount) */
+                cost_usd_by_mode: {
+                    batch: number | null;
+                    realtime: number | null;
+                };
                 input_tokens: number;
                 method: string;
                 output_tokens: number;
@@ -846,6 +885,11 @@ export interface components {
              * @example Is this paper about machine translation? {{ item.title }}: {{ item.abstract }}
              */
             predicate_template: string;
+            /**
+             * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
+             * @default true
+             */
+            prompt_cache: boolean;
             /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
             rate_limit?: {
                 /** @description Requests per minute */
@@ -891,6 +935,8 @@ export interface components {
             budget: components["schemas"]["Budget"];
             completed: number;
             completed_at: string | null;
+            /** @description US dollars at the shipped or deployment prices (batch calls at the batch discount); null when a call used a model with no price */
+            cost_usd: number | null;
             created_at: string;
             /** @description The calls the job may have in flight now: its concurrency, or less while the provider throttles this tenant's calls to the model (null until it starts) */
             effective_concurrency: number | null;
@@ -1034,7 +1080,7 @@ export interface components {
         JobResumedEvent: {
             job_id: string;
         };
-        JobUsage: components["schemas"]["Usage"] & {
+        JobUsage: components["schemas"]["CallUsage"] & {
             /** @description Calls answered from the response cache (no tokens spent; not in input_tokens/output_tokens) and the tokens their original calls cost */
             cached: {
                 calls: number;
@@ -1125,6 +1171,11 @@ export interface components {
              * @example openai/gpt-4o-mini
              */
             model: string;
+            /**
+             * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
+             * @default true
+             */
+            prompt_cache: boolean;
             /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
             rate_limit?: {
                 /** @description Requests per minute */
@@ -1201,6 +1252,7 @@ export interface components {
             /** @default 60 */
             timeout_secs: number;
             token_budget?: {
+                /** @description Shares of `total` per stage (needs `total`) */
                 allocation?: {
                     map: number;
                     reduce: number;
@@ -1212,7 +1264,9 @@ export interface components {
                  * @enum {string}
                  */
                 on_exhausted: "pause" | "fail";
-                total: number;
+                total?: number;
+                /** @description Dollars the job may spend (contract v3): enforced like `total`, reserve-then-settle, at the shipped or deployment prices. Every model the job uses must have a price. */
+                usd?: number;
             } | null;
             webhook?: components["schemas"]["WebhookConfig"];
         };
@@ -1267,6 +1321,11 @@ export interface components {
                 [key: string]: unknown;
             } | null;
             /**
+             * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
+             * @default true
+             */
+            prompt_cache: boolean;
+            /**
              * @description A Jinja2 template that must read the variable `item`.
              * @example Extract metadata: {{ item.title }}
              */
@@ -1292,13 +1351,15 @@ export interface components {
             attempts: number;
             /** @description Present and true when the output came from the response cache (usage is then zero) */
             cached?: boolean;
+            /** @description US dollars at the shipped or deployment prices (batch calls at the batch discount); null when a call used a model with no price */
+            cost_usd: number | null;
             error: string | null;
             error_kind: components["schemas"]["ErrorKind"];
             index: number;
             input?: unknown;
             output?: unknown;
             success: boolean;
-            usage: components["schemas"]["Usage"];
+            usage: components["schemas"]["CallUsage"];
         };
         MapStartedEvent: {
             job_id: string;
@@ -1372,6 +1433,11 @@ export interface components {
              * @example openai/gpt-4o-mini
              */
             model: string;
+            /**
+             * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
+             * @default true
+             */
+            prompt_cache: boolean;
             /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
             rate_limit?: {
                 /** @description Requests per minute */
@@ -1475,6 +1541,11 @@ export interface components {
              * @example openai/gpt-4o-mini
              */
             model: string;
+            /**
+             * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
+             * @default true
+             */
+            prompt_cache: boolean;
             /** @description How an item is shown for its score: a Jinja2 template that must read `item` (default `Item:\n{{ item }}`) */
             prompt_template?: string;
             /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
@@ -1529,7 +1600,9 @@ export interface components {
             model?: string;
             timeout_secs?: number;
             token_budget?: {
-                total: number;
+                total?: number;
+                /** @description Dollars the job may spend (contract v3): enforced like `total`, reserve-then-settle, at the shipped or deployment prices. Every model the job uses must have a price. */
+                usd?: number;
             };
         };
         ReduceRequest: {
@@ -1574,6 +1647,11 @@ export interface components {
              * @example openai/gpt-4o-mini
              */
             model: string;
+            /**
+             * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
+             * @default true
+             */
+            prompt_cache: boolean;
             /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
             rate_limit?: {
                 /** @description Requests per minute */
@@ -1660,6 +1738,11 @@ export interface components {
             output_schema?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
+             * @default true
+             */
+            prompt_cache: boolean;
             /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
             rate_limit?: {
                 /** @description Requests per minute */
@@ -1685,7 +1768,9 @@ export interface components {
         };
         ResumeRequest: {
             token_budget?: {
-                total: number;
+                total?: number;
+                /** @description Dollars the job may spend (contract v3): enforced like `total`, reserve-then-settle, at the shipped or deployment prices. Every model the job uses must have a price. */
+                usd?: number;
             };
         };
         Session: components["schemas"]["SessionSummary"] & {
@@ -1728,13 +1813,15 @@ export interface components {
         };
         Stage: {
             completed: number;
+            /** @description US dollars at the shipped or deployment prices (batch calls at the batch discount); null when a call used a model with no price */
+            cost_usd: number | null;
             failed: number;
             name: string;
             /** @enum {string} */
             status: "pending" | "running" | "completed" | "failed" | "skipped";
             succeeded: number;
             total: number;
-            usage: components["schemas"]["Usage"];
+            usage: components["schemas"]["CallUsage"];
         };
         StageCompletedEvent: {
             failed: number;
@@ -1793,13 +1880,15 @@ export interface components {
             attempts: number;
             /** @description Present and true when the output came from the response cache (usage is then zero) */
             cached?: boolean;
+            /** @description US dollars at the shipped or deployment prices (batch calls at the batch discount); null when a call used a model with no price */
+            cost_usd: number | null;
             error: string | null;
             error_kind: components["schemas"]["ErrorKind"];
             index: number;
             output?: unknown;
             stage: string;
             success: boolean;
-            usage: components["schemas"]["Usage"];
+            usage: components["schemas"]["CallUsage"];
         } & {
             [key: string]: unknown;
         };
@@ -1816,7 +1905,9 @@ export interface components {
              */
             on_exhausted: "pause" | "fail";
             /** @description Tokens (input + output) the job may spend */
-            total: number;
+            total?: number;
+            /** @description Dollars the job may spend (contract v3): enforced like `total`, reserve-then-settle, at the shipped or deployment prices. Every model the job uses must have a price. */
+            usd?: number;
         } | null;
         Usage: {
             input_tokens: number;
@@ -1871,6 +1962,7 @@ export type Batch = components['schemas']['Batch'];
 export type Blocking = components['schemas']['Blocking'];
 export type Budget = components['schemas']['Budget'];
 export type CacheConfig = components['schemas']['CacheConfig'];
+export type CallUsage = components['schemas']['CallUsage'];
 export type Cascade = components['schemas']['Cascade'];
 export type ClassifyRequest = components['schemas']['ClassifyRequest'];
 export type ConcurrencyChangedEvent = components['schemas']['ConcurrencyChangedEvent'];

@@ -11,8 +11,9 @@ import type { JobSpec } from "../../src/operators/registry";
 
 /** Tokens spent against the budget, in all and by stage (./budget.ts). */
 export interface Spend {
-  total: number;
-  by_stage: Record<string, number>;
+  total: number; // tokens
+  by_stage: Record<string, number>; // tokens
+  usd?: number; // dollars (specs stored before v3: absent, 0)
 }
 
 /** The webhook's payload of a job's end, stored once (./webhook-sweep.ts). */

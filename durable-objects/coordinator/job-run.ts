@@ -32,6 +32,8 @@ import { JobLog } from "./job-log";
 import { eventShape } from "./event-shapes";
 import { Setups, claimOf, planReader, taskVars } from "./claims";
 import { attemptEnd, recordEnd, type TaskEnd } from "./results";
+import { NO_USAGE_SUMS, sumsOf, type UsageSums } from "../../src/engine/counters";
+import { priced } from "../../src/llm/prices";
 
 export const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm alone: Queue delays are whole seconds
@@ -75,7 +77,7 @@ export class JobRun {
     this.status = this.store.getMeta("status") ?? "queued";
     this.finalized = this.store.getMeta("finalized") ?? false;
     this.log = new JobLog(this.store, this.hub, eventShape(this.op));
-    this.budget = new BudgetKeeper(this.store, renderLimits(env));
+    this.budget = new BudgetKeeper(this.store, renderLimits(env), env);
     this.concurrency = this.#concurrencyLink();
     this.pacing = this.#pacingLink();
     this.workers = new WorkerLink(env, this.store);
@@ -94,7 +96,8 @@ export class JobRun {
   }
 
   async settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, puller: Puller | null): Promise<void> {
-    this.budget.spend(task.stage, outcome.usage.input_tokens + outcome.usage.output_tokens);
+    const usage = sumsOf(priced(this.env, this.#modelOf(task.stage), outcome.usage));
+    this.budget.spend(task.stage, usage);
     this.pacing.observe(spec, outcome);
     const asked = this.concurrency.observe(spec, outcome, this.busySlots.size, task.dispatched_at ?? Date.now());
     if (asked) {
@@ -110,7 +113,7 @@ export class JobRun {
     const step = nextStep(outcome, task.attempts, spec.maxRetries, Math.random, wait);
     if (step.step === "retry") {
       const readyAt = now + step.delayMs;
-      this.store.markRetry(task, readyAt, step.guidance, outcome.usage, isThrottle(outcome) ? now : null);
+      this.store.markRetry(task, readyAt, step.guidance, usage, isThrottle(outcome) ? now : null);
       // The alarm wakes the job when the retry is due. A longer backoff also sends a Queue
       // message, a second timer; it can come later (whole seconds, delivered in batches), so it is not the one waited for.
       if (step.delayMs >= QUEUE_MIN_DELAY_MS) {
@@ -121,12 +124,18 @@ export class JobRun {
       return this.dispatchAndSettle(puller);
     }
     if (step.step === "spawn") {
-      startChild(this.store, this.log, spec.jobId, task, step.spawn, outcome.usage); // ./subtasks.ts
+      startChild(this.store, this.log, spec.jobId, task, step.spawn, usage); // ./subtasks.ts
       this.startStagesWithWork();
       this.mirror.schedule();
       return this.dispatchAndSettle();
     }
-    await this.afterChange(this.#recordAttempt(task, outcome, step), puller);
+    await this.afterChange(this.#recordAttempt(task, outcome, step, usage), puller);
+  }
+
+  /** The model a stage's calls use (an agent's children: their parents' stage's), which prices their usage. */
+  #modelOf(stage: string): string {
+    const work = this.op.work(this.spec, this.store.workStage(stage));
+    return executorOf(work).call(work).model;
   }
 
   async begin(): Promise<void> {
@@ -209,7 +218,7 @@ export class JobRun {
       if (readied.size > 0) this.startStagesWithWork(readied);
       for (const local of advance.local ?? []) {
         const row = this.store.task(local.stage, local.index) as TaskRow;
-        queue.push(this.#record(row, { success: true, output: local.output, error: null, errorKind: null }, { input_tokens: 0, output_tokens: 0 }, null));
+        queue.push(this.#record(row, { success: true, output: local.output, error: null, errorKind: null }, NO_USAGE_SUMS, null));
       }
       if (advance.end) return this.#end(advance.end);
     }
@@ -286,7 +295,7 @@ export class JobRun {
       const vars = () => (known ??= taskVars(spec, this.op, this.store, row));
       const reserved = this.budget.reserve(spec.budget, row.stage, work, vars);
       // Calls in flight may settle below what they reserve (a cached answer spends nothing): wait for them.
-      if (reserved === null) return this.store.reservedTokens() > 0 ? undefined : this.#budgetExhausted();
+      if (reserved === null) return this.store.reserved().tokens > 0 ? undefined : this.#budgetExhausted();
       const slot = free[i] as number;
       const token = randomBase32(10);
       this.store.markRunning(row, slot, token, now, reserved);
@@ -343,7 +352,7 @@ export class JobRun {
     const error = `The attempt was lost ${losses} time${losses === 1 ? "" : "s"} (${why}); the task is not retried again.`;
     if (row.session_id) this.#stopSession(row.session_id);
     const outcome: AttemptOutcome = { kind: "crash", error, usage: { input_tokens: 0, output_tokens: 0 } };
-    await this.afterChange(this.#recordAttempt(row, outcome, { step: "fail", error, errorKind: "internal" }));
+    await this.afterChange(this.#recordAttempt(row, outcome, { step: "fail", error, errorKind: "internal" }, NO_USAGE_SUMS));
   }
 
   /** Its current turn is its last; not waited for. */
@@ -351,13 +360,13 @@ export class JobRun {
     agentSession(this.env, sessionId).stop().catch((err: unknown) => console.error("could not stop a session", err));
   }
 
-  #recordAttempt(task: TaskRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" | "spawn" }>): Advance {
+  #recordAttempt(task: TaskRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" | "spawn" }>, usage: UsageSums): Advance {
     const { end, details, cached } = attemptEnd(outcome, step);
-    return this.#record(task, end, outcome.usage, details, cached);
+    return this.#record(task, end, usage, details, cached);
   }
 
   /** Stores a finished task and its result (./coordinator/results.ts); returns what the operator says follows. */
-  #record(task: TaskRow, end: TaskEnd, usage: { input_tokens: number; output_tokens: number }, details: Record<string, unknown> | null, cached: { input_tokens: number; output_tokens: number } | null = null): Advance {
+  #record(task: TaskRow, end: TaskEnd, usage: UsageSums, details: Record<string, unknown> | null, cached: { input_tokens: number; output_tokens: number } | null = null): Advance {
     const job = { spec: this.spec, op: this.op, store: this.store, log: this.log, reader: this.reader() };
     const advance = recordEnd(job, task, end, usage, details, cached);
     this.mirror.schedule();

@@ -6,7 +6,7 @@
 import { newId } from "../../src/lib/ids";
 import { isTerminal } from "../../src/engine/types";
 import type { JobSpec } from "../../src/operators/registry";
-import { withOverrides, type RecoverOptions, type RecoverAnswer, type ResumeAnswer } from "../../src/engine/recovery";
+import { withBudgetChange, withOverrides, type BudgetChange, type RecoverOptions, type RecoverAnswer, type ResumeAnswer } from "../../src/engine/recovery";
 import type { TaskRow } from "./store";
 import { SWEEP_INTERVAL_MS, type JobRun } from "./job-run";
 
@@ -51,21 +51,27 @@ export async function recoverJob(run: JobRun, options: RecoverOptions): Promise<
   return { ok: true, recovering: rows.length + rerun.length };
 }
 
-/** A paused job goes on, with a new budget total if given. */
-export async function resumeJob(run: JobRun, budgetTotal: number | null): Promise<ResumeAnswer> {
+/** A paused job goes on, with new budget limits if given. */
+export async function resumeJob(run: JobRun, change: BudgetChange | null): Promise<ResumeAnswer> {
   const spec = run.spec;
   if (run.status !== "paused") return { ok: false, reason: `The job is ${run.status}, not paused.` };
-  if (spec.budget) {
-    // A total at or below what is spent would pause the job again at once: say so, with the numbers.
-    const { spent, reserved } = run.budget.view(spec.budget) ?? { spent: 0, reserved: 0 };
-    const total = budgetTotal ?? spec.budget.total;
-    if (total <= spent + reserved) {
-      const message = `token_budget.total ${total} is not above what the job has spent (${spent} tokens${reserved > 0 ? `, ${reserved} reserved` : ""}); resume with a total above ${spent + reserved}.`;
+  const budget = spec.budget ? withBudgetChange(spec.budget, change) : null;
+  const view = run.budget.view(budget);
+  if (budget && view) {
+    // A limit at or below what is spent would pause the job again at once: say so, with the numbers.
+    const { spent, reserved } = view;
+    if (budget.total !== null && budget.total <= spent + reserved) {
+      const message = `token_budget.total ${budget.total} is not above what the job has spent (${spent} tokens${reserved > 0 ? `, ${reserved} reserved` : ""}); resume with a total above ${spent + reserved}.`;
       return { ok: false, reason: `The job cannot go on: ${message}`, details: [{ path: "token_budget.total", message }] };
     }
+    if (view.usd && view.usd.limit <= view.usd.spent + view.usd.reserved) {
+      const used = view.usd.spent + view.usd.reserved;
+      const message = `token_budget.usd ${view.usd.limit} is not above what the job has spent ($${view.usd.spent}${view.usd.reserved > 0 ? `, $${view.usd.reserved} reserved` : ""}); resume with usd above ${used}.`;
+      return { ok: false, reason: `The job cannot go on: ${message}`, details: [{ path: "token_budget.usd", message }] };
+    }
   }
-  if (budgetTotal !== null && spec.budget) {
-    const updated: JobSpec = { ...spec, budget: { ...spec.budget, total: budgetTotal } };
+  if (change && spec.budget && budget) {
+    const updated: JobSpec = { ...spec, budget };
     run.store.setMeta("spec", updated);
     run.spec = updated;
   }

@@ -2,7 +2,7 @@
 import type { JobProgress } from "../../src/db/jobs";
 import type { JobStatus } from "../../src/engine/types";
 import type { budgetView } from "./budget";
-import type { Counters } from "../../src/engine/counters";
+import { costOut, usageOut, type Counters } from "../../src/engine/counters";
 import type { PacingView } from "../../src/engine/pacing";
 import type { StageRow } from "./store";
 
@@ -14,7 +14,8 @@ export function stagesView(stages: StageRow[]) {
     completed: s.completed,
     succeeded: s.succeeded,
     failed: s.failed,
-    usage: { input_tokens: s.input_tokens, output_tokens: s.output_tokens },
+    usage: usageOut(s),
+    cost_usd: costOut(s),
   }));
 }
 
@@ -44,6 +45,10 @@ export function progressOf(p: {
     cached_calls: c.cached_calls,
     cached_input_tokens: c.cached_input_tokens,
     cached_output_tokens: c.cached_output_tokens,
+    cache_read_tokens: c.cache_read_tokens,
+    cache_write_tokens: c.cache_write_tokens,
+    cost_usd: c.cost_usd,
+    unpriced_calls: c.unpriced_calls,
     completed_at: p.completedAt,
     stage: p.stages.find((s) => s.status === "running")?.name ?? null,
     stages: p.stages,

@@ -6,7 +6,8 @@
 import type { AttemptOutcome, NextStep } from "../../src/engine/retry-policy";
 import type { Advance, ErrorKind, Operator, PlanReader, TaskView } from "../../src/engine/types";
 import type { JobSpec } from "../../src/operators/registry";
-import { cachedCounts } from "../../src/engine/counters";
+import { cachedCounts, costOut, usageOut, type UsageSums } from "../../src/engine/counters";
+import { taskSums } from "./store";
 import { childInput, childResult, type ChildInput } from "./subtasks";
 import type { CoordinatorStore, TaskRow } from "./store";
 import type { JobLog } from "./job-log";
@@ -18,16 +19,18 @@ export interface TaskEnd {
   errorKind: ErrorKind | null;
 }
 
-type Usage = { input_tokens: number; output_tokens: number };
 
 /** What a finished attempt's task ends with: the retry policy's verdict, the attempt's details, and what a cached answer's call cost. */
 export function attemptEnd(outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" | "spawn" }>) {
   const success = step.step === "succeed";
   const end: TaskEnd = success ? { success, output: step.output, error: null, errorKind: null } : { success, output: null, error: step.error, errorKind: step.errorKind };
   const details = outcome.kind === "success" || outcome.kind === "permanent" ? (outcome.details ?? null) : null;
-  const cached = outcome.kind === "success" ? (outcome.cached ?? null) : null;
+  const cached = outcome.kind === "success" ? (outcome.cached ?? null) : null; // what the original call cost
   return { end, details, cached };
 }
+
+/** What a response-cache answer's original call cost (the tokens it saved). */
+type CachedUsage = { input_tokens: number; output_tokens: number };
 
 export interface JobParts {
   spec: JobSpec;
@@ -38,17 +41,17 @@ export interface JobParts {
 }
 
 /** Stores a finished task (an attempt's, or one the operator finished itself) and its result; returns what follows. */
-export function recordEnd(job: JobParts, task: TaskRow, end: TaskEnd, attemptUsage: Usage, details: Record<string, unknown> | null, cached: Usage | null = null): Advance {
+export function recordEnd(job: JobParts, task: TaskRow, end: TaskEnd, attemptUsage: UsageSums, details: Record<string, unknown> | null, cached: CachedUsage | null = null): Advance {
   const child = job.store.isChildren(task.stage) ? childInput(JSON.parse(task.input)) : null;
   if (child) return recordChild(job, task, child, end, attemptUsage, details);
   const { spec, op, store, log } = job;
   const success = end.success;
   return store.transaction(() => {
     const row = store.markDone(task, attemptUsage, end);
-    const usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
+    const usage = taskSums(row);
     // The output as the worker sent it (plain JSON values): the same as the stored text, without parsing it back.
     const view: TaskView = { stage: row.stage, index: row.idx, state: "done", success, output: end.output ?? null, input: JSON.parse(row.input) as unknown, error: row.error };
-    const result = op.result(spec, view, { success, output: view.output, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage, details, sessionId: row.session_id });
+    const result = op.result(spec, view, { success, output: view.output, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage: usageOut(usage), costUsd: costOut(usage), details, sessionId: row.session_id });
     if (cached) result.cached = true;
     log.bump({ completed: 1, succeeded: success ? 1 : 0, failed: success ? 0 : 1, seq: 1, ...usage, ...cachedCounts(cached) });
     const stage = store.countStageDone(row.stage, success, usage);
@@ -64,12 +67,12 @@ export function recordEnd(job: JobParts, task: TaskRow, end: TaskEnd, attemptUsa
 }
 
 /** A child ended: its result is kept (not counted as an item) and its parent can go on. */
-function recordChild(job: JobParts, task: TaskRow, child: ChildInput, end: TaskEnd, attemptUsage: Usage, details: Record<string, unknown> | null): Advance {
+function recordChild(job: JobParts, task: TaskRow, child: ChildInput, end: TaskEnd, attemptUsage: UsageSums, details: Record<string, unknown> | null): Advance {
   const { spec, store, log } = job;
   store.transaction(() => {
     const row = store.markDone(task, attemptUsage, end);
-    const usage = { input_tokens: row.input_tokens, output_tokens: row.output_tokens };
-    const result = childResult(row.idx, child, { success: end.success, output: end.output ?? null, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage, details, sessionId: row.session_id });
+    const usage = taskSums(row);
+    const result = childResult(row.idx, child, { success: end.success, output: end.output ?? null, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage: usageOut(usage), costUsd: costOut(usage), details, sessionId: row.session_id });
     log.bump({ seq: 1, ...usage });
     store.countStageDone(row.stage, end.success, usage);
     const json = JSON.stringify(result);

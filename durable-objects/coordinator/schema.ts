@@ -14,6 +14,9 @@
  *      with the stage of their parents' items); before, a name ending `.subtasks` said so, and a
  *      pipeline step of that id was taken for children. Stages of that name become children's
  *      stages when the stage before the suffix exists (what the old code did with them).
+ *   6  tasks and stages: cache_read_tokens, cache_write_tokens (the provider's prompt cache, parts
+ *      of input_tokens), cost_usd, unpriced_calls (calls on a model with no price: cost unknown);
+ *      tasks.reserved_usd — the dollars a dispatch under way reserved against `token_budget.usd`
  */
 type Step = (sql: SqlStorage) => void;
 
@@ -77,6 +80,16 @@ const STEPS: Step[] = [
       ALTER TABLE stages ADD COLUMN parent TEXT;
       UPDATE stages SET kind = 'children', parent = substr(name, 1, length(name) - length('.subtasks'))
         WHERE name LIKE '%.subtasks' AND substr(name, 1, length(name) - length('.subtasks')) IN (SELECT name FROM stages);`),
+  (sql) => {
+    for (const table of ["tasks", "stages"]) {
+      sql.exec(`
+        ALTER TABLE ${table} ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE ${table} ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE ${table} ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
+        ALTER TABLE ${table} ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;`);
+    }
+    sql.exec("ALTER TABLE tasks ADD COLUMN reserved_usd REAL NOT NULL DEFAULT 0");
+  },
 ];
 
 type Row = Record<string, unknown>;

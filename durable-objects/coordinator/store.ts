@@ -10,6 +10,7 @@ import type { JobMeta, MetaKey } from "./job-meta";
 import { SUBTASKS_SUFFIX, type StageCounts, type StageKind, type StagePlan, type StageStatus, type TaskSeed, type TaskView } from "../../src/engine/types";
 import { EventLogTable, Outbox } from "./event-store";
 import { migrate } from "./schema";
+import { addSums, type UsageSums } from "../../src/engine/counters";
 
 export type TaskState = TaskView["state"];
 
@@ -23,7 +24,7 @@ function taskColumns(seed: TaskSeed, input: string): [string, number, string, "b
   return [seed.stage, seed.index, input, seed.blocked ? "blocked" : "pending", seed.priority ?? 0, seed.sessionId ?? null];
 }
 
-export type TaskRow = {
+export type TaskRow = UsageSums & {
   stage: string;
   idx: number;
   input: string;
@@ -35,9 +36,8 @@ export type TaskRow = {
   token: string | null;
   dispatched_at: number | null;
   problems: string | null;
-  input_tokens: number;
-  output_tokens: number;
   reserved: number;
+  reserved_usd: number;
   session_id: string | null;
   success: number | null;
   output: string | null;
@@ -62,7 +62,17 @@ export type StageRow = StageCounts & {
 /** Stages that are items' own (not an agent's children's): what the job's `total` counts. */
 export const itemStages = (stages: StageRow[]): StageRow[] => stages.filter((s) => s.kind !== "children");
 
-type Usage = { input_tokens: number; output_tokens: number };
+/** The usage columns tasks and stages share, added to (`ADD_USAGE`, then its six values: `usageArgs`) or cleared. */
+const ADD_USAGE = `input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?,
+  cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?, unpriced_calls = unpriced_calls + ?`;
+const CLEAR_USAGE = "input_tokens = 0, output_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0, cost_usd = 0, unpriced_calls = 0";
+const usageArgs = (u: UsageSums): number[] => [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_usd, u.unpriced_calls];
+
+/** A task row's usage sums. */
+export const taskSums = (row: TaskRow): UsageSums => ({
+  input_tokens: row.input_tokens, output_tokens: row.output_tokens, cache_read_tokens: row.cache_read_tokens,
+  cache_write_tokens: row.cache_write_tokens, cost_usd: row.cost_usd, unpriced_calls: row.unpriced_calls,
+});
 
 export function taskView(row: TaskRow): TaskView {
   return {
@@ -203,12 +213,11 @@ export class CoordinatorStore {
     this.#sql.exec("UPDATE stages SET status = ? WHERE name = ?", status, name);
   }
 
-  countStageDone(name: string, success: boolean, usage: Usage): StageRow {
+  countStageDone(name: string, success: boolean, usage: UsageSums): StageRow {
     return this.#sql
       .exec<StageRow>(
-        `UPDATE stages SET completed = completed + 1, succeeded = succeeded + ?, failed = failed + ?,
-           input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE name = ? RETURNING *`,
-        success ? 1 : 0, success ? 0 : 1, usage.input_tokens, usage.output_tokens, name,
+        `UPDATE stages SET completed = completed + 1, succeeded = succeeded + ?, failed = failed + ?, ${ADD_USAGE} WHERE name = ? RETURNING *`,
+        success ? 1 : 0, success ? 0 : 1, ...usageArgs(usage), name,
       )
       .one();
   }
@@ -302,10 +311,10 @@ export class CoordinatorStore {
     return this.#sql.exec<{ t: number | null }>("SELECT MIN(ready_at) AS t FROM tasks WHERE state = 'waiting'").one().t;
   }
 
-  markRunning(row: TaskRow, slot: number, token: string, now: number, reserved: number): void {
+  markRunning(row: TaskRow, slot: number, token: string, now: number, reserved: { tokens: number; usd: number }): void {
     this.#sql.exec(
-      "UPDATE tasks SET state = 'running', slot = ?, token = ?, dispatched_at = ?, attempts = attempts + 1, reserved = ? WHERE stage = ? AND idx = ?",
-      slot, token, now, reserved, row.stage, row.idx,
+      "UPDATE tasks SET state = 'running', slot = ?, token = ?, dispatched_at = ?, attempts = attempts + 1, reserved = ?, reserved_usd = ? WHERE stage = ? AND idx = ?",
+      slot, token, now, reserved.tokens, reserved.usd, row.stage, row.idx,
     );
   }
 
@@ -313,11 +322,11 @@ export class CoordinatorStore {
    * The task's agent waits for a child sub-session: no slot, no dispatch. The attempt goes on
    * when it is dispatched again (so it is not counted twice); the tokens so far are added.
    */
-  markChild(row: TaskRow, usage: Usage): void {
+  markChild(row: TaskRow, usage: UsageSums): void {
     this.#sql.exec(
-      `UPDATE tasks SET state = 'child', slot = NULL, token = NULL, reserved = 0, attempts = attempts - 1,
-         input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE stage = ? AND idx = ? AND state = 'running'`,
-      usage.input_tokens, usage.output_tokens, row.stage, row.idx,
+      `UPDATE tasks SET state = 'child', slot = NULL, token = NULL, reserved = 0, reserved_usd = 0, attempts = attempts - 1, ${ADD_USAGE}
+       WHERE stage = ? AND idx = ? AND state = 'running'`,
+      ...usageArgs(usage), row.stage, row.idx,
     );
   }
 
@@ -329,7 +338,7 @@ export class CoordinatorStore {
   /** A dispatch that never produced a report: back to pending. The lost attempt still counts. */
   markLost(row: TaskRow): void {
     this.#sql.exec(
-      "UPDATE tasks SET state = 'pending', slot = NULL, token = NULL, reserved = 0, losses = losses + 1 WHERE stage = ? AND idx = ? AND state = 'running'",
+      "UPDATE tasks SET state = 'pending', slot = NULL, token = NULL, reserved = 0, reserved_usd = 0, losses = losses + 1 WHERE stage = ? AND idx = ? AND state = 'running'",
       row.stage, row.idx,
     );
   }
@@ -339,40 +348,39 @@ export class CoordinatorStore {
     return this.#sql.exec<{ n: number | null }>("SELECT SUM(attempts) AS n FROM tasks WHERE state = 'done'").one().n ?? 0;
   }
 
-  /** Tokens reserved by the dispatches under way (of one stage, if given). */
-  reservedTokens(stage?: string): number {
-    const query = stage === undefined
-      ? this.#sql.exec<{ n: number | null }>("SELECT SUM(reserved) AS n FROM tasks WHERE state = 'running'")
-      : this.#sql.exec<{ n: number | null }>("SELECT SUM(reserved) AS n FROM tasks WHERE state = 'running' AND stage = ?", stage);
-    return query.one().n ?? 0;
+  /** Tokens and dollars reserved by the dispatches under way (of one stage, if given). */
+  reserved(stage?: string): { tokens: number; usd: number } {
+    const sum = "SELECT SUM(reserved) AS tokens, SUM(reserved_usd) AS usd FROM tasks WHERE state = 'running'";
+    type Sums = { tokens: number | null; usd: number | null };
+    const row = (stage === undefined ? this.#sql.exec<Sums>(sum) : this.#sql.exec<Sums>(`${sum} AND stage = ?`, stage)).one();
+    return { tokens: row.tokens ?? 0, usd: row.usd ?? 0 };
   }
 
   /** `throttledAt`: the attempt was a rate-limit answer at that time (the task's run of throttles starts then, or goes on); null ends a run. */
-  markRetry(row: TaskRow, readyAt: number, problems: string[] | null, usage: Usage, throttledAt: number | null = null): void {
+  markRetry(row: TaskRow, readyAt: number, problems: string[] | null, usage: UsageSums, throttledAt: number | null = null): void {
     this.#sql.exec(
-      `UPDATE tasks SET state = ?, ready_at = ?, slot = NULL, token = NULL, problems = ?, reserved = 0,
-         input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+      `UPDATE tasks SET state = ?, ready_at = ?, slot = NULL, token = NULL, problems = ?, reserved = 0, reserved_usd = 0, ${ADD_USAGE},
          throttles = throttles + ?, throttled_since = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(throttled_since, ?) END
        WHERE stage = ? AND idx = ?`,
       readyAt > Date.now() ? "waiting" : "pending", readyAt, problems ? JSON.stringify(problems) : null,
-      usage.input_tokens, usage.output_tokens, throttledAt === null ? 0 : 1, throttledAt, throttledAt, row.stage, row.idx,
+      ...usageArgs(usage), throttledAt === null ? 0 : 1, throttledAt, throttledAt, row.stage, row.idx,
     );
   }
 
   /** `row` is the task as read in this turn: the row it becomes is built from it, not read back. */
   markDone(
     row: TaskRow,
-    usage: Usage,
+    usage: UsageSums,
     end: { success: boolean; output: unknown; error: string | null; errorKind: string | null },
   ): TaskRow {
     const done: TaskRow = {
-      ...row, state: "done", slot: null, token: null, reserved: 0, success: end.success ? 1 : 0, output: JSON.stringify(end.output ?? null),
-      error: end.error, error_kind: end.errorKind, input_tokens: row.input_tokens + usage.input_tokens, output_tokens: row.output_tokens + usage.output_tokens,
+      ...row, ...addSums(taskSums(row), usage), state: "done", slot: null, token: null, reserved: 0, reserved_usd: 0, success: end.success ? 1 : 0,
+      output: JSON.stringify(end.output ?? null), error: end.error, error_kind: end.errorKind,
     };
     this.#sql.exec(
-      `UPDATE tasks SET state = 'done', slot = NULL, token = NULL, reserved = 0, success = ?, output = ?, error = ?, error_kind = ?,
-         input_tokens = ?, output_tokens = ? WHERE stage = ? AND idx = ?`,
-      done.success, done.output, done.error, done.error_kind, done.input_tokens, done.output_tokens, row.stage, row.idx,
+      `UPDATE tasks SET state = 'done', slot = NULL, token = NULL, reserved = 0, reserved_usd = 0, success = ?, output = ?, error = ?, error_kind = ?, ${ADD_USAGE}
+       WHERE stage = ? AND idx = ?`,
+      done.success, done.output, done.error, done.error_kind, ...usageArgs(usage), row.stage, row.idx,
     );
     return done;
   }
@@ -421,7 +429,7 @@ export class CoordinatorStore {
     this.#sql.exec("DELETE FROM tasks WHERE stage = ?", stage);
     this.outbox.dropStage(stage);
     this.#sql.exec(
-      "UPDATE stages SET status = 'pending', total = 0, completed = 0, succeeded = 0, failed = 0, input_tokens = 0, output_tokens = 0 WHERE name = ?",
+      `UPDATE stages SET status = 'pending', total = 0, completed = 0, succeeded = 0, failed = 0, ${CLEAR_USAGE} WHERE name = ?`,
       stage,
     );
     return { succeeded: counts.ok ?? 0, failed: counts.bad ?? 0 };
@@ -435,7 +443,7 @@ export class CoordinatorStore {
   #resetTask(row: TaskRow, sessionId: string | null, blocked: boolean): void {
     this.#sql.exec(
       `UPDATE tasks SET state = CASE WHEN ? OR state = 'blocked' THEN 'blocked' ELSE 'pending' END, attempts = 0, ready_at = 0,
-         slot = NULL, token = NULL, problems = NULL, input_tokens = 0, output_tokens = 0, reserved = 0,
+         slot = NULL, token = NULL, problems = NULL, ${CLEAR_USAGE}, reserved = 0, reserved_usd = 0,
          success = NULL, output = NULL, error = NULL, error_kind = NULL, session_id = ?, throttles = 0, throttled_since = NULL
        WHERE stage = ? AND idx = ?`,
       blocked ? 1 : 0, sessionId, row.stage, row.idx,
@@ -444,6 +452,6 @@ export class CoordinatorStore {
 
   /** Running tasks give their slots back (a pause or the end): their reports will be stale. */
   releaseRunning(): void {
-    this.#sql.exec("UPDATE tasks SET state = 'pending', slot = NULL, token = NULL, reserved = 0 WHERE state = 'running'");
+    this.#sql.exec("UPDATE tasks SET state = 'pending', slot = NULL, token = NULL, reserved = 0, reserved_usd = 0 WHERE state = 'running'");
   }
 }

@@ -12,6 +12,7 @@ import type { SubtaskSpawn, TaskResult, TaskSeed } from "../../src/engine/types"
 import type { TaskFinish } from "../../src/engine/types";
 import type { JobLog } from "./job-log";
 import type { CoordinatorStore, TaskRow } from "./store";
+import type { UsageSums } from "../../src/engine/counters";
 
 export interface ChildInput {
   parent: { stage: string; index: number };
@@ -31,7 +32,7 @@ export function childSeed(stage: string, parent: { stage: string; idx: number },
  * An agent asked for a child sub-session: its task waits without a slot, and the child is made
  * ready, next in the subtasks stage (made on first use), to be dispatched like any task.
  */
-export function startChild(store: CoordinatorStore, log: JobLog, jobId: string, parent: TaskRow, spawn: SubtaskSpawn, usage: { input_tokens: number; output_tokens: number }): void {
+export function startChild(store: CoordinatorStore, log: JobLog, jobId: string, parent: TaskRow, spawn: SubtaskSpawn, usage: UsageSums): void {
   store.transaction(() => {
     store.markChild(parent, usage);
     log.bump({ total_attempts: -1 }); // the parent's attempt goes on when it is dispatched again (its tokens count when it ends)
@@ -57,6 +58,7 @@ export function childResult(index: number, input: ChildInput, finish: TaskFinish
     error_kind: finish.errorKind,
     attempts: finish.attempts,
     usage: finish.usage,
+    cost_usd: finish.costUsd,
   };
 }
 

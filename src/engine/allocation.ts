@@ -1,5 +1,5 @@
 /** Per-stage token budgets (map-reduce's `token_budget.allocation`), as a pure function. */
-import type { BudgetSpec, StageStatus } from "./types";
+import type { StageStatus } from "./types";
 
 /**
  * Each stage's allowance under an allocation: its share of the total, plus what earlier stages
@@ -7,11 +7,10 @@ import type { BudgetSpec, StageStatus } from "./types";
  * shares. A skipped stage's share goes to the others in proportion (it has no stage to run in);
  * a stage without model calls (a shuffle) spends nothing, so its whole share passes on.
  */
-export function allowances(budget: BudgetSpec, stages: { name: string; status: StageStatus }[], spent: Record<string, number>): Record<string, number> {
-  const allocation = budget.allocation ?? {};
+export function allowances(total: number, allocation: Record<string, number>, stages: { name: string; status: StageStatus }[], spent: Record<string, number>): Record<string, number> {
   const live = stages.filter((s) => s.status !== "skipped");
   const liveShare = live.reduce((n, s) => n + (allocation[s.name] ?? 0), 0) || 1;
-  const allowance: Record<string, number> = Object.fromEntries(live.map((s) => [s.name, (budget.total * (allocation[s.name] ?? 0)) / liveShare]));
+  const allowance: Record<string, number> = Object.fromEntries(live.map((s) => [s.name, (total * (allocation[s.name] ?? 0)) / liveShare]));
   live.forEach((stage, i) => {
     if (stage.status !== "completed" && stage.status !== "failed") return;
     const later = live.slice(i + 1);

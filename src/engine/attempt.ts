@@ -12,6 +12,7 @@ import { callModel } from "../llm/call-model";
 import { classify, describeFailure, headerOf, isThrottle, retryAfterMs } from "../llm/errors";
 import { rateObservation } from "../llm/rate-headers";
 import { parseModel } from "../llm/models";
+import { cacheBreak, templatePrefix } from "../llm/prompt-cache";
 import type { ProviderEndpoint, Usage } from "../llm/types";
 import { promptWithGuidance, type AttemptOutcome } from "./retry-policy";
 import { callKey, lookup, remember, type CacheScope } from "../cache/response-cache";
@@ -22,6 +23,8 @@ const NO_USAGE: Usage = { input_tokens: 0, output_tokens: 0 };
 /** A call stage's compiled artefacts, cached by the worker that runs its attempts. */
 export interface CompiledCall {
   template: CompiledTemplate;
+  /** The template's text before its first variable: shared by the stage's prompts (the provider's prompt cache). */
+  prefix: string;
   validator: OutputValidator | null;
   shape?: "extractions";
 }
@@ -39,6 +42,7 @@ export function extractionsOf(value: unknown): Record<string, unknown>[] | null 
 export function compileCall(call: CallSpec, limits: RenderLimits): CompiledCall {
   return {
     template: compileTemplate(call.promptTemplate, call.templateField, [], limits),
+    prefix: templatePrefix(call.promptTemplate),
     validator: call.outputSchema ? compileOutputSchema(call.outputSchema) : null,
     shape: call.shape,
   };
@@ -101,6 +105,7 @@ export async function runAttempt(
         maxTokens: spec.maxTokens,
         timeoutMs: spec.timeoutMs,
         outputSchema: spec.outputSchema,
+        cacheBreak: spec.promptCache === false ? null : cacheBreak(spec.model, spec.systemPrompt, rendered, job.prefix),
       },
       endpoint,
     );

@@ -8,11 +8,16 @@ import type { RenderLimits } from "../template/budget";
 import { ESTIMATE_METHOD, outputBound, promptTokens, renderedPrompt, StageTemplates } from "./estimate";
 import type { CallSpec, JobSpecBase, Operator, Plan } from "./types";
 import { executorOf } from "./executors";
+import { sharedPrefix, type SharedPrefix } from "../llm/prompt-cache";
 
 export interface StageEstimate {
   calls: number;
   input_tokens: number;
   output_tokens: number;
+  cached_input_tokens: number; // of input_tokens: read from the provider's prompt cache
+  cache_write_input_tokens: number; // of input_tokens: written to it
+  cost_usd: number | null; // realtime; null: a model without a price
+  batch_cost_usd: number | null; // the same calls through the provider's batch API
 }
 
 export interface Estimate {
@@ -21,16 +26,23 @@ export interface Estimate {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
-  by_stage: Record<string, StageEstimate>;
+  cached_input_tokens: number;
+  cache_write_input_tokens: number;
+  cost_usd: number | null;
+  cost_usd_by_mode: { realtime: number | null; batch: number | null };
+  by_stage: Record<string, Omit<StageEstimate, "batch_cost_usd">>;
   method: string;
 }
 
 /** One task's share of an estimate; `exact`: its call and prompt, when the prompt is known before the job runs. */
 export interface TaskEstimate {
   stage: string;
+  model: string;
   calls: number;
   input_tokens: number;
   output_tokens: number;
+  /** Its prompt's prefix shared with the stage's other calls, as the provider's prompt cache keeps it (./estimate-cost.ts). */
+  sharedPrefix: SharedPrefix | null;
   exact: { call: CallSpec; prompt: string } | null;
 }
 
@@ -62,6 +74,8 @@ export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, p
     const calls = executor.callsPerDispatch(work); // an agent's turns: the upper bound
     tasks.push({
       stage: task.stage,
+      model: call.model,
+      sharedPrefix: prompt === null || work.kind !== "call" || work.call.promptCache === false ? null : sharedPrefix(call.model, call.systemPrompt, prompt, call.promptTemplate),
       calls,
       input_tokens: ((prompt === null ? 0 : promptTokens(prompt, call.systemPrompt)) + boundTokens) * calls,
       output_tokens: outputBound(call.maxTokens) * calls,
@@ -75,35 +89,6 @@ export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, p
   return { tasks, stages: plan.stages.filter((s) => !s.skipped).map((s) => s.name), notes };
 }
 
-/**
- * The estimate of the job; `cached` lists the tasks (by position in `tasks`) the response cache
- * already answers: counted in `cached_calls`, at no tokens.
- */
-export function summarize(estimates: ReturnType<typeof taskEstimates>, cached: ReadonlySet<number> = new Set()): Estimate {
-  const byStage: Record<string, StageEstimate> = {};
-  for (const name of estimates.stages) byStage[name] = { calls: 0, input_tokens: 0, output_tokens: 0 };
-  estimates.tasks.forEach((task, i) => {
-    const stage = (byStage[task.stage] ??= { calls: 0, input_tokens: 0, output_tokens: 0 });
-    stage.calls += task.calls;
-    if (cached.has(i)) return;
-    stage.input_tokens += task.input_tokens;
-    stage.output_tokens += task.output_tokens;
-  });
-  const stages = Object.values(byStage);
-  const input = stages.reduce((n, s) => n + s.input_tokens, 0);
-  const output = stages.reduce((n, s) => n + s.output_tokens, 0);
-  const notes = cached.size > 0 ? [...estimates.notes, "calls the response cache already answers count no tokens"] : estimates.notes;
-  return {
-    calls: stages.reduce((n, s) => n + s.calls, 0),
-    cached_calls: cached.size,
-    input_tokens: input,
-    output_tokens: output,
-    total_tokens: input + output,
-    by_stage: byStage,
-    method: notes.join("; "),
-  };
-}
-
 /** What a user can change when the estimate is over the budget. */
 export function budgetSuggestions(estimate: Estimate, budget: number): string[] {
   const out = [`Raise token_budget.total to at least ${estimate.total_tokens} (the estimate).`];
@@ -112,5 +97,14 @@ export function budgetSuggestions(estimate: Estimate, budget: number): string[] 
   }
   const share = budget / Math.max(1, estimate.total_tokens);
   out.push(`Submit about ${Math.max(1, Math.floor(share * 100))}% of the inputs per job, or shorten the prompt templates.`);
+  return out;
+}
+
+/** What a user can change when the estimate's dollars are over `token_budget.usd`. */
+export function usdSuggestions(estimate: Estimate, usd: number): string[] {
+  const out = [`Raise token_budget.usd to at least ${estimate.cost_usd} (the estimate).`];
+  const batch = estimate.cost_usd_by_mode.batch;
+  if (batch !== null && batch <= usd) out.push(`Run it with execution.mode "batch" (estimated $${batch}), where the provider has a batch API.`);
+  out.push("Set a lower max_tokens (each call's output is counted at that bound), or use a cheaper model.");
   return out;
 }

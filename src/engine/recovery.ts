@@ -2,15 +2,28 @@
  * Recover and resume, the coordinator's side: the options a recover may change, and the answers
  * the coordinator gives (domain results; the route turns a refusal into 404 or 409).
  */
-import type { ErrorKind } from "./types";
+import type { BudgetSpec, ErrorKind } from "./types";
 import type { JobSpecBase } from "./types";
+
+/** New budget limits (a resume's or a recover's `token_budget`): the ones given replace the job's. */
+export interface BudgetChange {
+  total?: number;
+  usd?: number;
+}
 
 export interface RecoverOptions {
   model: string | null;
   maxRetries: number | null;
   timeoutMs: number | null;
   errorKinds: ErrorKind[] | null;
-  budgetTotal: number | null;
+  budget: BudgetChange | null;
+}
+
+/** The budget with the limits a change gives (a job without a budget gets one of just those). */
+export function withBudgetChange(budget: BudgetSpec | null, change: BudgetChange | null): BudgetSpec | null {
+  if (!change) return budget;
+  const base: BudgetSpec = budget ?? { total: null, usd: null, onExhausted: "pause" };
+  return { ...base, ...(change.total !== undefined ? { total: change.total } : {}), ...(change.usd !== undefined ? { usd: change.usd } : {}) };
 }
 
 export type RecoverAnswer = { ok: true; recovering: number } | { ok: false; reason: string };
@@ -39,6 +52,6 @@ export function withOverrides<S extends JobSpecBase>(spec: S, o: RecoverOptions)
   const next = patch(spec) as S;
   if (o.model !== null) next.model = o.model;
   if (o.maxRetries !== null) next.maxRetries = o.maxRetries;
-  if (o.budgetTotal !== null) next.budget = { onExhausted: spec.budget?.onExhausted ?? "pause", total: o.budgetTotal };
+  next.budget = withBudgetChange(spec.budget, o.budget);
   return next;
 }

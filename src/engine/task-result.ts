@@ -11,5 +11,6 @@ export function taskResultBase(task: { stage: string; index: number }, finish: T
     error_kind: finish.errorKind,
     attempts: finish.attempts,
     usage: finish.usage,
+    cost_usd: finish.costUsd,
   };
 }

@@ -7,6 +7,7 @@
  */
 import type { RateLimit } from "./pacing";
 import type { EndpointData } from "../llm/types";
+import type { UsageSums, usageOut } from "./counters";
 
 /** Why a task failed (the API's `error_kind`): the one list, which the schemas' enum is made from. */
 export const ERROR_KINDS = ["timeout", "validation", "llm_error", "schema_error", "internal", "tool_error", "rate_limited"] as const;
@@ -34,6 +35,8 @@ export interface CallSpec {
   shape?: "extractions";
   /** The job's response cache: answers of identical calls within this many seconds are reused. */
   cacheTtlSecs?: number | null;
+  /** false: the request's `prompt_cache: false` (absent: mark the shared prefix for the provider's prompt cache). */
+  promptCache?: boolean;
 }
 
 export type ToolConfig =
@@ -96,7 +99,10 @@ export type StageWork =
   | { kind: "agent"; tenantId: string; agent: AgentSpec };
 
 export interface BudgetSpec {
-  total: number;
+  /** Tokens (input + output); null: only a dollar limit. */
+  total: number | null;
+  /** Dollars (contract v3, `token_budget.usd`); absent or null: none. Every model of the job has a price (checked at submission). */
+  usd?: number | null;
   onExhausted: "pause" | "fail";
   /** Shares of the total per stage (map-reduce); a stage's unspent share passes on to the stages after it. */
   allocation?: Record<string, number>;
@@ -151,14 +157,12 @@ export interface PlanReader {
   stage(name: string): StageCounts | undefined;
 }
 
-/** A stage's size, its finished tasks by outcome, and their tokens. */
-export type StageCounts = {
+/** A stage's size, its finished tasks by outcome, and their usage (./counters.ts). */
+export type StageCounts = UsageSums & {
   total: number;
   completed: number;
   succeeded: number;
   failed: number;
-  input_tokens: number;
-  output_tokens: number;
 };
 
 export interface JobError {
@@ -195,7 +199,9 @@ export interface TaskFinish {
   error: string | null;
   errorKind: ErrorKind | null;
   attempts: number;
-  usage: { input_tokens: number; output_tokens: number };
+  usage: ReturnType<typeof usageOut>;
+  /** The task's calls' dollars; null when a call had no price. */
+  costUsd: number | null;
   details: Record<string, unknown> | null; // executor-specific fields (an agent's session)
   sessionId: string | null;
 }

@@ -15,7 +15,9 @@ import { endpointProblem, resolveEndpoint } from "../llm/call-model";
 import { parseModel } from "../llm/models";
 import { webhookUrlProblem } from "../webhooks/policy";
 import { secretProblem } from "../webhooks/signing";
-import { budgetSuggestions, summarize, taskEstimates, type Estimate } from "../engine/estimate-job";
+import { budgetSuggestions, taskEstimates, usdSuggestions, type Estimate } from "../engine/estimate-job";
+import { summarize } from "../engine/estimate-cost";
+import { priceOf } from "../llm/prices";
 import { cachedTasks } from "../cache/estimate";
 import { DEFAULT_MAX_WAIT_SECS } from "../engine/limits";
 import type { JobSpecBase, Operator } from "../engine/types";
@@ -73,7 +75,7 @@ export function baseSpec(jobId: string, tenantId: string, body: CommonJobRequest
     rateLimit: body.rate_limit ? rateLimitOf(body.rate_limit) : null,
     concurrency: body.concurrency,
     webhook: body.webhook ? { url: body.webhook.url } : null, // the secret stays sealed in D1
-    budget: body.token_budget ? { total: body.token_budget.total, onExhausted: body.token_budget.on_exhausted } : null,
+    budget: body.token_budget ? { total: body.token_budget.total ?? null, usd: body.token_budget.usd ?? null, onExhausted: body.token_budget.on_exhausted } : null,
   };
 }
 
@@ -117,17 +119,28 @@ export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: strin
     const problem = endpointProblem(model.provider, endpoint, env);
     if (problem) throw new ApiError(400, "invalid_request", problem, { details: [{ path: "model", message: problem }] });
     baseUrls.set(name, endpoint?.baseUrl ?? null);
+    if (spec.budget?.usd != null && !priceOf(env, name)) {
+      const message = `${name} has no price, so a dollar budget cannot be kept: set token_budget.total instead, or give the model a price in the deployment's PRICES`;
+      throw new ApiError(400, "invalid_request", `The job's token_budget.usd cannot be enforced: ${message}.`, { details: [{ path: "token_budget.usd", message }] });
+    }
   }
   const op = prepared.operator;
   const plan = op.plan(spec, prepared.inputs);
   if (dryRun || spec.budget) {
     const tasks = taskEstimates(op, spec, plan, renderLimits(env));
     const cached = body.cache ? await cachedTasks(env.DB, tenantId, tasks.tasks, (model) => baseUrls.get(model) ?? null) : undefined;
-    const estimate = summarize(tasks, cached);
+    const estimate = summarize(tasks, cached, (model) => priceOf(env, model));
     if (dryRun) return { dryRun: estimate };
-    if (spec.budget && estimate.total_tokens > spec.budget.total) {
-      throw new ApiError(422, "token_budget_exceeded", `The job's estimate (${estimate.total_tokens} tokens) is over its token_budget.total (${spec.budget.total}).`, {
-        details: { estimate, budget: spec.budget.total, suggestions: budgetSuggestions(estimate, spec.budget.total) },
+    const total = spec.budget?.total ?? null;
+    if (total !== null && estimate.total_tokens > total) {
+      throw new ApiError(422, "token_budget_exceeded", `The job's estimate (${estimate.total_tokens} tokens) is over its token_budget.total (${total}).`, {
+        details: { estimate, budget: total, suggestions: budgetSuggestions(estimate, total) },
+      });
+    }
+    const usd = spec.budget?.usd ?? null;
+    if (usd !== null && estimate.cost_usd !== null && estimate.cost_usd > usd) {
+      throw new ApiError(422, "token_budget_exceeded", `The job's estimate ($${estimate.cost_usd}) is over its token_budget.usd ($${usd}).`, {
+        details: { estimate, budget_usd: usd, suggestions: usdSuggestions(estimate, usd) },
       });
     }
   }

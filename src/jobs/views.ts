@@ -1,6 +1,6 @@
 /** Shapes stored rows into the API's response bodies, and encodes opaque cursors. */
 import type { JobRow } from "../db/jobs";
-import { usageView } from "../engine/counters";
+import { costOut, usageView } from "../engine/counters";
 import type { JobType } from "../operators/registry";
 import { ApiError } from "../lib/errors";
 import type { z } from "@hono/zod-openapi";
@@ -21,6 +21,7 @@ export function jobView(row: JobRow) {
     failed: row.failed,
     total_attempts: row.total_attempts,
     usage: usageView(row),
+    cost_usd: costOut(row),
     metadata: JSON.parse(row.metadata) as Record<string, unknown>,
     created_at: row.created_at,
     completed_at: row.completed_at,

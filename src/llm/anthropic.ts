@@ -5,11 +5,11 @@
  * forced tool whose input_schema is the output schema; its input is returned as JSON text.
  */
 import Anthropic from "@anthropic-ai/sdk";
-import type { ContentBlockParam, MessageCreateParamsNonStreaming, MessageParam } from "@anthropic-ai/sdk/resources/messages";
+import type { ContentBlockParam, Message, MessageCreateParamsNonStreaming, MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { ProviderFailure } from "./errors";
 import { fromHeaders, rateObservation } from "./rate-headers";
 import { DEFAULT_MAX_TOKENS, tokenCount } from "./types";
-import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, ProviderEndpoint } from "./types";
+import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, ProviderEndpoint, Usage } from "./types";
 
 const OUTPUT_TOOL = "output";
 
@@ -35,6 +35,20 @@ function toAnthropicMessages(messages: ChatMessage[]): MessageParam[] {
   return out;
 }
 
+const EPHEMERAL = { type: "ephemeral" } as const;
+
+/** `cache_control` at the end of the shared prefix: the first user message's first `user` characters, else the system prompt. */
+function markCacheBreak(params: MessageCreateParamsNonStreaming, user: number): void {
+  const first = params.messages[0];
+  if (user > 0 && first?.role === "user" && typeof first.content === "string" && first.content.length >= user) {
+    const text = first.content;
+    const rest = text.slice(user);
+    first.content = [{ type: "text", text: text.slice(0, user), cache_control: EPHEMERAL }, ...(rest ? [{ type: "text" as const, text: rest }] : [])];
+  } else if (typeof params.system === "string") {
+    params.system = [{ type: "text", text: params.system, cache_control: EPHEMERAL }];
+  }
+}
+
 function safeParse(text: string): Record<string, unknown> {
   try {
     const value: unknown = JSON.parse(text);
@@ -49,6 +63,18 @@ function finishReason(reason: string | null): FinishReason {
   if (reason === "max_tokens") return "length";
   if (reason === "tool_use") return "tool_calls";
   return "other";
+}
+
+/** Anthropic's `input_tokens` leaves out the prompt cache's tokens: Fanout's counts every prompt token, the cached ones as parts. */
+export function anthropicUsage(usage: Partial<Message["usage"]> | null | undefined): Usage {
+  const read = tokenCount(usage?.cache_read_input_tokens);
+  const write = tokenCount(usage?.cache_creation_input_tokens);
+  return {
+    input_tokens: tokenCount(usage?.input_tokens) + read + write,
+    output_tokens: tokenCount(usage?.output_tokens),
+    ...(read > 0 ? { cache_read_tokens: read } : {}),
+    ...(write > 0 ? { cache_write_tokens: write } : {}),
+  };
 }
 
 const clients = new Map<string, Anthropic>(); // one per endpoint per isolate: building a client is not free
@@ -71,6 +97,7 @@ export async function callAnthropic(request: ModelRequest, endpoint: ProviderEnd
     messages: toAnthropicMessages(request.messages),
   };
   if (request.system) params.system = request.system;
+  if (request.cacheBreak) markCacheBreak(params, request.cacheBreak.user);
   const schema = request.outputSchema;
   const forcedTool = !request.tools?.length && schema && schema.type === "object";
   if (request.tools?.length) {
@@ -101,7 +128,7 @@ export async function callAnthropic(request: ModelRequest, endpoint: ProviderEnd
   const rate = rateObservation(fromHeaders(response.headers));
   return {
     text,
-    usage: { input_tokens: tokenCount(message.usage?.input_tokens), output_tokens: tokenCount(message.usage?.output_tokens) },
+    usage: anthropicUsage(message.usage),
     finishReason: forcedTool && message.stop_reason === "tool_use" ? "stop" : finishReason(message.stop_reason),
     toolCalls,
     ...(rate ? { rate } : {}),

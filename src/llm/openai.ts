@@ -8,7 +8,7 @@ import type {
 } from "openai/resources/chat/completions";
 import { ProviderFailure } from "./errors";
 import { fromHeaders, rateObservation } from "./rate-headers";
-import { tokenCount, type ChatMessage, type FinishReason, type ModelRequest, type ModelResponse, type ProviderEndpoint } from "./types";
+import { tokenCount, type ChatMessage, type FinishReason, type ModelRequest, type ModelResponse, type ProviderEndpoint, type Usage } from "./types";
 
 function toOpenAiMessages(system: string | null, messages: ChatMessage[]): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = system ? [{ role: "system", content: system }] : [];
@@ -87,8 +87,14 @@ export async function callOpenAi(
   return rate ? { ...readCompletion(completion), rate } : readCompletion(completion);
 }
 
+/** OpenAI counts cached prompt tokens inside `prompt_tokens` (`prompt_tokens_details.cached_tokens` of them); it bills no cache writes. */
+function openAiUsage(usage: ChatCompletion["usage"] | undefined): Usage {
+  const read = tokenCount(usage?.prompt_tokens_details?.cached_tokens);
+  return { input_tokens: tokenCount(usage?.prompt_tokens), output_tokens: tokenCount(usage?.completion_tokens), ...(read > 0 ? { cache_read_tokens: read } : {}) };
+}
+
 /** A 200 of the wrong shape is a permanent failure with a clear message, never a TypeError retried as a network error. */
-function readCompletion(completion: unknown): ModelResponse {
+export function readCompletion(completion: unknown): ModelResponse {
   const body = completion as Partial<ChatCompletion> | null;
   const choice = Array.isArray(body?.choices) ? body.choices[0] : undefined;
   if (!choice || typeof choice.message !== "object" || choice.message === null) {
@@ -108,7 +114,7 @@ function readCompletion(completion: unknown): ModelResponse {
   const usage = body?.usage;
   return {
     text: typeof content === "string" ? content : "",
-    usage: { input_tokens: tokenCount(usage?.prompt_tokens), output_tokens: tokenCount(usage?.completion_tokens) },
+    usage: openAiUsage(usage),
     finishReason: finishReason(choice.finish_reason),
     toolCalls,
   };

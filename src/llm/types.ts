@@ -29,11 +29,23 @@ export interface ModelRequest {
   /** Ask the provider for JSON matching this schema where it can; we validate regardless. */
   outputSchema?: Record<string, unknown> | null;
   tools?: ToolSpec[];
+  /** The shared prefix to mark for the provider's prompt cache (./prompt-cache.ts): the first user message's first `user` characters after the system prompt. */
+  cacheBreak?: { user: number } | null;
 }
 
+/**
+ * One call's tokens (or a sum of calls'). `input_tokens` counts every prompt token, those the
+ * provider's prompt cache served (`cache_read_tokens`) and those written to it
+ * (`cache_write_tokens`) included; the API shows the two as `cached_input_tokens` and
+ * `cache_write_input_tokens`. `cost_usd` (./prices.ts): its dollars; null when a call spent
+ * tokens on a model with no price; absent before it is priced.
+ */
 export interface Usage {
   input_tokens: number;
   output_tokens: number;
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+  cost_usd?: number | null;
 }
 
 export type FinishReason = "stop" | "length" | "tool_calls" | "other";

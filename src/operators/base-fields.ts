@@ -57,6 +57,17 @@ export const sharedJobFields = {
   token_budget: TokenBudgetSchema.nullish(),
 };
 
+/** The provider's prompt cache, for operators whose tasks are single model calls (contract v3, "Prompt caching"). */
+export const promptCacheField = {
+  prompt_cache: z
+    .boolean()
+    .default(true)
+    .openapi({
+      description:
+        "Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.",
+    }),
+};
+
 /** How long a call task may wait on the provider's rate limits (a 429 is back-pressure, not a failure). */
 export const maxWaitField = {
   max_wait_secs: z
@@ -80,6 +91,7 @@ export const baseJobFields = {
   concurrency: z.number().int().min(1).max(128).default(16),
   retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),
   cache: CacheSchema.nullish(),
+  ...promptCacheField,
 };
 
 /** The request fields every operator's submission reads (parsed: defaults applied). */
@@ -92,6 +104,7 @@ export interface CommonJobRequest {
   concurrency: number;
   webhook?: { url: string; secret?: string } | null;
   metadata: Record<string, unknown>;
-  token_budget?: { total: number; on_exhausted: "pause" | "fail" } | null;
+  token_budget?: { total?: number; usd?: number; on_exhausted: "pause" | "fail" } | null;
   cache?: { ttl_secs: number } | null;
+  prompt_cache?: boolean;
 }

@@ -27,4 +27,5 @@ export const itemResult = (task: { index: number; input: unknown }, finish: Task
   error_kind: finish.errorKind,
   attempts: finish.attempts,
   usage: finish.usage,
+  cost_usd: finish.costUsd,
 });

@@ -85,5 +85,6 @@ function callSpec(env: Env, defaults: TaskDefaults, c: CallParts): CallSpec {
     retryGuidance: defaults.retry_guidance,
     maxOutputBytes: limits(env).maxOutputBytes,
     cacheTtlSecs: defaults.cache?.ttl_secs ?? null,
+    ...(defaults.prompt_cache === false ? { promptCache: false } : {}),
   };
 }

@@ -249,7 +249,7 @@ export function jobRoutes() {
         maxRetries: o.max_retries ?? null,
         timeoutMs: o.timeout_secs === undefined ? null : Math.round(o.timeout_secs * 1000),
         errorKinds: o.error_kinds ?? null,
-        budgetTotal: o.token_budget?.total ?? null,
+        budget: o.token_budget ?? null,
       });
       if (!answer.ok) throw new ApiError(409, "conflict", answer.reason);
       return c.json({ job_id: job.id, status: "running" as const, recovering: answer.recovering }, 202);
@@ -257,7 +257,7 @@ export function jobRoutes() {
     .openapi(resumeRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
       const o = optionalBody(await c.req.text(), ResumeRequestSchema);
-      const answer = await jobCoordinator(c.env, job.id).resume(o.token_budget?.total ?? null);
+      const answer = await jobCoordinator(c.env, job.id).resume(o.token_budget ?? null);
       if (!answer.ok) throw new ApiError(409, "conflict", answer.reason, answer.details ? { details: answer.details } : {});
       const current = (await getJob(c.env.DB, c.get("tenantId"), job.id)) ?? job;
       return c.json({ ...jobView(current), status: "running" as const, pause_reason: null }, 202);

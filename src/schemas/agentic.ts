@@ -1,6 +1,6 @@
 /** Request and result schemas of POST /v1/agentic-map and GET /v1/sessions/{id}. */
 import { z } from "@hono/zod-openapi";
-import { ErrorKindSchema } from "./map";
+import { CostUsdSchema, ErrorKindSchema } from "./map";
 import { maxWaitField, sharedJobFields } from "../operators/base-fields";
 import { HttpUrlSchema, TimeoutSecsSchema } from "./common";
 
@@ -75,6 +75,7 @@ export const AgentMapResultSchema = z
     turns: z.number().int(),
     token_usage: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int() }),
     intermediate_outputs: z.array(z.string()),
+    cost_usd: CostUsdSchema.optional().openapi({ description: "The sub-session's calls in dollars (job results; null: the model has no price)" }),
   })
   .openapi("AgentMapResult");
 

@@ -1,9 +1,10 @@
 /** Schemas of the job routes' responses and query parameters. */
 import { z } from "@hono/zod-openapi";
-import { ErrorKindSchema, MapResultSchema, UsageSchema } from "./map";
+import { CallUsageSchema, CostUsdSchema, ErrorKindSchema, MapResultSchema, UsageSchema } from "./map";
 import { AgentMapResultSchema } from "./agentic";
 import { ModelSchema, TimeoutSecsSchema } from "./common";
 import { JOB_TYPES } from "../operators/registry";
+import { BudgetChangeSchema } from "../operators/budget-schema";
 
 export const TaskResultSchema = z
   .object({
@@ -14,7 +15,8 @@ export const TaskResultSchema = z
     error: z.string().nullable(),
     error_kind: ErrorKindSchema,
     attempts: z.number().int(),
-    usage: UsageSchema,
+    usage: CallUsageSchema,
+    cost_usd: CostUsdSchema,
     cached: z.boolean().optional().openapi({ description: "Present and true when the output came from the response cache (usage is then zero)" }),
   })
   .catchall(z.unknown())
@@ -35,7 +37,7 @@ export const PipelineStepSchema = z
 const ItemResultSchema = z.union([MapResultSchema, AgentMapResultSchema, TaskResultSchema, PipelineStepSchema]);
 export type ItemResult = z.infer<typeof ItemResultSchema>;
 
-export const JobUsageSchema = UsageSchema.extend({
+export const JobUsageSchema = CallUsageSchema.extend({
   cached: z
     .object({ calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int() })
     .openapi({ description: "Calls answered from the response cache (no tokens spent; not in input_tokens/output_tokens) and the tokens their original calls cost" }),
@@ -51,7 +53,8 @@ const StageSchema = z
     completed: z.number().int(),
     succeeded: z.number().int(),
     failed: z.number().int(),
-    usage: UsageSchema,
+    usage: CallUsageSchema,
+    cost_usd: CostUsdSchema,
   })
   .openapi("Stage");
 
@@ -70,10 +73,30 @@ export const JobErrorSchema = z
   .openapi("JobError", { description: "Why a job failed, and where" });
 
 export const BudgetSchema = z
-  .object({ total: z.number().int(), spent: z.number().int(), reserved: z.number().int(), by_stage: z.record(z.string(), z.number().int()) })
+  .object({
+    total: z.number().int().nullable().openapi({ description: "The token limit (null: only a dollar limit)" }),
+    spent: z.number().int().openapi({ description: "Tokens spent" }),
+    reserved: z.number().int().openapi({ description: "Tokens reserved by the calls in flight" }),
+    by_stage: z.record(z.string(), z.number().int()),
+    usd: z
+      .object({ limit: z.number(), spent: z.number(), reserved: z.number() })
+      .nullable()
+      .openapi({ description: "The dollar limit (`token_budget.usd`), the dollars spent and those reserved by the calls in flight; null without one" }),
+  })
   .openapi("Budget");
 
-const StageEstimateSchema = z.object({ calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int() });
+const estimateCacheFields = {
+  cached_input_tokens: z.number().int().openapi({ description: "Of input_tokens: expected reads of the provider's prompt cache (each stage's shared prefix after its first call)" }),
+  cache_write_input_tokens: z.number().int().openapi({ description: "Of input_tokens: expected writes to it (Anthropic)" }),
+};
+
+const StageEstimateSchema = z.object({
+  calls: z.number().int(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  ...estimateCacheFields,
+  cost_usd: CostUsdSchema,
+});
 
 export const EstimateSchema = z
   .object({
@@ -83,6 +106,11 @@ export const EstimateSchema = z
       input_tokens: z.number().int(),
       output_tokens: z.number().int(),
       total_tokens: z.number().int(),
+      ...estimateCacheFields,
+      cost_usd: CostUsdSchema.openapi({ description: "The estimate's dollars in realtime; null when a model has no price" }),
+      cost_usd_by_mode: z
+        .object({ realtime: z.number().nullable(), batch: z.number().nullable() })
+        .openapi({ description: "The same calls' dollars in realtime and through the provider's batch API (its discount)" }),
       by_stage: z.record(z.string(), StageEstimateSchema),
       method: z.string(),
     }),
@@ -113,6 +141,7 @@ export const JobSchema = z
     failed: z.number().int(),
     total_attempts: z.number().int(),
     usage: JobUsageSchema,
+    cost_usd: CostUsdSchema,
     metadata: z.record(z.string(), z.unknown()),
     created_at: z.string(),
     completed_at: z.string().nullable(),
@@ -185,7 +214,7 @@ export const RecoverRequestSchema = z
     max_retries: z.number().int().min(0).max(10).optional(),
     timeout_secs: TimeoutSecsSchema.optional(),
     error_kinds: z.array(ErrorKindSchema.unwrap()).min(1).max(ErrorKindSchema.unwrap().options.length).optional().openapi({ description: "Only failed tasks of these kinds (unfinished tasks always run)" }),
-    token_budget: z.strictObject({ total: z.number().int().positive().max(1e12) }).optional(),
+    token_budget: BudgetChangeSchema.optional(),
   })
   .openapi("RecoverRequest");
 
@@ -194,7 +223,7 @@ export const RecoverAnswerSchema = z
   .openapi("Recovering");
 
 export const ResumeRequestSchema = z
-  .strictObject({ token_budget: z.strictObject({ total: z.number().int().positive().max(1e12) }).optional() })
+  .strictObject({ token_budget: BudgetChangeSchema.optional() })
   .openapi("ResumeRequest");
 
 export const JobIdParam = z.object({ job_id: z.string().openapi({ example: "job_3kq…" }) });

@@ -35,6 +35,17 @@ export type MapRequest = z.infer<typeof MapRequestSchema>;
 
 export const UsageSchema = z.object({ input_tokens: z.number().int(), output_tokens: z.number().int() }).openapi("Usage");
 
+/** Usage of model calls (contract v3): the provider's prompt-cache tokens are parts of input_tokens. */
+export const CallUsageSchema = UsageSchema.extend({
+  cached_input_tokens: z.number().int().openapi({ description: "Of input_tokens: read from the provider's prompt cache (OpenAI `cached_tokens`, Anthropic `cache_read_input_tokens`)" }),
+  cache_write_input_tokens: z.number().int().openapi({ description: "Of input_tokens: written to the provider's prompt cache (Anthropic `cache_creation_input_tokens`)" }),
+}).openapi("CallUsage");
+
+export const CostUsdSchema = z
+  .number()
+  .nullable()
+  .openapi({ description: "US dollars at the shipped or deployment prices (batch calls at the batch discount); null when a call used a model with no price" });
+
 export const ErrorKindSchema = z
   .enum(ERROR_KINDS)
   .nullable()
@@ -49,7 +60,8 @@ export const MapResultSchema = z
     error: z.string().nullable(),
     error_kind: ErrorKindSchema,
     attempts: z.number().int(),
-    usage: UsageSchema,
+    usage: CallUsageSchema,
+    cost_usd: CostUsdSchema,
     cached: z.boolean().optional().openapi({ description: "Present and true when the output came from the response cache (usage is then zero)" }),
   })
   .openapi("MapResult");

@@ -63,7 +63,7 @@ describe("token budgets and dry runs", () => {
     expect(e).toMatchObject({ calls: 3, output_tokens: 300 });
     expect(e.input_tokens).toBeGreaterThan(3 * 5);
     expect(e.total_tokens).toBe(e.input_tokens + e.output_tokens);
-    expect(e.by_stage.items).toEqual({ calls: 3, input_tokens: e.input_tokens, output_tokens: 300 });
+    expect(e.by_stage.items).toEqual({ calls: 3, input_tokens: e.input_tokens, output_tokens: 300, cached_input_tokens: 0, cache_write_input_tokens: 0, cost_usd: e.cost_usd });
     expect(e.method).toMatch(/chars\/4/);
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
     const invalid = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body: { ...body, prompt_template: "no item" } });

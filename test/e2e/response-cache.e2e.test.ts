@@ -34,9 +34,12 @@ describe("the response cache", () => {
     expect(second.results.map((r) => r.cached)).toEqual([true, true, true]);
     expect(second.results.map((r) => r.output)).toEqual(first.results.map((r) => r.output));
     expect(second.results.every((r) => r.usage.input_tokens === 0 && r.usage.output_tokens === 0)).toBe(true);
+    expect(second.job.cost_usd).toBe(0); // nothing was paid for
     expect(second.job.usage).toEqual({
       input_tokens: 0,
       output_tokens: 0,
+      cached_input_tokens: 0,
+      cache_write_input_tokens: 0,
       cached: { calls: 3, input_tokens: first.job.usage.input_tokens, output_tokens: first.job.usage.output_tokens },
     });
 

@@ -11,6 +11,7 @@ import { SUMMARY_REQUEST } from "../../src/agent/compaction.ts";
 import { openAiBody, openAiStream, anthropicBody, anthropicStream, estimateTokens, type Reply } from "./wire.ts";
 import { RateLimits, type LimitConfig } from "./limits.ts";
 import { Gates } from "./gates.ts";
+import { FakePromptCache, systemText } from "./prompt-cache.ts";
 
 export interface TagStats {
   requests: number;
@@ -108,10 +109,19 @@ function lastUserText(messages: unknown): string {
     if (m.role !== "user") continue;
     if (typeof m.content === "string") return m.content;
     if (Array.isArray(m.content)) {
-      return m.content.map((b: Json) => (typeof b.text === "string" ? b.text : typeof b.content === "string" ? b.content : "")).join("\n");
+      // Text blocks are one text (a prompt split where its cached prefix ends); tool results are lines.
+      const blocks = m.content as Json[];
+      if (blocks.every((b) => b.type === "text")) return blocks.map((b) => String(b.text ?? "")).join("");
+      return blocks.map((b: Json) => (typeof b.text === "string" ? b.text : typeof b.content === "string" ? b.content : "")).join("\n");
     }
   }
   return "";
+}
+
+/** OpenAI's system (or developer) messages' text. */
+function openAiSystem(messages: unknown): string {
+  if (!Array.isArray(messages)) return "";
+  return (messages as Json[]).filter((m) => m.role === "system" || m.role === "developer").map(messageText).join("");
 }
 
 /** Deterministic per-prompt fraction in [0, 1), so the same item behaves the same way everywhere. */
@@ -125,6 +135,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
   const stats = new Map<string, TagStats>();
   const cursors = new Map<string, number>();
   const limits = new RateLimits();
+  const promptCache = new FakePromptCache();
   const gates = new Gates();
   const config = { latencyMs: options.latencyMs ?? 0, rateLimitFraction: options.rateLimitFraction ?? 0, proseFraction: options.proseFraction ?? 0 };
 
@@ -173,7 +184,10 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     // The key's rate limits (POST /_fake/limits), charged as each provider charges them.
     const key = String(req.headers["x-api-key"] ?? String(req.headers.authorization ?? "").replace(/^Bearer /, ""));
     const maxTokens = Number(body.max_tokens ?? body.max_completion_tokens ?? 0);
-    const admission = limits.admit(key, estimateTokens(prompt), Number.isFinite(maxTokens) ? maxTokens : 0);
+    // The prompt as the fake counts it: the system text (Anthropic's field, OpenAI's system message) and the last user message.
+    const system = format === "anthropic" ? systemText(body.system) : openAiSystem(body.messages);
+    const counted = system + prompt;
+    const admission = limits.admit(key, estimateTokens(counted), Number.isFinite(maxTokens) ? maxTokens : 0);
     try {
       if (!admission.ok) {
         s.rate_limited++;
@@ -208,13 +222,15 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
       else if (answer.kind === "tool") reply = { text: "", json: null, toolCall: { id: `call_${s.requests}`, name: answer.name, args: answer.args } };
       else reply = { text: answer.text, json: null, finish: answer.finish };
       admission.settle(estimateTokens(reply.text) + (reply.toolCall ? 10 : 0));
+      const cache = format === "openai" ? promptCache.openai(key, counted) : promptCache.anthropic(key, body);
+      const count = { tokens: estimateTokens(counted), ...cache };
       const stream = body.stream === true;
       if (stream) {
         res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...admission.headers() });
-        res.end(format === "openai" ? openAiStream(body, prompt, reply) : anthropicStream(body, prompt, reply));
+        res.end(format === "openai" ? openAiStream(body, count, reply) : anthropicStream(body, count, reply));
       } else {
         res.writeHead(200, { "content-type": "application/json", ...admission.headers() });
-        res.end(JSON.stringify(format === "openai" ? openAiBody(body, prompt, reply) : anthropicBody(body, prompt, reply)));
+        res.end(JSON.stringify(format === "openai" ? openAiBody(body, count, reply) : anthropicBody(body, count, reply)));
       }
     } finally {
       s.in_flight--;

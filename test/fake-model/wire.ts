@@ -8,6 +8,29 @@ export interface Reply {
 
 type Json = Record<string, unknown>;
 
+/** A request's prompt tokens as the fake counts them, and the provider prompt cache's part of them (./prompt-cache.ts). */
+export interface PromptCount {
+  tokens: number;
+  read: number;
+  write: number;
+}
+
+const openAiUsage = (p: PromptCount, completion: number): Json => ({
+  prompt_tokens: p.tokens,
+  completion_tokens: completion,
+  total_tokens: p.tokens + completion,
+  prompt_tokens_details: { cached_tokens: p.read, audio_tokens: 0 },
+  completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+});
+
+/** Anthropic's `input_tokens` leaves out what the cache read or wrote. */
+const anthropicUsage = (p: PromptCount, output: number): Json => ({
+  input_tokens: Math.max(0, p.tokens - p.read - p.write),
+  cache_creation_input_tokens: p.write,
+  cache_read_input_tokens: p.read,
+  output_tokens: output,
+});
+
 /** The fake's token count of a text: one per four characters (its usage, and what its rate limits charge). */
 export const estimateTokens = (text: string) => Math.max(1, Math.ceil(text.length / 4));
 const tokens = estimateTokens;
@@ -17,7 +40,7 @@ function forcedAnthropicTool(body: Json): string | null {
   return choice?.type === "tool" && typeof choice.name === "string" ? choice.name : null;
 }
 
-export function openAiBody(body: Json, prompt: string, reply: Reply): Json {
+export function openAiBody(body: Json, prompt: PromptCount, reply: Reply): Json {
   if (reply.toolCall) {
     const call = reply.toolCall;
     return {
@@ -31,7 +54,7 @@ export function openAiBody(body: Json, prompt: string, reply: Reply): Json {
         finish_reason: "tool_calls",
         logprobs: null,
       }],
-      usage: { prompt_tokens: tokens(prompt), completion_tokens: 10, total_tokens: tokens(prompt) + 10 },
+      usage: openAiUsage(prompt, 10),
     };
   }
   return {
@@ -40,23 +63,23 @@ export function openAiBody(body: Json, prompt: string, reply: Reply): Json {
     created: Math.floor(Date.now() / 1000),
     model: body.model,
     choices: [{ index: 0, message: { role: "assistant", content: reply.text, refusal: null }, finish_reason: reply.finish ?? "stop", logprobs: null }],
-    usage: { prompt_tokens: tokens(prompt), completion_tokens: tokens(reply.text), total_tokens: tokens(prompt) + tokens(reply.text) },
+    usage: openAiUsage(prompt, tokens(reply.text)),
   };
 }
 
-export function openAiStream(body: Json, prompt: string, reply: Reply): string {
+export function openAiStream(body: Json, prompt: PromptCount, reply: Reply): string {
   const base = { id: `chatcmpl-${Date.now()}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: body.model };
   const pieces = reply.text.match(/[\s\S]{1,16}/g) ?? [""];
   const chunks = [
     { ...base, choices: [{ index: 0, delta: { role: "assistant", content: "" }, finish_reason: null }] },
     ...pieces.map((p) => ({ ...base, choices: [{ index: 0, delta: { content: p }, finish_reason: null }] })),
     { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
-    { ...base, choices: [], usage: { prompt_tokens: tokens(prompt), completion_tokens: tokens(reply.text), total_tokens: tokens(prompt) + tokens(reply.text) } },
+    { ...base, choices: [], usage: openAiUsage(prompt, tokens(reply.text)) },
   ];
   return chunks.map((c) => `data: ${JSON.stringify(c)}\n\n`).join("") + "data: [DONE]\n\n";
 }
 
-export function anthropicBody(body: Json, prompt: string, reply: Reply): Json {
+export function anthropicBody(body: Json, prompt: PromptCount, reply: Reply): Json {
   if (reply.toolCall) {
     const call = reply.toolCall;
     return {
@@ -67,7 +90,7 @@ export function anthropicBody(body: Json, prompt: string, reply: Reply): Json {
       content: [{ type: "tool_use", id: call.id, name: call.name, input: call.args }],
       stop_reason: "tool_use",
       stop_sequence: null,
-      usage: { input_tokens: tokens(prompt), output_tokens: 10 },
+      usage: anthropicUsage(prompt, 10),
     };
   }
   const tool = forcedAnthropicTool(body);
@@ -82,14 +105,14 @@ export function anthropicBody(body: Json, prompt: string, reply: Reply): Json {
     content,
     stop_reason: tool && reply.json !== null ? "tool_use" : reply.finish === "length" ? "max_tokens" : "end_turn",
     stop_sequence: null,
-    usage: { input_tokens: tokens(prompt), output_tokens: tokens(reply.text) },
+    usage: anthropicUsage(prompt, tokens(reply.text)),
   };
 }
 
-export function anthropicStream(body: Json, prompt: string, reply: Reply): string {
+export function anthropicStream(body: Json, prompt: PromptCount, reply: Reply): string {
   const message = anthropicBody(body, prompt, reply);
   const events: [string, Json][] = [
-    ["message_start", { type: "message_start", message: { ...message, content: [], stop_reason: null, usage: { input_tokens: tokens(prompt), output_tokens: 0 } } }],
+    ["message_start", { type: "message_start", message: { ...message, content: [], stop_reason: null, usage: anthropicUsage(prompt, 0) } }],
     ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }],
     ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: reply.text } }],
     ["content_block_stop", { type: "content_block_stop", index: 0 }],

@@ -7,11 +7,11 @@ const stages = (status: Record<string, string>) =>
 
 describe("per-stage budget allocation", () => {
   it("starts from each stage's share of the total", () => {
-    expect(allowances(budget, stages({ map: "running" }), {})).toEqual({ map: 600, shuffle: 50, reduce: 250, synthesis: 100 });
+    expect(allowances(budget.total, budget.allocation, stages({ map: "running" }), {})).toEqual({ map: 600, shuffle: 50, reduce: 250, synthesis: 100 });
   });
 
   it("passes an ended stage's unspent share on to the stages after it, in proportion to their shares", () => {
-    const a = allowances(budget, stages({ map: "completed", shuffle: "completed", reduce: "running" }), { map: 400 });
+    const a = allowances(budget.total, budget.allocation, stages({ map: "completed", shuffle: "completed", reduce: "running" }), { map: 400 });
     expect(a.map).toBe(400);
     expect(a.shuffle).toBe(0); // no model call: its whole share (and what map passed it) moves on
     expect(a.reduce).toBeCloseTo(250 + 125 + (50 + 25) * (0.25 / 0.35), 6);
@@ -20,7 +20,7 @@ describe("per-stage budget allocation", () => {
   });
 
   it("gives a skipped stage's share to the others in proportion", () => {
-    const a = allowances(budget, stages({ synthesis: "skipped", map: "running" }), {});
+    const a = allowances(budget.total, budget.allocation, stages({ synthesis: "skipped", map: "running" }), {});
     expect(a.map).toBeCloseTo(600 / 0.9, 6);
     expect(a.reduce).toBeCloseTo(250 / 0.9, 6);
     expect(a.synthesis).toBeUndefined();

@@ -34,5 +34,6 @@ export const agenticMapOperator: Operator<AgentJobSpec> = {
     success: finish.success,
     error: finish.error,
     error_kind: finish.errorKind,
+    cost_usd: finish.costUsd,
   }),
 };

@@ -1,6 +1,7 @@
 /** Request schema of POST /v1/map-reduce, built from the shared base fields. */
 import { z } from "@hono/zod-openapi";
-import { CacheSchema, callOverrideFields, maxWaitField, sharedJobFields } from "../base-fields";
+import { budgetUsdField } from "../budget-schema";
+import { CacheSchema, callOverrideFields, maxWaitField, promptCacheField, sharedJobFields } from "../base-fields";
 import { rateLimitField } from "../../schemas/pacing";
 import { DEFAULT_RETRY_GUIDANCE } from "../base-fields";
 import { PROTOTYPE_NAMES } from "../../lib/records";
@@ -52,12 +53,16 @@ export const MapReduceRequestSchema = z
     temperature: z.number().min(0).max(2).nullish().default(0),
     retry_guidance: z.string().min(1).default(DEFAULT_RETRY_GUIDANCE),
     cache: CacheSchema.nullish(),
+    ...promptCacheField,
     token_budget: z
       .strictObject({
-        total: z.number().int().positive().max(1e12),
+        total: z.number().int().positive().max(1e12).optional(),
+        ...budgetUsdField,
         on_exhausted: z.enum(["pause", "fail"]).default("pause"),
-        allocation: AllocationSchema.optional(),
+        allocation: AllocationSchema.optional().openapi({ description: "Shares of `total` per stage (needs `total`)" }),
       })
+      .refine((b) => b.total !== undefined || b.usd !== undefined, "token_budget needs `total` (tokens), `usd` (dollars) or both")
+      .refine((b) => b.allocation === undefined || b.total !== undefined, { message: "an allocation divides `total`: set it", path: ["allocation"] })
       .nullish(),
   })
   .openapi("MapReduceRequest");

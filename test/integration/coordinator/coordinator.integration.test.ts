@@ -10,7 +10,7 @@ import type { AgentJobSpec } from "../../../src/operators/agentic-map/plan";
 import { base, call, events, failed, insertJobRow, meta, ok, report, startJob, takeOver, tasks, tick } from "./drive";
 import type { AttemptOutcome } from "../../../src/engine/retry-policy";
 
-const NO_RECOVER = { model: null, maxRetries: null, timeoutMs: null, errorKinds: null, budgetTotal: null };
+const NO_RECOVER = { model: null, maxRetries: null, timeoutMs: null, errorKinds: null, budget: null };
 
 const mapSpec = (over: Partial<MapJobSpec> = {}) => (jobId: string, tenantId: string): MapJobSpec => ({
   ...base(jobId, tenantId), type: "map", call: call(), ...over,
@@ -164,7 +164,7 @@ describe("coordinator: agent subtasks", () => {
     expect(names).toEqual(["MAP_STARTED", "SUBTASK_STARTED", "SUBTASK_COMPLETED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]);
     const completed = (await events(stub)).at(-1)!.data;
     expect(completed).toMatchObject({ total: 1, succeeded: 1, total_attempts: 2 });
-    expect(completed.usage).toEqual({ input_tokens: 3 + 3 + 3, output_tokens: 2 + 2 + 2, cached: { calls: 0, input_tokens: 0, output_tokens: 0 } }); // the spawning report, the child, the last report
+    expect(completed.usage).toEqual({ input_tokens: 3 + 3 + 3, output_tokens: 2 + 2 + 2, cached_input_tokens: 0, cache_write_input_tokens: 0, cached: { calls: 0, input_tokens: 0, output_tokens: 0 } }); // the spawning report, the child, the last report
   });
 });
 
@@ -222,19 +222,53 @@ describe("coordinator: budgets", () => {
     expect(await meta(stub, "status")).toBe("paused");
     expect(await runInDurableObject(stub, (_i, state) => state.storage.getAlarm())).toBeNull(); // nothing to sweep while paused
     const paused = (await events(stub)).find((e) => e.name === "JOB_PAUSED");
-    expect(paused?.data).toEqual({ job_id: jobId, reason: "budget_exhausted", budget: { total: 5, spent: 0, reserved: 0, by_stage: {} } });
+    expect(paused?.data).toEqual({ job_id: jobId, reason: "budget_exhausted", budget: { total: 5, spent: 0, reserved: 0, by_stage: {}, usd: null } });
     expect(await stub.resume(null)).toEqual({ ok: true });
     expect(await meta(stub, "status")).toBe("paused");
-    expect(await stub.resume(1_000)).toEqual({ ok: true });
+    expect(await stub.resume({ total: 1_000 })).toEqual({ ok: true });
     const running = await takeOver(stub);
     expect(running.map((r) => [r.state, r.reserved])).toEqual([["running", 11], ["running", 11]]);
     await report(stub, "items", 0, ok("x"));
     await report(stub, "items", 1, ok("y"));
     expect(await meta(stub, "status")).toBe("completed");
-    expect(await meta(stub, "spend")).toEqual({ total: 10, by_stage: { items: 10 } });
+    expect(await meta(stub, "spend")).toEqual({ total: 10, by_stage: { items: 10 }, usd: 0 }); // the test's model has no price
     const names = (await events(stub)).map((e) => e.name);
     expect(names.filter((n) => n === "JOB_PAUSED")).toHaveLength(2);
     expect(names.filter((n) => n === "JOB_RESUMED")).toHaveLength(2);
+  });
+
+  it("keeps a dollar budget: reserves each dispatch's prompt and output bound at the model's prices, settles to the priced usage, pauses when the next does not fit", async () => {
+    // openai-compatible/priced: $0.1 a token in and out (the PRICES of vitest.integration.config.ts).
+    const priced = (usd: number) => mapSpec({ model: "openai-compatible/priced", call: call({ model: "openai-compatible/priced" }), budget: { total: null, usd, onExhausted: "pause" } });
+    const { stub } = await startJob(priced(2), ["a", "b"]);
+    // Each reserves 1 prompt token + 10 output tokens = $1.1: the second does not fit beside the first.
+    expect((await tick(stub)).map((r) => r.state)).toEqual(["running", "pending"]);
+    await report(stub, "items", 0, ok("x")); // 3 + 2 tokens: $0.5 spent, and $1.1 more fits
+    expect((await takeOver(stub)).map((r) => r.state)).toEqual(["done", "running"]);
+    await report(stub, "items", 1, ok("y"));
+    expect(await meta(stub, "status")).toBe("completed");
+    expect(await meta<{ usd: number }>(stub, "spend")).toMatchObject({ total: 10 });
+    expect((await meta<{ usd: number }>(stub, "spend"))?.usd).toBeCloseTo(1, 9);
+    expect((await meta<{ cost_usd: number }>(stub, "counters"))?.cost_usd).toBeCloseTo(1, 9);
+
+    const small = await startJob(priced(1), ["a"]);
+    await tick(small.stub);
+    expect(await meta(small.stub, "status")).toBe("paused");
+    const paused = (await events(small.stub)).find((e) => e.name === "JOB_PAUSED");
+    expect(paused?.data.budget).toEqual({ total: null, spent: 0, reserved: 0, by_stage: {}, usd: { limit: 1, spent: 0, reserved: 0 } });
+    expect(await small.stub.resume({ usd: 5 })).toEqual({ ok: true });
+    expect((await takeOver(small.stub)).map((r) => r.state)).toEqual(["running"]);
+  });
+
+  it("refuses a resume whose dollar limit is not above what the job spent, naming both", async () => {
+    const { stub } = await startJob(mapSpec({ model: "openai-compatible/priced", call: call({ model: "openai-compatible/priced" }), budget: { total: null, usd: 1.2, onExhausted: "pause" } }), ["a", "b"]);
+    await tick(stub);
+    await report(stub, "items", 0, ok("x")); // $0.5 spent; the next needs $1.1 and only $0.7 is left
+    expect(await meta(stub, "status")).toBe("paused");
+    const refused = await stub.resume({ usd: 0.5 });
+    expect(refused).toMatchObject({ ok: false, details: [{ path: "token_budget.usd", message: expect.stringMatching(/0\.5 is not above .*\$0\.5/) }] });
+    expect(await stub.resume({ usd: 3 })).toEqual({ ok: true });
+    expect((await takeOver(stub)).map((r) => r.state)).toEqual(["done", "running"]);
   });
 
   it("fails with budget_exhausted when on_exhausted is fail", async () => {

@@ -48,7 +48,11 @@ describe("coordinator schema migrations", () => {
     const stages = await runInDurableObject(stub, (_instance, state) => {
       const sql = state.storage.sql;
       migrate(state.storage);
-      // As step 4 left it: no kind, no parent.
+      // As step 4 left it: no kind, no parent (nor step 6's usage columns).
+      for (const table of ["tasks", "stages"]) {
+        for (const column of ["cache_read_tokens", "cache_write_tokens", "cost_usd", "unpriced_calls"]) sql.exec(`ALTER TABLE ${table} DROP COLUMN ${column}`);
+      }
+      sql.exec("ALTER TABLE tasks DROP COLUMN reserved_usd");
       sql.exec("ALTER TABLE stages DROP COLUMN kind; ALTER TABLE stages DROP COLUMN parent; UPDATE meta SET v = '4' WHERE k = 'schema_version'");
       sql.exec(`INSERT INTO stages (name, ord, status, total) VALUES ('items', 0, 'running', 2), ('items.subtasks', 1, 'running', 1),
         ('outer.subtasks', 2, 'pending', 1)`);

@@ -48,7 +48,7 @@ describe("filter with a cascade", () => {
   });
 
   it("results say who decided, with the item as it was given", () => {
-    const finish = { success: true, output: { keep: true }, error: null, errorKind: null, attempts: 0, usage: { input_tokens: 0, output_tokens: 0 }, details: null, sessionId: null };
+    const finish = { success: true, output: { keep: true }, error: null, errorKind: null, attempts: 0, usage: { input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0 }, costUsd: 0, details: null, sessionId: null };
     expect(filterOperator.result(filterSpec, { stage: "items", index: 3, input: { item: "x", decided_by: "cascade" } }, finish)).toMatchObject({ stage: "items", index: 3, input: "x", decided_by: "cascade" });
     expect(filterOperator.result({ ...filterSpec, cascade: null }, { stage: "items", index: 3, input: "x" }, finish)).not.toHaveProperty("decided_by");
   });

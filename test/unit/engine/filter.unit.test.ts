@@ -20,9 +20,9 @@ describe("filter: keep the items that meet a condition", () => {
   });
 
   it("each result is a staged job's task result, its output `{keep, reason}` as answered", () => {
-    const finish = { success: true, output: { keep: false, reason: "off topic" }, error: null, errorKind: null, attempts: 1, usage: { input_tokens: 3, output_tokens: 4 }, details: null, sessionId: null };
+    const finish = { success: true, output: { keep: false, reason: "off topic" }, error: null, errorKind: null, attempts: 1, usage: { input_tokens: 3, output_tokens: 4, cached_input_tokens: 0, cache_write_input_tokens: 0 }, costUsd: 0.5, details: null, sessionId: null };
     expect(filterOperator.result(spec, { stage: "items", index: 2, input: "c" }, finish)).toEqual({
-      stage: "items", index: 2, input: "c", output: { keep: false, reason: "off topic" }, success: true, error: null, error_kind: null, attempts: 1, usage: { input_tokens: 3, output_tokens: 4 },
+      stage: "items", index: 2, input: "c", output: { keep: false, reason: "off topic" }, success: true, error: null, error_kind: null, attempts: 1, usage: { input_tokens: 3, output_tokens: 4, cached_input_tokens: 0, cache_write_input_tokens: 0 }, cost_usd: 0.5,
     });
   });
 });

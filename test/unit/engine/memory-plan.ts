@@ -7,6 +7,7 @@
  * tested with no runtime, no model and no clock.
  */
 import type { Advance, JobEnd, JobSpecBase, Operator, PlanReader, StageCounts, TaskSeed, TaskView } from "../../../src/engine/types";
+import { NO_USAGE_SUMS } from "../../../src/engine/counters";
 
 type Row = TaskView & { priority: number; blocked: boolean };
 
@@ -27,7 +28,7 @@ export class MemoryPlan<S extends JobSpecBase> {
   /** The job starts: its plan stored, then `advance(null)`. */
   start(inputs: unknown[]): this {
     const plan = this.op.plan(this.spec, inputs);
-    for (const s of plan.stages) this.stages.set(s.name, { total: s.total, completed: 0, succeeded: 0, failed: 0, input_tokens: 0, output_tokens: 0 });
+    for (const s of plan.stages) this.stages.set(s.name, { total: s.total, completed: 0, succeeded: 0, failed: 0, ...NO_USAGE_SUMS });
     for (const seed of plan.tasks) this.#insert(seed);
     this.apply(this.op.advance(this.spec, this.reader, null));
     return this;
@@ -124,7 +125,7 @@ export class MemoryPlan<S extends JobSpecBase> {
 
   #stage(name: string): StageCounts {
     let counts = this.stages.get(name);
-    if (!counts) this.stages.set(name, (counts = { total: 0, completed: 0, succeeded: 0, failed: 0, input_tokens: 0, output_tokens: 0 }));
+    if (!counts) this.stages.set(name, (counts = { total: 0, completed: 0, succeeded: 0, failed: 0, ...NO_USAGE_SUMS }));
     return counts;
   }
 

@@ -1,0 +1,6 @@
+-- Contract v3, "Prompt caching" and "Cost in dollars": a job's prompt-cache tokens (parts of
+-- input_tokens), its dollars, and its calls on models with no price (then its cost is null).
+ALTER TABLE jobs ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;
