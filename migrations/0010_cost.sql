@@ -4,3 +4,7 @@ ALTER TABLE jobs ADD COLUMN cache_read_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;
+-- Contract v3, "Execution modes": the job's execution and its provider batches (JSON, as
+-- GET /v1/jobs/{id} shows them; the coordinator's storage is the truth).
+ALTER TABLE jobs ADD COLUMN execution TEXT;
+ALTER TABLE jobs ADD COLUMN batches TEXT;

@@ -604,6 +604,18 @@ export interface components {
             total: number;
             total_attempts: number;
         };
+        BatchEndedEvent: {
+            batch: components["schemas"]["ProviderBatch"] & unknown;
+            job_id: string;
+        };
+        BatchProgressEvent: {
+            batch: components["schemas"]["ProviderBatch"] & unknown;
+            job_id: string;
+        };
+        BatchSubmittedEvent: {
+            batch: components["schemas"]["ProviderBatch"];
+            job_id: string;
+        };
         Blocking: {
             /**
              * @description The fields (dotted paths) whose values make an item's blocking key
@@ -725,6 +737,7 @@ export interface components {
              * @default 16
              */
             concurrency: number;
+            execution?: components["schemas"]["ExecutionRequest"];
             /**
              * @description The items; each is rendered into the template as `item`.
              * @example [
@@ -809,7 +822,7 @@ export interface components {
          * @description Why an item failed; null on success
          * @enum {string|null}
          */
-        ErrorKind: "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | "rate_limited" | null;
+        ErrorKind: "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | "rate_limited" | "expired" | null;
         Estimate: {
             estimate: {
                 by_stage: {
@@ -845,6 +858,24 @@ export interface components {
                 total_tokens: number;
             };
         };
+        Execution: {
+            deadline_secs: number;
+            /** @enum {string} */
+            mode: "realtime" | "batch" | "auto";
+        };
+        /** @description How the job's independent calls run: `realtime` (default); `batch`, through the provider's batch API (OpenAI Batch, Anthropic Message Batches: half the price, results within the provider's 24 h window; 400 `unsupported_execution_mode` for a provider without one); `auto`, batch first, the unfinished items realtime when the deadline comes near (realtime where the provider has no batch API). A fold's reductions and agent turns always run realtime. */
+        ExecutionRequest: {
+            /**
+             * @description auto: by when, from the job's start, every item should have a result (60 s to 7 days)
+             * @default 86400
+             */
+            deadline_secs: number;
+            /**
+             * @default realtime
+             * @enum {string}
+             */
+            mode: "realtime" | "batch" | "auto";
+        };
         FilterRequest: {
             cache?: components["schemas"]["CacheConfig"];
             cascade?: components["schemas"]["Cascade"];
@@ -853,6 +884,7 @@ export interface components {
              * @default 16
              */
             concurrency: number;
+            execution?: components["schemas"]["ExecutionRequest"];
             /**
              * @description The items; each is rendered into the predicate as `item`.
              * @example [
@@ -932,6 +964,8 @@ export interface components {
             url: string;
         };
         Job: {
+            /** @description The job's provider batches, oldest first (empty in realtime) */
+            batches: components["schemas"]["ProviderBatch"][];
             budget: components["schemas"]["Budget"];
             completed: number;
             completed_at: string | null;
@@ -941,6 +975,7 @@ export interface components {
             /** @description The calls the job may have in flight now: its concurrency, or less while the provider throttles this tenant's calls to the model (null until it starts) */
             effective_concurrency: number | null;
             error: components["schemas"]["JobError"];
+            execution: components["schemas"]["Execution"];
             failed: number;
             id: string;
             metadata: {
@@ -1063,6 +1098,24 @@ export interface components {
             event: "PACING_CHANGED";
             /** @description The SSE `id:` field: 1, 2, 3… in the job's order; send it back as Last-Event-ID */
             id: number;
+        } | {
+            data: components["schemas"]["BatchSubmittedEvent"];
+            /** @enum {string} */
+            event: "BATCH_SUBMITTED";
+            /** @description The SSE `id:` field: 1, 2, 3… in the job's order; send it back as Last-Event-ID */
+            id: number;
+        } | {
+            data: components["schemas"]["BatchProgressEvent"];
+            /** @enum {string} */
+            event: "BATCH_PROGRESS";
+            /** @description The SSE `id:` field: 1, 2, 3… in the job's order; send it back as Last-Event-ID */
+            id: number;
+        } | {
+            data: components["schemas"]["BatchEndedEvent"];
+            /** @enum {string} */
+            event: "BATCH_ENDED";
+            /** @description The SSE `id:` field: 1, 2, 3… in the job's order; send it back as Last-Event-ID */
+            id: number;
         };
         JobList: {
             jobs: components["schemas"]["Job"][];
@@ -1125,6 +1178,7 @@ export interface components {
             cache?: components["schemas"]["CacheConfig"];
             /** @default 10 */
             docs_per_mapper: number;
+            execution?: components["schemas"]["ExecutionRequest"];
             /** @default 5 */
             fan_in: number;
             /** @description The documents */
@@ -1277,6 +1331,7 @@ export interface components {
              * @default 16
              */
             concurrency: number;
+            execution?: components["schemas"]["ExecutionRequest"];
             /**
              * @description The items; each is rendered into the template as `item`.
              * @example [
@@ -1472,6 +1527,21 @@ export interface components {
             success: boolean;
             usage: components["schemas"]["Usage"];
         };
+        /** @description A provider batch of the job's calls (contract v3, execution mode batch or auto) */
+        ProviderBatch: {
+            completed: number;
+            ended_at: string | null;
+            failed: number;
+            /** @description Fanout's id of the batch */
+            id: string;
+            /** @description The provider's (OpenAI `batch_…`, Anthropic `msgbatch_…`); null while it is being submitted */
+            provider_batch_id: string | null;
+            requests: number;
+            stage: string;
+            /** @description `submitting`, the provider's status while it runs (OpenAI `validating`, `in_progress`, `finalizing`, `cancelling`; Anthropic `in_progress`, `canceling`), then `ended` (its results settled) or `failed` (refused: its lines went back to their tasks' retry policy) */
+            status: string;
+            submitted_at: string | null;
+        };
         ProviderCredential: {
             base_url: string | null;
             key_last4: string;
@@ -1591,7 +1661,7 @@ export interface components {
         };
         RecoverRequest: {
             /** @description Only failed tasks of these kinds (unfinished tasks always run) */
-            error_kinds?: ("timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | "rate_limited")[];
+            error_kinds?: ("timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | "rate_limited" | "expired")[];
             max_retries?: number;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
@@ -1959,6 +2029,9 @@ export type AgenticMapRequest = components['schemas']['AgenticMapRequest'];
 export type AgentMapResult = components['schemas']['AgentMapResult'];
 export type Audit = components['schemas']['Audit'];
 export type Batch = components['schemas']['Batch'];
+export type BatchEndedEvent = components['schemas']['BatchEndedEvent'];
+export type BatchProgressEvent = components['schemas']['BatchProgressEvent'];
+export type BatchSubmittedEvent = components['schemas']['BatchSubmittedEvent'];
 export type Blocking = components['schemas']['Blocking'];
 export type Budget = components['schemas']['Budget'];
 export type CacheConfig = components['schemas']['CacheConfig'];
@@ -1970,6 +2043,8 @@ export type CreatedApiKey = components['schemas']['CreatedApiKey'];
 export type Error = components['schemas']['Error'];
 export type ErrorKind = components['schemas']['ErrorKind'];
 export type Estimate = components['schemas']['Estimate'];
+export type Execution = components['schemas']['Execution'];
+export type ExecutionRequest = components['schemas']['ExecutionRequest'];
 export type FilterRequest = components['schemas']['FilterRequest'];
 export type HttpTool = components['schemas']['HttpTool'];
 export type Job = components['schemas']['Job'];
@@ -1992,6 +2067,7 @@ export type Pacing = components['schemas']['Pacing'];
 export type PacingChangedEvent = components['schemas']['PacingChangedEvent'];
 export type PipelineRequest = components['schemas']['PipelineRequest'];
 export type PipelineStep = components['schemas']['PipelineStep'];
+export type ProviderBatch = components['schemas']['ProviderBatch'];
 export type ProviderCredential = components['schemas']['ProviderCredential'];
 export type ProviderCredentialInput = components['schemas']['ProviderCredentialInput'];
 export type RankRequest = components['schemas']['RankRequest'];

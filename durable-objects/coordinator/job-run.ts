@@ -34,9 +34,13 @@ import { Setups, claimOf, planReader, taskVars } from "./claims";
 import { attemptEnd, recordEnd, type TaskEnd } from "./results";
 import { NO_USAGE_SUMS, sumsOf, type UsageSums } from "../../src/engine/counters";
 import { priced } from "../../src/llm/prices";
+import { withExecution } from "../../src/engine/execution";
+import { DEFAULT_DEADLINE_SECS } from "../../src/operators/execution-field";
+import { BatchRunner } from "./batch-runner";
 
 export const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm alone: Queue delays are whole seconds
+const BATCH_GATHER_MS = 100; // tasks of a batch stage readied within this go out in one provider batch
 
 /** A report that takes its slot's next task in its answer (a call worker's pull). */
 export type Puller = { slot: number; next: PulledTask | null };
@@ -49,6 +53,7 @@ export class JobRun {
   readonly concurrency: ConcurrencyLink;
   readonly pacing: PacingLink;
   readonly workers: WorkerLink;
+  readonly batches: BatchRunner;
   readonly busySlots = new Set<number>();
   readonly waiters: (() => void)[]; // callers of waitForEnd
   readonly hub: EventHub;
@@ -73,7 +78,7 @@ export class JobRun {
     this.waiters = parts.waiters;
     this.mirror = new D1Mirror(env.DB, this.store, () => this.progress());
     this.spec = spec;
-    this.op = operatorFor(spec);
+    this.op = withExecution(operatorFor(spec));
     this.status = this.store.getMeta("status") ?? "queued";
     this.finalized = this.store.getMeta("finalized") ?? false;
     this.log = new JobLog(this.store, this.hub, eventShape(this.op));
@@ -81,6 +86,13 @@ export class JobRun {
     this.concurrency = this.#concurrencyLink();
     this.pacing = this.#pacingLink();
     this.workers = new WorkerLink(env, this.store);
+    this.batches = new BatchRunner({
+      env, store: this.store, log: this.log, budget: this.budget, op: this.op,
+      spec: () => this.spec, // the job's current spec and status: a recover or resume changes them
+      status: () => this.status,
+      settleLine: (task, outcome) => this.settleLine(task, outcome),
+      budgetExhausted: () => this.#budgetExhausted(),
+    });
     this.#setups = new Setups(env);
     for (const row of this.store.running()) if (row.slot !== null) this.busySlots.add(row.slot);
     this.#alarmAt = alarmAt;
@@ -96,7 +108,7 @@ export class JobRun {
   }
 
   async settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, puller: Puller | null): Promise<void> {
-    const usage = sumsOf(priced(this.env, this.#modelOf(task.stage), outcome.usage));
+    const usage = sumsOf(priced(this.env, this.#modelOf(task.stage), outcome.usage, "realtime"));
     this.budget.spend(task.stage, usage);
     this.pacing.observe(spec, outcome);
     const asked = this.concurrency.observe(spec, outcome, this.busySlots.size, task.dispatched_at ?? Date.now());
@@ -130,6 +142,23 @@ export class JobRun {
       return this.dispatchAndSettle();
     }
     await this.afterChange(this.#recordAttempt(task, outcome, step, usage), puller);
+  }
+
+  /** One line of a provider batch ended (./batch-runner.ts): settled like a report, at the batch price, with no slot and no pacing to tell. */
+  async settleLine(task: TaskRow, outcome: AttemptOutcome): Promise<void> {
+    const spec = this.spec;
+    const usage = sumsOf(priced(this.env, this.#modelOf(task.stage), outcome.usage, "batch"));
+    this.budget.spend(task.stage, usage);
+    const now = Date.now();
+    const wait = { throttles: task.throttles, since: task.throttled_since, maxWaitMs: spec.maxWaitMs, now };
+    const step = nextStep(outcome, task.attempts, spec.maxRetries, Math.random, wait);
+    if (step.step === "spawn") throw new Error("a batch line cannot spawn a sub-session");
+    if (step.step === "retry") {
+      // Into a later batch: the alarm submits it once its backoff is over.
+      this.store.markRetry(task, now + step.delayMs, step.guidance, usage, isThrottle(outcome) ? now : null);
+      return this.wakeAt(now + step.delayMs);
+    }
+    await this.afterChange(this.#recordAttempt(task, outcome, step, usage));
   }
 
   /** The model a stage's calls use (an agent's children: their parents' stage's), which prices their usage. */
@@ -167,7 +196,7 @@ export class JobRun {
     return new PacingLink(this.env, this.store, {
       nextCall: () => {
         const spec = this.spec;
-        const [row] = this.store.nextPending(1);
+        const [row] = this.store.nextPending(1, this.#batchStages());
         if (!row) return null;
         const work = this.op.work(spec, this.store.workStage(row.stage));
         const executor = executorOf(work);
@@ -263,6 +292,11 @@ export class JobRun {
     }
   }
 
+  /** The stages whose tasks go out in provider batches (none unless the job's execution mode says so). */
+  #batchStages(): string[] {
+    return this.spec.execution ? this.batches.stages() : [];
+  }
+
   /** Fills free slots with pending tasks, critical path first. Never awaits a worker: `begin` only stores the reference. */
   #dispatch(puller: Puller | null): void {
     const spec = this.spec;
@@ -270,7 +304,12 @@ export class JobRun {
     const room = this.concurrency.cap(spec) - this.busySlots.size; // the provider's limit for the tenant, when one holds
     if (room <= 0) return;
     let unleased = 0; // calls that could start but have no lease from the rate pacer
-    const rows = this.store.nextPending(room);
+    const batchStages = this.#batchStages();
+    if (batchStages.length > 0 && this.batches.hasReady()) {
+      // The batch runner submits them from the alarm, together with the others readied in this moment.
+      void this.wakeAt(Date.now() + BATCH_GATHER_MS).catch((err: unknown) => console.error("could not set the alarm; the sweep will", err));
+    }
+    const rows = this.store.nextPending(room, batchStages);
     if (rows.length === 0) return;
     const free: number[] = []; // as many free slots as there are tasks to start, the puller's first
     if (puller && !puller.next && !this.busySlots.has(puller.slot)) free.push(puller.slot);
@@ -386,8 +425,9 @@ export class JobRun {
   async finish(status: JobStatus): Promise<void> {
     const spec = this.spec;
     if (!isTerminal(this.status)) {
-      // Sub-sessions under way stop after their current turn, so an ended job spends no more tokens.
+      // Sub-sessions under way stop after their current turn, and provider batches are cancelled, so an ended job spends no more tokens.
       for (const row of this.store.running()) if (row.session_id) this.#stopSession(row.session_id);
+      if (status !== "completed") await this.batches.cancelOpen();
       this.busySlots.clear();
       this.store.transaction(() => {
         this.store.releaseRunning(); // their reports are stale from now on; recover runs them again
@@ -461,6 +501,8 @@ export class JobRun {
         pauseReason: this.store.getMeta("pause_reason") ?? null,
         effectiveConcurrency: this.concurrency.cap(spec),
         pacing: this.pacingView(spec),
+        execution: { mode: spec.execution?.mode ?? "realtime", deadline_secs: spec.execution?.deadlineSecs ?? DEFAULT_DEADLINE_SECS },
+        batches: this.batches.views(),
       }),
     };
   }
@@ -498,12 +540,14 @@ export class JobRun {
     }
     if (isTerminal(this.status)) return;
     this.store.releaseDue(now);
+    const batchPoll = this.spec.execution ? await this.batches.tick(now) : null; // ./batch-runner.ts
+    if (isTerminal(this.status)) return;
     await this.dispatchAndSettle();
     if (isTerminal(this.status)) return;
     await this.mirror.flush();
     // A paused job with nothing under way has nothing to sweep: resume or cancel wakes it.
     if (this.status === "paused" && this.store.running().length === 0) return;
     const waiting = this.store.nextWaitingAt();
-    await this.wakeAt(Math.min(now + SWEEP_INTERVAL_MS, waiting === null ? Infinity : waiting));
+    await this.wakeAt(Math.min(now + SWEEP_INTERVAL_MS, waiting ?? Infinity, batchPoll ?? Infinity));
   }
 }

@@ -31,6 +31,8 @@ export function progressOf(p: {
   pauseReason: string | null;
   effectiveConcurrency: number;
   pacing: PacingView;
+  execution: { mode: string; deadline_secs: number };
+  batches: unknown[];
 }): JobProgress {
   const c = p.counters;
   return {
@@ -58,5 +60,7 @@ export function progressOf(p: {
     pause_reason: p.pauseReason,
     effective_concurrency: p.effectiveConcurrency,
     pacing: p.pacing,
+    execution: p.execution,
+    batches: p.batches,
   };
 }

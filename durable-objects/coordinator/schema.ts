@@ -17,6 +17,8 @@
  *   6  tasks and stages: cache_read_tokens, cache_write_tokens (the provider's prompt cache, parts
  *      of input_tokens), cost_usd, unpriced_calls (calls on a model with no price: cost unknown);
  *      tasks.reserved_usd — the dollars a dispatch under way reserved against `token_budget.usd`
+ *   7  batches (the provider batches of a job's batch stages: ./batch-table.ts); tasks.batch_id —
+ *      the batch a running task is a line of (null: a slot's or a session's)
  */
 type Step = (sql: SqlStorage) => void;
 
@@ -90,6 +92,16 @@ const STEPS: Step[] = [
     }
     sql.exec("ALTER TABLE tasks ADD COLUMN reserved_usd REAL NOT NULL DEFAULT 0");
   },
+  (sql) =>
+    sql.exec(`
+      CREATE TABLE batches (
+        id TEXT PRIMARY KEY, stage TEXT NOT NULL, provider TEXT NOT NULL, provider_batch_id TEXT,
+        status TEXT NOT NULL, -- submitting | running | ended | failed
+        provider_status TEXT, requests INTEGER NOT NULL, completed INTEGER NOT NULL DEFAULT 0, failed INTEGER NOT NULL DEFAULT 0,
+        created_at INTEGER NOT NULL, submitted_at INTEGER, ended_at INTEGER, next_poll_at INTEGER NOT NULL DEFAULT 0,
+        polls INTEGER NOT NULL DEFAULT 0, cancel_requested INTEGER NOT NULL DEFAULT 0);
+      ALTER TABLE tasks ADD COLUMN batch_id TEXT;
+      CREATE INDEX tasks_batch ON tasks (batch_id) WHERE batch_id IS NOT NULL;`),
 ];
 
 type Row = Record<string, unknown>;

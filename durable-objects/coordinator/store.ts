@@ -5,11 +5,13 @@
  *   tasks(stage, idx, …)  one row per task; state: blocked → pending → running → (waiting → pending)* → done
  *   stages(name, …)       each stage's status and counters, in plan order
  *   events, outbox        the event log and the results not yet in D1 (./event-store.ts)
+ *   batches               the provider batches of the job's batch stages (./batch-table.ts)
  */
 import type { JobMeta, MetaKey } from "./job-meta";
 import { SUBTASKS_SUFFIX, type StageCounts, type StageKind, type StagePlan, type StageStatus, type TaskSeed, type TaskView } from "../../src/engine/types";
 import { EventLogTable, Outbox } from "./event-store";
 import { migrate } from "./schema";
+import { BatchTable } from "./batch-table";
 import { addSums, type UsageSums } from "../../src/engine/counters";
 
 export type TaskState = TaskView["state"];
@@ -91,6 +93,7 @@ export class CoordinatorStore {
   readonly #storage: DurableObjectStorage;
   readonly events: EventLogTable;
   readonly outbox: Outbox;
+  readonly batches: BatchTable;
   readonly #soon = new Map<MetaKey, unknown>(); // meta written at the end of this turn
   #sizes = 0; // bumped whenever a stage is added or its total changes
   #kinds: Map<string, { kind: StageKind; parent: string | null }> | null = null; // each stage's facts, read once (stages are added, never renamed)
@@ -101,6 +104,7 @@ export class CoordinatorStore {
     migrate(storage);
     this.events = new EventLogTable(this.#sql);
     this.outbox = new Outbox(this.#sql);
+    this.batches = new BatchTable(this.#sql);
   }
 
   transaction<T>(fn: () => T): T {
@@ -277,10 +281,41 @@ export class CoordinatorStore {
     return this.#sql.exec<{ n: number | null }>("SELECT MAX(idx) + 1 AS n FROM tasks WHERE stage = ?", stage).one().n ?? 0;
   }
 
-  nextPending(limit: number): TaskRow[] {
+  /** The next pending tasks in dispatch order, but those of `skip` (stages whose tasks go out in provider batches). */
+  nextPending(limit: number, skip: readonly string[] = []): TaskRow[] {
+    if (skip.length === 0) {
+      return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE state = 'pending' ORDER BY priority, idx, stage LIMIT ?", limit).toArray();
+    }
     return this.#sql
-      .exec<TaskRow>("SELECT * FROM tasks WHERE state = 'pending' ORDER BY priority, idx, stage LIMIT ?", limit)
+      .exec<TaskRow>("SELECT * FROM tasks WHERE state = 'pending' AND stage NOT IN (SELECT value FROM json_each(?)) ORDER BY priority, idx, stage LIMIT ?", JSON.stringify(skip), limit)
       .toArray();
+  }
+
+  /** A stage's pending tasks, in index order (the next batch's lines). */
+  pendingOf(stage: string, limit: number): TaskRow[] {
+    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE state = 'pending' AND stage = ? ORDER BY idx LIMIT ?", stage, limit).toArray();
+  }
+
+  /** The tasks a batch is running (lines it has not answered yet). */
+  inBatch(batchId: string): TaskRow[] {
+    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE batch_id = ? AND state = 'running'", batchId).toArray();
+  }
+
+  /** A task starts as a line of a batch: no slot; its token names the batch. */
+  markInBatch(row: TaskRow, batchId: string, now: number, reserved: { tokens: number; usd: number }): void {
+    this.#sql.exec(
+      `UPDATE tasks SET state = 'running', slot = NULL, token = ?, batch_id = ?, dispatched_at = ?, attempts = attempts + 1, reserved = ?, reserved_usd = ?
+       WHERE stage = ? AND idx = ?`,
+      `batch:${batchId}`, batchId, now, reserved.tokens, reserved.usd, row.stage, row.idx,
+    );
+  }
+
+  /** A line that never ran (its batch was refused or cancelled, or lost before its submission): pending again, the attempt not counted. */
+  markUnattempted(row: TaskRow): void {
+    this.#sql.exec(
+      "UPDATE tasks SET state = 'pending', token = NULL, batch_id = NULL, reserved = 0, reserved_usd = 0, attempts = MAX(0, attempts - 1) WHERE stage = ? AND idx = ? AND state = 'running'",
+      row.stage, row.idx,
+    );
   }
 
   running(): TaskRow[] {
@@ -443,7 +478,7 @@ export class CoordinatorStore {
   #resetTask(row: TaskRow, sessionId: string | null, blocked: boolean): void {
     this.#sql.exec(
       `UPDATE tasks SET state = CASE WHEN ? OR state = 'blocked' THEN 'blocked' ELSE 'pending' END, attempts = 0, ready_at = 0,
-         slot = NULL, token = NULL, problems = NULL, ${CLEAR_USAGE}, reserved = 0, reserved_usd = 0,
+         slot = NULL, token = NULL, batch_id = NULL, problems = NULL, ${CLEAR_USAGE}, reserved = 0, reserved_usd = 0,
          success = NULL, output = NULL, error = NULL, error_kind = NULL, session_id = ?, throttles = 0, throttled_since = NULL
        WHERE stage = ? AND idx = ?`,
       blocked ? 1 : 0, sessionId, row.stage, row.idx,
@@ -452,6 +487,6 @@ export class CoordinatorStore {
 
   /** Running tasks give their slots back (a pause or the end): their reports will be stale. */
   releaseRunning(): void {
-    this.#sql.exec("UPDATE tasks SET state = 'pending', slot = NULL, token = NULL, reserved = 0, reserved_usd = 0 WHERE state = 'running'");
+    this.#sql.exec("UPDATE tasks SET state = 'pending', slot = NULL, token = NULL, batch_id = NULL, reserved = 0, reserved_usd = 0 WHERE state = 'running'");
   }
 }

@@ -35,6 +35,8 @@ export interface JobRow extends JobCounts {
   pause_reason: string | null;
   effective_concurrency: number | null;
   pacing: string | null; // JSON
+  execution: string | null; // JSON
+  batches: string | null; // JSON
 }
 
 export interface JobProgress extends JobCounts {
@@ -49,6 +51,8 @@ export interface JobProgress extends JobCounts {
   pause_reason: string | null;
   effective_concurrency: number;
   pacing: unknown;
+  execution: unknown;
+  batches: unknown[];
 }
 
 export interface NewJob {
@@ -143,15 +147,16 @@ export async function writeJobProgress(db: D1Database, jobId: string, progress: 
         `UPDATE jobs SET status = ?, total = ?, completed = ?, succeeded = ?, failed = ?, total_attempts = ?,
            input_tokens = ?, output_tokens = ?, cached_calls = ?, cached_input_tokens = ?, cached_output_tokens = ?,
            cache_read_tokens = ?, cache_write_tokens = ?, cost_usd = ?, unpriced_calls = ?,
-           completed_at = ?, stage = ?, stages = ?, output = ?, error = ?, budget = ?, pause_reason = ?, effective_concurrency = ?, pacing = ?
-           WHERE id = ?`,
+           completed_at = ?, stage = ?, stages = ?, output = ?, error = ?, budget = ?, pause_reason = ?, effective_concurrency = ?, pacing = ?,
+           execution = ?, batches = ? WHERE id = ?`,
       )
       .bind(progress.status, progress.total, progress.completed, progress.succeeded, progress.failed, progress.total_attempts,
         progress.input_tokens, progress.output_tokens, progress.cached_calls, progress.cached_input_tokens, progress.cached_output_tokens,
         progress.cache_read_tokens, progress.cache_write_tokens, progress.cost_usd, progress.unpriced_calls,
         progress.completed_at, progress.stage, JSON.stringify(progress.stages),
         progress.output === undefined ? null : JSON.stringify(progress.output), progress.error ? JSON.stringify(progress.error) : null,
-        progress.budget ? JSON.stringify(progress.budget) : null, progress.pause_reason, progress.effective_concurrency, JSON.stringify(progress.pacing), jobId),
+        progress.budget ? JSON.stringify(progress.budget) : null, progress.pause_reason, progress.effective_concurrency, JSON.stringify(progress.pacing),
+        JSON.stringify(progress.execution), JSON.stringify(progress.batches), jobId),
   );
   await db.batch([...drops, ...statements]);
 }

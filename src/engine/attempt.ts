@@ -13,7 +13,7 @@ import { classify, describeFailure, headerOf, isThrottle, retryAfterMs } from ".
 import { rateObservation } from "../llm/rate-headers";
 import { parseModel } from "../llm/models";
 import { cacheBreak, templatePrefix } from "../llm/prompt-cache";
-import type { ProviderEndpoint, Usage } from "../llm/types";
+import type { ModelRequest, ProviderEndpoint, Usage } from "../llm/types";
 import { promptWithGuidance, type AttemptOutcome } from "./retry-policy";
 import { callKey, lookup, remember, type CacheScope } from "../cache/response-cache";
 import type { CallSpec } from "./types";
@@ -95,35 +95,37 @@ export async function runAttempt(
     if (hit && reused?.kind === "success") return { ...reused, cached: hit.usage };
   }
   try {
-    const response = await callModel(
-      env,
-      {
-        model: parseModel(spec.model),
-        system: spec.systemPrompt,
-        messages: [{ role: "user", content: promptWithGuidance(rendered, spec.retryGuidance, problems) }],
-        temperature: spec.temperature,
-        maxTokens: spec.maxTokens,
-        timeoutMs: spec.timeoutMs,
-        outputSchema: spec.outputSchema,
-        cacheBreak: spec.promptCache === false ? null : cacheBreak(spec.model, spec.systemPrompt, rendered, job.prefix),
-      },
-      endpoint,
-    );
+    const response = await callModel(env, callRequest(spec, job, rendered, problems), endpoint);
     const outcome = interpretText(response.text, job, spec.maxOutputBytes, response.usage);
     if (cache && key && outcome.kind === "success") await remember(cache, key, { text: response.text, usage: response.usage });
     return response.rate ? { ...outcome, rate: response.rate } : outcome;
   } catch (err) {
-    const outcome = failureOutcome(err, spec);
+    const outcome = failureOutcome(err, spec.timeoutMs);
     const rate = rateObservation((name) => headerOf(err, name));
     return rate ? { ...outcome, rate } : outcome;
   }
 }
 
-function failureOutcome(err: unknown, spec: CallSpec): AttemptOutcome {
-  const error = describeFailure(err);
+/** The request of one attempt of a call: the rendered prompt (with guidance after invalid output), its shared prefix marked for the provider's prompt cache. */
+export function callRequest(spec: CallSpec, job: CompiledCall, rendered: string, problems: string[] | null): ModelRequest {
+  return {
+    model: parseModel(spec.model),
+    system: spec.systemPrompt,
+    messages: [{ role: "user", content: promptWithGuidance(rendered, spec.retryGuidance, problems) }],
+    temperature: spec.temperature,
+    maxTokens: spec.maxTokens,
+    timeoutMs: spec.timeoutMs,
+    outputSchema: spec.outputSchema,
+    cacheBreak: spec.promptCache === false ? null : cacheBreak(spec.model, spec.systemPrompt, rendered, job.prefix),
+  };
+}
+
+/** A provider's failure as an attempt's outcome; `context` prefixes its message (a batch's submission). */
+export function failureOutcome(err: unknown, timeoutMs: number, context?: string): AttemptOutcome {
+  const error = context ? `${context}: ${describeFailure(err)}` : describeFailure(err);
   switch (classify(err)) {
     case "timeout":
-      return { kind: "timeout", error: `The model call timed out after ${spec.timeoutMs / 1000} s.`, usage: NO_USAGE };
+      return { kind: "timeout", error: `The model call timed out after ${timeoutMs / 1000} s.`, usage: NO_USAGE };
     case "transient":
       return { kind: "transient", error, retryAfterMs: retryAfterMs(err) ?? null, throttled: isThrottle(err), usage: NO_USAGE };
     case "permanent":

@@ -9,6 +9,9 @@
  *          slot's next task in its report; paced by the rate pacer (one lease per dispatch)
  *   agent  one sub-session per task (AgentSession), up to max_turns calls per dispatch; the
  *          session leases each turn's call itself (durable-objects/agent/pacing.ts)
+ *   batch  one model call per task, sent with the stage's other ready tasks as a line of a
+ *          provider batch (durable-objects/coordinator/batch-runner.ts): no slot, no pacing, the
+ *          batch polled from the coordinator's alarm; its lines may take the provider's 24 h window
  */
 import type { AgentSpec, CallSpec, StageWork } from "./types";
 
@@ -32,6 +35,8 @@ export interface Executor<W extends StageWork = StageWork> {
   cacheable: boolean;
   /** What an estimate of jobs with this kind of work says of it. */
   estimateNote: string | null;
+  /** How its tasks start: on a slot of the job's concurrency (dispatch), or as lines of a provider batch (the batch runner). */
+  lane: "slot" | "batch";
 }
 
 const LOST_GRACE_MS = 15_000; // a dispatch with no report after its own time limit + this is presumed lost
@@ -46,6 +51,21 @@ const callExecutor: Executor<Extract<StageWork, { kind: "call" }>> = {
   session: false,
   cacheable: true,
   estimateNote: null,
+  lane: "slot",
+};
+
+const BATCH_WINDOW_MS = 24 * 3600_000; // the providers' completion window (OpenAI `24h`; Anthropic's batches expire after 24 h)
+
+const batchExecutor: Executor<Extract<StageWork, { kind: "batch" }>> = {
+  call: (work) => work.call,
+  callsPerDispatch: () => 1,
+  tokenCap: () => null,
+  lostAfterMs: () => BATCH_WINDOW_MS + 3600_000, // the runner ends every line itself; this only catches a line the provider never answered
+  paced: false,
+  session: false,
+  cacheable: false,
+  estimateNote: null,
+  lane: "batch",
 };
 
 const agentExecutor: Executor<Extract<StageWork, { kind: "agent" }>> = {
@@ -57,12 +77,14 @@ const agentExecutor: Executor<Extract<StageWork, { kind: "agent" }>> = {
   session: true,
   cacheable: false,
   estimateNote: "agent items count max_turns calls, each with the first prompt",
+  lane: "slot",
 };
 
 const agentLostAfterMs = (a: AgentSpec): number => a.maxTurns * (a.timeoutMs * (1 + a.maxRetries) + AGENT_TURN_OVERHEAD_MS) + LOST_GRACE_MS;
 
 const EXECUTORS: { [K in StageWork["kind"]]: Executor<Extract<StageWork, { kind: K }>> } = {
   call: callExecutor,
+  batch: batchExecutor,
   agent: agentExecutor,
 };
 

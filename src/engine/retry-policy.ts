@@ -10,6 +10,8 @@
  *   `max_retries` (`attempts` still counts every call sent); the task fails `rate_limited` only once
  *   it has waited longer than the job's max wait since its first throttle in a row;
  * - timeout → counts as an attempt, retried at once;
+ * - a batch line that expired → counts as an attempt, retried at once (in a later batch); the
+ *   last one fails the task with `expired`;
  * - permanent error → the task fails now;
  * - crash (the attempt threw inside the worker, or its worker was lost) → counts as an attempt,
  *   retried after the same jittered backoff; the last one fails the task with `internal`.
@@ -50,6 +52,7 @@ export type AttemptOutcome = (
   | ({ kind: "permanent"; error: string; errorKind: ErrorKind; usage: Usage } & Details)
   | { kind: "crash"; error: string; usage: Usage }
   | { kind: "spawn"; spawn: SubtaskSpawn; usage: Usage } // an agent waits for a child sub-session
+  | { kind: "expired"; error: string; usage: Usage } // a batch line the provider's window closed on: an attempt, retried in a later batch
 ) & { rate?: RateObservation }; // the answer's rate-limit headers, for the pacer
 
 export type NextStep =
@@ -112,6 +115,10 @@ export function nextStep(outcome: AttemptOutcome, attempts: number, maxRetries: 
     case "timeout":
       return exhausted
         ? { step: "fail", error: outcome.error, errorKind: "timeout" }
+        : { step: "retry", delayMs: 0, guidance: null };
+    case "expired":
+      return exhausted
+        ? { step: "fail", error: outcome.error, errorKind: "expired" }
         : { step: "retry", delayMs: 0, guidance: null };
     case "transient":
       return exhausted

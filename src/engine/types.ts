@@ -10,7 +10,7 @@ import type { EndpointData } from "../llm/types";
 import type { UsageSums, usageOut } from "./counters";
 
 /** Why a task failed (the API's `error_kind`): the one list, which the schemas' enum is made from. */
-export const ERROR_KINDS = ["timeout", "validation", "llm_error", "schema_error", "internal", "tool_error", "rate_limited"] as const;
+export const ERROR_KINDS = ["timeout", "validation", "llm_error", "schema_error", "internal", "tool_error", "rate_limited", "expired"] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
 
 export type JobStatus = "queued" | "running" | "paused" | "completed" | "cancelled" | "failed";
@@ -96,7 +96,15 @@ export const SUBTASKS_SUFFIX = ".subtasks";
 /** What the workers of one stage need, fetched once per worker from the coordinator. */
 export type StageWork =
   | { kind: "call"; tenantId: string; call: CallSpec }
+  | { kind: "batch"; tenantId: string; call: CallSpec } // the same calls through the provider's batch API (./executors.ts)
   | { kind: "agent"; tenantId: string; agent: AgentSpec };
+
+/** Contract v3 `execution`: how a job's stages of independent calls run (a fold's reductions and agents always run realtime). */
+export interface ExecutionSpec {
+  mode: "realtime" | "batch" | "auto";
+  /** `auto`: the time from the job's start by which every item should have a result; the stragglers run realtime before it. */
+  deadlineSecs: number;
+}
 
 export interface BudgetSpec {
   /** Tokens (input + output); null: only a dollar limit. */
@@ -122,6 +130,8 @@ export interface JobSpecBase {
   rateLimit?: RateLimit | null;
   webhook: { url: string } | null;
   budget: BudgetSpec | null;
+  /** Specs stored before v3: realtime. */
+  execution?: ExecutionSpec | null;
 }
 
 /** A task the plan adds or makes ready. `blocked` tasks exist (their stage's size is known) but wait for earlier outputs. */
@@ -231,6 +241,8 @@ export interface Operator<S extends JobSpecBase = JobSpecBase> {
   /** After `trigger` finished (null: re-evaluate everything, after a recover or resume). */
   advance(spec: S, reader: PlanReader, trigger: TaskView | null): Advance;
   work(spec: S, stage: string): StageWork;
+  /** Whether a stage's tasks are independent single calls, which `execution.mode` `batch` or `auto` sends through the provider's batch API (absent: none are). */
+  batchable?(spec: S, stage: string): boolean;
   /** A task's template variables; `reader` for operators whose tasks read earlier stages' outputs (pipelines). */
   vars(spec: S, task: { stage: string; index: number; input: unknown }, reader?: PlanReader): Record<string, unknown>;
   result(spec: S, task: { stage: string; index: number; input: unknown }, finish: TaskFinish): TaskResult;

@@ -18,6 +18,8 @@ import { secretProblem } from "../webhooks/signing";
 import { budgetSuggestions, taskEstimates, usdSuggestions, type Estimate } from "../engine/estimate-job";
 import { summarize } from "../engine/estimate-cost";
 import { priceOf } from "../llm/prices";
+import { batchApiOf } from "../llm/batch/registry";
+import { executionSpec } from "../operators/execution-field";
 import { cachedTasks } from "../cache/estimate";
 import { DEFAULT_MAX_WAIT_SECS } from "../engine/limits";
 import type { JobSpecBase, Operator } from "../engine/types";
@@ -76,6 +78,7 @@ export function baseSpec(jobId: string, tenantId: string, body: CommonJobRequest
     concurrency: body.concurrency,
     webhook: body.webhook ? { url: body.webhook.url } : null, // the secret stays sealed in D1
     budget: body.token_budget ? { total: body.token_budget.total ?? null, usd: body.token_budget.usd ?? null, onExhausted: body.token_budget.on_exhausted } : null,
+    execution: executionSpec(body),
   };
 }
 
@@ -91,6 +94,19 @@ function modelsOf(spec: JobSpecBase): Set<string> {
   };
   walk(spec);
   return models;
+}
+
+/** `batch` needs a provider with a batch API for every model of the job; `auto` runs realtime where one has none. */
+function checkExecution(spec: JobSpecBase): void {
+  if (!spec.execution) return;
+  const lacking = [...modelsOf(spec)].filter((m) => !batchApiOf(parseModel(m).provider));
+  if (lacking.length === 0) return;
+  if (spec.execution.mode === "auto") {
+    spec.execution = null;
+    return;
+  }
+  const message = `${lacking.join(", ")} has no batch API (OpenAI and Anthropic have one): use mode "realtime", or "auto", which runs such models realtime`;
+  throw new ApiError(400, "unsupported_execution_mode", `The job cannot run in batch mode: ${message}.`, { details: [{ path: "execution.mode", message }] });
 }
 
 export interface Prepared<S extends JobSpecBase> {
@@ -124,6 +140,7 @@ export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: strin
       throw new ApiError(400, "invalid_request", `The job's token_budget.usd cannot be enforced: ${message}.`, { details: [{ path: "token_budget.usd", message }] });
     }
   }
+  checkExecution(spec);
   const op = prepared.operator;
   const plan = op.plan(spec, prepared.inputs);
   if (dryRun || spec.budget) {

@@ -4,7 +4,10 @@ import { costOut, usageView } from "../engine/counters";
 import type { JobType } from "../operators/registry";
 import { ApiError } from "../lib/errors";
 import type { z } from "@hono/zod-openapi";
-import type { BudgetSchema, JOB_STATUSES, JobErrorSchema, JobSchema, PacingSchema } from "../schemas/jobs";
+import type { ProviderBatchSchema, BudgetSchema, ExecutionViewSchema, JOB_STATUSES, JobErrorSchema, JobSchema, PacingSchema } from "../schemas/jobs";
+import { DEFAULT_DEADLINE_SECS } from "../operators/execution-field";
+
+const REALTIME = { mode: "realtime" as const, deadline_secs: DEFAULT_DEADLINE_SECS };
 import { NO_PACING } from "../engine/pacing";
 
 const parsed = <T>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
@@ -33,6 +36,8 @@ export function jobView(row: JobRow) {
     pause_reason: row.pause_reason,
     effective_concurrency: row.effective_concurrency,
     pacing: parsed<z.infer<typeof PacingSchema>>(row.pacing) ?? NO_PACING,
+    execution: parsed<z.infer<typeof ExecutionViewSchema>>(row.execution) ?? REALTIME,
+    batches: parsed<z.infer<typeof ProviderBatchSchema>[]>(row.batches) ?? [],
   };
 }
 

@@ -79,7 +79,7 @@ export function anthropicUsage(usage: Partial<Message["usage"]> | null | undefin
 
 const clients = new Map<string, Anthropic>(); // one per endpoint per isolate: building a client is not free
 
-function clientFor(endpoint: ProviderEndpoint): Anthropic {
+export function clientFor(endpoint: ProviderEndpoint): Anthropic {
   const key = `${endpoint.apiKey}\u0000${endpoint.baseUrl}\u0000${endpoint.fetch ? "guarded" : "trusted"}`;
   let client = clients.get(key);
   if (!client) {
@@ -89,8 +89,8 @@ function clientFor(endpoint: ProviderEndpoint): Anthropic {
   return client;
 }
 
-export async function callAnthropic(request: ModelRequest, endpoint: ProviderEndpoint): Promise<ModelResponse> {
-  const client = clientFor(endpoint);
+/** The Messages body of a request (a realtime call's, or a batch line's `params`), and whether its answer comes as the forced output tool's input. */
+export function messageParams(request: ModelRequest): { params: MessageCreateParamsNonStreaming; forcedTool: boolean } {
   const params: MessageCreateParamsNonStreaming = {
     model: request.model.name,
     max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
@@ -99,20 +99,24 @@ export async function callAnthropic(request: ModelRequest, endpoint: ProviderEnd
   if (request.system) params.system = request.system;
   if (request.cacheBreak) markCacheBreak(params, request.cacheBreak.user);
   const schema = request.outputSchema;
-  const forcedTool = !request.tools?.length && schema && schema.type === "object";
+  const forcedTool = Boolean(!request.tools?.length && schema && schema.type === "object");
   if (request.tools?.length) {
     params.tools = request.tools.map((t) => ({
       name: t.name,
       description: t.description,
       input_schema: { ...t.input_schema, type: "object" },
     }));
-  } else if (forcedTool) {
+  } else if (forcedTool && schema) {
     params.tools = [
       { name: OUTPUT_TOOL, description: "Return the answer as this tool's input.", input_schema: { ...schema, type: "object" } },
     ];
     params.tool_choice = { type: "tool", name: OUTPUT_TOOL };
   }
-  const { data: message, response } = await client.messages.create(params, { timeout: request.timeoutMs }).withResponse();
+  return { params, forcedTool };
+}
+
+/** A Messages API message as the provider-neutral answer (a 200 of another shape is a permanent failure). */
+export function readMessage(message: Message, forcedTool: boolean): Omit<ModelResponse, "rate"> {
   if (!Array.isArray((message as { content?: unknown } | null)?.content)) {
     throw new ProviderFailure("the provider's answer is not a Messages API message (it has no content list)", "permanent");
   }
@@ -125,12 +129,17 @@ export async function callAnthropic(request: ModelRequest, endpoint: ProviderEnd
       else toolCalls.push({ id: block.id, name: block.name, arguments: JSON.stringify(block.input) });
     }
   }
-  const rate = rateObservation(fromHeaders(response.headers));
   return {
     text,
     usage: anthropicUsage(message.usage),
     finishReason: forcedTool && message.stop_reason === "tool_use" ? "stop" : finishReason(message.stop_reason),
     toolCalls,
-    ...(rate ? { rate } : {}),
   };
+}
+
+export async function callAnthropic(request: ModelRequest, endpoint: ProviderEndpoint): Promise<ModelResponse> {
+  const { params, forcedTool } = messageParams(request);
+  const { data: message, response } = await clientFor(endpoint).messages.create(params, { timeout: request.timeoutMs }).withResponse();
+  const rate = rateObservation(fromHeaders(response.headers));
+  return { ...readMessage(message, forcedTool), ...(rate ? { rate } : {}) };
 }

@@ -35,7 +35,7 @@ function finishReason(reason: string | null | undefined): FinishReason {
 
 const clients = new Map<string, OpenAI>(); // one per endpoint per isolate: building a client is not free
 
-function clientFor(endpoint: ProviderEndpoint): OpenAI {
+export function clientFor(endpoint: ProviderEndpoint): OpenAI {
   const key = `${endpoint.apiKey}\u0000${endpoint.baseUrl}\u0000${endpoint.fetch ? "guarded" : "trusted"}`;
   let client = clients.get(key);
   if (!client) {
@@ -50,12 +50,8 @@ function clientFor(endpoint: ProviderEndpoint): OpenAI {
   return client;
 }
 
-export async function callOpenAi(
-  request: ModelRequest,
-  endpoint: ProviderEndpoint,
-  options: { nativeJson: boolean },
-): Promise<ModelResponse> {
-  const client = clientFor(endpoint);
+/** The Chat Completions body of a request (a realtime call's, or a batch line's). */
+export function chatParams(request: ModelRequest, options: { nativeJson: boolean }): ChatCompletionCreateParamsNonStreaming {
   const params: ChatCompletionCreateParamsNonStreaming = {
     model: request.model.name,
     messages: toOpenAiMessages(request.system, request.messages),
@@ -73,6 +69,16 @@ export async function callOpenAi(
       json_schema: { name: "output", schema: request.outputSchema, strict: false },
     };
   }
+  return params;
+}
+
+export async function callOpenAi(
+  request: ModelRequest,
+  endpoint: ProviderEndpoint,
+  options: { nativeJson: boolean },
+): Promise<ModelResponse> {
+  const client = clientFor(endpoint);
+  const params = chatParams(request, options);
   // The raw response, parsed here: the SDK's own parsing formats log details no one reads and tags
   // the body with a request id, ~0.2 ms per call (`npm run bench:cpu`). Errors are still the SDK's.
   const response = await client.chat.completions.create(params, { timeout: request.timeoutMs }).asResponse();

@@ -107,4 +107,5 @@ export interface CommonJobRequest {
   token_budget?: { total?: number; usd?: number; on_exhausted: "pause" | "fail" } | null;
   cache?: { ttl_secs: number } | null;
   prompt_cache?: boolean;
+  execution?: { mode: "realtime" | "batch" | "auto"; deadline_secs: number };
 }

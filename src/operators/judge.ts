@@ -91,6 +91,7 @@ export function judgeOperator<S extends JudgeSpec>(parts: JudgeParts<S>): Operat
       return reader.open() === 0 && items !== undefined && items.completed >= items.total ? end(spec, reader) : { ready: [] };
     },
     work: (spec, stage) => ({ kind: "call", tenantId: spec.tenantId, call: stage === CASCADE_STAGE && spec.cascade ? spec.cascade.call : spec.call }),
+    batchable: () => true, // the cheaper model's calls and the model's: each item's own
     vars: (spec, task) => ({ item: unwrap(spec, task).item }),
     result: (spec, task, finish: TaskFinish) => {
       const { item, decidedBy } = unwrap(spec, task);

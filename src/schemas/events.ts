@@ -4,7 +4,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { UsageSchema } from "./map";
-import { BudgetSchema, JobErrorSchema, JobUsageSchema, JOB_STATUSES, PacingSchema, PipelineStepSchema, TaskResultSchema } from "./jobs";
+import { ProviderBatchSchema, BudgetSchema, JobErrorSchema, JobUsageSchema, JOB_STATUSES, PacingSchema, PipelineStepSchema, TaskResultSchema } from "./jobs";
 
 /** Each event's name on the stream, and the schema of its data. */
 export const EVENT_DATA = {
@@ -58,6 +58,9 @@ export const EVENT_DATA = {
     job_id: z.string(),
     pacing: PacingSchema,
   }),
+  BATCH_SUBMITTED: z.object({ job_id: z.string(), batch: ProviderBatchSchema }),
+  BATCH_PROGRESS: z.object({ job_id: z.string(), batch: ProviderBatchSchema.openapi({ description: "The batch with its counts as the provider now reports them" }) }),
+  BATCH_ENDED: z.object({ job_id: z.string(), batch: ProviderBatchSchema.openapi({ description: "The batch ended at the provider (or was refused); its lines' results follow as their tasks' completion events, or go into a later batch" }) }),
 } as const;
 
 export type EventName = keyof typeof EVENT_DATA;

@@ -129,6 +129,24 @@ export const PacingSchema = z
   })
   .openapi("Pacing", { description: "How the job's calls are paced by the provider's rate limits (contract v3)" });
 
+export const ProviderBatchSchema = z
+  .object({
+    id: z.string().openapi({ description: "Fanout's id of the batch" }),
+    provider_batch_id: z.string().nullable().openapi({ description: "The provider's (OpenAI `batch_…`, Anthropic `msgbatch_…`); null while it is being submitted" }),
+    stage: z.string(),
+    status: z.string().openapi({ description: "`submitting`, the provider's status while it runs (OpenAI `validating`, `in_progress`, `finalizing`, `cancelling`; Anthropic `in_progress`, `canceling`), then `ended` (its results settled) or `failed` (refused: its lines went back to their tasks' retry policy)" }),
+    requests: z.number().int(),
+    completed: z.number().int(),
+    failed: z.number().int(),
+    submitted_at: z.string().nullable(),
+    ended_at: z.string().nullable(),
+  })
+  .openapi("ProviderBatch", { description: "A provider batch of the job's calls (contract v3, execution mode batch or auto)" });
+
+export const ExecutionViewSchema = z
+  .object({ mode: z.enum(["realtime", "batch", "auto"]), deadline_secs: z.number().int() })
+  .openapi("Execution");
+
 export const JobSchema = z
   .object({
     id: z.string(),
@@ -157,6 +175,8 @@ export const JobSchema = z
       .nullable()
       .openapi({ description: "The calls the job may have in flight now: its concurrency, or less while the provider throttles this tenant's calls to the model (null until it starts)" }),
     pacing: PacingSchema,
+    execution: ExecutionViewSchema,
+    batches: z.array(ProviderBatchSchema).openapi({ description: "The job's provider batches, oldest first (empty in realtime)" }),
   })
   .openapi("Job");
 

@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { baseJobFields } from "../operators/base-fields";
 import { BEGINS_PER_INVOCATION, MAX_MAP_CONCURRENCY } from "../engine/limits";
 import { ERROR_KINDS } from "../engine/types";
+import { executionField } from "../operators/execution-field";
 
 export { DEFAULT_RETRY_GUIDANCE, WebhookSchema } from "../operators/base-fields";
 
@@ -21,6 +22,7 @@ export const MapRequestSchema = z
       example: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
     }),
     ...baseJobFields,
+    ...executionField,
     concurrency: z
       .number()
       .int()

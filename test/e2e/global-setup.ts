@@ -39,6 +39,7 @@ export async function setup(project: TestProject): Promise<void> {
       WAIT_LIMIT_SECS: "20",
       SSE_KEEPALIVE_SECS: "1",
       WEBHOOK_RETRY_SCHEDULE_SECS: "1,1,2",
+      BATCH_POLL_MS: "100", // provider batches polled every 100 ms at first (the fake's end after 300 ms)
     },
   });
   project.provide("fanoutUrl", fanout.url);

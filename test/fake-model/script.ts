@@ -12,7 +12,9 @@
  * json:URI_ENCODED_JSON (exactly that JSON value: a mapper's extractions, say),
  * tool:NAME:URI_ENCODED_JSON (a call of the tool NAME with exactly those arguments),
  * spawn:URI_ENCODED_JSON (a spawn_subtask tool call with those arguments), respawn (a spawn_subtask
- * call asking for what this child session was asked: its description and inputs).
+ * call asking for what this child session was asked: its description and inputs), expire (a
+ * batch line its batch never processed: the batch ends `expired` with the line in its error file,
+ * OpenAI, or as an `expired` result, Anthropic).
  */
 export interface Directive {
   tag: string;
@@ -100,7 +102,8 @@ export type StepAnswer =
   | { kind: "text"; text: string; delayMs: number; finish?: "length" }
   | { kind: "tool"; name: string; args: Record<string, unknown>; delayMs: number }
   | { kind: "json"; value: unknown; delayMs: number }
-  | { kind: "error"; status: number; retryAfter: number | null; delayMs: number };
+  | { kind: "error"; status: number; retryAfter: number | null; delayMs: number }
+  | { kind: "expire"; delayMs: number }; // a batch line the provider never processed before its batch expired
 
 export function answerFor(step: string, prompt: string, id = "0", schema: Schema | null = null): StepAnswer {
   const [name, arg, extra] = step.split(":");
@@ -133,6 +136,8 @@ export function answerFor(step: string, prompt: string, id = "0", schema: Schema
     case "401":
     case "400":
       return { kind: "error", status: Number(name), retryAfter: null, delayMs: 0 };
+    case "expire":
+      return { kind: "expire", delayMs: 0 };
     case "call":
       return { kind: "tool", name: arg ?? "tool", args: { q: extra ?? id }, delayMs: 0 };
     case "text":

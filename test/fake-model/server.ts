@@ -12,6 +12,7 @@ import { openAiBody, openAiStream, anthropicBody, anthropicStream, estimateToken
 import { RateLimits, type LimitConfig } from "./limits.ts";
 import { Gates } from "./gates.ts";
 import { FakePromptCache, systemText } from "./prompt-cache.ts";
+import { FakeBatches } from "./batches.ts";
 
 export interface TagStats {
   requests: number;
@@ -29,6 +30,7 @@ export interface TagStats {
   prompts: string[];
   times: number[];
   models: string[]; // each request's model, in arrival order (at most MAX_PROMPTS_KEPT)
+  batched: number; // of `requests`: those that came as lines of a provider batch
 }
 
 export interface FakeModelServer {
@@ -41,6 +43,8 @@ export interface FakeModelServer {
 export interface FakeOptions {
   port?: number;
   latencyMs?: number;
+  /** How long a provider batch takes to end, from its creation (./batches.ts; default 300 ms). */
+  batchDelayMs?: number;
   /** Fraction of un-scripted calls that answer 429 (Retry-After 1) on their first try, and that answer prose first. */
   rateLimitFraction?: number;
   proseFraction?: number;
@@ -48,14 +52,30 @@ export interface FakeOptions {
 
 const MAX_PROMPTS_KEPT = 2_000;
 
-function readBody(req: IncomingMessage): Promise<string> {
+type Format = "openai" | "anthropic";
+
+/** One request's answer: JSON, an SSE stream, or (a batch line only) expired before it was processed. */
+export interface Answered {
+  status: number;
+  headers: Record<string, string>;
+  json?: Json;
+  sse?: string;
+  expired?: boolean;
+}
+
+/** The API key a request carries, in either provider's header. */
+const apiKeyOf = (req: IncomingMessage): string => String(req.headers["x-api-key"] ?? String(req.headers.authorization ?? "").replace(/^Bearer /, ""));
+
+function readRaw(req: IncomingMessage): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
 }
+
+const readBody = async (req: IncomingMessage): Promise<string> => (await readRaw(req)).toString("utf8");
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -137,12 +157,12 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
   const limits = new RateLimits();
   const promptCache = new FakePromptCache();
   const gates = new Gates();
-  const config = { latencyMs: options.latencyMs ?? 0, rateLimitFraction: options.rateLimitFraction ?? 0, proseFraction: options.proseFraction ?? 0 };
+  const config = { latencyMs: options.latencyMs ?? 0, rateLimitFraction: options.rateLimitFraction ?? 0, proseFraction: options.proseFraction ?? 0, batchDelayMs: options.batchDelayMs ?? 300 };
 
   const statsFor = (tag: string): TagStats => {
     let s = stats.get(tag);
     if (!s) {
-      s = { requests: 0, rate_limited: 0, compactions: 0, summaries_seen: 0, tool_results: [], tools_offered: [], in_flight: 0, held: 0, max_in_flight: 0, throttled: 0, served_max_in_flight: 0, auth: [], prompts: [], times: [], models: [] };
+      s = { requests: 0, rate_limited: 0, compactions: 0, summaries_seen: 0, tool_results: [], tools_offered: [], in_flight: 0, held: 0, max_in_flight: 0, throttled: 0, served_max_in_flight: 0, auth: [], prompts: [], times: [], models: [], batched: 0 };
       stats.set(tag, s);
     }
     return s;
@@ -159,8 +179,8 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     return "ok";
   }
 
-  async function handleModel(req: IncomingMessage, res: ServerResponse, format: "openai" | "anthropic"): Promise<void> {
-    const body = JSON.parse(await readBody(req)) as Json;
+  /** What the fake answers one request: through the HTTP API (`live`: its rate limits, gates, capacity and latency apply) or as a line of a batch. */
+  async function answerRequest(format: Format, body: Json, key: string, auth: string, live: boolean): Promise<Answered> {
     const prompt = lastUserText(body.messages);
     // The directive may sit in any message (an agent's first prompt, not its latest turn).
     const all = Array.isArray(body.messages) ? (body.messages as Json[]).map(messageText).join("\n") : "";
@@ -171,70 +191,74 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     s.requests++;
     s.in_flight++;
     s.max_in_flight = Math.max(s.max_in_flight, s.in_flight);
-    s.auth.push(String(req.headers.authorization ?? req.headers["x-api-key"] ?? ""));
+    s.auth.push(auth);
     if (s.prompts.length < MAX_PROMPTS_KEPT) s.prompts.push(prompt);
     s.times.push(Date.now());
     if (s.models.length < MAX_PROMPTS_KEPT) s.models.push(String(body.model));
+    if (!live) s.batched++;
     if (compaction) s.compactions++;
     if (all.includes("Summary of the earlier conversation")) s.summaries_seen++;
     else {
       s.tool_results = toolResults(body.messages); // the conversation so far, as this request shows it
       s.tools_offered.push(toolNames(body));
     }
-    // The key's rate limits (POST /_fake/limits), charged as each provider charges them.
-    const key = String(req.headers["x-api-key"] ?? String(req.headers.authorization ?? "").replace(/^Bearer /, ""));
-    const maxTokens = Number(body.max_tokens ?? body.max_completion_tokens ?? 0);
     // The prompt as the fake counts it: the system text (Anthropic's field, OpenAI's system message) and the last user message.
     const system = format === "anthropic" ? systemText(body.system) : openAiSystem(body.messages);
     const counted = system + prompt;
-    const admission = limits.admit(key, estimateTokens(counted), Number.isFinite(maxTokens) ? maxTokens : 0);
+    // The key's rate limits (POST /_fake/limits), charged as each provider charges them; batches have their own queue.
+    const maxTokens = Number(body.max_tokens ?? body.max_completion_tokens ?? 0);
+    const admission = live ? limits.admit(key, estimateTokens(counted), Number.isFinite(maxTokens) ? maxTokens : 0) : null;
+    const rateHeaders = admission?.headers() ?? {};
     try {
-      if (!admission.ok) {
+      if (admission && !admission.ok) {
         s.rate_limited++;
-        res.writeHead(429, { "content-type": "application/json", ...admission.headers() });
-        res.end(JSON.stringify(format === "openai"
+        return { status: 429, headers: rateHeaders, json: format === "openai"
           ? { error: { message: "Rate limit reached (fake)", type: "requests", param: null, code: "rate_limit_exceeded" } }
-          : { type: "error", error: { type: "rate_limit_error", message: "Rate limit reached (fake)" } }));
-        return;
+          : { type: "error", error: { type: "rate_limit_error", message: "Rate limit reached (fake)" } } };
       }
-      if (directive && directive.cap !== null && s.in_flight > directive.cap) {
+      if (live && directive && directive.cap !== null && s.in_flight > directive.cap) {
         s.throttled++;
-        res.writeHead(429, { "content-type": "application/json", "retry-after": "1" });
-        res.end(JSON.stringify({ error: { type: "rate_limit_error", message: "fake capacity exceeded" }, type: "error" }));
-        return;
+        return { status: 429, headers: { "retry-after": "1" }, json: { error: { type: "rate_limit_error", message: "fake capacity exceeded" }, type: "error" } };
       }
       s.served_max_in_flight = Math.max(s.served_max_in_flight, s.in_flight);
-      if (directive?.gate != null) await gates.pass(tag, directive.gate);
+      if (live && directive?.gate != null) await gates.pass(tag, directive.gate);
       // A compaction request answers with a summary and does not consume the item's script.
       const step = compaction ? "text:SUMMARY_OF_EARLIER_TURNS" : nextStep(tag, directive?.id ?? prompt, directive?.steps ?? ["ok"], prompt);
       const answer: StepAnswer = answerFor(step, prompt, directive?.id, requestedSchema(body));
-      await sleep((directive?.ms ?? config.latencyMs) + answer.delayMs);
+      if (live) await sleep((directive?.ms ?? config.latencyMs) + answer.delayMs);
       if (answer.kind === "error") {
-        const headers: Record<string, string> = { "content-type": "application/json", ...admission.headers() };
+        const headers: Record<string, string> = { ...rateHeaders };
         if (answer.retryAfter !== null) headers["retry-after"] = String(answer.retryAfter);
-        res.writeHead(answer.status, headers);
-        const type = answer.status === 429 ? "rate_limit_error" : answer.status === 529 ? "overloaded_error" : "api_error";
-        res.end(JSON.stringify({ error: { type, message: `fake ${answer.status}` }, type: "error" }));
-        return;
+        const type = answer.status === 429 ? "rate_limit_error" : answer.status === 529 ? "overloaded_error" : answer.status < 500 ? "invalid_request_error" : "api_error";
+        return { status: answer.status, headers, json: { error: { type, message: `fake ${answer.status}` }, type: "error" } };
       }
+      if (answer.kind === "expire") return { status: 0, headers: {}, expired: true };
       let reply: Reply;
       if (answer.kind === "json") reply = { text: JSON.stringify(answer.value), json: answer.value };
       else if (answer.kind === "tool") reply = { text: "", json: null, toolCall: { id: `call_${s.requests}`, name: answer.name, args: answer.args } };
       else reply = { text: answer.text, json: null, finish: answer.finish };
-      admission.settle(estimateTokens(reply.text) + (reply.toolCall ? 10 : 0));
+      admission?.settle(estimateTokens(reply.text) + (reply.toolCall ? 10 : 0));
       const cache = format === "openai" ? promptCache.openai(key, counted) : promptCache.anthropic(key, body);
       const count = { tokens: estimateTokens(counted), ...cache };
-      const stream = body.stream === true;
-      if (stream) {
-        res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...admission.headers() });
-        res.end(format === "openai" ? openAiStream(body, count, reply) : anthropicStream(body, count, reply));
-      } else {
-        res.writeHead(200, { "content-type": "application/json", ...admission.headers() });
-        res.end(JSON.stringify(format === "openai" ? openAiBody(body, count, reply) : anthropicBody(body, count, reply)));
+      if (live && body.stream === true) {
+        return { status: 200, headers: rateHeaders, sse: format === "openai" ? openAiStream(body, count, reply) : anthropicStream(body, count, reply) };
       }
+      return { status: 200, headers: rateHeaders, json: format === "openai" ? openAiBody(body, count, reply) : anthropicBody(body, count, reply) };
     } finally {
       s.in_flight--;
     }
+  }
+
+  async function handleModel(req: IncomingMessage, res: ServerResponse, format: Format): Promise<void> {
+    const body = JSON.parse(await readBody(req)) as Json;
+    const a = await answerRequest(format, body, apiKeyOf(req), String(req.headers.authorization ?? req.headers["x-api-key"] ?? ""), true);
+    if (a.sse !== undefined) {
+      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...a.headers });
+      res.end(a.sse);
+      return;
+    }
+    res.writeHead(a.status || 500, { "content-type": "application/json", ...a.headers });
+    res.end(JSON.stringify(a.json ?? { error: { type: "api_error", message: "expire is a batch line's step" } }));
   }
 
   function handleControl(req: IncomingMessage, res: ServerResponse, url: URL): void {
@@ -270,8 +294,12 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     }
   }
 
+  const batches = new FakeBatches((format, body, key, auth) => answerRequest(format, body, key, auth, false), () => config.batchDelayMs);
+
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://fake");
+    const auth = String(req.headers.authorization ?? req.headers["x-api-key"] ?? "");
+    if (batches.handle(req, res, url, () => readRaw(req), apiKeyOf(req), auth)) return;
     if (req.method === "POST" && url.pathname.endsWith("/chat/completions")) {
       handleModel(req, res, "openai").catch((err: unknown) => res.writeHead(500).end(String(err)));
     } else if (req.method === "POST" && url.pathname.endsWith("/messages")) {

@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { baseJobFields } from "../base-fields";
 import { MAX_MAP_CONCURRENCY } from "../../engine/limits";
 import { CascadeSchema } from "../cascade-field";
+import { executionField } from "../execution-field";
 
 export const MAX_CATEGORIES = 200;
 export const DEFAULT_CLASSIFY_TEMPLATE = "Classify this item:\n{{ item }}";
@@ -34,6 +35,7 @@ export const ClassifyRequestSchema = z
     prompt_template: z.string().min(1).optional().openapi({ description: `A Jinja2 template that must read \`item\` (default \`${DEFAULT_CLASSIFY_TEMPLATE.replace("\n", "\\n")}\`)` }),
     cascade: CascadeSchema.nullish().openapi({ description: "A cheaper model labels every item first; its label is the item's when its confidence is at least `accept_above`, else the job's model labels it (`reject_below` is the filter's: nothing is rejected here)" }),
     ...baseJobFields,
+    ...executionField,
     concurrency: z.number().int().min(1).max(MAX_MAP_CONCURRENCY).default(16).openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
   })
   .openapi("ClassifyRequest");

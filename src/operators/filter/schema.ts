@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { baseJobFields } from "../base-fields";
 import { MAX_MAP_CONCURRENCY } from "../../engine/limits";
 import { CascadeSchema } from "../cascade-field";
+import { executionField } from "../execution-field";
 
 export const FilterRequestSchema = z
   .strictObject({
@@ -16,6 +17,7 @@ export const FilterRequestSchema = z
     }),
     cascade: CascadeSchema.nullish(),
     ...baseJobFields,
+    ...executionField,
     concurrency: z.number().int().min(1).max(MAX_MAP_CONCURRENCY).default(16).openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
   })
   .openapi("FilterRequest");

@@ -206,6 +206,7 @@ export const mapReduceOperator: Operator<MapReduceJobSpec> = {
   },
   advance,
   work: (spec, stage) => ({ kind: "call", tenantId: spec.tenantId, call: stage === MAP ? spec.mapper : stage === SYNTHESIS && spec.synthesis ? spec.synthesis : spec.reducer }),
+  batchable: (_spec, stage) => stage === MAP, // the mappers; the reduce levels and the synthesis wait on each other
   vars: (spec, task) => {
     if (task.stage === MAP) return mapVars(spec, task.input as BatchInput);
     if (task.stage === SYNTHESIS) return { results: (task.input as { results: unknown }).results };

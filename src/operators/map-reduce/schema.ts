@@ -5,6 +5,7 @@ import { CacheSchema, callOverrideFields, maxWaitField, promptCacheField, shared
 import { rateLimitField } from "../../schemas/pacing";
 import { DEFAULT_RETRY_GUIDANCE } from "../base-fields";
 import { PROTOTYPE_NAMES } from "../../lib/records";
+import { executionField } from "../execution-field";
 
 /** A field name or dotted path in an extraction: no part of it walks a prototype (`__proto__`, `constructor`, `prototype`). */
 const FieldPath = z
@@ -48,6 +49,7 @@ export const MapReduceRequestSchema = z
     synthesis: TaskSchema("One call over the reduce stage's final outputs; its template must use `results`").nullish(),
     map_failures: z.enum(["fail", "continue"]).default("fail"),
     ...sharedJobFields,
+    ...executionField,
     ...maxWaitField,
     ...rateLimitField,
     temperature: z.number().min(0).max(2).nullish().default(0),

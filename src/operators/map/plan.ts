@@ -14,6 +14,7 @@ export const mapOperator: Operator<MapJobSpec> = {
   plan: (_spec, inputs) => itemsPlan(inputs),
   advance: (_spec, reader) => completeWhenAllDone(reader),
   work: (spec) => ({ kind: "call", tenantId: spec.tenantId, call: spec.call }),
+  batchable: () => true,
   vars: (_spec, task) => ({ item: task.input }),
   result: (_spec, task, finish) => itemResult(task, finish),
 };

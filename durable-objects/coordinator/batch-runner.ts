@@ -1,0 +1,291 @@
+/**
+ * The batch executor's runner (contract v3, "Execution modes"): the ready tasks of a job's batch
+ * stages go out as lines of provider batches, polled from the coordinator's alarm, their results
+ * settled like realtime reports. No request waits on a batch.
+ *
+ * - Submit: a stage's pending tasks, up to the provider's caps (and MAX_BATCH_BYTES, which bounds
+ *   the memory a batch's JSONL takes), each reserving its budget like a dispatch. The batch row and
+ *   its tasks (`running`, `batch_id`, no slot) are stored before the provider is asked, so a
+ *   restart knows of every batch it may have created: one still `submitting` after a restart is
+ *   found by its id in the provider's metadata (OpenAI) and adopted, or its lines go back to
+ *   pending uncounted (Anthropic keeps no metadata: a restart in the moment between its answer and
+ *   our write submits those lines again).
+ * - Poll: each running batch when due, with backoff (POLL_MIN_MS × 1.5ⁿ up to POLL_MAX_MS);
+ *   BATCH_PROGRESS when its counts change. Once it has ended its results are read, matched to their
+ *   tasks by `custom_id` (`s<stage ord>-<index>`), validated like a realtime answer and settled by
+ *   the retry policy: an invalid output goes into a later batch with guidance, an expired line
+ *   counts as an attempt (`expired` once max_retries is spent), a cancelled or missing line goes
+ *   back to pending without counting. BATCH_ENDED comes before its lines' TASK_COMPLETED events (the last of
+ *   them may end the job, and MAP_COMPLETED stays the last event).
+ * - Cancel: a cancelled or failed job cancels its open batches at the provider.
+ */
+import { renderLimits, readVar } from "../../src/config";
+import { randomBase32 } from "../../src/lib/ids";
+import { compileCall, interpretText, callRequest, failureOutcome, type CompiledCall } from "../../src/engine/attempt";
+import type { AttemptOutcome } from "../../src/engine/retry-policy";
+import type { Operator, StageWork } from "../../src/engine/types";
+import type { JobSpec } from "../../src/operators/registry";
+import { parseModel } from "../../src/llm/models";
+import { endpointFrom, endpointData } from "../../src/llm/call-model";
+import { batchApiOf } from "../../src/llm/batch/registry";
+import type { BatchApi, LineResult } from "../../src/llm/batch/types";
+import type { ProviderEndpoint } from "../../src/llm/types";
+import { batchView, type BatchRow } from "./batch-table";
+import { taskVars } from "./claims";
+import type { BudgetKeeper } from "./budget";
+import type { JobLog } from "./job-log";
+import type { CoordinatorStore, TaskRow } from "./store";
+
+const POLL_MIN_MS = 5_000; // the first poll after a submission; BATCH_POLL_MS overrides it (tests)
+const POLL_MAX_MS = 60_000; // a long batch is polled once a minute
+const MAX_BATCH_BYTES = 32 * 1024 * 1024; // one batch's JSONL in memory: well under a Durable Object's 128 MB
+
+type BatchWork = Extract<StageWork, { kind: "batch" }>;
+
+/** What the runner needs of its job. */
+export interface BatchHost {
+  readonly env: Env;
+  readonly store: CoordinatorStore;
+  readonly log: JobLog;
+  readonly budget: BudgetKeeper;
+  spec(): JobSpec;
+  readonly op: Operator;
+  /** Settles one line's outcome like a report (priced at the batch discount). */
+  settleLine(task: TaskRow, outcome: AttemptOutcome): Promise<void>;
+  /** Nothing fits the budget and nothing is under way: the job pauses or fails. */
+  budgetExhausted(): void;
+  /** The job's status: new batches start only while it runs. */
+  status(): string;
+}
+
+export class BatchRunner {
+  readonly #host: BatchHost;
+  readonly #submitting = new Set<string>(); // batches this instance is submitting now (a `submitting` row outside it was lost to a restart)
+  readonly #compiled = new Map<string, CompiledCall>();
+
+  constructor(host: BatchHost) {
+    this.#host = host;
+  }
+
+  /** The stages whose ready tasks go out in provider batches. */
+  stages(): string[] {
+    const { op, store } = this.#host;
+    const spec = this.#host.spec();
+    return store.stages().flatMap((s) => (s.kind !== "children" && op.work(spec, s.name).kind === "batch" ? [s.name] : []));
+  }
+
+  /** Polls the batches that are due, then submits what is ready; answers when it needs the alarm next (null: not for batches). */
+  async tick(now: number): Promise<number | null> {
+    const { store } = this.#host;
+    for (const batch of store.batches.open()) {
+      if (batch.status === "submitting" && !this.#submitting.has(batch.id)) await this.#recoverLost(batch);
+      else if (batch.status === "running" && batch.next_poll_at <= now) await this.#poll(batch);
+    }
+    if (this.#host.status() === "running") for (const stage of this.stages()) await this.#submitStage(stage);
+    return store.batches.nextPollAt();
+  }
+
+  /** Whether a batch stage has tasks waiting for the next submission. */
+  hasReady(): boolean {
+    return this.stages().some((stage) => this.#host.store.pendingOf(stage, 1).length > 0);
+  }
+
+  /** The job ends cancelled or failed: its open batches are cancelled at the provider (best effort; their results are not read). */
+  async cancelOpen(): Promise<void> {
+    const { store } = this.#host;
+    for (const batch of store.batches.open()) {
+      if (batch.provider_batch_id === null || batch.cancel_requested) continue;
+      store.batches.cancelRequested(batch.id);
+      try {
+        const { api, endpoint } = await this.#provider(batch.stage);
+        await api.cancel(endpoint, batch.provider_batch_id);
+      } catch (err) {
+        console.error("could not cancel a provider batch", batch.provider_batch_id, err);
+      }
+    }
+  }
+
+  views() {
+    return this.#host.store.batches.all().map(batchView);
+  }
+
+  #pollDelay(polls: number): number {
+    const min = Number(readVar(this.#host.env, "BATCH_POLL_MS") ?? POLL_MIN_MS) || POLL_MIN_MS;
+    return Math.min(min * 1.5 ** polls, Math.max(min, POLL_MAX_MS));
+  }
+
+  #work(stage: string): BatchWork {
+    const work = this.#host.op.work(this.#host.spec(), stage);
+    if (work.kind !== "batch") throw new Error(`stage ${stage} is not a batch stage`);
+    return work;
+  }
+
+  #compile(stage: string, work: BatchWork): CompiledCall {
+    let compiled = this.#compiled.get(stage);
+    if (!compiled) this.#compiled.set(stage, (compiled = compileCall(work.call, renderLimits(this.#host.env))));
+    return compiled;
+  }
+
+  async #provider(stage: string): Promise<{ api: BatchApi; endpoint: ProviderEndpoint; work: BatchWork }> {
+    const work = this.#work(stage);
+    const provider = parseModel(work.call.model).provider;
+    const api = batchApiOf(provider);
+    const endpoint = endpointFrom(this.#host.env, await endpointData(this.#host.env, work.tenantId, provider));
+    if (!api || !endpoint) throw new Error(`${provider} has no batch API`);
+    return { api, endpoint, work };
+  }
+
+  #customId(task: TaskRow): string {
+    return `s${this.#host.store.stage(task.stage)?.ord ?? 0}-${task.idx}`;
+  }
+
+  async #submitStage(stage: string): Promise<void> {
+    const { store, log, budget, op } = this.#host;
+    const spec = this.#host.spec();
+    const pending = store.pendingOf(stage, 1);
+    if (pending.length === 0) return;
+    const { api, endpoint, work } = await this.#provider(stage);
+    const compiled = this.#compile(stage, work);
+    const lines: string[] = [];
+    const taken: { row: TaskRow; reserved: { tokens: number; usd: number } }[] = [];
+    let bytes = 0;
+    let unrenderable: { row: TaskRow; outcome: AttemptOutcome }[] = [];
+    for (const row of store.pendingOf(stage, api.maxRequests)) {
+      const vars = taskVars(spec, op, store, row);
+      const reserved = budget.reserve(spec.budget, stage, work, () => vars);
+      if (reserved === null) break;
+      const problems = row.problems ? (JSON.parse(row.problems) as string[]) : null;
+      let line: string;
+      try {
+        line = api.line(this.#customId(row), callRequest(work.call, compiled, compiled.template.renderVars(vars), problems));
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        unrenderable.push({ row, outcome: { kind: "permanent", error: `The template could not be rendered for this item: ${message}`, errorKind: "validation", usage: { input_tokens: 0, output_tokens: 0 } } });
+        continue;
+      }
+      if (bytes + line.length + 1 > Math.min(api.maxBytes, MAX_BATCH_BYTES) && lines.length > 0) break;
+      bytes += line.length + 1;
+      lines.push(line);
+      taken.push({ row, reserved });
+    }
+    const now = Date.now();
+    const id = `b${randomBase32(12)}`;
+    if (taken.length === 0 && unrenderable.length === 0) {
+      if (store.running().length === 0) this.#host.budgetExhausted();
+      return;
+    }
+    store.transaction(() => {
+      if (taken.length > 0) store.batches.add({ id, stage, provider: parseModel(work.call.model).provider, requests: taken.length, created_at: now });
+      for (const { row, reserved } of taken) store.markInBatch(row, id, now, reserved);
+      for (const { row } of unrenderable) store.markInBatch(row, id, now, { tokens: 0, usd: 0 });
+      log.bump({ total_attempts: taken.length + unrenderable.length });
+    });
+    for (const { row, outcome } of unrenderable) await this.#host.settleLine(this.#current(row), outcome);
+    unrenderable = [];
+    if (taken.length === 0) return;
+    this.#submitting.add(id);
+    let providerId: string;
+    try {
+      providerId = await api.submit(endpoint, lines, id);
+    } catch (err) {
+      this.#submitting.delete(id);
+      return this.#refused(id, failureOutcome(err, work.call.timeoutMs, "the batch could not be submitted"));
+    }
+    this.#submitting.delete(id);
+    store.batches.submitted(id, providerId, Date.now(), Date.now() + this.#pollDelay(0));
+    log.emit("BATCH_SUBMITTED", { job_id: spec.jobId, batch: batchView(store.batches.get(id) as BatchRow) });
+  }
+
+  /** The row as stored now (a line's task was marked running in this turn). */
+  #current(row: TaskRow): TaskRow {
+    return this.#host.store.task(row.stage, row.idx) ?? row;
+  }
+
+  /** The provider refused the batch as a whole: each line's task takes the refusal as its attempt's outcome. */
+  async #refused(id: string, outcome: AttemptOutcome): Promise<void> {
+    const { store, log } = this.#host;
+    const spec = this.#host.spec();
+    const tasks = store.inBatch(id);
+    store.batches.end(id, "failed", Date.now());
+    log.emit("BATCH_ENDED", { job_id: spec.jobId, batch: batchView(store.batches.get(id) as BatchRow) });
+    for (const task of tasks) await this.#host.settleLine(task, outcome);
+  }
+
+  /** A batch left `submitting` by a restart: adopted when the provider has it, else its lines go back to pending uncounted. */
+  async #recoverLost(batch: BatchRow): Promise<void> {
+    const { store, log } = this.#host;
+    let providerId: string | null = null;
+    try {
+      const { api, endpoint } = await this.#provider(batch.stage);
+      providerId = await api.find(endpoint, batch.id);
+    } catch (err) {
+      console.error("could not look for a lost batch; its lines go out again", err);
+    }
+    const now = Date.now();
+    if (providerId) {
+      store.batches.submitted(batch.id, providerId, now, now);
+      return;
+    }
+    store.transaction(() => {
+      const tasks = store.inBatch(batch.id);
+      for (const task of tasks) store.markUnattempted(task);
+      log.bump({ total_attempts: -tasks.length });
+      store.batches.end(batch.id, "failed", now);
+    });
+  }
+
+  async #poll(batch: BatchRow): Promise<void> {
+    const { store, log } = this.#host;
+    const spec = this.#host.spec();
+    const providerId = batch.provider_batch_id as string;
+    const { api, endpoint, work } = await this.#provider(batch.stage);
+    let state;
+    try {
+      state = await api.retrieve(endpoint, providerId);
+    } catch (err) {
+      console.error("could not poll a provider batch; polling again later", providerId, err);
+      store.batches.polled(batch.id, { status: batch.provider_status ?? "unknown", completed: batch.completed, failed: batch.failed }, Date.now() + this.#pollDelay(batch.polls + 1));
+      return;
+    }
+    const changed = state.completed !== batch.completed || state.failed !== batch.failed || state.status !== batch.provider_status;
+    store.batches.polled(batch.id, state, Date.now() + this.#pollDelay(batch.polls + 1));
+    if (state.phase === "running") {
+      if (changed) log.emit("BATCH_PROGRESS", { job_id: spec.jobId, batch: batchView(store.batches.get(batch.id) as BatchRow) });
+      return;
+    }
+    if (state.phase === "failed") return this.#refused(batch.id, { kind: "transient", error: `The provider refused the batch: ${state.error}`, retryAfterMs: null, usage: { input_tokens: 0, output_tokens: 0 } });
+    const compiled = this.#compile(batch.stage, work);
+    const forcedTool = work.call.outputSchema?.type === "object";
+    const results = new Map((await api.results(endpoint, providerId, forcedTool)).map((r) => [r.customId, r]));
+    // Ended before its lines are settled: the last line may end the job, whose MAP_COMPLETED stays the last event.
+    const tasks = store.inBatch(batch.id);
+    store.batches.end(batch.id, "ended", Date.now());
+    log.emit("BATCH_ENDED", { job_id: spec.jobId, batch: batchView(store.batches.get(batch.id) as BatchRow) });
+    for (const task of tasks) {
+      const result = results.get(this.#customId(task));
+      const outcome = result ? lineOutcome(result, compiled, work) : null;
+      if (outcome) await this.#host.settleLine(task, outcome);
+      else store.transaction(() => {
+        store.markUnattempted(task);
+        log.bump({ total_attempts: -1 });
+      });
+    }
+  }
+}
+
+/** A line's result as an attempt's outcome (null: the line never ran). */
+function lineOutcome(result: LineResult, compiled: CompiledCall, work: BatchWork): AttemptOutcome | null {
+  const none = { input_tokens: 0, output_tokens: 0 };
+  switch (result.kind) {
+    case "answer":
+      return interpretText(result.response.text, compiled, work.call.maxOutputBytes, result.response.usage);
+    case "error":
+      return result.permanent
+        ? { kind: "permanent", error: result.message, errorKind: "llm_error", usage: none }
+        : { kind: "transient", error: result.message, retryAfterMs: null, usage: none };
+    case "expired":
+      return { kind: "expired", error: "The provider's batch window closed before this line ran.", usage: none };
+    case "cancelled":
+      return null;
+  }
+}

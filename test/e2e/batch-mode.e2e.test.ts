@@ -1,0 +1,113 @@
+/**
+ * Contract v3 `execution.mode: "batch"` over HTTP, through the real SDKs against the fake's batch
+ * APIs (OpenAI Batch: files + batches; Anthropic Message Batches): the calls go out as lines of
+ * provider batches and none realtime; each line is validated like a realtime answer (an invalid
+ * one goes into a later batch with guidance), an expired line counts as an attempt and goes again
+ * (`expired` once max_retries is spent), a refused one fails; results cost half; the job shows its
+ * batches and the stream their events; cancel cancels the provider batch; a provider without a
+ * batch API is refused (`auto` runs it realtime).
+ */
+import { describe, expect, it } from "vitest";
+import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob, waitForStatus } from "./harness/api.ts";
+import { base, fakeStats, fakeUrl, uniqueTag } from "./harness/context.ts";
+
+const MINI = { input: 0.15, output: 0.6 }; // openai/gpt-4o-mini, USD per million tokens
+const SCHEMA = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] };
+
+async function fakeBatches(): Promise<{ id: string; provider: string; requests: number; custom_ids: string[]; cancelled: boolean }[]> {
+  return (await fetch(`${fakeUrl()}/_fake/batches`)).json() as never;
+}
+
+describe("execution mode batch", () => {
+  it("runs every call as a line of an OpenAI batch at half the price: invalid lines go again with guidance, expired ones count, refused ones fail", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("batch-oai");
+    const steps = ["ok", "prose,ok", "expire,ok", "expire", "400"];
+    const body = {
+      inputs: steps.map((s, i) => `item ${i} ${fake(tag, i, s)}`), prompt_template: "Answer: {{ item }}", model: "openai/gpt-4o-mini",
+      output_schema: SCHEMA, max_retries: 1, execution: { mode: "batch" },
+    };
+    const created = await call(base(), "POST", "/v1/map", { token: key, body });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const job = await waitForJob(base(), key, created.body.job_id);
+    expect(job).toMatchObject({ status: "completed", succeeded: 3, failed: 2, total_attempts: 8, execution: { mode: "batch", deadline_secs: 86_400 } });
+    const stats = await fakeStats(tag);
+    expect(stats.batched).toBe(stats.requests); // no call went realtime
+    expect(stats.requests).toBe(8);
+    expect(job.batches.length).toBe(2); // the first five lines, then the three that go again
+    expect(job.batches[0]).toMatchObject({ stage: "items", status: "ended", requests: 5, provider_batch_id: expect.stringMatching(/^batch_/), submitted_at: expect.any(String), ended_at: expect.any(String) });
+    expect(job.batches[1]).toMatchObject({ requests: 3, status: "ended" });
+
+    const results = await allResults(base(), key, job.id);
+    expect(results.map((r) => [r.success, r.error_kind, r.attempts])).toEqual([
+      [true, null, 1], [true, null, 2], [true, null, 2], [false, "expired", 2], [false, "llm_error", 1],
+    ]);
+    expect(stats.prompts.filter((p) => p.includes("Problems with your previous response")).length).toBe(1); // the retry of the invalid line carried guidance
+    for (const r of results.filter((x) => x.success)) {
+      expect(r.cost_usd).toBeCloseTo(((r.usage.input_tokens * MINI.input + r.usage.output_tokens * MINI.output) / 1e6) * 0.5, 7); // rounded to 1e-8
+    }
+
+    const events = (await readSse(await openEvents(base(), key, job.id))).map((e) => e.event);
+    expect(events.filter((e) => e === "BATCH_SUBMITTED")).toHaveLength(2);
+    expect(events.filter((e) => e === "BATCH_ENDED")).toHaveLength(2);
+    expect(events.indexOf("BATCH_ENDED")).toBeLessThan(events.indexOf("MAP_ITEM_COMPLETED")); // the batch ended, then its lines' results
+    expect(events.at(-1)).toBe("MAP_COMPLETED");
+  });
+
+  it("runs Anthropic Message Batches the same way, a filter's cheaper and main calls included", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("batch-ant");
+    const body = {
+      inputs: [0, 1, 2].map((i) => ({ title: `paper ${i}`, d: fake(tag, i, i === 1 ? "bad,ok" : "ok") })),
+      predicate_template: "Is this about translation? {{ item.title }} {{ item.d }}", model: "anthropic/claude-haiku-4-5", max_retries: 1,
+      execution: { mode: "batch" },
+    };
+    const created = await call(base(), "POST", "/v1/filter", { token: key, body });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const job = await waitForJob(base(), key, created.body.job_id);
+    expect(job).toMatchObject({ status: "completed", succeeded: 3, output: { kept: [0, 1, 2], dropped: 0, failed: 0 } });
+    const stats = await fakeStats(tag);
+    expect(stats.batched).toBe(stats.requests);
+    expect(stats.requests).toBe(4);
+    expect(job.batches.map((b: { provider_batch_id: string; requests: number }) => [b.provider_batch_id.startsWith("msgbatch_"), b.requests])).toEqual([[true, 3], [true, 1]]);
+    expect(job.cost_usd).toBeGreaterThan(0);
+  });
+
+  it("cancels the provider batch when the job is cancelled", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("batch-cancel");
+    const body = { inputs: [`x ${fake(tag, 0, "ok", 600_000)}`], prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", execution: { mode: "batch" } };
+    const created = await call(base(), "POST", "/v1/map", { token: key, body });
+    const running = await waitForBatch(key, created.body.job_id);
+    const cancel = await call(base(), "POST", `/v1/jobs/${created.body.job_id}/cancel`, { token: key });
+    expect(cancel.status).toBe(202);
+    const job = await waitForStatus(base(), key, created.body.job_id, ["cancelled"]);
+    expect(job.status).toBe("cancelled");
+    const provider = (await fakeBatches()).find((b) => b.id === running.provider_batch_id);
+    expect(provider?.cancelled).toBe(true);
+  });
+
+  it("refuses batch for a provider without a batch API, with nothing stored; auto runs it realtime", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("batch-none");
+    const body = { inputs: [`x ${fake(tag, 0)}`], prompt_template: "{{ item }}", model: "openai-compatible/m" };
+    const refused = await call(base(), "POST", "/v1/map", { token: key, body: { ...body, execution: { mode: "batch" } } });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: "unsupported_execution_mode", details: [{ path: "execution.mode" }] });
+    expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
+    const auto = await call(base(), "POST", "/v1/map", { token: key, body: { ...body, execution: { mode: "auto" } } });
+    const job = await waitForJob(base(), key, auto.body.job_id);
+    expect(job).toMatchObject({ status: "completed", execution: { mode: "realtime" }, batches: [] });
+    expect((await fakeStats(tag)).batched).toBe(0);
+  });
+});
+
+async function waitForBatch(key: string, jobId: string) {
+  for (let i = 0; i < 200; i++) {
+    const job = (await call(base(), "GET", `/v1/jobs/${jobId}`, { token: key })).body;
+    const batch = job.batches?.[0];
+    if (batch?.provider_batch_id) return batch as { provider_batch_id: string };
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("the job never submitted its batch");
+}

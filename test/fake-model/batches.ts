@@ -1,0 +1,235 @@
+/**
+ * The providers' batch APIs, as their SDKs call them, over the fake's own answers (each line is
+ * answered like a request of the live API, its directive's steps included, without the live rate
+ * limits, gates or latency):
+ * - OpenAI Batch: `POST /v1/files` (multipart, purpose `batch`, a JSONL of
+ *   `{custom_id, method, url, body}`), `POST /v1/batches`, `GET /v1/batches[/{id}]`,
+ *   `POST /v1/batches/{id}/cancel`, `GET /v1/files/{id}/content`. A batch is `validating`, then
+ *   `in_progress` (its `request_counts` growing), and ends `delayMs` after it was created:
+ *   `completed`, or `expired` when a line's step is `expire` (its finished lines in the output
+ *   file, the expired ones in the error file with `batch_expired`); cancelled, `cancelling` then
+ *   `cancelled` with no output for the lines it never ran. Lines that failed (HTTP ≥ 400) are in
+ *   the error file with their `response.status_code`.
+ * - Anthropic Message Batches: `POST /v1/messages/batches` (`{requests: [{custom_id, params}]}`),
+ *   `GET /v1/messages/batches/{id}`, `GET …/{id}/results` (JSONL: `succeeded`, `errored`,
+ *   `expired`, `canceled`), `POST …/{id}/cancel`; `processing_status` `in_progress`, `canceling`,
+ *   then `ended` with its `results_url`.
+ * A batch takes the fake's batch delay, or the longest `ms=` of its lines' directives.
+ * Counters: GET /_fake/batches lists every batch (its provider, status and lines) for the tests.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Answered } from "./server.ts";
+
+type Json = Record<string, unknown>;
+type Format = "openai" | "anthropic";
+type Answer = (format: Format, body: Json, key: string, auth: string) => Promise<Answered>;
+
+interface Line {
+  custom_id: string;
+  body: Json;
+}
+
+interface FakeBatch {
+  id: string;
+  format: Format;
+  key: string;
+  auth: string;
+  createdAt: number;
+  lines: Line[];
+  answers: Promise<Answered[]> | null; // computed once, when the batch ends (the steps are consumed then)
+  settled: Answered[] | null;
+  cancelledAt: number | null;
+  metadata: Json | null;
+  inputFileId: string | null;
+  outputFileId: string | null;
+  errorFileId: string | null;
+}
+
+const secs = (ms: number) => Math.floor(ms / 1000);
+let counter = 0;
+const nextId = (prefix: string) => `${prefix}${Date.now().toString(36)}${(++counter).toString(36)}`;
+
+export class FakeBatches {
+  readonly #batches = new Map<string, FakeBatch>();
+  readonly #files = new Map<string, { text: string; filename: string; purpose: string; createdAt: number }>();
+  readonly #answer: Answer;
+  readonly #delayMs: () => number;
+
+  constructor(answer: Answer, delayMs: () => number) {
+    this.#answer = answer;
+    this.#delayMs = delayMs;
+  }
+
+  /** Answers the request when it is one of the batch APIs' (true), else leaves it (false). */
+  handle(req: IncomingMessage, res: ServerResponse, url: URL, raw: () => Promise<Buffer>, key: string, auth: string): boolean {
+    const path = url.pathname;
+    const send = (status: number, body: unknown): void => void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+    const run = (work: () => Promise<void>) => {
+      work().catch((err: unknown) => send(500, { error: { type: "api_error", message: String(err) } }));
+      return true;
+    };
+    const anthropic = /^\/v1\/messages\/batches(?:\/([^/]+))?(?:\/(results|cancel))?$/.exec(path);
+    if (anthropic) {
+      const [, id, action] = anthropic;
+      if (req.method === "POST" && !id) return run(async () => send(200, this.#createAnthropic(JSON.parse((await raw()).toString("utf8")) as Json, key, auth)));
+      const batch = id ? this.#batches.get(id) : undefined;
+      if (!batch || batch.format !== "anthropic") return (send(404, { type: "error", error: { type: "not_found_error", message: "no such batch" } }), true);
+      if (req.method === "POST" && action === "cancel") batch.cancelledAt ??= Date.now();
+      return run(async () => {
+        await this.#progress(batch);
+        if (action === "results") {
+          if (!batch.settled) return void send(400, { type: "error", error: { type: "invalid_request_error", message: "the batch has not ended" } });
+          res.writeHead(200, { "content-type": "application/binary" }).end(this.#anthropicResults(batch));
+          return;
+        }
+        send(200, this.#anthropicView(batch, `http://${req.headers.host ?? "127.0.0.1"}`));
+      });
+    }
+    if (path === "/v1/files" && req.method === "POST") return run(async () => send(200, await this.#upload(req, await raw())));
+    const content = /^\/v1\/files\/([^/]+)\/content$/.exec(path);
+    if (content && req.method === "GET") {
+      const file = this.#files.get(content[1] ?? "");
+      if (!file) return (send(404, { error: { message: "No such File object", type: "invalid_request_error" } }), true);
+      res.writeHead(200, { "content-type": "application/octet-stream" }).end(file.text);
+      return true;
+    }
+    if (path === "/v1/batches" && req.method === "POST") return run(async () => send(200, await this.#createOpenAi(JSON.parse((await raw()).toString("utf8")) as Json, key, auth)));
+    if (path === "/v1/batches" && req.method === "GET") {
+      const data = [...this.#batches.values()].filter((b) => b.format === "openai" && b.key === key).reverse();
+      return run(async () => {
+        const views = [];
+        for (const b of data) views.push(await this.#openAiView(b));
+        send(200, { object: "list", data: views, first_id: views[0]?.id ?? null, last_id: views.at(-1)?.id ?? null, has_more: false });
+      });
+    }
+    const openai = /^\/v1\/batches\/([^/]+)(?:\/(cancel))?$/.exec(path);
+    if (openai) {
+      const batch = this.#batches.get(openai[1] ?? "");
+      if (!batch || batch.format !== "openai") return (send(404, { error: { message: "No batch found", type: "invalid_request_error" } }), true);
+      if (req.method === "POST" && openai[2] === "cancel") batch.cancelledAt ??= Date.now();
+      return run(async () => send(200, await this.#openAiView(batch)));
+    }
+    if (path === "/_fake/batches") {
+      send(200, [...this.#batches.values()].map((b) => ({ id: b.id, provider: b.format, requests: b.lines.length, custom_ids: b.lines.map((l) => l.custom_id), cancelled: b.cancelledAt !== null, ended: b.settled !== null })));
+      return true;
+    }
+    return false;
+  }
+
+  async #upload(req: IncomingMessage, body: Buffer) {
+    const form = await new Request("http://fake/v1/files", { method: "POST", headers: req.headers as Record<string, string>, body: new Uint8Array(body) }).formData();
+    const file = form.get("file");
+    if (!(file instanceof Blob)) throw new Error("no file in the upload");
+    const id = nextId("file-");
+    const filename = file instanceof File ? file.name : "upload.jsonl";
+    this.#files.set(id, { text: await file.text(), filename, purpose: String(form.get("purpose")), createdAt: Date.now() });
+    return { id, object: "file", bytes: file.size, created_at: secs(Date.now()), filename, purpose: String(form.get("purpose")), status: "processed", expires_at: null, status_details: null };
+  }
+
+  #createOpenAi(body: Json, key: string, auth: string) {
+    const file = this.#files.get(String(body.input_file_id));
+    if (!file || file.purpose !== "batch") throw new Error("input_file_id is not a batch file");
+    const lines = file.text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as { custom_id: string; body: Json });
+    const batch = this.#add("openai", key, auth, lines.map((l) => ({ custom_id: l.custom_id, body: l.body })), (body.metadata as Json | null) ?? null);
+    batch.inputFileId = String(body.input_file_id);
+    return this.#openAiView(batch);
+  }
+
+  #createAnthropic(body: Json, key: string, auth: string) {
+    const requests = Array.isArray(body.requests) ? (body.requests as { custom_id: string; params: Json }[]) : [];
+    return this.#anthropicView(this.#add("anthropic", key, auth, requests.map((r) => ({ custom_id: r.custom_id, body: r.params })), null), "");
+  }
+
+  #add(format: Format, key: string, auth: string, lines: Line[], metadata: Json | null): FakeBatch {
+    const batch: FakeBatch = { id: nextId(format === "openai" ? "batch_" : "msgbatch_"), format, key, auth, createdAt: Date.now(), lines, answers: null, settled: null, cancelledAt: null, metadata, inputFileId: null, outputFileId: null, errorFileId: null };
+    this.#batches.set(batch.id, batch);
+    return batch;
+  }
+
+  /** Ends the batch once its time has come (or it was cancelled): its lines answered, or cancelled unanswered. */
+  async #progress(batch: FakeBatch): Promise<void> {
+    if (batch.settled) return;
+    if (batch.cancelledAt !== null) {
+      batch.settled = batch.lines.map(() => ({ status: 0, headers: {}, cancelled: true }) as Answered & { cancelled: boolean });
+    } else if (Date.now() - batch.createdAt >= this.#delayOf(batch)) {
+      batch.answers ??= Promise.all(batch.lines.map((l) => this.#answer(batch.format, l.body, batch.key, batch.auth)));
+      batch.settled = await batch.answers;
+    } else return;
+    if (batch.format === "openai") this.#openAiFiles(batch);
+  }
+
+  #openAiFiles(batch: FakeBatch): void {
+    const ok: string[] = [];
+    const bad: string[] = [];
+    batch.lines.forEach((line, i) => {
+      const a = batch.settled?.[i] as (Answered & { cancelled?: boolean }) | undefined;
+      if (!a || a.cancelled) return;
+      const id = nextId("batch_req_");
+      if (a.expired) bad.push(JSON.stringify({ id, custom_id: line.custom_id, response: null, error: { code: "batch_expired", message: "This request could not be executed before the completion window expired." } }));
+      else (a.status === 200 ? ok : bad).push(JSON.stringify({ id, custom_id: line.custom_id, response: { status_code: a.status, request_id: nextId("req_"), body: a.json }, error: null }));
+    });
+    const file = (lines: string[]) => {
+      if (lines.length === 0) return null;
+      const id = nextId("file-");
+      this.#files.set(id, { text: lines.join("\n") + "\n", filename: `${batch.id}.jsonl`, purpose: "batch_output", createdAt: Date.now() });
+      return id;
+    };
+    batch.outputFileId = file(ok);
+    batch.errorFileId = file(bad);
+  }
+
+  /** A batch ends after the fake's batch delay, or the longest `ms=` of its lines' directives (a batch that stays open for a test). */
+  #delayOf(batch: FakeBatch): number {
+    const lineMs = batch.lines.map((l) => Number(/<<fake[^>]*\bms=(\d+)/.exec(JSON.stringify(l.body))?.[1] ?? 0));
+    return Math.max(this.#delayMs(), ...lineMs);
+  }
+
+  async #openAiView(batch: FakeBatch) {
+    await this.#progress(batch);
+    const total = batch.lines.length;
+    const settled = (batch.settled ?? []) as (Answered & { cancelled?: boolean })[];
+    const expired = settled.some((a) => a.expired);
+    const status = batch.settled
+      ? batch.cancelledAt !== null ? "cancelled" : expired ? "expired" : "completed"
+      : batch.cancelledAt !== null ? "cancelling" : Date.now() - batch.createdAt < this.#delayOf(batch) / 4 ? "validating" : "in_progress";
+    const done = batch.settled ? settled.filter((a) => a.status === 200).length : Math.min(total - 1, Math.floor((total * (Date.now() - batch.createdAt)) / Math.max(1, this.#delayOf(batch))));
+    const failed = settled.filter((a) => !a.cancelled && a.status !== 200).length;
+    const at = secs(batch.createdAt);
+    return {
+      id: batch.id, object: "batch", endpoint: "/v1/chat/completions", errors: null, input_file_id: batch.inputFileId, completion_window: "24h",
+      status, output_file_id: batch.outputFileId, error_file_id: batch.errorFileId, created_at: at, in_progress_at: at, expires_at: at + 86_400,
+      finalizing_at: batch.settled ? secs(Date.now()) : null, completed_at: status === "completed" ? secs(Date.now()) : null, failed_at: null,
+      expired_at: status === "expired" ? secs(Date.now()) : null, cancelling_at: batch.cancelledAt ? secs(batch.cancelledAt) : null,
+      cancelled_at: status === "cancelled" ? secs(Date.now()) : null, request_counts: { total, completed: Math.max(0, done), failed }, metadata: batch.metadata,
+    };
+  }
+
+  #anthropicView(batch: FakeBatch, origin: string) {
+    const settled = (batch.settled ?? []) as (Answered & { cancelled?: boolean })[];
+    const count = (f: (a: Answered & { cancelled?: boolean }) => boolean) => settled.filter(f).length;
+    const ended = batch.settled !== null;
+    return {
+      id: batch.id, type: "message_batch",
+      processing_status: ended ? "ended" : batch.cancelledAt !== null ? "canceling" : "in_progress",
+      request_counts: {
+        processing: ended ? 0 : batch.lines.length,
+        succeeded: count((a) => a.status === 200), errored: count((a) => !a.cancelled && !a.expired && a.status !== 200),
+        canceled: count((a) => a.cancelled === true), expired: count((a) => a.expired === true),
+      },
+      ended_at: ended ? new Date().toISOString() : null, created_at: new Date(batch.createdAt).toISOString(),
+      expires_at: new Date(batch.createdAt + 86_400_000).toISOString(), archived_at: null,
+      cancel_initiated_at: batch.cancelledAt ? new Date(batch.cancelledAt).toISOString() : null,
+      results_url: ended ? `${origin}/v1/messages/batches/${batch.id}/results` : null,
+    };
+  }
+
+  #anthropicResults(batch: FakeBatch): string {
+    return batch.lines.map((line, i) => {
+      const a = batch.settled?.[i] as Answered & { cancelled?: boolean };
+      const result = a.cancelled ? { type: "canceled" } : a.expired ? { type: "expired" }
+        : a.status === 200 ? { type: "succeeded", message: a.json }
+        : { type: "errored", error: { type: "error", error: (a.json as { error?: unknown } | undefined)?.error ?? { type: "api_error", message: "failed" } } };
+      return JSON.stringify({ custom_id: line.custom_id, result });
+    }).join("\n") + "\n";
+  }
+}
