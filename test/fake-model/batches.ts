@@ -14,7 +14,8 @@
  *   `GET /v1/messages/batches/{id}`, `GET …/{id}/results` (JSONL: `succeeded`, `errored`,
  *   `expired`, `canceled`), `POST …/{id}/cancel`; `processing_status` `in_progress`, `canceling`,
  *   then `ended` with its `results_url`.
- * A batch takes the fake's batch delay, or the longest `ms=` of its lines' directives.
+ * A batch takes the fake's batch delay, or the longest `ms=` of its lines' directives; one with a
+ * gated line (`gate=`) runs until the tag's gate is opened.
  * Counters: GET /_fake/batches lists every batch (its provider, status and lines) for the tests.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -54,10 +55,21 @@ export class FakeBatches {
   readonly #files = new Map<string, { text: string; filename: string; purpose: string; createdAt: number }>();
   readonly #answer: Answer;
   readonly #delayMs: () => number;
+  readonly #gateOpen: (tag: string) => boolean;
 
-  constructor(answer: Answer, delayMs: () => number) {
+  constructor(answer: Answer, delayMs: () => number, gateOpen: (tag: string) => boolean = () => true) {
     this.#answer = answer;
     this.#delayMs = delayMs;
+    this.#gateOpen = gateOpen;
+  }
+
+  /** A batch with a gated line (`gate=` in its directive) runs until the tag's gate is opened (a test that kills the server mid-batch). */
+  #gated(batch: FakeBatch): boolean {
+    return batch.lines.some((l) => {
+      const directive = /<<fake[^>]*>>/.exec(JSON.stringify(l.body))?.[0] ?? "";
+      const tag = /\btag=(\S+?)[\s>]/.exec(directive)?.[1];
+      return /\bgate=\d+/.test(directive) && tag !== undefined && !this.#gateOpen(tag);
+    });
   }
 
   /** Answers the request when it is one of the batch APIs' (true), else leaves it (false). */
@@ -151,7 +163,7 @@ export class FakeBatches {
     if (batch.settled) return;
     if (batch.cancelledAt !== null) {
       batch.settled = batch.lines.map(() => ({ status: 0, headers: {}, cancelled: true }) as Answered & { cancelled: boolean });
-    } else if (Date.now() - batch.createdAt >= this.#delayOf(batch)) {
+    } else if (Date.now() - batch.createdAt >= this.#delayOf(batch) && !this.#gated(batch)) {
       batch.answers ??= Promise.all(batch.lines.map((l) => this.#answer(batch.format, l.body, batch.key, batch.auth)));
       batch.settled = await batch.answers;
     } else return;

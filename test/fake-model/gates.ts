@@ -28,6 +28,11 @@ export class Gates {
     return this.#waiting.get(tag)?.length ?? 0;
   }
 
+  /** Whether the tag's gate was opened (a provider batch of gated lines ends only then). */
+  isOpen(tag: string): boolean {
+    return this.#opened.has(tag);
+  }
+
   open(tag: string): void {
     this.#opened.add(tag);
     for (const resolve of this.#waiting.get(tag) ?? []) resolve();

@@ -294,7 +294,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     }
   }
 
-  const batches = new FakeBatches((format, body, key, auth) => answerRequest(format, body, key, auth, false), () => config.batchDelayMs);
+  const batches = new FakeBatches((format, body, key, auth) => answerRequest(format, body, key, auth, false), () => config.batchDelayMs, (tag) => gates.isOpen(tag));
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://fake");

@@ -1,4 +1,4 @@
-/** Restart scenarios of the semantic operators (../restart.e2e.test.ts). */
+/** Restart scenarios of the semantic operators and of batch execution (../restart.e2e.test.ts). */
 import { expect } from "vitest";
 import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob } from "../harness/api.ts";
 import { fakeStats, uniqueTag } from "../harness/context.ts";
@@ -43,6 +43,38 @@ export function cascadeDecidesOnce(): Scenario {
       const stats = await fakeStats(tag);
       expect(stats.requests).toBeGreaterThanOrEqual(40);
       expect(stats.requests).toBeLessThanOrEqual(40 + concurrency);
+    },
+  };
+}
+
+/**
+ * A map in batch mode, killed while its provider batch runs (held at the tag's gate): after the
+ * restart the coordinator polls the same batch from its storage and settles its lines; nothing is
+ * submitted again (nothing paid twice) and every item has one result.
+ */
+export function batchSurvivesKill(): Scenario {
+  const n = 6;
+  const tag = uniqueTag("restart-batch");
+  let key = "";
+  let jobId = "";
+  return {
+    name: "a map in batch mode killed mid-batch polls the same batch after the restart: nothing submitted twice",
+    async arm(url) {
+      ({ key } = await newTenant(url));
+      const inputs = Array.from({ length: n }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} steps=ok gate=0>>`);
+      const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", execution: { mode: "batch" } };
+      jobId = (await call(url, "POST", "/v1/map", { token: key, body })).body.job_id;
+      await until("the batch submitted", async () => (await call(url, "GET", `/v1/jobs/${jobId}`, { token: key })).body.batches?.[0]?.provider_batch_id);
+    },
+    release: () => openGate(tag),
+    async check(url) {
+      const job = await waitForJob(url, key, jobId, 120_000);
+      expect(job).toMatchObject({ status: "completed", succeeded: n, total_attempts: n });
+      expect(job.batches).toHaveLength(1);
+      expect(job.batches[0]).toMatchObject({ status: "ended", requests: n });
+      expect((await allResults(url, key, jobId)).map((r) => r.index)).toEqual(Array.from({ length: n }, (_, i) => i));
+      const stats = await fakeStats(tag);
+      expect([stats.requests, stats.batched]).toEqual([n, n]); // the lines ran once, in the one batch
     },
   };
 }

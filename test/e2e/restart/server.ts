@@ -54,7 +54,7 @@ export class RestartedServer {
 
   #vars(): Record<string, string> {
     // A webhook's retry 3 s after a failed delivery: killed before it, the restart must deliver it.
-    return { OPENAI_BASE_URL: `${fakeUrl()}/v1`, OPENAI_API_KEY: "sk-env-openai-key", WEBHOOK_RETRY_SCHEDULE_SECS: "3" };
+    return { OPENAI_BASE_URL: `${fakeUrl()}/v1`, OPENAI_API_KEY: "sk-env-openai-key", WEBHOOK_RETRY_SCHEDULE_SECS: "3", BATCH_POLL_MS: "200" };
   }
 }
 
