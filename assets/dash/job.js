@@ -138,6 +138,29 @@ function onEvent(event, state, refresh, render) {
   void refresh();
 }
 
+/** The provider's prompt cache's part of the input tokens, when it had one. */
+function promptCached(usage) {
+  const read = usage.cached_input_tokens ?? 0;
+  return read > 0 ? ` (${num(read)} from the provider's prompt cache)` : "";
+}
+
+/** Dollars as the API counts them: null when a model has no price. */
+function dollars(usd) {
+  if (usd === undefined) return "—";
+  if (usd === null) return "unknown (a model has no price)";
+  return `$${usd < 1 ? usd.toFixed(6) : usd.toFixed(2)}`;
+}
+
+/** The job's execution mode, and its provider batches when it has any. */
+function executionText(job) {
+  const mode = job.execution?.mode ?? "realtime";
+  const batches = job.batches ?? [];
+  if (batches.length === 0) return mode;
+  const open = batches.filter((b) => b.ended_at === null).length;
+  const lines = batches.reduce((n, b) => n + b.requests, 0);
+  return `${mode} · ${num(batches.length)} provider batch${batches.length === 1 ? "" : "es"} (${num(lines)} lines${open ? `, ${num(open)} running` : ""})`;
+}
+
 function renderHead(el, state) {
   const job = state.job;
   const streamText = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", ended: "stream ended" }[state.stream] ?? state.stream;
@@ -152,7 +175,9 @@ function renderHead(el, state) {
       h("dt", {}, "Attempts"), h("dd", {}, num(job.total_attempts)),
       job.effective_concurrency !== null && job.effective_concurrency !== undefined ? h("dt", {}, "Calls at once") : null,
       job.effective_concurrency !== null && job.effective_concurrency !== undefined ? h("dd", { id: "effective-concurrency" }, num(job.effective_concurrency)) : null,
-      h("dt", {}, "Tokens"), h("dd", {}, `${num(job.usage.input_tokens)} in · ${num(job.usage.output_tokens)} out`, job.usage.cached?.calls ? ` · ${num(job.usage.cached.calls)} cached calls` : ""),
+      h("dt", {}, "Tokens"), h("dd", {}, `${num(job.usage.input_tokens)} in · ${num(job.usage.output_tokens)} out`, promptCached(job.usage), job.usage.cached?.calls ? ` · ${num(job.usage.cached.calls)} cached calls` : ""),
+      h("dt", {}, "Cost"), h("dd", { id: "cost" }, dollars(job.cost_usd)),
+      h("dt", {}, "Execution"), h("dd", { id: "execution" }, executionText(job)),
       h("dt", {}, "Updates"), h("dd", { id: "stream-state" }, streamText),
     ),
     job.pause_reason ? notice(`Paused: ${job.pause_reason}`, "ok") : null,

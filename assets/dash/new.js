@@ -49,7 +49,9 @@ export async function showNewJob(view) {
   estimateButton.addEventListener("click", async () => {
     try {
       const { estimate } = await api("POST", "/v1/map?dry_run=true", body());
-      fill(status, h("p", { id: "estimate-result", role: "status" }, `Estimate: ${num(estimate.calls)} calls, ${num(estimate.input_tokens)} input + ${num(estimate.output_tokens)} output tokens (${num(estimate.total_tokens)} in all).`));
+      const cost = estimate.cost_usd_by_mode?.realtime;
+      const dollars = cost === null || cost === undefined ? "" : ` About $${cost.toFixed(6)} realtime, $${(estimate.cost_usd_by_mode.batch ?? 0).toFixed(6)} through the provider's batch API.`;
+      fill(status, h("p", { id: "estimate-result", role: "status" }, `Estimate: ${num(estimate.calls)} calls, ${num(estimate.input_tokens)} input + ${num(estimate.output_tokens)} output tokens (${num(estimate.total_tokens)} in all).${dollars}`));
     } catch (err) {
       fill(status, notice(errorText(err)));
     }

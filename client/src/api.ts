@@ -1143,6 +1143,8 @@ export interface components {
         };
         MapCompletedEvent: {
             completed: number;
+            /** @description The job's dollars (jobs ended since v3) */
+            cost_usd?: number | null;
             /** @description Staged jobs: the failure context */
             error?: {
                 code: string;

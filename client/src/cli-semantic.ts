@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import type { Fanout } from "./index.js";
-import { followStaged, int, jobFlags, need, UsageError, type Flags } from "./cli-staged.js";
+import { executionFlag, followStaged, int, jobFlags, need, UsageError, type Flags } from "./cli-staged.js";
 import type { Cascade, ClassifyOptions, FilterOptions, RankOptions, ResolveOptions } from "./types.js";
 
 /** `--cascade-model M [--accept-above X] [--reject-below X]`. */
@@ -21,7 +21,7 @@ function cascadeFlags(values: Flags): Cascade | undefined {
 const shared = (values: Flags) => ({ model: need(values.model, "--model"), ...jobFlags(values), cascade: cascadeFlags(values) });
 
 export function filterOptions(values: Flags, inputs: unknown[]): FilterOptions {
-  return { ...shared(values), inputs, predicateTemplate: need(values.predicate, "--predicate") };
+  return { ...shared(values), ...executionFlag(values), inputs, predicateTemplate: need(values.predicate, "--predicate") };
 }
 
 /** `--categories a,b,c`, or a .json file of `[{"name", "description"}]`. */
@@ -34,6 +34,7 @@ function categories(value: string | boolean | undefined): ClassifyOptions["categ
 export function classifyOptions(values: Flags, inputs: unknown[]): ClassifyOptions {
   return {
     ...shared(values),
+    ...executionFlag(values),
     inputs,
     categories: categories(values.categories),
     multiLabel: values["multi-label"] === true ? true : undefined,

@@ -4,7 +4,7 @@
  */
 import { createWriteStream, readFileSync } from "node:fs";
 import type { Fanout, JobHandle } from "./index.js";
-import { Progress, trackConcurrency, type ProgressState } from "./progress.js";
+import { costText, Progress, trackBatches, trackConcurrency, type ProgressState } from "./progress.js";
 import { eventStream } from "./sse.js";
 import type { MapCompletedEvent, MapReduceOptions, ReduceOptions, TaskResult } from "./types.js";
 
@@ -27,12 +27,33 @@ export function int(value: string | boolean | undefined, flag: string): number |
 const jsonFile = (path: string | boolean | undefined): Record<string, unknown> | undefined =>
   typeof path === "string" ? (JSON.parse(readFileSync(path, "utf8")) as Record<string, unknown>) : undefined;
 
+/** `--budget TOKENS` and/or `--budget-usd DOLLARS`. */
 export function budgetFlag(values: Flags) {
   const total = int(values.budget, "--budget");
-  if (total === undefined) return undefined;
+  const usd = dollars(values["budget-usd"]);
+  if (total === undefined && usd === undefined) return undefined;
   const onExhausted = values["on-exhausted"];
   if (onExhausted !== undefined && onExhausted !== "pause" && onExhausted !== "fail") throw new UsageError("--on-exhausted is pause or fail");
-  return { total, onExhausted: onExhausted as "pause" | "fail" | undefined };
+  return { total, usd, onExhausted: onExhausted as "pause" | "fail" | undefined };
+}
+
+function dollars(value: string | boolean | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (typeof value !== "string" || !(n > 0)) throw new UsageError("--budget-usd takes a number of dollars above 0");
+  return n;
+}
+
+/** `--mode realtime|batch|auto [--deadline SECS]` (map, filter, classify, map-reduce). */
+export function executionFlag(values: Flags) {
+  const mode = values.mode;
+  if (mode === undefined) return values.deadline === undefined ? {} : usageError("--deadline needs --mode auto");
+  if (mode !== "realtime" && mode !== "batch" && mode !== "auto") throw new UsageError("--mode is realtime, batch or auto");
+  return { execution: { mode, deadlineSecs: int(values.deadline, "--deadline") } as const };
+}
+
+function usageError(message: string): never {
+  throw new UsageError(message);
 }
 
 /** `--cache TTL_SECS`: the response cache for the job's calls. */
@@ -98,6 +119,7 @@ export function mapReduceOptions(values: Flags, inputs: unknown[]): MapReduceOpt
     timeoutSecs: int(values.timeout, "--timeout"),
     tokenBudget: budget,
     cache: cacheFlag(values),
+    ...executionFlag(values),
   };
 }
 
@@ -121,6 +143,7 @@ export async function followStaged(job: JobHandle<TaskResult>, values: Flags): P
   const progress = new Progress();
   const state: ProgressState = { done: 0, failed: 0, total: 0 };
   trackConcurrency(job, state, progress);
+  trackBatches(job);
   let end: MapCompletedEvent | null = null;
   const totals = new Map<string, number>(); // each stage's size: planned, then as each stage starts
   const count = () => (state.total = [...totals.values()].reduce((a, b) => a + b, 0));
@@ -152,7 +175,7 @@ export async function followStaged(job: JobHandle<TaskResult>, values: Flags): P
     process.stderr.write(`job ${id} ${finished?.status ?? "ended"}${err ? `: ${err.code} at ${err.stage}[${err.index}] (${err.message}); \`fanout recover ${id}\` goes on` : ""}\n`);
     return 1;
   }
-  process.stderr.write(`done: ${state.done} tasks, job ${id} completed\n`);
+  process.stderr.write(`done: ${state.done} tasks${costText(finished.cost_usd)}, job ${id} completed\n`);
   return 0;
 }
 

@@ -9,16 +9,17 @@ import { extname } from "node:path";
 import { parseArgs } from "node:util";
 import { Fanout, FanoutError, type MapResult } from "./index.js";
 import {
-  int, jobFlags, mapReduceOptions, need, reduceOptions, runMapReduce, runRecover, runReduce, runResume, UsageError, type Flags,
+  executionFlag, int, jobFlags, mapReduceOptions, need, reduceOptions, runMapReduce, runRecover, runReduce, runResume, UsageError, type Flags,
 } from "./cli-staged.js";
 import { estimatePipeline, runPipeline } from "./cli-pipeline.js";
 import { classifyOptions, filterOptions, rankOptions, resolveOptions, runClassify, runFilter, runRank, runResolve } from "./cli-semantic.js";
 import { parseCsv } from "./csv.js";
-import { Progress, trackConcurrency, type ProgressState } from "./progress.js";
+import { costText, Progress, trackBatches, trackConcurrency, type ProgressState } from "./progress.js";
 
 const USAGE = `usage:
   fanout map --model M --template FILE [--schema FILE] --input FILE(.jsonl|.csv|.json) [--out FILE] [--concurrency N]
-             [--max-retries N] [--timeout SECS] [--system TEXT] [--budget TOKENS [--on-exhausted pause|fail]] [--cache TTL_SECS]
+             [--max-retries N] [--timeout SECS] [--system TEXT] [--budget TOKENS] [--budget-usd DOLLARS [--on-exhausted pause|fail]]
+             [--cache TTL_SECS] [--mode realtime|batch|auto [--deadline SECS]]   (batch: the provider's batch API, half the price)
   fanout reduce --model M --reduction-template FILE [--schema FILE] [--inner-template FILE [--inner-schema FILE]]
              --input FILE (a .json list or object of named inputs, .jsonl, .csv) [--initial JSON] [--out FILE]
              [--concurrency N] [--budget TOKENS] [--cache TTL_SECS]
@@ -50,6 +51,7 @@ const USAGE = `usage:
   fanout recover JOB_ID [--error-kinds K1,K2] [--model M] [--max-retries N] [--timeout SECS] [--budget TOKENS]
              (re-runs what failed and follows that round with a progress line, like map)
   fanout resume JOB_ID [--budget TOKENS]
+map, filter, classify and map-reduce take --mode and --deadline; every job-creating command takes --budget-usd
 every command: --api-key KEY (default: FANOUT_API_KEY; one of them is required)
                --url URL (default: FANOUT_URL, else http://localhost:8787)
                -h, --help`;
@@ -104,6 +106,7 @@ function mapOptions(values: Flags, inputs: unknown[]) {
     promptTemplate: readFileSync(need(values.template, "--template"), "utf8"),
     outputSchema: typeof values.schema === "string" ? (JSON.parse(readFileSync(values.schema, "utf8")) as Record<string, unknown>) : undefined,
     ...jobFlags(values),
+    ...executionFlag(values),
   };
 }
 
@@ -130,12 +133,15 @@ async function runMap(client: Fanout, values: Flags): Promise<number> {
   const progress = new Progress();
   const state: ProgressState = { done: 0, failed: 0, total: inputs.length };
   trackConcurrency(job, state, progress);
+  trackBatches(job);
   let attempts = 0;
   let status = "completed";
+  let cost: number | null | undefined;
   job.on({
     MAP_COMPLETED: (e) => {
       attempts = e.total_attempts;
       status = e.status;
+      cost = e.cost_usd;
     },
   });
   await job.id(); // the job exists (a refused request ends here, with no progress line before its error)
@@ -151,7 +157,7 @@ async function runMap(client: Fanout, values: Flags): Promise<number> {
   if (out !== process.stdout) await new Promise<void>((resolve) => (out as NodeJS.WritableStream).end(() => resolve()));
   process.stderr.write(
     `${state.failed ? "done with failures" : "done"}: ${state.done}/${state.total} items, ${state.done - state.failed} succeeded, ` +
-      `${state.failed} failed, ${attempts} attempts, job ${await job.id()} ${status}\n`,
+      `${state.failed} failed, ${attempts} attempts${costText(cost)}, job ${await job.id()} ${status}\n`,
   );
   return state.failed > 0 || state.done < state.total ? 1 : 0;
 }
@@ -171,6 +177,9 @@ export async function main(argv: string[]): Promise<number> {
       timeout: { type: "string" },
       system: { type: "string" },
       budget: { type: "string" },
+      "budget-usd": { type: "string" },
+      mode: { type: "string" },
+      deadline: { type: "string" },
       cache: { type: "string" },
       "on-exhausted": { type: "string" },
       "reduction-template": { type: "string" },

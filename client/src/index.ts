@@ -287,9 +287,10 @@ export class JobHandle<R> implements AsyncIterable<R> {
     return this.#client.request("GET", `/v1/jobs/${await this.id()}/audit`);
   }
 
-  /** Resumes a job paused by its token budget, with a larger total if given. */
-  async resume(tokenBudgetTotal?: number): Promise<Job> {
-    const body = tokenBudgetTotal === undefined ? {} : { token_budget: { total: tokenBudgetTotal } };
+  /** A job paused by its budget goes on; `tokenBudget`: a new token total, or new limits in tokens and dollars. */
+  async resume(tokenBudget?: number | { total?: number; usd?: number }): Promise<Job> {
+    const limits = typeof tokenBudget === "number" ? { total: tokenBudget } : tokenBudget;
+    const body = limits === undefined ? {} : { token_budget: compact({ total: limits.total, usd: limits.usd }) };
     return this.#client.request("POST", `/v1/jobs/${await this.id()}/resume`, body);
   }
 
@@ -413,7 +414,7 @@ function mapReduceBody(o: Fields<MapReduceOptions>): Record<string, unknown> {
   const budget = o.tokenBudget;
   return compact({
     ...commonFields(o),
-    token_budget: budget ? compact({ total: budget.total, on_exhausted: budget.onExhausted, allocation: budget.allocation }) : undefined,
+    token_budget: budget ? compact({ total: budget.total, usd: budget.usd, on_exhausted: budget.onExhausted, allocation: budget.allocation }) : undefined,
     inputs: o.inputs,
     mapper: taskBody(o.mapper),
     docs_per_mapper: o.docsPerMapper,

@@ -1,5 +1,5 @@
 /** Pipeline request bodies: the client's camelCase steps in the API's spelling. */
-import type { AgentLoopOptions, AgentStep, BatchConfig, CommonOptions, TokenBudget, ContextManagement, PipelineOptions, PipelineStep, ReduceTask, StepInput, SubtaskOptions } from "./types.js";
+import type { AgentLoopOptions, AgentStep, BatchConfig, CommonOptions, ExecutionOptions, TokenBudget, ContextManagement, PipelineOptions, PipelineStep, ReduceTask, StepInput, SubtaskOptions } from "./types.js";
 
 export function compact(body: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
@@ -99,9 +99,17 @@ export function commonFields(o: SharedFields): Record<string, unknown> {
     concurrency: o.concurrency,
     webhook: o.webhook,
     metadata: o.metadata,
-    token_budget: o.tokenBudget ? compact({ total: o.tokenBudget.total, on_exhausted: o.tokenBudget.onExhausted }) : undefined,
+    token_budget: o.tokenBudget ? compact({ total: o.tokenBudget.total, usd: o.tokenBudget.usd, on_exhausted: o.tokenBudget.onExhausted }) : undefined,
     cache: o.cache ? { ttl_secs: o.cache.ttlSecs } : undefined,
+    prompt_cache: o.promptCache,
+    execution: executionBody(o),
   };
+}
+
+/** `execution`, for the options that take it (ExecutionOptions). */
+function executionBody(o: object): Record<string, unknown> | undefined {
+  const e = (o as ExecutionOptions).execution;
+  return e ? compact({ mode: e.mode, deadline_secs: e.deadlineSecs }) : undefined;
 }
 
 export function pipelineBody(o: Omit<PipelineOptions, "onEvent">): Record<string, unknown> {

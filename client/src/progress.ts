@@ -64,3 +64,17 @@ export function trackConcurrency(job: { on(handlers: Pick<EventHandlers<unknown>
     },
   });
 }
+
+/** Follows a job's provider batches (execution mode batch or auto) with a line for each as it is sent and as it ends. */
+export function trackBatches(job: { on(handlers: Pick<EventHandlers<unknown>, "BATCH_SUBMITTED" | "BATCH_ENDED">): unknown }, out: NodeJS.WritableStream = process.stderr): void {
+  job.on({
+    BATCH_SUBMITTED: (e) => out.write(`batch ${e.batch.id}: sent to the provider (${e.batch.provider_batch_id}), ${e.batch.requests} requests of stage ${e.batch.stage}\n`),
+    BATCH_ENDED: (e) => out.write(`batch ${e.batch.id}: ${e.batch.status}, ${e.batch.completed} completed, ${e.batch.failed} failed\n`),
+  });
+}
+
+/** The job's dollars for its summary line (null: a model has no price; absent: a server before v3). */
+export function costText(cost: number | null | undefined): string {
+  if (cost === undefined) return "";
+  return cost === null ? ", cost unknown (a model has no price)" : `, cost $${cost.toFixed(cost < 1 ? 6 : 2)}`;
+}

@@ -37,6 +37,10 @@ export type JobRecoveringEvent = Api.JobRecoveringEvent;
 export type ConcurrencyChangedEvent = Api.ConcurrencyChangedEvent;
 export type SubtaskStartedEvent = Api.SubtaskStartedEvent;
 export type SubtaskCompletedEvent = Api.SubtaskCompletedEvent;
+export type PacingChangedEvent = Api.PacingChangedEvent;
+export type BatchSubmittedEvent = Api.BatchSubmittedEvent;
+export type BatchProgressEvent = Api.BatchProgressEvent;
+export type BatchEndedEvent = Api.BatchEndedEvent;
 
 export interface EventHandlers<R> {
   MAP_STARTED?: (data: MapStartedEvent) => void;
@@ -51,12 +55,25 @@ export interface EventHandlers<R> {
   CONCURRENCY_CHANGED?: (data: ConcurrencyChangedEvent) => void;
   SUBTASK_STARTED?: (data: SubtaskStartedEvent) => void;
   SUBTASK_COMPLETED?: (data: SubtaskCompletedEvent) => void;
+  PACING_CHANGED?: (data: PacingChangedEvent) => void;
+  /** Execution mode batch or auto: a provider batch was sent, its counts changed, it ended (its lines' results follow). */
+  BATCH_SUBMITTED?: (data: BatchSubmittedEvent) => void;
+  BATCH_PROGRESS?: (data: BatchProgressEvent) => void;
+  BATCH_ENDED?: (data: BatchEndedEvent) => void;
   MAP_COMPLETED?: (data: MapCompletedEvent) => void;
 }
 
+/** Tokens (`total`), dollars (`usd`) or both (contract v3). */
 export interface TokenBudget {
-  total: number;
+  total?: number;
+  usd?: number;
   onExhausted?: "pause" | "fail";
+}
+
+/** Contract v3 `execution`: map, filter, classify and map-reduce (their independent calls). */
+export interface ExecutionOptions {
+  /** realtime (default); batch: the provider's batch API, half the price within its 24 h window; auto: batch first, realtime before the deadline. */
+  execution?: { mode: "realtime" | "batch" | "auto"; deadlineSecs?: number };
 }
 
 export interface Webhook {
@@ -77,11 +94,13 @@ export interface CommonOptions<R> {
   tokenBudget?: TokenBudget;
   /** The response cache: reuse this tenant's validated answers to identical calls made within ttlSecs (not for agents). */
   cache?: { ttlSecs: number };
+  /** false: never mark the shared prefix for Anthropic's prompt cache (default: marked when long enough). */
+  promptCache?: boolean;
   idempotencyKey?: string;
   onEvent?: EventHandlers<R>;
 }
 
-export interface MapOptions<S, R> extends CommonOptions<R> {
+export interface MapOptions<S, R> extends CommonOptions<R>, ExecutionOptions {
   inputs: unknown[];
   promptTemplate: string;
   /** A zod schema (outputs are then typed and parsed by it) or a JSON Schema object. */
@@ -147,7 +166,7 @@ export interface Cascade {
 }
 
 /** A filter job: results' outputs are `{keep, reason}`; `output()` is `{kept, dropped, failed}`. */
-export interface FilterOptions extends CommonOptions<TaskResult> {
+export interface FilterOptions extends CommonOptions<TaskResult>, ExecutionOptions {
   inputs: unknown[];
   predicateTemplate: string;
   cascade?: Cascade;
@@ -155,7 +174,7 @@ export interface FilterOptions extends CommonOptions<TaskResult> {
 }
 
 /** A classify job: results' outputs are `{label, confidence}` (or `{labels, confidence}`); `output()` is `{counts, failed}`. */
-export interface ClassifyOptions extends CommonOptions<TaskResult> {
+export interface ClassifyOptions extends CommonOptions<TaskResult>, ExecutionOptions {
   inputs: unknown[];
   categories: { name: string; description?: string }[];
   multiLabel?: boolean;
@@ -195,7 +214,7 @@ export interface RecoverOptions {
 }
 
 /** A map-reduce job's options; the job's values are each task's defaults. */
-export interface MapReduceOptions extends Omit<CommonOptions<TaskResult>, "concurrency" | "tokenBudget"> {
+export interface MapReduceOptions extends Omit<CommonOptions<TaskResult>, "concurrency" | "tokenBudget">, ExecutionOptions {
   inputs: unknown[];
   mapper: ReduceTask;
   docsPerMapper?: number;

@@ -5,7 +5,7 @@
  * the coordinator changes on every result in one place.
  */
 import { itemStages } from "./store";
-import { ZERO, usageView, type Counters } from "../../src/engine/counters";
+import { ZERO, costOut, usageView, type Counters } from "../../src/engine/counters";
 import type { EventHub } from "./event-hub";
 import type { EventData, EventName } from "../../src/schemas/events";
 import type { CoordinatorStore, StageRow } from "./store";
@@ -65,6 +65,6 @@ export class JobLog {
 
   summary() {
     const c = this.counters;
-    return { completed: c.completed, succeeded: c.succeeded, failed: c.failed, total_attempts: c.total_attempts, usage: usageView(c) };
+    return { completed: c.completed, succeeded: c.succeeded, failed: c.failed, total_attempts: c.total_attempts, usage: usageView(c), cost_usd: costOut(c) };
   }
 }

@@ -3,7 +3,7 @@
  * (components), so the client's event types are generated from the same source as the server's.
  */
 import { z } from "@hono/zod-openapi";
-import { UsageSchema } from "./map";
+import { CostUsdSchema, UsageSchema } from "./map";
 import { ProviderBatchSchema, BudgetSchema, JobErrorSchema, JobUsageSchema, JOB_STATUSES, PacingSchema, PipelineStepSchema, TaskResultSchema } from "./jobs";
 
 /** Each event's name on the stream, and the schema of its data. */
@@ -25,6 +25,7 @@ export const EVENT_DATA = {
     failed: z.number().int(),
     total_attempts: z.number().int(),
     usage: JobUsageSchema,
+    cost_usd: CostUsdSchema.optional().openapi({ description: "The job's dollars (jobs ended since v3)" }),
     output: z.unknown().optional().openapi({ description: "Staged jobs: the job's final value" }),
     error: JobErrorSchema.nullable().optional().openapi({ description: "Staged jobs: the failure context" }),
   }),

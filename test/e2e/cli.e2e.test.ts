@@ -44,8 +44,24 @@ describe("fanout CLI", () => {
     expect(results.find((r) => r.index === 3).output.echo).toBe("Summarize Paper, part 3");
     expect(run.stderr).toMatch(/^progress: 0\/6 done, 0 failed/m);
     expect(run.stderr).toMatch(/^progress: 6\/6 done, 0 failed, [\d.]+\/s, ETA/m);
-    expect(run.stderr).toMatch(/^done: 6\/6 items, 6 succeeded, 0 failed, 6 attempts, job job_\w+ completed$/m);
+    expect(run.stderr).toMatch(/^done: 6\/6 items, 6 succeeded, 0 failed, 6 attempts, cost \$0\.\d{6}, job job_\w+ completed$/m);
     expect(run.stderr).not.toContain("\r");
+  });
+
+  it("--mode batch sends the calls as a provider batch, says so as it goes, and prints the cost; --budget-usd is a dollar budget", async () => {
+    const { dir, env } = await setup();
+    const tag = uniqueTag("cli-batch");
+    writeFileSync(join(dir, "items.jsonl"), [0, 1, 2].map((i) => JSON.stringify({ title: `t${i}`, d: fake(tag, i) })).join("\n") + "\n");
+    const run = await fanoutCli(
+      ["map", "--model", "openai/gpt-4o-mini", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.jsonl"), "--mode", "batch", "--budget-usd", "1"],
+      env,
+    );
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/^batch b\w+: sent to the provider \(batch_\w+\), 3 requests of stage items$/m);
+    expect(run.stderr).toMatch(/^batch b\w+: ended, 3 completed, 0 failed$/m);
+    expect(run.stderr).toMatch(/^done: 3\/3 items, 3 succeeded, 0 failed, 3 attempts, cost \$0\.\d{6}, job job_\w+ completed$/m);
+    const bad = await fanoutCli(["map", "--model", "openai/gpt-4o-mini", "--template", join(dir, "prompt.j2"), "--input", join(dir, "items.jsonl"), "--mode", "later"], env);
+    expect([bad.code, bad.stderr.split("\n")[0]]).toEqual([2, "error: --mode is realtime, batch or auto"]);
   });
 
   it("shows in its progress when the provider's 429s cut the calls at once", async () => {

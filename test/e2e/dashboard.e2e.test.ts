@@ -81,6 +81,7 @@ describe("the dashboard", () => {
     await page.getByLabel("Retries").fill("0");
     await page.getByRole("button", { name: "Estimate" }).click();
     await expect.poll(() => page.locator("#estimate-result").textContent()).toContain("5 calls");
+    expect(await page.locator("#estimate-result").textContent()).toMatch(/About \$0\.\d{6} realtime, \$0\.\d{6} through the provider's batch API\./);
     await page.getByRole("button", { name: "Start job" }).click();
     await page.waitForURL(/\/jobs\/job_/);
 
@@ -91,6 +92,8 @@ describe("the dashboard", () => {
     await expect.poll(() => failure.textContent()).toContain("#4");
     expect(await page.locator("#results tbody tr").count()).toBe(5);
     expect(await page.locator("#effective-concurrency").textContent()).toMatch(/^\d+$/); // the README's screenshot shows "Calls at once"
+    await expect.poll(() => page.locator("#cost").textContent()).toMatch(/^\$0\.\d{6}$/);
+    expect(await page.locator("#execution").textContent()).toBe("realtime");
     await page.screenshot({ path: join(SHOTS, "job.png"), fullPage: true });
 
     await page.getByRole("button", { name: /Recover/ }).click();
@@ -219,13 +222,15 @@ describe("the dashboard", () => {
     const tag = uniqueTag("dash-out");
     const model = "openai/gpt-4o-mini";
     const submit = async (path: string, body: Record<string, unknown>) => (await call(base(), "POST", `${path}?wait=true`, { token: key, body: { model, ...body } })).body.id as string;
-    const filter = await submit("/v1/filter", { inputs: [0, 1, 2].map((i) => fake(tag, `f${i}`, i === 1 ? json({ keep: false }) : "ok")), predicate_template: "{{ item }}" });
+    const filter = await submit("/v1/filter", { inputs: [0, 1, 2].map((i) => fake(tag, `f${i}`, i === 1 ? json({ keep: false }) : "ok")), predicate_template: "{{ item }}", execution: { mode: "batch" } });
     const classify = await submit("/v1/classify", { inputs: [0, 1, 2].map((i) => fake(tag, `c${i}`, i === 2 ? json({ label: "b", confidence: 0.5 }) : "ok")), categories: [{ name: "a" }, { name: "b" }], prompt_template: "{{ item }}" });
     const rank = await submit("/v1/rank", { inputs: [3, 8].map((n, i) => fake(tag, `r${i}`, json({ score: n }))), criteria: "high", k: 1, prompt_template: "{{ item }}" });
     const resolve = await submit("/v1/resolve", { inputs: [{ n: "x" }, { n: "x" }, { n: "y" }], comparison_template: `{{ item_a }} {{ item_b }} ${fake(tag, "pair")}`, blocking: { keys: ["n"] } });
 
     const page = await signedIn(key, `/jobs/${filter}`);
     await expect.poll(() => page.locator("#filter-summary").textContent(), { timeout: 30_000 }).toBe("Kept 2 · dropped 1 · failed 0");
+    expect(await page.locator("#execution").textContent()).toBe("batch · 1 provider batch (3 lines)");
+    expect(await page.locator("#cost").textContent()).toMatch(/^\$0\.\d{6}$/);
     await page.goto(`${base()}/jobs/${classify}`);
     await expect.poll(() => page.locator("#label-counts tbody tr").allTextContents()).toEqual(["a2", "b1"]);
     await page.goto(`${base()}/jobs/${rank}`);

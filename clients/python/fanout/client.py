@@ -91,6 +91,7 @@ class Fanout:
 
     # ── operators ───────────────────────────────────────────────────────────────────────────
     def map(self, inputs: List[Any], prompt_template: str, model: str, output_schema: Any = None, idempotency_key: Optional[str] = None, **options: Any) -> "Job":
+        """One call per input. options: any field of POST /v1/map, e.g. execution={"mode": "batch"} (the provider's batch API, half the price) or token_budget={"usd": 5}."""
         body = {"inputs": inputs, "prompt_template": prompt_template, "model": model, "output_schema": _schema_of(output_schema), **options}
         return self._create("/v1/map", body, idempotency_key, _parser_of(output_schema))
 
@@ -226,8 +227,10 @@ class Job:
     def recover(self, **overrides: Any) -> Dict[str, Any]:
         return self.client.request("POST", f"/v1/jobs/{self.id}/recover", overrides or {})
 
-    def resume(self, budget: Optional[int] = None) -> Dict[str, Any]:
-        return self.client.request("POST", f"/v1/jobs/{self.id}/resume", {"token_budget": {"total": budget}} if budget else {})
+    def resume(self, budget: Optional[int] = None, usd: Optional[float] = None) -> Dict[str, Any]:
+        """A job paused by its budget goes on, with a new token total and/or dollar limit if given."""
+        limits = {k: v for k, v in {"total": budget, "usd": usd}.items() if v is not None}
+        return self.client.request("POST", f"/v1/jobs/{self.id}/resume", {"token_budget": limits} if limits else {})
 
     def delete(self) -> None:
         self.client.request("DELETE", f"/v1/jobs/{self.id}")
