@@ -149,6 +149,8 @@ export class JobCoordinator extends DurableObject<Env> {
     const task = run.store.task(ref.stage, ref.index);
     const live = run.status === "running" || run.status === "paused";
     if (!live || !task || task.state !== "running" || task.token !== ref.token) {
+      // A realtime call of a task whose batch line answered first (execution mode auto): billed for nothing.
+      if (live && task?.batch_id && !ref.token.startsWith("batch:")) run.duplicated(task, outcome, "realtime");
       // A stale report. From a call worker that asks to pull, it may be a report repeated because
       // the answer handing over the slot's next task was lost: that task is handed again.
       if (pull?.slot === undefined || pull.round === undefined) return null;

@@ -8,3 +8,7 @@ ALTER TABLE jobs ADD COLUMN unpriced_calls INTEGER NOT NULL DEFAULT 0;
 -- GET /v1/jobs/{id} shows them; the coordinator's storage is the truth).
 ALTER TABLE jobs ADD COLUMN execution TEXT;
 ALTER TABLE jobs ADD COLUMN batches TEXT;
+-- Execution mode auto: calls billed for an item that had (or was getting) its result another way.
+ALTER TABLE jobs ADD COLUMN duplicated_input_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN duplicated_output_tokens INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN duplicated_cost_usd REAL NOT NULL DEFAULT 0;

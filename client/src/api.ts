@@ -866,7 +866,7 @@ export interface components {
         /** @description How the job's independent calls run: `realtime` (default); `batch`, through the provider's batch API (OpenAI Batch, Anthropic Message Batches: half the price, results within the provider's 24 h window; 400 `unsupported_execution_mode` for a provider without one); `auto`, batch first, the unfinished items realtime when the deadline comes near (realtime where the provider has no batch API). A fold's reductions and agent turns always run realtime. */
         ExecutionRequest: {
             /**
-             * @description auto: by when, from the job's start, every item should have a result (60 s to 7 days)
+             * @description auto: by when, from the job's start, every item should have a result, in seconds (up to 7 days). The unfinished items move to realtime when the time left is what they need there: one call (at most 10 s, or the call's timeout) per concurrency slot in turn
              * @default 86400
              */
             deadline_secs: number;
@@ -1137,6 +1137,12 @@ export interface components {
             /** @description Calls answered from the response cache (no tokens spent; not in input_tokens/output_tokens) and the tokens their original calls cost */
             cached: {
                 calls: number;
+                input_tokens: number;
+                output_tokens: number;
+            };
+            /** @description Execution mode auto: calls the provider billed for items that had (or were getting) their result another way — a batch line that finished after its item's realtime call started. Not in input_tokens/output_tokens; their dollars are in the job's cost_usd (what the provider bills) */
+            duplicated: {
+                cost_usd: number;
                 input_tokens: number;
                 output_tokens: number;
             };

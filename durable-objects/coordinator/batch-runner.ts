@@ -18,6 +18,13 @@
  *   back to pending without counting. BATCH_ENDED comes before its lines' TASK_COMPLETED events (the last of
  *   them may end the job, and MAP_COMPLETED stays the last event).
  * - Cancel: a cancelled or failed job cancels its open batches at the provider.
+ * - Auto (execution mode `auto`): when the deadline comes near — the time left is what the
+ *   unfinished items need realtime at the job's concurrency, each call counted at
+ *   min(timeout, AUTO_CALL_MS) — the batch stages move to realtime: their open batches are
+ *   cancelled, their lines' tasks go back to pending (uncounted) and run on the job's slots. A
+ *   cancelled batch is still read when it ends: a line it answered all the same is its item's
+ *   result while the item has none and no realtime call under way; otherwise it is billed for
+ *   nothing and counted in `usage.duplicated` (and the job's cost). Never counted twice.
  */
 import { renderLimits, readVar } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
@@ -39,6 +46,7 @@ import type { CoordinatorStore, TaskRow } from "./store";
 const POLL_MIN_MS = 5_000; // the first poll after a submission; BATCH_POLL_MS overrides it (tests)
 const POLL_MAX_MS = 60_000; // a long batch is polled once a minute
 const MAX_BATCH_BYTES = 32 * 1024 * 1024; // one batch's JSONL in memory: well under a Durable Object's 128 MB
+const AUTO_CALL_MS = 10_000; // auto: a realtime call's time when the fallback is planned (the call's timeout if shorter)
 
 type BatchWork = Extract<StageWork, { kind: "batch" }>;
 
@@ -52,6 +60,11 @@ export interface BatchHost {
   readonly op: Operator;
   /** Settles one line's outcome like a report (priced at the batch discount). */
   settleLine(task: TaskRow, outcome: AttemptOutcome): Promise<void>;
+  /** A line billed for an item that had (or was getting) its result realtime (execution mode auto). */
+  duplicated(task: TaskRow, outcome: AttemptOutcome): void;
+  /** Execution mode auto's stages moved to realtime (shared with the job's operator view), and when the job began. */
+  readonly realtime: Set<string>;
+  startedAt(): number;
   /** Nothing fits the budget and nothing is under way: the job pauses or fails. */
   budgetExhausted(): void;
   /** The job's status: new batches start only while it runs. */
@@ -74,15 +87,61 @@ export class BatchRunner {
     return store.stages().flatMap((s) => (s.kind !== "children" && op.work(spec, s.name).kind === "batch" ? [s.name] : []));
   }
 
+  /**
+   * After the job's end: its cancelled batches are read as they end, so what the provider billed
+   * for nothing shows in `usage.duplicated` (and the job's cost). Answers when to poll next.
+   */
+  async afterEnd(now: number): Promise<number | null> {
+    const { store } = this.#host;
+    for (const batch of store.batches.open()) if (batch.status === "running" && batch.cancel_requested && batch.next_poll_at <= now) await this.#poll(batch);
+    return store.batches.open().some((b) => b.status === "running" && b.cancel_requested) ? store.batches.nextPollAt() : null;
+  }
+
   /** Polls the batches that are due, then submits what is ready; answers when it needs the alarm next (null: not for batches). */
   async tick(now: number): Promise<number | null> {
     const { store } = this.#host;
+    const fallback = this.#fallbackAt();
+    if (fallback !== null && now >= fallback) await this.#fallBack();
     for (const batch of store.batches.open()) {
       if (batch.status === "submitting" && !this.#submitting.has(batch.id)) await this.#recoverLost(batch);
       else if (batch.status === "running" && batch.next_poll_at <= now) await this.#poll(batch);
     }
     if (this.#host.status() === "running") for (const stage of this.stages()) await this.#submitStage(stage);
-    return store.batches.nextPollAt();
+    const poll = store.batches.nextPollAt();
+    const next = this.#fallbackAt();
+    return poll === null ? next : next === null ? poll : Math.min(poll, next);
+  }
+
+  /** Execution mode auto: when the batch stages must move to realtime to meet the deadline (null: not auto, or moved already). */
+  #fallbackAt(): number | null {
+    const spec = this.#host.spec();
+    if (spec.execution?.mode !== "auto") return null;
+    const stages = this.stages();
+    if (stages.length === 0) return null;
+    const { store } = this.#host;
+    const unfinished = stages.reduce((n, name) => {
+      const stage = store.stage(name);
+      return n + (stage ? stage.total - stage.completed : 0);
+    }, 0);
+    const callMs = Math.min(AUTO_CALL_MS, ...stages.map((s) => this.#work(s).call.timeoutMs));
+    const needMs = Math.ceil(unfinished / Math.max(1, spec.concurrency)) * callMs;
+    return this.#host.startedAt() + spec.execution.deadlineSecs * 1000 - needMs;
+  }
+
+  /** The deadline is near: the batch stages run realtime from now on; their open batches are cancelled, their lines' tasks pending again. */
+  async #fallBack(): Promise<void> {
+    const { store, log, realtime } = this.#host;
+    const stages = this.stages();
+    store.transaction(() => {
+      for (const stage of stages) realtime.add(stage);
+      store.setMeta("realtime_stages", [...realtime]);
+      for (const batch of store.batches.open()) {
+        const tasks = store.inBatch(batch.id);
+        for (const task of tasks) store.leaveBatch(task);
+        log.bump({ total_attempts: -tasks.length });
+      }
+    });
+    await this.cancelOpen();
   }
 
   /** Whether a batch stage has tasks waiting for the next submission. */
@@ -114,10 +173,11 @@ export class BatchRunner {
     return Math.min(min * 1.5 ** polls, Math.max(min, POLL_MAX_MS));
   }
 
+  /** A batch stage's work (its calls; one auto moved to realtime has call work now, the same calls). */
   #work(stage: string): BatchWork {
     const work = this.#host.op.work(this.#host.spec(), stage);
-    if (work.kind !== "batch") throw new Error(`stage ${stage} is not a batch stage`);
-    return work;
+    if (work.kind === "agent") throw new Error(`stage ${stage} is not a batch stage`);
+    return { kind: "batch", tenantId: work.tenantId, call: work.call };
   }
 
   #compile(stage: string, work: BatchWork): CompiledCall {
@@ -259,8 +319,10 @@ export class BatchRunner {
     const results = new Map((await api.results(endpoint, providerId, forcedTool)).map((r) => [r.customId, r]));
     // Ended before its lines are settled: the last line may end the job, whose MAP_COMPLETED stays the last event.
     const tasks = store.inBatch(batch.id);
+    const left = batch.cancel_requested ? store.ofBatch(batch.id).filter((t) => !tasks.includes(t) && t.token !== `batch:${batch.id}`) : [];
     store.batches.end(batch.id, "ended", Date.now());
     log.emit("BATCH_ENDED", { job_id: spec.jobId, batch: batchView(store.batches.get(batch.id) as BatchRow) });
+    for (const task of left) await this.#late(batch, task, results.get(this.#customId(task)), compiled, work);
     for (const task of tasks) {
       const result = results.get(this.#customId(task));
       const outcome = result ? lineOutcome(result, compiled, work) : null;
@@ -270,6 +332,26 @@ export class BatchRunner {
         log.bump({ total_attempts: -1 });
       });
     }
+  }
+
+  /**
+   * A line of a batch auto cancelled, whose task left for realtime: an answer is the item's result
+   * while it has none and no realtime call under way (taken as the batch's line), else billed for
+   * nothing (duplicated). A line that never ran costs nothing.
+   */
+  async #late(batch: BatchRow, task: TaskRow, result: LineResult | undefined, compiled: CompiledCall, work: BatchWork): Promise<void> {
+    if (!result || result.kind !== "answer") return;
+    const outcome = lineOutcome(result, compiled, work) as AttemptOutcome;
+    const { store, log } = this.#host;
+    const current = store.task(task.stage, task.idx);
+    if (current?.state === "pending" && this.#host.status() === "running") {
+      store.transaction(() => {
+        store.markInBatch(current, batch.id, Date.now(), { tokens: 0, usd: 0 });
+        log.bump({ total_attempts: 1 });
+      });
+      return this.#host.settleLine(this.#current(current), outcome);
+    }
+    this.#host.duplicated(task, outcome);
   }
 }
 

@@ -46,6 +46,8 @@ export interface JobMeta {
   pacing: PacingView;
   workers: Block | null; // the block of call workers the job holds this round
   workers_used: (Block | null)[]; // every round's block: a delete wipes what the job left in them
+  started_at_ms: number; // when the job began (execution mode auto: its deadline counts from here)
+  realtime_stages: string[]; // batch stages execution mode auto moved to realtime (its deadline came near)
 }
 
 export type MetaKey = keyof JobMeta;

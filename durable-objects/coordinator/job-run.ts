@@ -32,7 +32,7 @@ import { JobLog } from "./job-log";
 import { eventShape } from "./event-shapes";
 import { Setups, claimOf, planReader, taskVars } from "./claims";
 import { attemptEnd, recordEnd, type TaskEnd } from "./results";
-import { NO_USAGE_SUMS, sumsOf, type UsageSums } from "../../src/engine/counters";
+import { duplicatedCounts, NO_USAGE_SUMS, sumsOf, type UsageSums } from "../../src/engine/counters";
 import { priced } from "../../src/llm/prices";
 import { withExecution } from "../../src/engine/execution";
 import { DEFAULT_DEADLINE_SECS } from "../../src/operators/execution-field";
@@ -62,6 +62,7 @@ export class JobRun {
   status: JobStatus;
   finalized: boolean;
   readonly #setups: Setups;
+  readonly #realtime: Set<string>; // batch stages execution mode auto moved to realtime (meta realtime_stages)
   #alarmAt: number | null;
   #ending: Promise<void> | null = null; // an end begun inside the synchronous dispatch; the RPC or alarm that caused it waits for it
 
@@ -78,7 +79,8 @@ export class JobRun {
     this.waiters = parts.waiters;
     this.mirror = new D1Mirror(env.DB, this.store, () => this.progress());
     this.spec = spec;
-    this.op = withExecution(operatorFor(spec));
+    this.#realtime = new Set(this.store.getMeta("realtime_stages") ?? []);
+    this.op = withExecution(operatorFor(spec), this.#realtime);
     this.status = this.store.getMeta("status") ?? "queued";
     this.finalized = this.store.getMeta("finalized") ?? false;
     this.log = new JobLog(this.store, this.hub, eventShape(this.op));
@@ -91,7 +93,10 @@ export class JobRun {
       spec: () => this.spec, // the job's current spec and status: a recover or resume changes them
       status: () => this.status,
       settleLine: (task, outcome) => this.settleLine(task, outcome),
+      duplicated: (task, outcome) => this.duplicated(task, outcome, "batch"),
       budgetExhausted: () => this.#budgetExhausted(),
+      realtime: this.#realtime,
+      startedAt: () => this.store.getMeta("started_at_ms") ?? Date.now(),
     });
     this.#setups = new Setups(env);
     for (const row of this.store.running()) if (row.slot !== null) this.busySlots.add(row.slot);
@@ -161,6 +166,19 @@ export class JobRun {
     await this.afterChange(this.#recordAttempt(task, outcome, step, usage));
   }
 
+  /**
+   * A call the provider billed for an item that had (or was getting) its result another way
+   * (execution mode auto: a cancelled batch's line that ran all the same, or a realtime call that
+   * ended after the item's batch line): its usage apart, in `usage.duplicated`, its dollars in the job's.
+   */
+  duplicated(task: TaskRow, outcome: AttemptOutcome, mode: "batch" | "realtime"): void {
+    const usage = sumsOf(priced(this.env, this.#modelOf(task.stage), outcome.usage, mode));
+    if (usage.input_tokens + usage.output_tokens === 0) return;
+    this.budget.spend(task.stage, usage);
+    this.log.bump(duplicatedCounts(usage));
+    this.mirror.schedule();
+  }
+
   /** The model a stage's calls use (an agent's children: their parents' stage's), which prices their usage. */
   #modelOf(stage: string): string {
     const work = this.op.work(this.spec, this.store.workStage(stage));
@@ -174,6 +192,7 @@ export class JobRun {
     const total = planned.reduce((n, s) => n + s.total, 0);
     this.store.transaction(() => {
       this.setStatus("running");
+      this.store.setMeta("started_at_ms", Date.now());
       this.log.emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...op.startedFields, ...this.log.shape.startedFields(planned) });
     });
     this.startStagesWithWork();
@@ -467,6 +486,9 @@ export class JobRun {
     await this.ctx.storage.deleteAlarm();
     this.#alarmAt = null;
     await this.watchWebhook();
+    // Batches cancelled before the end are read as they end: what the provider billed for nothing (./batch-runner.ts).
+    const poll = this.spec.execution ? this.store.batches.nextPollAt() : null;
+    if (poll !== null) await this.wakeAt(poll);
   }
 
   /** After the end: deliver MAP_COMPLETED to the job's webhook, and watch it until it settles. */
@@ -530,6 +552,10 @@ export class JobRun {
     if (isTerminal(this.status)) {
       if (!this.finalized) await this.finish(this.status);
       else await this.watchWebhook();
+      if (!this.spec.execution) return;
+      const poll = await this.batches.afterEnd(Date.now()); // cancelled batches' late lines
+      await this.mirror.flush();
+      if (poll !== null) await this.wakeAt(poll);
       return;
     }
     const now = Date.now();

@@ -40,6 +40,8 @@ export type TaskRow = UsageSums & {
   problems: string | null;
   reserved: number;
   reserved_usd: number;
+  /** The provider batch the task is (or was, execution mode auto) a line of; null: a slot's or a session's. */
+  batch_id: string | null;
   session_id: string | null;
   success: number | null;
   output: string | null;
@@ -296,9 +298,22 @@ export class CoordinatorStore {
     return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE state = 'pending' AND stage = ? ORDER BY idx LIMIT ?", stage, limit).toArray();
   }
 
-  /** The tasks a batch is running (lines it has not answered yet). */
+  /** The tasks a batch is running (lines it has not answered yet; not those execution mode auto moved to realtime). */
   inBatch(batchId: string): TaskRow[] {
-    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE batch_id = ? AND state = 'running'", batchId).toArray();
+    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE batch_id = ? AND state = 'running' AND token = ?", batchId, `batch:${batchId}`).toArray();
+  }
+
+  /** Every task that was a line of the batch, whatever it has become since (execution mode auto). */
+  ofBatch(batchId: string): TaskRow[] {
+    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE batch_id = ?", batchId).toArray();
+  }
+
+  /** A line whose batch is being cancelled (execution mode auto): pending for a realtime call, still known as the batch's, its attempt not counted. */
+  leaveBatch(row: TaskRow): void {
+    this.#sql.exec(
+      "UPDATE tasks SET state = 'pending', token = NULL, reserved = 0, reserved_usd = 0, attempts = MAX(0, attempts - 1) WHERE stage = ? AND idx = ? AND state = 'running'",
+      row.stage, row.idx,
+    );
   }
 
   /** A task starts as a line of a batch: no slot; its token names the batch. */

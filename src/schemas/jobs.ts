@@ -38,6 +38,9 @@ const ItemResultSchema = z.union([MapResultSchema, AgentMapResultSchema, TaskRes
 export type ItemResult = z.infer<typeof ItemResultSchema>;
 
 export const JobUsageSchema = CallUsageSchema.extend({
+  duplicated: z
+    .object({ input_tokens: z.number().int(), output_tokens: z.number().int(), cost_usd: z.number() })
+    .openapi({ description: "Execution mode auto: calls the provider billed for items that had (or were getting) their result another way — a batch line that finished after its item's realtime call started. Not in input_tokens/output_tokens; their dollars are in the job's cost_usd (what the provider bills)" }),
   cached: z
     .object({ calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int() })
     .openapi({ description: "Calls answered from the response cache (no tokens spent; not in input_tokens/output_tokens) and the tokens their original calls cost" }),

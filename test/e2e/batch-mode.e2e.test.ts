@@ -76,7 +76,7 @@ describe("execution mode batch", () => {
   it("cancels the provider batch when the job is cancelled", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("batch-cancel");
-    const body = { inputs: [`x ${fake(tag, 0, "ok", 600_000)}`], prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", execution: { mode: "batch" } };
+    const body = { inputs: [`x <<fake tag=${tag} id=0 steps=ok batch_ms=600000>>`], prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", execution: { mode: "batch" } };
     const created = await call(base(), "POST", "/v1/map", { token: key, body });
     const running = await waitForBatch(key, created.body.job_id);
     const cancel = await call(base(), "POST", `/v1/jobs/${created.body.job_id}/cancel`, { token: key });
@@ -85,6 +85,36 @@ describe("execution mode batch", () => {
     expect(job.status).toBe("cancelled");
     const provider = (await fakeBatches()).find((b) => b.id === running.provider_batch_id);
     expect(provider?.cancelled).toBe(true);
+  });
+
+  it("auto: batch first; near the deadline the unfinished items run realtime and their batch is cancelled; a line billed anyway counts as duplicated, never as a second result", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("batch-auto");
+    // The batch stays open (batch_ms); cancelled, line 0 is answered all the same (on_cancel=ok): billed after its realtime call.
+    const inputs = [0, 1, 2].map((i) => `item ${i} <<fake tag=${tag} id=${i} steps=ok batch_ms=600000${i === 0 ? " on_cancel=ok" : ""}>>`);
+    // Three items at concurrency 16, calls of at most 1 s: realtime needs 1 s, so they move at 2 s of a 3 s deadline.
+    const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", timeout_secs: 1, execution: { mode: "auto", deadline_secs: 3 } };
+    const created = await call(base(), "POST", "/v1/map", { token: key, body });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const job = await waitForJob(base(), key, created.body.job_id);
+    expect(job).toMatchObject({ status: "completed", succeeded: 3, total_attempts: 3, execution: { mode: "auto", deadline_secs: 3 } });
+    const ended = Date.parse(job.completed_at) - Date.parse(job.created_at);
+    expect(ended).toBeGreaterThanOrEqual(1_500); // batch first: the move came near the deadline…
+    expect(ended).toBeLessThan(3_000 + 1_000); // …in time for it
+    const results = await allResults(base(), key, job.id);
+    expect(results.map((r) => [r.success, r.attempts])).toEqual([[true, 1], [true, 1], [true, 1]]);
+    const provider = (await fakeBatches()).find((b) => b.id === job.batches[0].provider_batch_id);
+    expect(provider, JSON.stringify(provider)).toMatchObject({ requests: 3, cancelled: true });
+    const stats = await fakeStats(tag);
+    expect([stats.requests, stats.batched]).toEqual([4, 1]); // three realtime calls, and the one line billed anyway
+    // The cancelled batch ends after the job: its line billed for nothing is counted as it comes in.
+    const billed = await until(async () => {
+      const now = (await call(base(), "GET", `/v1/jobs/${job.id}`, { token: key })).body;
+      return now.usage.duplicated.input_tokens > 0 ? now : null;
+    });
+    expect(billed.usage.input_tokens).toBe(job.usage.input_tokens); // the results' tokens: the line is not one of them
+    const sum = results.reduce((n, r) => n + r.cost_usd, 0);
+    expect(billed.cost_usd).toBeCloseTo(sum + billed.usage.duplicated.cost_usd, 7);
   });
 
   it("refuses batch for a provider without a batch API, with nothing stored; auto runs it realtime", async () => {
@@ -101,6 +131,16 @@ describe("execution mode batch", () => {
     expect((await fakeStats(tag)).batched).toBe(0);
   });
 });
+
+/** Polls `ok` every 50 ms until it answers (at most 200 times). */
+async function until<T>(ok: () => Promise<T | null>): Promise<T> {
+  for (let i = 0; i < 200; i++) {
+    const value = await ok();
+    if (value !== null) return value;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error("the condition never held");
+}
 
 async function waitForBatch(key: string, jobId: string) {
   for (let i = 0; i < 200; i++) {

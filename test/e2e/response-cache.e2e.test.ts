@@ -40,6 +40,7 @@ describe("the response cache", () => {
       output_tokens: 0,
       cached_input_tokens: 0,
       cache_write_input_tokens: 0,
+      duplicated: { input_tokens: 0, output_tokens: 0, cost_usd: 0 },
       cached: { calls: 3, input_tokens: first.job.usage.input_tokens, output_tokens: first.job.usage.output_tokens },
     });
 

@@ -14,8 +14,10 @@
  *   `GET /v1/messages/batches/{id}`, `GET …/{id}/results` (JSONL: `succeeded`, `errored`,
  *   `expired`, `canceled`), `POST …/{id}/cancel`; `processing_status` `in_progress`, `canceling`,
  *   then `ended` with its `results_url`.
- * A batch takes the fake's batch delay, or the longest `ms=` of its lines' directives; one with a
- * gated line (`gate=`) runs until the tag's gate is opened.
+ * A batch takes the fake's batch delay, or the longest `batch_ms=` of its lines' directives; one
+ * with a gated line (`gate=`) runs until the tag's gate is opened. Cancelled, its lines with
+ * `on_cancel=ok` in their directive are answered all the same (requests the provider had under way
+ * when the cancel came: billed), the others come back cancelled.
  * Counters: GET /_fake/batches lists every batch (its provider, status and lines) for the tests.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -162,7 +164,9 @@ export class FakeBatches {
   async #progress(batch: FakeBatch): Promise<void> {
     if (batch.settled) return;
     if (batch.cancelledAt !== null) {
-      batch.settled = batch.lines.map(() => ({ status: 0, headers: {}, cancelled: true }) as Answered & { cancelled: boolean });
+      const cancelled = { status: 0, headers: {}, cancelled: true } as Answered & { cancelled: boolean };
+      batch.settled = await Promise.all(batch.lines.map((l) =>
+        JSON.stringify(l.body).includes("on_cancel=ok") ? this.#answer(batch.format, l.body, batch.key, batch.auth) : Promise.resolve(cancelled)));
     } else if (Date.now() - batch.createdAt >= this.#delayOf(batch) && !this.#gated(batch)) {
       batch.answers ??= Promise.all(batch.lines.map((l) => this.#answer(batch.format, l.body, batch.key, batch.auth)));
       batch.settled = await batch.answers;
@@ -190,9 +194,9 @@ export class FakeBatches {
     batch.errorFileId = file(bad);
   }
 
-  /** A batch ends after the fake's batch delay, or the longest `ms=` of its lines' directives (a batch that stays open for a test). */
+  /** A batch ends after the fake's batch delay, or the longest `batch_ms=` of its lines' directives (a batch that stays open for a test). */
   #delayOf(batch: FakeBatch): number {
-    const lineMs = batch.lines.map((l) => Number(/<<fake[^>]*\bms=(\d+)/.exec(JSON.stringify(l.body))?.[1] ?? 0));
+    const lineMs = batch.lines.map((l) => Number(/<<fake[^>]*\bbatch_ms=(\d+)/.exec(JSON.stringify(l.body))?.[1] ?? 0));
     return Math.max(this.#delayMs(), ...lineMs);
   }
 

@@ -14,7 +14,8 @@
  * spawn:URI_ENCODED_JSON (a spawn_subtask tool call with those arguments), respawn (a spawn_subtask
  * call asking for what this child session was asked: its description and inputs), expire (a
  * batch line its batch never processed: the batch ends `expired` with the line in its error file,
- * OpenAI, or as an `expired` result, Anthropic).
+ * OpenAI, or as an `expired` result, Anthropic). Provider batches also read `batch_ms=` and
+ * `on_cancel=ok` (./batches.ts).
  */
 export interface Directive {
   tag: string;

@@ -164,7 +164,7 @@ describe("coordinator: agent subtasks", () => {
     expect(names).toEqual(["MAP_STARTED", "SUBTASK_STARTED", "SUBTASK_COMPLETED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]);
     const completed = (await events(stub)).at(-1)!.data;
     expect(completed).toMatchObject({ total: 1, succeeded: 1, total_attempts: 2 });
-    expect(completed.usage).toEqual({ input_tokens: 3 + 3 + 3, output_tokens: 2 + 2 + 2, cached_input_tokens: 0, cache_write_input_tokens: 0, cached: { calls: 0, input_tokens: 0, output_tokens: 0 } }); // the spawning report, the child, the last report
+    expect(completed.usage).toEqual({ input_tokens: 3 + 3 + 3, output_tokens: 2 + 2 + 2, cached_input_tokens: 0, cache_write_input_tokens: 0, duplicated: { input_tokens: 0, output_tokens: 0, cost_usd: 0 }, cached: { calls: 0, input_tokens: 0, output_tokens: 0 } }); // the spawning report, the child, the last report
   });
 });
 

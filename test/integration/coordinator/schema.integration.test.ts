@@ -12,7 +12,7 @@ describe("coordinator schema migrations", () => {
     const stub = env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(`job_schema_${Date.now()}`)) as DurableObjectStub<JobCoordinator>;
     const out = await runInDurableObject(stub, (_instance, state) => {
       const sql = state.storage.sql;
-      for (const t of ["tasks", "stages", "outbox", "events", "meta"]) sql.exec(`DROP TABLE IF EXISTS ${t}`);
+      for (const t of ["tasks", "stages", "outbox", "events", "meta", "batches"]) sql.exec(`DROP TABLE IF EXISTS ${t}`);
       sql.exec(`CREATE TABLE meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
         CREATE TABLE items (idx INTEGER PRIMARY KEY, input TEXT NOT NULL, state TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
           ready_at INTEGER NOT NULL DEFAULT 0, slot INTEGER, token TEXT, dispatched_at INTEGER, problems TEXT,
@@ -53,6 +53,7 @@ describe("coordinator schema migrations", () => {
         for (const column of ["cache_read_tokens", "cache_write_tokens", "cost_usd", "unpriced_calls"]) sql.exec(`ALTER TABLE ${table} DROP COLUMN ${column}`);
       }
       sql.exec("ALTER TABLE tasks DROP COLUMN reserved_usd");
+      sql.exec("DROP INDEX tasks_batch; ALTER TABLE tasks DROP COLUMN batch_id; DROP TABLE batches"); // step 7's
       sql.exec("ALTER TABLE stages DROP COLUMN kind; ALTER TABLE stages DROP COLUMN parent; UPDATE meta SET v = '4' WHERE k = 'schema_version'");
       sql.exec(`INSERT INTO stages (name, ord, status, total) VALUES ('items', 0, 'running', 2), ('items.subtasks', 1, 'running', 1),
         ('outer.subtasks', 2, 'pending', 1)`);
