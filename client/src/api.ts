@@ -1472,6 +1472,7 @@ export interface components {
             context_management?: {
                 [key: string]: unknown;
             } | null;
+            execution?: components["schemas"]["ExecutionRequest"];
             /**
              * @description The shared store's named inputs
              * @default {}
@@ -1510,7 +1511,7 @@ export interface components {
             } | null;
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
             retry_guidance: string;
-            /** @description Steps run in order: llm (optionally a batch), reduce, sequential (nested steps, ≤ 5 levels) */
+            /** @description Steps run in order: llm (optionally a batch; `execution` runs its calls through the provider's batch API), reduce, sequential (nested steps, ≤ 5 levels) */
             steps: {
                 [key: string]: unknown;
             }[];
@@ -1588,6 +1589,7 @@ export interface components {
              * @example Most relevant to long-context language modelling
              */
             criteria: string;
+            execution?: components["schemas"]["ExecutionRequest"];
             /**
              * @description The items; each is scored as `item`.
              * @example [
@@ -1775,6 +1777,7 @@ export interface components {
              * @default 16
              */
             concurrency: number;
+            execution?: components["schemas"]["ExecutionRequest"];
             /**
              * @description The records to resolve
              * @example [

@@ -81,7 +81,7 @@ export function stepBody(s: PipelineStep): Record<string, unknown> {
     case "agent":
       return compact({ ...base, inputs: inputsBody(s.inputs), ...agentFields(s), batch: batchBody(s.batch) });
     default:
-      return compact({ ...base, inputs: inputsBody(s.inputs), ...taskBody(s), batch: batchBody(s.batch) });
+      return compact({ ...base, inputs: inputsBody(s.inputs), ...taskBody(s), batch: batchBody(s.batch), execution: executionBody(s) });
   }
 }
 

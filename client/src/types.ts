@@ -70,7 +70,7 @@ export interface TokenBudget {
   onExhausted?: "pause" | "fail";
 }
 
-/** Contract v3 `execution`: map, filter, classify and map-reduce (their independent calls). */
+/** Contract v3 `execution`: map, filter, classify, rank, resolve, map-reduce and pipelines' llm steps (their independent calls). */
 export interface ExecutionOptions {
   /** realtime (default); batch: the provider's batch API, half the price within its 24 h window; auto: batch first, realtime before the deadline. */
   execution?: { mode: "realtime" | "batch" | "auto"; deadlineSecs?: number };
@@ -184,7 +184,7 @@ export interface ClassifyOptions extends CommonOptions<TaskResult>, ExecutionOpt
 }
 
 /** A rank job: `output()` is the top k, `[{index, score, wins?}]` in order. */
-export interface RankOptions extends CommonOptions<TaskResult> {
+export interface RankOptions extends CommonOptions<TaskResult>, ExecutionOptions {
   inputs: unknown[];
   criteria: string;
   k: number;
@@ -194,7 +194,7 @@ export interface RankOptions extends CommonOptions<TaskResult> {
 }
 
 /** An entity-resolution job: `output()` is `{clusters, resolved, failed}`. */
-export interface ResolveOptions extends CommonOptions<TaskResult> {
+export interface ResolveOptions extends CommonOptions<TaskResult>, ExecutionOptions {
   inputs: unknown[];
   comparisonTemplate: string;
   blocking: { keys: string[]; method?: "exact" | "prefix" | "trigram"; threshold?: number };
@@ -255,7 +255,7 @@ interface StepBase {
   contextManagement?: ContextManagement;
   inputs?: Record<string, StepInput>;
 }
-export interface LlmStep extends StepBase, ReduceTask {
+export interface LlmStep extends StepBase, ReduceTask, ExecutionOptions {
   type: "llm";
   batch?: BatchConfig;
 }
@@ -284,7 +284,7 @@ export interface SequentialStep {
 export type PipelineStep = LlmStep | AgentStep | ReduceStep | SequentialStep;
 
 /** A pipeline: steps in order over a shared store (its `inputs`, then each finished step's output by id). */
-export interface PipelineOptions extends CommonOptions<TaskResult> {
+export interface PipelineOptions extends CommonOptions<TaskResult>, ExecutionOptions {
   inputs?: Record<string, unknown>;
   contextManagement?: ContextManagement;
   steps: PipelineStep[];

@@ -84,7 +84,7 @@ export class BatchRunner {
   stages(): string[] {
     const { op, store } = this.#host;
     const spec = this.#host.spec();
-    return store.stages().flatMap((s) => (s.kind !== "children" && op.work(spec, s.name).kind === "batch" ? [s.name] : []));
+    return store.stages().flatMap((s) => (s.kind !== "children" && isBatch(op, spec, s.name) ? [s.name] : []));
   }
 
   /**
@@ -352,6 +352,15 @@ export class BatchRunner {
       return this.#host.settleLine(this.#current(current), outcome);
     }
     this.#host.duplicated(task, outcome);
+  }
+}
+
+/** Whether a stage's work is batch work (a stage with no work of its own, a pipeline's step markers, is not). */
+function isBatch(op: Operator, spec: JobSpec, stage: string): boolean {
+  try {
+    return op.work(spec, stage).kind === "batch";
+  } catch {
+    return false;
   }
 }
 

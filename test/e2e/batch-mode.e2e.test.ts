@@ -73,6 +73,33 @@ describe("execution mode batch", () => {
     expect(job.cost_usd).toBeGreaterThan(0);
   });
 
+  it("runs a pipeline llm step's batch elements and a rank's scores as provider batches; the step without execution runs realtime", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("batch-steps");
+    const pipeline = {
+      model: "openai/gpt-4o-mini",
+      inputs: { topics: ["a", "b", "c"] },
+      steps: [
+        { id: "each", type: "llm", prompt_template: `Say {{ t }} ${fake(tag, "each")}`, batch: { items: "${topics}", as: "t" }, execution: { mode: "batch" } },
+        { id: "sum", type: "llm", prompt_template: `Sum up {{ each }} ${fake(tag, "sum")}` },
+      ],
+    };
+    const created = await call(base(), "POST", "/v1/pipelines", { token: key, body: pipeline });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const job = await waitForJob(base(), key, created.body.job_id);
+    expect(job.status).toBe("completed");
+    expect(job.batches.map((b: { stage: string; requests: number }) => [b.stage, b.requests])).toEqual([["each", 3]]);
+    const stats = await fakeStats(tag);
+    expect([stats.requests, stats.batched]).toEqual([4, 3]); // the three elements batched, the summary realtime
+
+    const rank = await call(base(), "POST", "/v1/rank?wait=true", {
+      token: key,
+      body: { inputs: [1, 5, 3].map((n, i) => fake(tag, `r${i}`, `json:${encodeURIComponent(JSON.stringify({ score: n }))}`)), criteria: "high", k: 2, prompt_template: "{{ item }}", model: "anthropic/claude-haiku-4-5", execution: { mode: "batch" } },
+    });
+    expect(rank.body).toMatchObject({ status: "completed", output: [{ index: 1, score: 5 }, { index: 2, score: 3 }] });
+    expect(rank.body.batches).toHaveLength(1);
+  });
+
   it("cancels the provider batch when the job is cancelled", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("batch-cancel");

@@ -15,7 +15,7 @@
 import { outputBound } from "../../engine/estimate";
 import { newId } from "../../lib/ids";
 import { taskResultBase } from "../../engine/task-result";
-import type { Advance, JobEnd, JobError, JobSpecBase, Operator, PlanReader, TaskResult, TaskSeed, TaskView } from "../../engine/types";
+import type { Advance, ExecutionSpec, JobEnd, JobError, JobSpecBase, Operator, PlanReader, TaskResult, TaskSeed, TaskView } from "../../engine/types";
 import { stageTooLarge } from "../../engine/limits";
 import { entries } from "../reduce/plan";
 import { batchItemsProblem, batchResult } from "./batch";
@@ -28,6 +28,8 @@ export interface PipelineJobSpec extends JobSpecBase {
   inputs: Record<string, unknown>;
   units: Unit[];
   format: "notes_only" | "full_output"; // the pipeline's accumulation format: a failure's partial output
+  /** The request's own `execution` (its llm steps' default); `execution` is the job's: this, or the first llm step's that asks for batches. */
+  executionDefault?: ExecutionSpec | null;
 }
 
 export const STEPS = "steps";
@@ -288,6 +290,14 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
     return { stages: [...stages, { name: STEPS, total: spec.units.length }], tasks: [] };
   },
   advance,
+  // An llm step's own calls (each element of its batch too): its own execution mode, else the pipeline's.
+  batchable: (spec, stage) => {
+    if (stage === STEPS) return false;
+    const { unit, part } = locate(spec, stage);
+    if (part !== "main" || !unit?.call) return false;
+    const mode = (unit.execution ?? spec.executionDefault)?.mode;
+    return mode === "batch" || mode === "auto";
+  },
   work: (spec, stage) => {
     const { unit, part, input } = locate(spec, stage);
     const u = unit as Unit;

@@ -5,6 +5,7 @@
 import { z } from "@hono/zod-openapi";
 import { baseJobFields } from "../base-fields";
 import { MAX_STEPS } from "./steps";
+import { executionField } from "../execution-field";
 
 export const PipelineRequestSchema = z
   .strictObject({
@@ -17,8 +18,9 @@ export const PipelineRequestSchema = z
       .array(z.record(z.string(), z.unknown()))
       .min(1)
       .max(MAX_STEPS)
-      .openapi({ description: "Steps run in order: llm (optionally a batch), reduce, sequential (nested steps, ≤ 5 levels)" }),
+      .openapi({ description: "Steps run in order: llm (optionally a batch; `execution` runs its calls through the provider's batch API), reduce, sequential (nested steps, ≤ 5 levels)" }),
     ...baseJobFields,
+    ...executionField,
   })
   .openapi("PipelineRequest");
 

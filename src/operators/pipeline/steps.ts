@@ -7,7 +7,7 @@
  * settings with the contract's messages, templates and schemas (through `taskCall`).
  */
 import { InputError, type FieldIssue } from "../../lib/errors";
-import type { AgentSpec, CallSpec } from "../../engine/types";
+import type { AgentSpec, CallSpec, ExecutionSpec } from "../../engine/types";
 import { AGENT_FIELDS, agentSpec } from "./agent-step";
 import { namesRead } from "../../template/jinja";
 import { taskCall, type TaskDefaults, type TaskFields } from "../task-call";
@@ -16,6 +16,7 @@ import { effectiveContext, type Context, type ContextSettings } from "./context"
 import { IDENTIFIER, IDENTIFIER_RULE, isIdentifier, parseRef, isReference, resolveRef, type Ref } from "./refs";
 import { isRecord as isObject } from "../../lib/records";
 import { limits } from "../../config";
+import { ExecutionSchema } from "../execution-field";
 
 export const MAX_STEPS = 100;
 export const MAX_NESTING = 5;
@@ -29,7 +30,7 @@ const TOP_LEVEL_RESERVED = new Set(["steps"]);
 const CALL_FIELDS = ["prompt_template", "model", "system_prompt", "output_schema", "max_tokens", "temperature"];
 const COMMON_FIELDS = ["id", "type", "context_management", "inputs"];
 const FIELDS: Record<string, string[]> = {
-  llm: [...COMMON_FIELDS, ...CALL_FIELDS, "batch"],
+  llm: [...COMMON_FIELDS, ...CALL_FIELDS, "batch", "execution"],
   agent: [...COMMON_FIELDS, ...AGENT_FIELDS, "batch"],
   reduce: [...COMMON_FIELDS, "inputs_from", "initial_value", "inner_task", "reduction_task"],
   sequential: [...COMMON_FIELDS, "steps"],
@@ -54,6 +55,8 @@ export interface Unit {
   bindings: Record<string, Binding>;
   inputTasks: InputTask[];
   call: CallSpec | null; // llm
+  /** An llm step's `execution` (contract v3): its calls through the provider's batch API; null: the pipeline's. */
+  execution?: ExecutionSpec | null;
   agent: AgentSpec | null; // agent
   batch: (BatchSettings & { ref: Ref }) | null;
   reduce: { from: Ref; initialValue: unknown; inner: CallSpec | null; reduction: CallSpec } | null;
@@ -253,7 +256,10 @@ class Reader {
         }
       }
       const required = unit.batch ? [unit.batch.as] : [];
-      if (type === "llm") unit.call = this.call(raw, path, required);
+      if (type === "llm") {
+        unit.call = this.call(raw, path, required);
+        unit.execution = this.execution(raw.execution, `${path}.execution`);
+      }
       else {
         const read = this.guard(() => agentSpec(this.env, this.defaults, raw, path, required));
         read?.issues.forEach((i) => this.issues.push(i));
@@ -271,6 +277,17 @@ class Reader {
     unit.reads = this.reads(templates.filter((t): t is string => typeof t === "string"));
     this.units.push(unit);
     this.known.add(stepId);
+  }
+
+  /** An llm step's `execution`, checked like the top level's (null: absent). */
+  execution(raw: unknown, path: string): ExecutionSpec | null {
+    if (raw === undefined || raw === null) return null;
+    const parsed = ExecutionSchema.safeParse(raw);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) this.issue([path, ...issue.path.map(String)].join("."), issue.message);
+      return null;
+    }
+    return { mode: parsed.data.mode, deadlineSecs: parsed.data.deadline_secs };
   }
 
   /** `batch.items` pointing into the pipeline's inputs is checked now: it must be a list there. */

@@ -35,8 +35,12 @@ export async function submitPipelineJob(env: Env, tenantId: string, body: Pipeli
   const context = body.context_management ? readContext(body.context_management, "context_management", issues) : undefined;
   if (issues.length > 0) throw new InputError("invalid_request", `The pipeline is not valid: ${issues[0]?.path}: ${issues[0]?.message}`, issues);
   const units = readSteps(env, body, body.inputs, context, body.steps);
+  const base = baseSpec(newId("job"), tenantId, body);
   const spec: PipelineJobSpec = {
-    ...baseSpec(newId("job"), tenantId, body),
+    ...base,
+    // The job runs batch stages when the pipeline or one of its llm steps asks for it; each llm step's own mode wins (plan.ts `batchable`).
+    execution: base.execution ?? units.find((u) => u.execution && u.execution.mode !== "realtime")?.execution ?? null,
+    executionDefault: base.execution,
     type: "pipeline",
     inputs: body.inputs,
     units,

@@ -120,6 +120,7 @@ export const rankOperator: Operator<RankJobSpec> = {
   }),
   advance: (spec, reader) => advance(spec, reader),
   work: (spec, stage) => ({ kind: "call", tenantId: spec.tenantId, call: stage === COMPARE_STAGE ? spec.compare : spec.call }),
+  batchable: () => true, // the scores, and the pairwise comparisons of the tie at the cut: each its own call
   vars: (_spec, task) => {
     if (task.stage !== COMPARE_STAGE) return { item: task.input };
     const pair = task.input as Pair;

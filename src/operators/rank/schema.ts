@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { baseJobFields } from "../base-fields";
 import { MAX_MAP_CONCURRENCY } from "../../engine/limits";
+import { executionField } from "../execution-field";
 
 export const DEFAULT_RANK_TEMPLATE = "Item:\n{{ item }}";
 export const DEFAULT_COMPARISON_TEMPLATE = "Item A:\n{{ item_a }}\n\nItem B:\n{{ item_b }}";
@@ -15,6 +16,7 @@ export const RankRequestSchema = z
     prompt_template: z.string().min(1).optional().openapi({ description: `How an item is shown for its score: a Jinja2 template that must read \`item\` (default \`${DEFAULT_RANK_TEMPLATE.replace("\n", "\\n")}\`)` }),
     comparison_template: z.string().min(1).optional().openapi({ description: "How two tied items are shown for a comparison: must read `item_a` and `item_b`" }),
     ...baseJobFields,
+    ...executionField,
     concurrency: z.number().int().min(1).max(MAX_MAP_CONCURRENCY).default(16).openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
   })
   .openapi("RankRequest");

@@ -130,6 +130,7 @@ export const resolveOperator: Operator<ResolveJobSpec> = {
   plan: resolvePlan,
   advance,
   work: (spec, stage) => ({ kind: "call", tenantId: spec.tenantId, call: stage === RESOLVE_STAGE && spec.resolution ? spec.resolution : spec.compare }),
+  batchable: () => true, // the pair comparisons, and the resolution call of each cluster
   vars: (_spec, task, reader) => {
     if (task.stage === RESOLVE_STAGE) return { items: (task.input as ClusterInput).items };
     const pair = task.input as PairInput;

@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { baseJobFields, JsonSchemaField } from "../base-fields";
 import { MAX_MAP_CONCURRENCY } from "../../engine/limits";
+import { executionField } from "../execution-field";
 
 export const DEFAULT_MAX_COMPARISONS = 10_000;
 export const MAX_COMPARISONS_CAP = 100_000;
@@ -23,6 +24,7 @@ export const ResolveRequestSchema = z
     resolution_template: z.string().min(1).optional().openapi({ description: "One call per cluster of two or more records, reading `items` (the cluster's records): its output is the cluster's record in `resolved`" }),
     output_schema: JsonSchemaField.openapi({ description: "JSON Schema of a resolution's output (with `resolution_template`)" }),
     ...baseJobFields,
+    ...executionField,
     concurrency: z.number().int().min(1).max(MAX_MAP_CONCURRENCY).default(16).openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
   })
   .openapi("ResolveRequest");
