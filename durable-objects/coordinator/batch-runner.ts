@@ -20,11 +20,13 @@
  * - Cancel: a cancelled or failed job cancels its open batches at the provider.
  * - Auto (execution mode `auto`): when the deadline comes near — the time left is what the
  *   unfinished items need realtime at the job's concurrency, each call counted at
- *   min(timeout, AUTO_CALL_MS) — the batch stages move to realtime: their open batches are
- *   cancelled, their lines' tasks go back to pending (uncounted) and run on the job's slots. A
- *   cancelled batch is still read when it ends: a line it answered all the same is its item's
- *   result while the item has none and no realtime call under way; otherwise it is billed for
- *   nothing and counted in `usage.duplicated` (and the job's cost). Never counted twice.
+ *   min(timeout, AUTO_CALL_MS) — the batch stages move to realtime and their open batches are
+ *   cancelled. A cancelled batch answers the lines the provider finished (settled as usual); the
+ *   others go back to pending (uncounted) and run on the job's slots — at once when the batch
+ *   ends, or after a grace (half the time left, at most a minute) if its cancel is slow. A line
+ *   answered after its task left for realtime is the item's result if the item still has none
+ *   and no call under way; otherwise it was billed for nothing: `usage.duplicated` (and the job's
+ *   cost). Never counted twice.
  */
 import { renderLimits, readVar } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
@@ -47,6 +49,7 @@ const POLL_MIN_MS = 5_000; // the first poll after a submission; BATCH_POLL_MS o
 const POLL_MAX_MS = 60_000; // a long batch is polled once a minute
 const MAX_BATCH_BYTES = 32 * 1024 * 1024; // one batch's JSONL in memory: well under a Durable Object's 128 MB
 const AUTO_CALL_MS = 10_000; // auto: a realtime call's time when the fallback is planned (the call's timeout if shorter)
+const MAX_CANCEL_GRACE_MS = 60_000; // auto: how long a cancelled batch's lines wait for its answer before they run realtime
 
 type BatchWork = Extract<StageWork, { kind: "batch" }>;
 
@@ -101,15 +104,16 @@ export class BatchRunner {
   async tick(now: number): Promise<number | null> {
     const { store } = this.#host;
     const fallback = this.#fallbackAt();
-    if (fallback !== null && now >= fallback) await this.#fallBack();
+    if (fallback !== null && now >= fallback) await this.#fallBack(now);
+    const grace = store.getMeta("cancel_grace_until_ms") ?? null;
+    if (grace !== null && now >= grace) this.#leaveCancelled();
     for (const batch of store.batches.open()) {
       if (batch.status === "submitting" && !this.#submitting.has(batch.id)) await this.#recoverLost(batch);
       else if (batch.status === "running" && batch.next_poll_at <= now) await this.#poll(batch);
     }
     if (this.#host.status() === "running") for (const stage of this.stages()) await this.#submitStage(stage);
-    const poll = store.batches.nextPollAt();
-    const next = this.#fallbackAt();
-    return poll === null ? next : next === null ? poll : Math.min(poll, next);
+    const times = [store.batches.nextPollAt(), this.#fallbackAt(), store.getMeta("cancel_grace_until_ms") ?? null].filter((t): t is number => t !== null);
+    return times.length === 0 ? null : Math.min(...times);
   }
 
   /** Execution mode auto: when the batch stages must move to realtime to meet the deadline (null: not auto, or moved already). */
@@ -128,20 +132,36 @@ export class BatchRunner {
     return this.#host.startedAt() + spec.execution.deadlineSecs * 1000 - needMs;
   }
 
-  /** The deadline is near: the batch stages run realtime from now on; their open batches are cancelled, their lines' tasks pending again. */
-  async #fallBack(): Promise<void> {
-    const { store, log, realtime } = this.#host;
-    const stages = this.stages();
+  /**
+   * The deadline is near: the batch stages run realtime from now on, and their open batches are
+   * cancelled. Their lines wait for the cancelled batch's answer for a grace period (the lines the
+   * provider finished come back; only the rest need realtime), at most half the time left and a
+   * minute; after it they run realtime all the same.
+   */
+  async #fallBack(now: number): Promise<void> {
+    const { store, realtime } = this.#host;
+    const spec = this.#host.spec();
+    const deadline = this.#host.startedAt() + (spec.execution?.deadlineSecs ?? 0) * 1000;
     store.transaction(() => {
-      for (const stage of stages) realtime.add(stage);
+      for (const stage of this.stages()) realtime.add(stage);
       store.setMeta("realtime_stages", [...realtime]);
+      store.setMeta("cancel_grace_until_ms", now + Math.min(MAX_CANCEL_GRACE_MS, Math.max(0, (deadline - now) / 2)));
+    });
+    await this.cancelOpen();
+  }
+
+  /** The grace is over: the lines of cancelled batches not answered yet run realtime (a line billed later counts as duplicated). */
+  #leaveCancelled(): void {
+    const { store, log } = this.#host;
+    store.transaction(() => {
       for (const batch of store.batches.open()) {
+        if (!batch.cancel_requested) continue;
         const tasks = store.inBatch(batch.id);
         for (const task of tasks) store.leaveBatch(task);
         log.bump({ total_attempts: -tasks.length });
       }
+      store.setMeta("cancel_grace_until_ms", null);
     });
-    await this.cancelOpen();
   }
 
   /** Whether a batch stage has tasks waiting for the next submission. */

@@ -48,6 +48,7 @@ export interface JobMeta {
   workers_used: (Block | null)[]; // every round's block: a delete wipes what the job left in them
   started_at_ms: number; // when the job began (execution mode auto: its deadline counts from here)
   realtime_stages: string[]; // batch stages execution mode auto moved to realtime (its deadline came near)
+  cancel_grace_until_ms: number | null; // auto: until when the lines of batches it cancelled wait for their answer
 }
 
 export type MetaKey = keyof JobMeta;

@@ -114,12 +114,12 @@ describe("execution mode batch", () => {
     expect(provider?.cancelled).toBe(true);
   });
 
-  it("auto: batch first; near the deadline the unfinished items run realtime and their batch is cancelled; a line billed anyway counts as duplicated, never as a second result", async () => {
+  it("auto: near the deadline the batch is cancelled; the lines the provider finished are results, only the stragglers run realtime", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("batch-auto");
-    // The batch stays open (batch_ms); cancelled, line 0 is answered all the same (on_cancel=ok): billed after its realtime call.
-    const inputs = [0, 1, 2].map((i) => `item ${i} <<fake tag=${tag} id=${i} steps=ok batch_ms=600000${i === 0 ? " on_cancel=ok" : ""}>>`);
-    // Three items at concurrency 16, calls of at most 1 s: realtime needs 1 s, so they move at 2 s of a 3 s deadline.
+    // Lines 0 and 1 are done at the fake's batch delay (300 ms); line 2 would take ten minutes.
+    const inputs = [0, 1, 2].map((i) => `item ${i} <<fake tag=${tag} id=${i} steps=ok${i === 2 ? " batch_ms=600000" : ""}>>`);
+    // Three items at concurrency 16, calls of at most 1 s: realtime needs 1 s, so the move comes at 2 s of a 3 s deadline.
     const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", timeout_secs: 1, execution: { mode: "auto", deadline_secs: 3 } };
     const created = await call(base(), "POST", "/v1/map", { token: key, body });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
@@ -128,12 +128,30 @@ describe("execution mode batch", () => {
     const ended = Date.parse(job.completed_at) - Date.parse(job.created_at);
     expect(ended).toBeGreaterThanOrEqual(1_500); // batch first: the move came near the deadline…
     expect(ended).toBeLessThan(3_000 + 1_000); // …in time for it
-    const results = await allResults(base(), key, job.id);
-    expect(results.map((r) => [r.success, r.attempts])).toEqual([[true, 1], [true, 1], [true, 1]]);
     const provider = (await fakeBatches()).find((b) => b.id === job.batches[0].provider_batch_id);
     expect(provider, JSON.stringify(provider)).toMatchObject({ requests: 3, cancelled: true });
     const stats = await fakeStats(tag);
-    expect([stats.requests, stats.batched]).toEqual([4, 1]); // three realtime calls, and the one line billed anyway
+    expect([stats.requests, stats.batched]).toEqual([3, 2]); // two lines from the batch, the straggler realtime
+    const results = await allResults(base(), key, job.id);
+    expect(results.map((r) => [r.success, r.attempts])).toEqual([[true, 1], [true, 1], [true, 1]]);
+    const price = (r: { usage: { input_tokens: number; output_tokens: number } }) => (r.usage.input_tokens * MINI.input + r.usage.output_tokens * MINI.output) / 1e6;
+    expect(results[0].cost_usd).toBeCloseTo(price(results[0]) * 0.5, 7); // the batch's price
+    expect(results[2].cost_usd).toBeCloseTo(price(results[2]), 7); // realtime
+    expect(job.usage.duplicated).toEqual({ input_tokens: 0, output_tokens: 0, cost_usd: 0 });
+  });
+
+  it("auto: a slow cancel's lines run realtime after a grace; a line the provider bills after that counts as duplicated, never as a second result", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("batch-auto-slow");
+    // No line is done in time; the cancel takes 2 s, and line 0 was under way (billed all the same).
+    const inputs = [0, 1].map((i) => `item ${i} <<fake tag=${tag} id=${i} steps=ok batch_ms=600000 cancel_ms=2000${i === 0 ? " on_cancel=ok" : ""}>>`);
+    const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", timeout_secs: 1, execution: { mode: "auto", deadline_secs: 3 } };
+    const created = await call(base(), "POST", "/v1/map", { token: key, body });
+    const job = await waitForJob(base(), key, created.body.job_id);
+    expect(job).toMatchObject({ status: "completed", succeeded: 2, total_attempts: 2 });
+    expect(Date.parse(job.completed_at) - Date.parse(job.created_at)).toBeLessThan(3_000 + 1_000); // the grace: half the time left
+    const results = await allResults(base(), key, job.id);
+    expect(results.map((r) => r.attempts)).toEqual([1, 1]);
     // The cancelled batch ends after the job: its line billed for nothing is counted as it comes in.
     const billed = await until(async () => {
       const now = (await call(base(), "GET", `/v1/jobs/${job.id}`, { token: key })).body;
@@ -142,6 +160,7 @@ describe("execution mode batch", () => {
     expect(billed.usage.input_tokens).toBe(job.usage.input_tokens); // the results' tokens: the line is not one of them
     const sum = results.reduce((n, r) => n + r.cost_usd, 0);
     expect(billed.cost_usd).toBeCloseTo(sum + billed.usage.duplicated.cost_usd, 7);
+    expect(await fakeStats(tag)).toMatchObject({ requests: 3, batched: 1 });
   });
 
   it("refuses batch for a provider without a batch API, with nothing stored; auto runs it realtime", async () => {

@@ -14,10 +14,12 @@
  *   `GET /v1/messages/batches/{id}`, `GET …/{id}/results` (JSONL: `succeeded`, `errored`,
  *   `expired`, `canceled`), `POST …/{id}/cancel`; `processing_status` `in_progress`, `canceling`,
  *   then `ended` with its `results_url`.
- * A batch takes the fake's batch delay, or the longest `batch_ms=` of its lines' directives; one
- * with a gated line (`gate=`) runs until the tag's gate is opened. Cancelled, its lines with
- * `on_cancel=ok` in their directive are answered all the same (requests the provider had under way
- * when the cancel came: billed), the others come back cancelled.
+ * Each line is done the fake's batch delay after the batch's creation, or its directive's
+ * `batch_ms=` after it; the batch ends when all are (one with a gated line, `gate=`, once the tag's
+ * gate opens). Cancelled, it is `cancelling` for its lines' `cancel_ms=` (0 by default), then ends:
+ * the lines done by the cancel are answered (OpenAI keeps them in the output file; Anthropic
+ * reports them succeeded), and so are those with `on_cancel=ok` (under way when the cancel came:
+ * billed); the others come back cancelled.
  * Counters: GET /_fake/batches lists every batch (its provider, status and lines) for the tests.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -160,14 +162,33 @@ export class FakeBatches {
     return batch;
   }
 
-  /** Ends the batch once its time has come (or it was cancelled): its lines answered, or cancelled unanswered. */
+  /** A line's directive field (`batch_ms`, `cancel_ms`, `on_cancel`), or null. */
+  #field(line: Line, name: string): string | null {
+    const directive = /<<fake[^>]*>>/.exec(JSON.stringify(line.body))?.[0] ?? "";
+    return new RegExp(`\\b${name}=(\\S+?)[\\s>]`).exec(directive)?.[1] ?? null;
+  }
+
+  /** When a line is done: the fake's batch delay after the batch's creation, or its own `batch_ms`. */
+  #lineDoneAt(batch: FakeBatch, line: Line): number {
+    return batch.createdAt + Math.max(this.#delayMs(), Number(this.#field(line, "batch_ms") ?? 0));
+  }
+
+  /**
+   * Ends the batch once every line is done (a gated one once its gate opens); cancelled, once its
+   * lines' `cancel_ms` (the provider's `cancelling`, 0 by default) has passed: the lines done by the
+   * cancel (or with `on_cancel=ok`: under way, billed) answered, the others cancelled.
+   */
   async #progress(batch: FakeBatch): Promise<void> {
     if (batch.settled) return;
+    const now = Date.now();
     if (batch.cancelledAt !== null) {
+      const cancelMs = Math.max(0, ...batch.lines.map((l) => Number(this.#field(l, "cancel_ms") ?? 0)));
+      if (now < batch.cancelledAt + cancelMs) return;
+      const at = batch.cancelledAt;
       const cancelled = { status: 0, headers: {}, cancelled: true } as Answered & { cancelled: boolean };
       batch.settled = await Promise.all(batch.lines.map((l) =>
-        JSON.stringify(l.body).includes("on_cancel=ok") ? this.#answer(batch.format, l.body, batch.key, batch.auth) : Promise.resolve(cancelled)));
-    } else if (Date.now() - batch.createdAt >= this.#delayOf(batch) && !this.#gated(batch)) {
+        this.#lineDoneAt(batch, l) <= at || this.#field(l, "on_cancel") === "ok" ? this.#answer(batch.format, l.body, batch.key, batch.auth) : Promise.resolve(cancelled)));
+    } else if (batch.lines.every((l) => this.#lineDoneAt(batch, l) <= now) && !this.#gated(batch)) {
       batch.answers ??= Promise.all(batch.lines.map((l) => this.#answer(batch.format, l.body, batch.key, batch.auth)));
       batch.settled = await batch.answers;
     } else return;
@@ -194,10 +215,9 @@ export class FakeBatches {
     batch.errorFileId = file(bad);
   }
 
-  /** A batch ends after the fake's batch delay, or the longest `batch_ms=` of its lines' directives (a batch that stays open for a test). */
+  /** How long the batch takes: its slowest line's time. */
   #delayOf(batch: FakeBatch): number {
-    const lineMs = batch.lines.map((l) => Number(/<<fake[^>]*\bbatch_ms=(\d+)/.exec(JSON.stringify(l.body))?.[1] ?? 0));
-    return Math.max(this.#delayMs(), ...lineMs);
+    return Math.max(...batch.lines.map((l) => this.#lineDoneAt(batch, l) - batch.createdAt));
   }
 
   async #openAiView(batch: FakeBatch) {
