@@ -108,12 +108,21 @@ export class BatchRunner {
     const grace = store.getMeta("cancel_grace_until_ms") ?? null;
     if (grace !== null && now >= grace) this.#leaveCancelled();
     for (const batch of store.batches.open()) {
-      if (batch.status === "submitting" && !this.#submitting.has(batch.id)) await this.#recoverLost(batch);
-      else if (batch.status === "running" && batch.next_poll_at <= now) await this.#poll(batch);
+      if (batch.status === "submitting" && !this.#submitting.has(batch.id)) await this.#guarded(() => this.#recoverLost(batch));
+      else if (batch.status === "running" && batch.next_poll_at <= now) await this.#guarded(() => this.#poll(batch));
     }
-    if (this.#host.status() === "running") for (const stage of this.stages()) await this.#submitStage(stage);
+    if (this.#host.status() === "running") for (const stage of this.stages()) await this.#guarded(() => this.#submitStage(stage));
     const times = [store.batches.nextPollAt(), this.#fallbackAt(), store.getMeta("cancel_grace_until_ms") ?? null].filter((t): t is number => t !== null);
     return times.length === 0 ? null : Math.min(...times);
+  }
+
+  /** One batch's or stage's turn: a failure (its endpoint unreadable, storage) is logged and tried again at the next alarm, not the job's end. */
+  async #guarded(work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (err) {
+      console.error("a provider batch's turn failed; the next alarm tries again", err);
+    }
   }
 
   /** Execution mode auto: when the batch stages must move to realtime to meet the deadline (null: not auto, or moved already). */
@@ -174,7 +183,7 @@ export class BatchRunner {
     const { store } = this.#host;
     for (const batch of store.batches.open()) {
       if (batch.provider_batch_id === null || batch.cancel_requested) continue;
-      store.batches.cancelRequested(batch.id);
+      store.batches.cancelRequested(batch.id, Date.now() + this.#pollDelay(0)); // its end is read soon: the lines it finished are results
       try {
         const { api, endpoint } = await this.#provider(batch.stage);
         await api.cancel(endpoint, batch.provider_batch_id);

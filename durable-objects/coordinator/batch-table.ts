@@ -82,8 +82,9 @@ export class BatchTable {
     this.#sql.exec("UPDATE batches SET status = ?, ended_at = ? WHERE id = ?", status, now, id);
   }
 
-  cancelRequested(id: string): void {
-    this.#sql.exec("UPDATE batches SET cancel_requested = 1 WHERE id = ?", id);
+  /** A cancel was asked for: polled again at `pollAt`, its backoff started over. */
+  cancelRequested(id: string, pollAt: number): void {
+    this.#sql.exec("UPDATE batches SET cancel_requested = 1, next_poll_at = ?, polls = 0 WHERE id = ?", pollAt, id);
   }
 
   /** When the next open batch is due a poll (null: none is open). */

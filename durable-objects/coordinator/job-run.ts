@@ -18,7 +18,7 @@ import { CoordinatorStore, type TaskRow } from "./store";
 import { sweepWebhook } from "./webhook-sweep";
 import type { CompletedEvent } from "./job-meta";
 import { BudgetKeeper } from "./budget";
-import { executorOf } from "../../src/engine/executors";
+import { executorOf, isBatchLine } from "../../src/engine/executors";
 import { ConcurrencyLink } from "./concurrency";
 import { PacingLink } from "./pacing";
 import { credentialOf } from "../../src/llm/credential";
@@ -560,6 +560,7 @@ export class JobRun {
     }
     const now = Date.now();
     for (const row of this.store.running()) {
+      if (isBatchLine(row)) continue; // its runner ends it (./batch-runner.ts)
       const work = this.op.work(spec, this.store.workStage(row.stage));
       const deadline = (row.dispatched_at ?? 0) + executorOf(work).lostAfterMs(work);
       if (deadline < now) await this.lost(row, "no report from its worker in time");

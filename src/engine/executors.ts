@@ -92,3 +92,11 @@ const EXECUTORS: { [K in StageWork["kind"]]: Executor<Extract<StageWork, { kind:
 export function executorOf<W extends StageWork>(work: W): Executor<W> {
   return EXECUTORS[work.kind] as unknown as Executor<W>;
 }
+
+/**
+ * Whether a running task is a line of a provider batch: its runner ends it (durable-objects/coordinator/batch-runner.ts), so
+ * the lost-work sweep leaves it alone — whatever its stage's work is now (auto may have moved the
+ * stage to realtime, whose calls are presumed lost soon after their timeout).
+ */
+export const isBatchLine = (row: { token: string | null; batch_id: string | null }): boolean =>
+  row.batch_id !== null && row.token === `batch:${row.batch_id}`;

@@ -78,3 +78,13 @@ describe("finding a lost batch", () => {
     expect(await anthropicBatch.find({ apiKey: "k", baseUrl: fake.url }, "lost-7")).toBeNull();
   });
 });
+
+describe("a batch's lines and the lost-work sweep", () => {
+  it("knows a running task as a batch's line by its token, not by its stage's work (which auto may have made realtime)", async () => {
+    const { isBatchLine } = await import("../../src/engine/executors");
+    expect(isBatchLine({ token: "batch:b1", batch_id: "b1" })).toBe(true);
+    expect(isBatchLine({ token: "k3j2", batch_id: "b1" })).toBe(false); // left the batch for a realtime call: swept like one
+    expect(isBatchLine({ token: "k3j2", batch_id: null })).toBe(false);
+    expect(isBatchLine({ token: null, batch_id: "b1" })).toBe(false);
+  });
+});
