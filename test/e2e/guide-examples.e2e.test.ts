@@ -78,6 +78,15 @@ describe("the guide's examples (docs/operators.md)", () => {
     expect(child).toMatchObject({ parent_session_id: root.session_id, depth: 1, children: [] });
   });
 
+  it("batch mode: the example runs as one provider batch at half the price", async () => {
+    const { key } = await newTenant(base());
+    const res = await call(base(), "POST", "/v1/map?wait=true", { token: key, body: example("POST /v1/map in batch mode") });
+    expect(res.status).toBe(200);
+    const job = (await call(base(), "GET", `/v1/jobs/${res.body.job_id}`, { token: key })).body;
+    expect(job).toMatchObject({ status: "completed", execution: { mode: "batch" }, batches: [{ requests: 2, status: "ended" }] });
+    expect(res.body.successes.map((r: { cost_usd: number }) => r.cost_usd > 0)).toEqual([true, true]);
+  });
+
   it("dry run: the estimate, as the README shows it", async () => {
     const { key } = await newTenant(base());
     const res = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body: example("POST /v1/map?dry_run=true") });
