@@ -32,6 +32,7 @@ import { ZERO } from "../src/engine/counters";
 import { JobRun, type Puller } from "./coordinator/job-run";
 import { recoverJob, resumeJob } from "./coordinator/lifecycle";
 import { TurnBatch } from "./coordinator/turn-batch";
+import { duplicated } from "./coordinator/batch-settle";
 
 export class JobCoordinator extends DurableObject<Env> {
   #hub: EventHub; // live SSE streams: they outlive a purge's fresh run
@@ -150,7 +151,7 @@ export class JobCoordinator extends DurableObject<Env> {
     const live = run.status === "running" || run.status === "paused";
     if (!live || !task || task.state !== "running" || task.token !== ref.token) {
       // A realtime call of a task whose batch line answered first (execution mode auto): billed for nothing.
-      if (live && task?.batch_id && !ref.token.startsWith("batch:")) run.duplicated(task, outcome, "realtime");
+      if (live && task?.batch_id && !ref.token.startsWith("batch:")) duplicated(run, task, outcome, "realtime");
       // A stale report. From a call worker that asks to pull, it may be a report repeated because
       // the answer handing over the slot's next task was lost: that task is handed again.
       if (pull?.slot === undefined || pull.round === undefined) return null;

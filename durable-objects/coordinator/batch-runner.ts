@@ -165,8 +165,8 @@ export class BatchRunner {
     store.transaction(() => {
       for (const batch of store.batches.open()) {
         if (!batch.cancel_requested) continue;
-        const tasks = store.inBatch(batch.id);
-        for (const task of tasks) store.leaveBatch(task);
+        const tasks = store.batches.inBatch(batch.id);
+        for (const task of tasks) store.batches.leaveBatch(task);
         log.bump({ total_attempts: -tasks.length });
       }
       store.setMeta("cancel_grace_until_ms", null);
@@ -175,7 +175,7 @@ export class BatchRunner {
 
   /** Whether a batch stage has tasks waiting for the next submission. */
   hasReady(): boolean {
-    return this.stages().some((stage) => this.#host.store.pendingOf(stage, 1).length > 0);
+    return this.stages().some((stage) => this.#host.store.batches.pendingOf(stage, 1).length > 0);
   }
 
   /** The job ends cancelled or failed: its open batches are cancelled at the provider (best effort; their results are not read). */
@@ -231,7 +231,7 @@ export class BatchRunner {
   async #submitStage(stage: string): Promise<void> {
     const { store, log, budget, op } = this.#host;
     const spec = this.#host.spec();
-    const pending = store.pendingOf(stage, 1);
+    const pending = store.batches.pendingOf(stage, 1);
     if (pending.length === 0) return;
     const { api, endpoint, work } = await this.#provider(stage);
     const compiled = this.#compile(stage, work);
@@ -239,7 +239,7 @@ export class BatchRunner {
     const taken: { row: TaskRow; reserved: { tokens: number; usd: number } }[] = [];
     let bytes = 0;
     let unrenderable: { row: TaskRow; outcome: AttemptOutcome }[] = [];
-    for (const row of store.pendingOf(stage, api.maxRequests)) {
+    for (const row of store.batches.pendingOf(stage, api.maxRequests)) {
       const vars = taskVars(spec, op, store, row);
       const reserved = budget.reserve(spec.budget, stage, work, () => vars);
       if (reserved === null) break;
@@ -265,8 +265,8 @@ export class BatchRunner {
     }
     store.transaction(() => {
       if (taken.length > 0) store.batches.add({ id, stage, provider: parseModel(work.call.model).provider, requests: taken.length, created_at: now });
-      for (const { row, reserved } of taken) store.markInBatch(row, id, now, reserved);
-      for (const { row } of unrenderable) store.markInBatch(row, id, now, { tokens: 0, usd: 0 });
+      for (const { row, reserved } of taken) store.batches.markInBatch(row, id, now, reserved);
+      for (const { row } of unrenderable) store.batches.markInBatch(row, id, now, { tokens: 0, usd: 0 });
       log.bump({ total_attempts: taken.length + unrenderable.length });
     });
     for (const { row, outcome } of unrenderable) await this.#host.settleLine(this.#current(row), outcome);
@@ -294,7 +294,7 @@ export class BatchRunner {
   async #refused(id: string, outcome: AttemptOutcome): Promise<void> {
     const { store, log } = this.#host;
     const spec = this.#host.spec();
-    const tasks = store.inBatch(id);
+    const tasks = store.batches.inBatch(id);
     store.batches.end(id, "failed", Date.now());
     log.emit("BATCH_ENDED", { job_id: spec.jobId, batch: batchView(store.batches.get(id) as BatchRow) });
     for (const task of tasks) await this.#host.settleLine(task, outcome);
@@ -316,8 +316,8 @@ export class BatchRunner {
       return;
     }
     store.transaction(() => {
-      const tasks = store.inBatch(batch.id);
-      for (const task of tasks) store.markUnattempted(task);
+      const tasks = store.batches.inBatch(batch.id);
+      for (const task of tasks) store.batches.markUnattempted(task);
       log.bump({ total_attempts: -tasks.length });
       store.batches.end(batch.id, "failed", now);
     });
@@ -347,8 +347,8 @@ export class BatchRunner {
     const forcedTool = work.call.outputSchema?.type === "object";
     const results = new Map((await api.results(endpoint, providerId, forcedTool)).map((r) => [r.customId, r]));
     // Ended before its lines are settled: the last line may end the job, whose MAP_COMPLETED stays the last event.
-    const tasks = store.inBatch(batch.id);
-    const left = batch.cancel_requested ? store.ofBatch(batch.id).filter((t) => !tasks.includes(t) && t.token !== `batch:${batch.id}`) : [];
+    const tasks = store.batches.inBatch(batch.id);
+    const left = batch.cancel_requested ? store.batches.ofBatch(batch.id).filter((t) => !tasks.includes(t) && t.token !== `batch:${batch.id}`) : [];
     store.batches.end(batch.id, "ended", Date.now());
     log.emit("BATCH_ENDED", { job_id: spec.jobId, batch: batchView(store.batches.get(batch.id) as BatchRow) });
     for (const task of left) await this.#late(batch, task, results.get(this.#customId(task)), compiled, work);
@@ -357,7 +357,7 @@ export class BatchRunner {
       const outcome = result ? lineOutcome(result, compiled, work) : null;
       if (outcome) await this.#host.settleLine(task, outcome);
       else store.transaction(() => {
-        store.markUnattempted(task);
+        store.batches.markUnattempted(task);
         log.bump({ total_attempts: -1 });
       });
     }
@@ -375,7 +375,7 @@ export class BatchRunner {
     const current = store.task(task.stage, task.idx);
     if (current?.state === "pending" && this.#host.status() === "running") {
       store.transaction(() => {
-        store.markInBatch(current, batch.id, Date.now(), { tokens: 0, usd: 0 });
+        store.batches.markInBatch(current, batch.id, Date.now(), { tokens: 0, usd: 0 });
         log.bump({ total_attempts: 1 });
       });
       return this.#host.settleLine(this.#current(current), outcome);

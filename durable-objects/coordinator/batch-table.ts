@@ -42,7 +42,8 @@ export function batchView(row: BatchRow) {
   };
 }
 
-export class BatchTable {
+/** The batches and their lines: a task is a line while it runs with `batch_id` set and the batch's token. */
+export class BatchTable<TaskRow extends Record<string, SqlStorageValue> & { stage: string; idx: number }> {
   readonly #sql: SqlStorage;
 
   constructor(sql: SqlStorage) {
@@ -85,6 +86,46 @@ export class BatchTable {
   /** A cancel was asked for: polled again at `pollAt`, its backoff started over. */
   cancelRequested(id: string, pollAt: number): void {
     this.#sql.exec("UPDATE batches SET cancel_requested = 1, next_poll_at = ?, polls = 0 WHERE id = ?", pollAt, id);
+  }
+
+  /** A stage's pending tasks, in index order (the next batch's lines). */
+  pendingOf(stage: string, limit: number): TaskRow[] {
+    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE state = 'pending' AND stage = ? ORDER BY idx LIMIT ?", stage, limit).toArray();
+  }
+
+  /** The tasks a batch is running (lines it has not answered yet; not those execution mode auto moved to realtime). */
+  inBatch(batchId: string): TaskRow[] {
+    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE batch_id = ? AND state = 'running' AND token = ?", batchId, `batch:${batchId}`).toArray();
+  }
+
+  /** Every task that was a line of the batch, whatever it has become since (execution mode auto). */
+  ofBatch(batchId: string): TaskRow[] {
+    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE batch_id = ?", batchId).toArray();
+  }
+
+  /** A line whose batch is being cancelled (execution mode auto): pending for a realtime call, still known as the batch's, its attempt not counted. */
+  leaveBatch(row: TaskRow): void {
+    this.#sql.exec(
+      "UPDATE tasks SET state = 'pending', token = NULL, reserved = 0, reserved_usd = 0, attempts = MAX(0, attempts - 1) WHERE stage = ? AND idx = ? AND state = 'running'",
+      row.stage, row.idx,
+    );
+  }
+
+  /** A task starts as a line of a batch: no slot; its token names the batch. */
+  markInBatch(row: TaskRow, batchId: string, now: number, reserved: { tokens: number; usd: number }): void {
+    this.#sql.exec(
+      `UPDATE tasks SET state = 'running', slot = NULL, token = ?, batch_id = ?, dispatched_at = ?, attempts = attempts + 1, reserved = ?, reserved_usd = ?
+       WHERE stage = ? AND idx = ?`,
+      `batch:${batchId}`, batchId, now, reserved.tokens, reserved.usd, row.stage, row.idx,
+    );
+  }
+
+  /** A line that never ran (its batch was refused or cancelled, or lost before its submission): pending again, the attempt not counted. */
+  markUnattempted(row: TaskRow): void {
+    this.#sql.exec(
+      "UPDATE tasks SET state = 'pending', token = NULL, batch_id = NULL, reserved = 0, reserved_usd = 0, attempts = MAX(0, attempts - 1) WHERE stage = ? AND idx = ? AND state = 'running'",
+      row.stage, row.idx,
+    );
   }
 
   /** When the next open batch is due a poll (null: none is open). */

@@ -27,16 +27,17 @@ import type { PacingView } from "../../src/engine/pacing";
 import { WorkerLink } from "./workers";
 import { D1Mirror } from "./d1-mirror";
 import { startChild } from "./subtasks";
-import { progressOf, stagesView } from "./progress";
+import { runProgress } from "./progress";
 import { JobLog } from "./job-log";
 import { eventShape } from "./event-shapes";
 import { Setups, claimOf, planReader, taskVars } from "./claims";
 import { attemptEnd, recordEnd, type TaskEnd } from "./results";
-import { duplicatedCounts, NO_USAGE_SUMS, sumsOf, type UsageSums } from "../../src/engine/counters";
+import { NO_USAGE_SUMS, sumsOf, type UsageSums } from "../../src/engine/counters";
 import { priced } from "../../src/llm/prices";
 import { withExecution } from "../../src/engine/execution";
-import { DEFAULT_DEADLINE_SECS } from "../../src/operators/execution-field";
 import { BatchRunner } from "./batch-runner";
+import { concurrencyLink, pacingLink } from "./links";
+import { duplicated, settleLine } from "./batch-settle";
 
 export const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm alone: Queue delays are whole seconds
@@ -69,7 +70,7 @@ export class JobRun {
   /** The job of `spec`, stored in `parts.store` already (started, or woken from storage). */
   constructor(
     private readonly ctx: DurableObjectState,
-    private readonly env: Env,
+    readonly env: Env,
     parts: { hub: EventHub; store: CoordinatorStore; waiters: (() => void)[] },
     spec: JobSpec,
     alarmAt: number | null,
@@ -85,15 +86,15 @@ export class JobRun {
     this.finalized = this.store.getMeta("finalized") ?? false;
     this.log = new JobLog(this.store, this.hub, eventShape(this.op));
     this.budget = new BudgetKeeper(this.store, renderLimits(env), env);
-    this.concurrency = this.#concurrencyLink();
-    this.pacing = this.#pacingLink();
+    this.concurrency = concurrencyLink(this);
+    this.pacing = pacingLink(this);
     this.workers = new WorkerLink(env, this.store);
     this.batches = new BatchRunner({
       env, store: this.store, log: this.log, budget: this.budget, op: this.op,
       spec: () => this.spec, // the job's current spec and status: a recover or resume changes them
       status: () => this.status,
-      settleLine: (task, outcome) => this.settleLine(task, outcome),
-      duplicated: (task, outcome) => this.duplicated(task, outcome, "batch"),
+      settleLine: (task, outcome) => settleLine(this, task, outcome),
+      duplicated: (task, outcome) => duplicated(this, task, outcome, "batch"),
       budgetExhausted: () => this.#budgetExhausted(),
       realtime: this.#realtime,
       startedAt: () => this.store.getMeta("started_at_ms") ?? Date.now(),
@@ -113,7 +114,7 @@ export class JobRun {
   }
 
   async settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, puller: Puller | null): Promise<void> {
-    const usage = sumsOf(priced(this.env, this.#modelOf(task.stage), outcome.usage, "realtime"));
+    const usage = sumsOf(priced(this.env, this.modelOf(task.stage), outcome.usage, "realtime"));
     this.budget.spend(task.stage, usage);
     this.pacing.observe(spec, outcome);
     const asked = this.concurrency.observe(spec, outcome, this.busySlots.size, task.dispatched_at ?? Date.now());
@@ -146,41 +147,11 @@ export class JobRun {
       this.mirror.schedule();
       return this.dispatchAndSettle();
     }
-    await this.afterChange(this.#recordAttempt(task, outcome, step, usage), puller);
-  }
-
-  /** One line of a provider batch ended (./batch-runner.ts): settled like a report, at the batch price, with no slot and no pacing to tell. */
-  async settleLine(task: TaskRow, outcome: AttemptOutcome): Promise<void> {
-    const spec = this.spec;
-    const usage = sumsOf(priced(this.env, this.#modelOf(task.stage), outcome.usage, "batch"));
-    this.budget.spend(task.stage, usage);
-    const now = Date.now();
-    const wait = { throttles: task.throttles, since: task.throttled_since, maxWaitMs: spec.maxWaitMs, now };
-    const step = nextStep(outcome, task.attempts, spec.maxRetries, Math.random, wait);
-    if (step.step === "spawn") throw new Error("a batch line cannot spawn a sub-session");
-    if (step.step === "retry") {
-      // Into a later batch: the alarm submits it once its backoff is over.
-      this.store.markRetry(task, now + step.delayMs, step.guidance, usage, isThrottle(outcome) ? now : null);
-      return this.wakeAt(now + step.delayMs);
-    }
-    await this.afterChange(this.#recordAttempt(task, outcome, step, usage));
-  }
-
-  /**
-   * A call the provider billed for an item that had (or was getting) its result another way
-   * (execution mode auto: a cancelled batch's line that ran all the same, or a realtime call that
-   * ended after the item's batch line): its usage apart, in `usage.duplicated`, its dollars in the job's.
-   */
-  duplicated(task: TaskRow, outcome: AttemptOutcome, mode: "batch" | "realtime"): void {
-    const usage = sumsOf(priced(this.env, this.#modelOf(task.stage), outcome.usage, mode));
-    if (usage.input_tokens + usage.output_tokens === 0) return;
-    this.budget.spend(task.stage, usage);
-    this.log.bump(duplicatedCounts(usage));
-    this.mirror.schedule();
+    await this.afterChange(this.recordAttempt(task, outcome, step, usage), puller);
   }
 
   /** The model a stage's calls use (an agent's children: their parents' stage's), which prices their usage. */
-  #modelOf(stage: string): string {
+  modelOf(stage: string): string {
     const work = this.op.work(this.spec, this.store.workStage(stage));
     return executorOf(work).call(work).model;
   }
@@ -198,37 +169,6 @@ export class JobRun {
     this.startStagesWithWork();
     this.mirror.schedule();
     await this.afterChange(op.advance(spec, this.reader(), null));
-  }
-
-  #concurrencyLink(): ConcurrencyLink {
-    return new ConcurrencyLink(this.env, this.store, (cap, reason) => {
-      if (isTerminal(this.status)) return; // the limiter answered after the end: MAP_COMPLETED stays the last event
-      this.log.emit("CONCURRENCY_CHANGED", { job_id: this.spec.jobId, effective_concurrency: cap, reason });
-      this.mirror.schedule();
-    }, {
-      inFlight: () => this.busySlots.size,
-      roomOpened: () => void this.dispatchAndSettle().catch((err: unknown) => console.error("dispatch after the pacing failed; the sweep dispatches", err)),
-    });
-  }
-
-  #pacingLink(): PacingLink {
-    return new PacingLink(this.env, this.store, {
-      nextCall: () => {
-        const spec = this.spec;
-        const [row] = this.store.nextPending(1, this.#batchStages());
-        if (!row) return null;
-        const work = this.op.work(spec, this.store.workStage(row.stage));
-        const executor = executorOf(work);
-        if (!executor.paced) return null;
-        return { prompt: this.budget.promptEstimate(row.stage, work, taskVars(spec, this.op, this.store, row)), maxTokens: executor.call(work).maxTokens };
-      },
-      roomOpened: () => void this.dispatchAndSettle().catch((err: unknown) => console.error("dispatch after a lease failed; the sweep dispatches", err)),
-      inFlight: () => this.busySlots.size,
-    }, (pacing) => {
-      if (isTerminal(this.status)) return;
-      this.log.emit("PACING_CHANGED", { job_id: this.spec.jobId, pacing });
-      this.mirror.schedule();
-    });
   }
 
   /** The job starts: its calls' credential, and the pacer's limits for it (a pacer or D1 that fails leaves the job unpaced). */
@@ -312,7 +252,7 @@ export class JobRun {
   }
 
   /** The stages whose tasks go out in provider batches (none unless the job's execution mode says so). */
-  #batchStages(): string[] {
+  batchStages(): string[] {
     return this.spec.execution ? this.batches.stages() : [];
   }
 
@@ -323,7 +263,7 @@ export class JobRun {
     const room = this.concurrency.cap(spec) - this.busySlots.size; // the provider's limit for the tenant, when one holds
     if (room <= 0) return;
     let unleased = 0; // calls that could start but have no lease from the rate pacer
-    const batchStages = this.#batchStages();
+    const batchStages = this.batchStages();
     if (batchStages.length > 0 && this.batches.hasReady()) {
       // The batch runner submits them from the alarm, together with the others readied in this moment.
       void this.wakeAt(Date.now() + BATCH_GATHER_MS).catch((err: unknown) => console.error("could not set the alarm; the sweep will", err));
@@ -410,7 +350,7 @@ export class JobRun {
     const error = `The attempt was lost ${losses} time${losses === 1 ? "" : "s"} (${why}); the task is not retried again.`;
     if (row.session_id) this.#stopSession(row.session_id);
     const outcome: AttemptOutcome = { kind: "crash", error, usage: { input_tokens: 0, output_tokens: 0 } };
-    await this.afterChange(this.#recordAttempt(row, outcome, { step: "fail", error, errorKind: "internal" }, NO_USAGE_SUMS));
+    await this.afterChange(this.recordAttempt(row, outcome, { step: "fail", error, errorKind: "internal" }, NO_USAGE_SUMS));
   }
 
   /** Its current turn is its last; not waited for. */
@@ -418,7 +358,7 @@ export class JobRun {
     agentSession(this.env, sessionId).stop().catch((err: unknown) => console.error("could not stop a session", err));
   }
 
-  #recordAttempt(task: TaskRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" | "spawn" }>, usage: UsageSums): Advance {
+  recordAttempt(task: TaskRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" | "spawn" }>, usage: UsageSums): Advance {
     const { end, details, cached } = attemptEnd(outcome, step);
     return this.#record(task, end, usage, details, cached);
   }
@@ -506,27 +446,9 @@ export class JobRun {
     }
   }
 
-  /** The job as D1 shows it: status, counters, stages, output, error, budget. */
+  /** The job as D1 shows it: status, counters, stages, output, error, budget (./progress.ts). */
   progress(): { jobId: string; progress: JobProgress } {
-    const spec = this.spec;
-    return {
-      jobId: spec.jobId,
-      progress: progressOf({
-        status: this.status,
-        counters: this.log.counters,
-        total: this.log.total(),
-        stages: stagesView(this.store.stages()),
-        completedAt: this.store.getMeta("completed_at") ?? null,
-        output: this.log.shape.showsOutput ? (this.store.getMeta("output") ?? null) : null,
-        error: this.store.getMeta("error") ?? null,
-        budget: this.budget.view(spec.budget),
-        pauseReason: this.store.getMeta("pause_reason") ?? null,
-        effectiveConcurrency: this.concurrency.cap(spec),
-        pacing: this.pacingView(spec),
-        execution: { mode: spec.execution?.mode ?? "realtime", deadline_secs: spec.execution?.deadlineSecs ?? DEFAULT_DEADLINE_SECS },
-        batches: this.batches.views(),
-      }),
-    };
+    return { jobId: this.spec.jobId, progress: runProgress(this) };
   }
 
   round(): number {

@@ -1,10 +1,13 @@
 /** The job's counters and the views of its stages and budget, as D1 and the API show them. */
 import type { JobProgress } from "../../src/db/jobs";
 import type { JobStatus } from "../../src/engine/types";
-import type { budgetView } from "./budget";
+import type { BudgetKeeper, budgetView } from "./budget";
+import type { JobSpec } from "../../src/operators/registry";
+import type { JobLog } from "./job-log";
+import { DEFAULT_DEADLINE_SECS } from "../../src/operators/execution-field";
 import { costOut, usageOut, type Counters } from "../../src/engine/counters";
 import type { PacingView } from "../../src/engine/pacing";
-import type { StageRow } from "./store";
+import type { CoordinatorStore, StageRow } from "./store";
 
 export function stagesView(stages: StageRow[]) {
   return stages.map((s) => ({
@@ -66,4 +69,36 @@ export function progressOf(p: {
     execution: p.execution,
     batches: p.batches,
   };
+}
+
+/** What a job's progress is read from (./job-run.ts). */
+interface ProgressSource {
+  readonly spec: JobSpec;
+  readonly status: JobStatus;
+  readonly log: JobLog;
+  readonly store: CoordinatorStore;
+  readonly budget: BudgetKeeper;
+  readonly concurrency: { cap(spec: JobSpec): number };
+  readonly batches: { views(): unknown[] };
+  pacingView(spec: JobSpec): PacingView;
+}
+
+/** The job as D1 shows it: status, counters, stages, output, error, budget, pacing, execution. */
+export function runProgress(run: ProgressSource): JobProgress {
+  const spec = run.spec;
+  return progressOf({
+    status: run.status,
+    counters: run.log.counters,
+    total: run.log.total(),
+    stages: stagesView(run.store.stages()),
+    completedAt: run.store.getMeta("completed_at") ?? null,
+    output: run.log.shape.showsOutput ? (run.store.getMeta("output") ?? null) : null,
+    error: run.store.getMeta("error") ?? null,
+    budget: run.budget.view(spec.budget),
+    pauseReason: run.store.getMeta("pause_reason") ?? null,
+    effectiveConcurrency: run.concurrency.cap(spec),
+    pacing: run.pacingView(spec),
+    execution: { mode: spec.execution?.mode ?? "realtime", deadline_secs: spec.execution?.deadlineSecs ?? DEFAULT_DEADLINE_SECS },
+    batches: run.batches.views(),
+  });
 }

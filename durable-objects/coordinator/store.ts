@@ -95,7 +95,7 @@ export class CoordinatorStore {
   readonly #storage: DurableObjectStorage;
   readonly events: EventLogTable;
   readonly outbox: Outbox;
-  readonly batches: BatchTable;
+  readonly batches: BatchTable<TaskRow>;
   readonly #soon = new Map<MetaKey, unknown>(); // meta written at the end of this turn
   #sizes = 0; // bumped whenever a stage is added or its total changes
   #kinds: Map<string, { kind: StageKind; parent: string | null }> | null = null; // each stage's facts, read once (stages are added, never renamed)
@@ -106,7 +106,7 @@ export class CoordinatorStore {
     migrate(storage);
     this.events = new EventLogTable(this.#sql);
     this.outbox = new Outbox(this.#sql);
-    this.batches = new BatchTable(this.#sql);
+    this.batches = new BatchTable<TaskRow>(this.#sql);
   }
 
   transaction<T>(fn: () => T): T {
@@ -291,46 +291,6 @@ export class CoordinatorStore {
     return this.#sql
       .exec<TaskRow>("SELECT * FROM tasks WHERE state = 'pending' AND stage NOT IN (SELECT value FROM json_each(?)) ORDER BY priority, idx, stage LIMIT ?", JSON.stringify(skip), limit)
       .toArray();
-  }
-
-  /** A stage's pending tasks, in index order (the next batch's lines). */
-  pendingOf(stage: string, limit: number): TaskRow[] {
-    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE state = 'pending' AND stage = ? ORDER BY idx LIMIT ?", stage, limit).toArray();
-  }
-
-  /** The tasks a batch is running (lines it has not answered yet; not those execution mode auto moved to realtime). */
-  inBatch(batchId: string): TaskRow[] {
-    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE batch_id = ? AND state = 'running' AND token = ?", batchId, `batch:${batchId}`).toArray();
-  }
-
-  /** Every task that was a line of the batch, whatever it has become since (execution mode auto). */
-  ofBatch(batchId: string): TaskRow[] {
-    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE batch_id = ?", batchId).toArray();
-  }
-
-  /** A line whose batch is being cancelled (execution mode auto): pending for a realtime call, still known as the batch's, its attempt not counted. */
-  leaveBatch(row: TaskRow): void {
-    this.#sql.exec(
-      "UPDATE tasks SET state = 'pending', token = NULL, reserved = 0, reserved_usd = 0, attempts = MAX(0, attempts - 1) WHERE stage = ? AND idx = ? AND state = 'running'",
-      row.stage, row.idx,
-    );
-  }
-
-  /** A task starts as a line of a batch: no slot; its token names the batch. */
-  markInBatch(row: TaskRow, batchId: string, now: number, reserved: { tokens: number; usd: number }): void {
-    this.#sql.exec(
-      `UPDATE tasks SET state = 'running', slot = NULL, token = ?, batch_id = ?, dispatched_at = ?, attempts = attempts + 1, reserved = ?, reserved_usd = ?
-       WHERE stage = ? AND idx = ?`,
-      `batch:${batchId}`, batchId, now, reserved.tokens, reserved.usd, row.stage, row.idx,
-    );
-  }
-
-  /** A line that never ran (its batch was refused or cancelled, or lost before its submission): pending again, the attempt not counted. */
-  markUnattempted(row: TaskRow): void {
-    this.#sql.exec(
-      "UPDATE tasks SET state = 'pending', token = NULL, batch_id = NULL, reserved = 0, reserved_usd = 0, attempts = MAX(0, attempts - 1) WHERE stage = ? AND idx = ? AND state = 'running'",
-      row.stage, row.idx,
-    );
   }
 
   running(): TaskRow[] {

@@ -1,0 +1,65 @@
+/**
+ * A job's links to the objects shared across jobs: adaptive concurrency (./concurrency.ts) and the
+ * rate pacer (./pacing.ts). Their answers come back as the job's events (CONCURRENCY_CHANGED,
+ * PACING_CHANGED, never after its end) and as dispatches when room opens.
+ */
+import { isTerminal } from "../../src/engine/types";
+import { executorOf } from "../../src/engine/executors";
+import { taskVars } from "./claims";
+import { ConcurrencyLink } from "./concurrency";
+import { PacingLink } from "./pacing";
+import type { JobStatus, Operator } from "../../src/engine/types";
+import type { JobSpec } from "../../src/operators/registry";
+import type { BudgetKeeper } from "./budget";
+import type { D1Mirror } from "./d1-mirror";
+import type { JobLog } from "./job-log";
+import type { CoordinatorStore } from "./store";
+
+/** What the links need of their job (./job-run.ts). */
+interface LinkedJob {
+  readonly env: Env;
+  readonly store: CoordinatorStore;
+  readonly log: JobLog;
+  readonly mirror: D1Mirror;
+  readonly budget: BudgetKeeper;
+  readonly op: Operator;
+  readonly busySlots: Set<number>;
+  readonly spec: JobSpec;
+  readonly status: JobStatus;
+  dispatchAndSettle(): Promise<void>;
+  batchStages(): string[];
+}
+
+const dispatchAgain = (run: LinkedJob, after: string) => () =>
+  void run.dispatchAndSettle().catch((err: unknown) => console.error(`dispatch after ${after} failed; the sweep dispatches`, err));
+
+export function concurrencyLink(run: LinkedJob): ConcurrencyLink {
+  return new ConcurrencyLink(run.env, run.store, (cap, reason) => {
+    if (isTerminal(run.status)) return; // the limiter answered after the end: MAP_COMPLETED stays the last event
+    run.log.emit("CONCURRENCY_CHANGED", { job_id: run.spec.jobId, effective_concurrency: cap, reason });
+    run.mirror.schedule();
+  }, {
+    inFlight: () => run.busySlots.size,
+    roomOpened: dispatchAgain(run, "the pacing"),
+  });
+}
+
+export function pacingLink(run: LinkedJob): PacingLink {
+  return new PacingLink(run.env, run.store, {
+    nextCall: () => {
+      const spec = run.spec;
+      const [row] = run.store.nextPending(1, run.batchStages());
+      if (!row) return null;
+      const work = run.op.work(spec, run.store.workStage(row.stage));
+      const executor = executorOf(work);
+      if (!executor.paced) return null;
+      return { prompt: run.budget.promptEstimate(row.stage, work, taskVars(spec, run.op, run.store, row)), maxTokens: executor.call(work).maxTokens };
+    },
+    roomOpened: dispatchAgain(run, "a lease"),
+    inFlight: () => run.busySlots.size,
+  }, (pacing) => {
+    if (isTerminal(run.status)) return;
+    run.log.emit("PACING_CHANGED", { job_id: run.spec.jobId, pacing });
+    run.mirror.schedule();
+  });
+}
