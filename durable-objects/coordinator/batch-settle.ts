@@ -34,7 +34,8 @@ export async function settleLine(job: SettlingJob, task: TaskRow, outcome: Attem
   job.budget.spend(task.stage, usage);
   const now = Date.now();
   const wait = { throttles: task.throttles, since: task.throttled_since, maxWaitMs: spec.maxWaitMs, now };
-  const step = nextStep(outcome, task.attempts, spec.maxRetries, Math.random, wait);
+  // No jitter: a batch's lines that go again wait the same backoff, and go out in one later batch.
+  const step = nextStep(outcome, task.attempts, spec.maxRetries, () => 0, wait);
   if (step.step === "spawn") throw new Error("a batch line cannot spawn a sub-session");
   if (step.step === "retry") {
     // Into a later batch: the alarm submits it once its backoff is over.

@@ -50,7 +50,8 @@ function reservation(env: object, work: StageWork, template: CompiledTemplate, v
     prompt = Math.max(0, cap + outputBound(spec.maxTokens) - output);
   }
   const price = priceOf(env, spec.model);
-  return { tokens: prompt + output, usd: price ? (prompt * price.input + output * price.output) / 1e6 : 0 };
+  const discount = executor.lane === "batch" && price ? price.batch : 1; // a provider batch's line: its batch price
+  return { tokens: prompt + output, usd: price ? ((prompt * price.input + output * price.output) / 1e6) * discount : 0 };
 }
 
 /**

@@ -155,8 +155,10 @@ export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: strin
       });
     }
     const usd = spec.budget?.usd ?? null;
-    if (usd !== null && estimate.cost_usd !== null && estimate.cost_usd > usd) {
-      throw new ApiError(422, "token_budget_exceeded", `The job's estimate ($${estimate.cost_usd}) is over its token_budget.usd ($${usd}).`, {
+    // A batch job is billed at the batch price; auto may run any item realtime.
+    const cost = spec.execution?.mode === "batch" ? estimate.cost_usd_by_mode.batch : estimate.cost_usd;
+    if (usd !== null && cost !== null && cost > usd) {
+      throw new ApiError(422, "token_budget_exceeded", `The job's estimate ($${cost}) is over its token_budget.usd ($${usd}).`, {
         details: { estimate, budget_usd: usd, suggestions: usdSuggestions(estimate, usd) },
       });
     }

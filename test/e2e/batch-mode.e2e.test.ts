@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob, waitForStatus } from "./harness/api.ts";
-import { base, fakeStats, fakeUrl, uniqueTag } from "./harness/context.ts";
+import { base, fakeStats, fakeUrl, openGate, uniqueTag } from "./harness/context.ts";
 
 const MINI = { input: 0.15, output: 0.6 }; // openai/gpt-4o-mini, USD per million tokens
 const SCHEMA = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] };
@@ -162,6 +162,37 @@ describe("execution mode batch", () => {
     expect(await fakeStats(tag)).toMatchObject({ requests: 3, batched: 1 });
     // The grace (half the time left) did not wait for the 2 s cancel: the job ended before its cancelled batch did.
     expect(Date.parse(billed.batches[0].ended_at)).toBeGreaterThan(Date.parse(job.completed_at));
+  });
+
+  it("a batch the provider refuses is each line's failed attempt; one that fails its validation goes again; a dollar budget reserves each line at submission", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("batch-refused");
+    const body = (extra: string, more: Record<string, unknown> = {}) => ({
+      inputs: [0, 1].map((i) => `item ${i} <<fake tag=${tag} id=${extra.length}-${i} steps=ok ${extra}>>`), prompt_template: "{{ item }}",
+      model: "openai/gpt-4o-mini", max_retries: 1, execution: { mode: "batch" }, ...more,
+    });
+    // Refused at its creation (400: permanent): both items fail at once, none of their lines ran.
+    const refused = await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body: body("batch_refuse=1") })).body.job_id);
+    expect(refused).toMatchObject({ status: "completed", failed: 2, total_attempts: 2, batches: [{ status: "failed", provider_batch_id: null }] });
+    expect((await allResults(base(), key, refused.id))[0]).toMatchObject({ error_kind: "llm_error", error: expect.stringMatching(/the batch could not be submitted: .*batch_refuse/) });
+    // Failed its validation at the provider (transient): a second batch, then the items fail after max_retries.
+    const failed = await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body: body("batch_fail=1") })).body.job_id);
+    expect(failed).toMatchObject({ status: "completed", failed: 2, total_attempts: 4 });
+    expect(failed.batches.map((b: { status: string }) => b.status)).toEqual(["failed", "failed"]);
+    expect((await allResults(base(), key, failed.id))[1]).toMatchObject({ error_kind: "llm_error", error: expect.stringMatching(/refused the batch: fake: the batch failed its validation/) });
+    // A dollar budget: each line reserves its bound (at the batch price) when the batch is submitted, held while it runs.
+    const gated = { ...body(""), inputs: [0, 1].map((i) => `item ${i} <<fake tag=${tag}-held id=${i} steps=ok gate=0>>`), token_budget: { usd: 1 } };
+    const held = (await call(base(), "POST", "/v1/map", { token: key, body: gated })).body.job_id;
+    const running = await until(async () => {
+      const now = (await call(base(), "GET", `/v1/jobs/${held}`, { token: key })).body;
+      return now.batches[0]?.provider_batch_id ? now : null;
+    });
+    expect(running.budget.reserved).toBeGreaterThan(2 * 1_024); // two lines' prompts and output bounds
+    expect(running.budget.usd.reserved).toBeGreaterThan(0);
+    await openGate(`${tag}-held`);
+    const done = await waitForJob(base(), key, held);
+    expect(done).toMatchObject({ status: "completed", succeeded: 2, budget: { reserved: 0, usd: { reserved: 0 } } });
+    expect(done.budget.usd.spent).toBeCloseTo(done.cost_usd, 7);
   });
 
   it("refuses batch for a provider without a batch API, with nothing stored; auto runs it realtime", async () => {

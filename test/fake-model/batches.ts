@@ -16,7 +16,8 @@
  *   then `ended` with its `results_url`.
  * Each line is done the fake's batch delay after the batch's creation, or its directive's
  * `batch_ms=` after it; the batch ends when all are (one with a gated line, `gate=`, once the tag's
- * gate opens). Cancelled, it is `cancelling` for its lines' `cancel_ms=` (0 by default), then ends:
+ * gate opens). A line with `batch_refuse=1` makes the batch's creation a 400; one with
+ * `batch_fail=1` makes an OpenAI batch end `failed` (its validation errors, no output). Cancelled, it is `cancelling` for its lines' `cancel_ms=` (0 by default), then ends:
  * the lines done by the cancel are answered (OpenAI keeps them in the output file; Anthropic
  * reports them succeeded), and so are those with `on_cancel=ok` (under way when the cancel came:
  * billed); the others come back cancelled.
@@ -51,6 +52,13 @@ interface FakeBatch {
 }
 
 const secs = (ms: number) => Math.floor(ms / 1000);
+
+/** A batch the provider refuses at its creation (a line's directive says `batch_refuse=1`): 400. */
+class Refused extends Error {}
+
+function refuseIfAsked(bodies: Json[]): void {
+  if (bodies.some((b) => JSON.stringify(b).includes("batch_refuse=1"))) throw new Refused("fake: the batch is refused (batch_refuse=1)");
+}
 let counter = 0;
 const nextId = (prefix: string) => `${prefix}${Date.now().toString(36)}${(++counter).toString(36)}`;
 
@@ -81,7 +89,10 @@ export class FakeBatches {
     const path = url.pathname;
     const send = (status: number, body: unknown): void => void res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
     const run = (work: () => Promise<void>) => {
-      work().catch((err: unknown) => send(500, { error: { type: "api_error", message: String(err) } }));
+      work().catch((err: unknown) =>
+        err instanceof Refused
+          ? send(400, { type: "error", error: { type: "invalid_request_error", message: err.message, param: null, code: null } })
+          : send(500, { error: { type: "api_error", message: String(err) } }));
       return true;
     };
     const anthropic = /^\/v1\/messages\/batches(?:\/([^/]+))?(?:\/(results|cancel))?$/.exec(path);
@@ -146,6 +157,7 @@ export class FakeBatches {
     const file = this.#files.get(String(body.input_file_id));
     if (!file || file.purpose !== "batch") throw new Error("input_file_id is not a batch file");
     const lines = file.text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as { custom_id: string; body: Json });
+    refuseIfAsked(lines.map((l) => l.body));
     const batch = this.#add("openai", key, auth, lines.map((l) => ({ custom_id: l.custom_id, body: l.body })), (body.metadata as Json | null) ?? null);
     batch.inputFileId = String(body.input_file_id);
     return this.#openAiView(batch);
@@ -153,6 +165,7 @@ export class FakeBatches {
 
   #createAnthropic(body: Json, key: string, auth: string) {
     const requests = Array.isArray(body.requests) ? (body.requests as { custom_id: string; params: Json }[]) : [];
+    refuseIfAsked(requests.map((r) => r.params));
     return this.#anthropicView(this.#add("anthropic", key, auth, requests.map((r) => ({ custom_id: r.custom_id, body: r.params })), null), "");
   }
 
@@ -189,6 +202,9 @@ export class FakeBatches {
       batch.settled = await Promise.all(batch.lines.map((l) =>
         this.#lineDoneAt(batch, l) <= at || this.#field(l, "on_cancel") === "ok" ? this.#answer(batch.format, l.body, batch.key, batch.auth) : Promise.resolve(cancelled)));
     } else if (batch.lines.every((l) => this.#lineDoneAt(batch, l) <= now) && !this.#gated(batch)) {
+      // A batch that fails its validation runs none of its lines.
+      const none = { status: 0, headers: {}, cancelled: true } as Answered & { cancelled: boolean };
+      if (batch.lines.some((l) => this.#field(l, "batch_fail") === "1")) batch.answers ??= Promise.resolve(batch.lines.map(() => none));
       batch.answers ??= Promise.all(batch.lines.map((l) => this.#answer(batch.format, l.body, batch.key, batch.auth)));
       batch.settled = await batch.answers;
     } else return;
@@ -225,14 +241,16 @@ export class FakeBatches {
     const total = batch.lines.length;
     const settled = (batch.settled ?? []) as (Answered & { cancelled?: boolean })[];
     const expired = settled.some((a) => a.expired);
+    const failedWhole = batch.settled !== null && batch.lines.some((l) => this.#field(l, "batch_fail") === "1");
     const status = batch.settled
-      ? batch.cancelledAt !== null ? "cancelled" : expired ? "expired" : "completed"
+      ? batch.cancelledAt !== null ? "cancelled" : failedWhole ? "failed" : expired ? "expired" : "completed"
       : batch.cancelledAt !== null ? "cancelling" : Date.now() - batch.createdAt < this.#delayOf(batch) / 4 ? "validating" : "in_progress";
     const done = batch.settled ? settled.filter((a) => a.status === 200).length : Math.min(total - 1, Math.floor((total * (Date.now() - batch.createdAt)) / Math.max(1, this.#delayOf(batch))));
     const failed = settled.filter((a) => !a.cancelled && a.status !== 200).length;
     const at = secs(batch.createdAt);
     return {
-      id: batch.id, object: "batch", endpoint: "/v1/chat/completions", errors: null, input_file_id: batch.inputFileId, completion_window: "24h",
+      id: batch.id, object: "batch", endpoint: "/v1/chat/completions",
+      errors: failedWhole ? { object: "list", data: [{ code: "invalid_request", message: "fake: the batch failed its validation", param: null, line: 1 }] } : null, input_file_id: batch.inputFileId, completion_window: "24h",
       status, output_file_id: batch.outputFileId, error_file_id: batch.errorFileId, created_at: at, in_progress_at: at, expires_at: at + 86_400,
       finalizing_at: batch.settled ? secs(Date.now()) : null, completed_at: status === "completed" ? secs(Date.now()) : null, failed_at: null,
       expired_at: status === "expired" ? secs(Date.now()) : null, cancelling_at: batch.cancelledAt ? secs(batch.cancelledAt) : null,
