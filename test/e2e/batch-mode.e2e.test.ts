@@ -100,6 +100,19 @@ describe("execution mode batch", () => {
     expect(rank.body.batches).toHaveLength(1);
   });
 
+  it("recover re-submits only what failed, as a new provider batch", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("batch-recover");
+    const body = { inputs: [0, 1, 2].map((i) => `item ${i} ${fake(tag, i, i === 1 ? "400,ok" : "ok")}`), prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", max_retries: 0, execution: { mode: "batch" } };
+    const job = await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body })).body.job_id);
+    expect(job).toMatchObject({ status: "completed", succeeded: 2, failed: 1 });
+    expect((await call(base(), "POST", `/v1/jobs/${job.id}/recover`, { token: key })).body).toMatchObject({ recovering: 1 });
+    const again = await waitForJob(base(), key, job.id);
+    expect(again).toMatchObject({ status: "completed", succeeded: 3, failed: 0 });
+    expect(again.batches.map((b: { requests: number; status: string }) => [b.requests, b.status])).toEqual([[3, "ended"], [1, "ended"]]);
+    expect(await fakeStats(tag)).toMatchObject({ requests: 4, batched: 4 });
+  });
+
   it("cancels the provider batch when the job is cancelled", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("batch-cancel");

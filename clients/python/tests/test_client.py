@@ -98,6 +98,21 @@ class ClientTest(unittest.TestCase):
                                    blocking={"keys": ["n"]}, model=MODEL)
         self.assertEqual(same.output(), {"clusters": [[0, 1], [2]], "resolved": None, "failed": 0})
 
+    def test_batch_mode_and_cost(self) -> None:
+        t = tag()
+        job = self.fanout.map(inputs=[fake(t, str(i)) for i in range(2)], prompt_template="{{ item }}", model=MODEL, output_schema=ECHO,
+                              execution={"mode": "batch"}, token_budget={"usd": 1})
+        batch = job.run_all()
+        self.assertEqual(len(batch.successes), 2)
+        self.assertTrue(all(r["cost_usd"] > 0 for r in batch.successes))
+        status = job.status()
+        self.assertEqual(status["execution"]["mode"], "batch")
+        self.assertEqual([b["status"] for b in status["batches"]], ["ended"])
+        self.assertAlmostEqual(status["budget"]["usd"]["spent"], status["cost_usd"], places=7)
+        with self.assertRaises(FanoutError) as refused:
+            self.fanout.map(inputs=["x"], prompt_template="{{ item }}", model="openai-compatible/m", execution={"mode": "batch"})
+        self.assertEqual(refused.exception.code, "unsupported_execution_mode")
+
     def test_typed_errors_and_delete(self) -> None:
         with self.assertRaises(FanoutError) as bad:
             self.fanout.map(inputs=["a"], prompt_template="no item here", model=MODEL)
