@@ -1,7 +1,8 @@
 // @ts-check
 /**
  * A new /v1/map job: model, template, optional schema, inputs pasted as JSONL or uploaded as CSV
- * or JSONL; a dry-run estimate before submitting. The API's checks answer for the fields.
+ * or JSONL, the execution mode; a dry-run estimate (tokens and dollars, realtime and batch)
+ * before submitting. The API's checks answer for the fields.
  */
 import { api } from "./api.js";
 import { errorText, fill, h, notice, num } from "./ui.js";
@@ -17,6 +18,10 @@ export async function showNewJob(view) {
   const file = /** @type {HTMLInputElement} */ (h("input", { id: "inputs-file", name: "inputs-file", type: "file", accept: ".csv,.jsonl,.json,text/csv,application/json" }));
   const concurrency = /** @type {HTMLInputElement} */ (h("input", { id: "concurrency", name: "concurrency", type: "number", min: 1, max: 1000, value: 16 }));
   const retries = /** @type {HTMLInputElement} */ (h("input", { id: "max-retries", name: "max-retries", type: "number", min: 0, max: 10, value: 3 }));
+  const mode = /** @type {HTMLSelectElement} */ (
+    h("select", { id: "execution-mode", name: "execution-mode", "aria-describedby": "execution-mode-hint" },
+      h("option", { value: "realtime" }, "realtime"), h("option", { value: "batch" }, "batch"), h("option", { value: "auto" }, "auto"))
+  );
   const status = h("div", { id: "form-status", "aria-live": "polite" });
   const estimateButton = h("button", { type: "button", class: "secondary", id: "estimate" }, "Estimate");
   const form = /** @type {HTMLFormElement} */ (
@@ -29,6 +34,7 @@ export async function showNewJob(view) {
       field("inputs", "Inputs", inputs, "One JSON value per line (JSONL), or upload a CSV (a header row) or JSONL file below."),
       field("inputs-file", "Upload inputs", file),
       h("div", { class: "row" }, field("concurrency", "Concurrency", concurrency), field("max-retries", "Retries", retries)),
+      field("execution-mode", "Execution", mode, "batch: the provider's batch API, half the price, results within its 24 h window; auto: batch first, the stragglers realtime within a day."),
       h("div", { class: "actions" }, estimateButton, h("button", { type: "submit" }, "Start job")),
       status,
     )
@@ -44,6 +50,7 @@ export async function showNewJob(view) {
       inputs: parseInputs(inputs.value),
       concurrency: Number(concurrency.value),
       max_retries: Number(retries.value),
+      execution: mode.value === "realtime" ? undefined : { mode: mode.value },
     };
   };
   estimateButton.addEventListener("click", async () => {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
 import { call, ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
-import { base, openGate, uniqueTag } from "./harness/context.ts";
+import { base, fakeStats, openGate, uniqueTag } from "./harness/context.ts";
 import { ROOT } from "./harness/fanout-server.ts";
 import { launchBrowser } from "./harness/browser.ts";
 import { startToolServer } from "./harness/tool-server.ts";
@@ -141,6 +141,21 @@ describe("the dashboard", () => {
     await page.locator("#sign-in").waitFor();
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     expect(problems).toEqual([]); // no CSP violation, no script error
+  });
+
+  it("submits a job in batch mode from the form: its page shows the provider batch and the cost", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("dash-batch");
+    const page = await signedIn(key, "/new");
+    await page.getByLabel("Prompt template").fill("Summarize {{ item.t }} {{ item.d }}");
+    await page.getByLabel("Inputs", { exact: true }).fill([0, 1].map((i) => JSON.stringify({ t: `paper ${i}`, d: fake(tag, i) })).join("\n"));
+    await page.getByLabel("Execution").selectOption("batch");
+    await page.getByRole("button", { name: "Start job" }).click();
+    await page.waitForURL(/\/jobs\/job_/);
+    await expect.poll(() => page.locator("#execution").textContent(), { timeout: 30_000 }).toBe("batch · 1 provider batch (2 lines)");
+    await expect.poll(() => overall(page).textContent()).toContain("2 / 2 (100 %)");
+    await expect.poll(() => page.locator("#cost").textContent()).toMatch(/^\$0\.\d{6}$/);
+    expect((await fakeStats(tag)).batched).toBe(2);
   });
 
   it("keeps its counters adding up while a job runs: done = succeeded + failed, never above the attempts", async () => {
