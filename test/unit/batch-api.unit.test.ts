@@ -60,7 +60,8 @@ describe.each(cases)("%s batches", (name, api, model, endpointOf) => {
 
   it("cancels a batch: its unfinished lines come back cancelled (or not at all)", async () => {
     const endpoint = endpointOf();
-    const id = await api.submit(endpoint, [api.line("s1-0", request(model, `x <<fake tag=batchapi-cancel-${name} id=0>>`))], `cancel-${name}`);
+    // A line that would take ten minutes: never done by the cancel, however late it comes.
+    const id = await api.submit(endpoint, [api.line("s1-0", request(model, `x <<fake tag=batchapi-cancel-${name} id=0 batch_ms=600000>>`))], `cancel-${name}`);
     await api.cancel(endpoint, id);
     const state = await ended(api, endpoint, id);
     expect(state.phase).toBe("ended");
