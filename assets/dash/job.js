@@ -309,8 +309,15 @@ function renderFailures(el, state) {
   );
 }
 
+/**
+ * The newest results, drawn again only when they change: a refresh that replaced the table
+ * between a press and its release on a row's Details button lost the click.
+ */
 function renderResults(el, state) {
   const rows = [...state.results.values()].sort((a, b) => b.at - a.at).slice(0, SHOWN_RESULTS);
+  const shown = JSON.stringify(rows.map((r) => [r.stage, r.index, r.at, r.success, r.attempts ?? r.turns ?? 0]));
+  if (el.dataset.shown === shown) return;
+  el.dataset.shown = shown;
   fill(
     el,
     h("h2", {}, "Results"),

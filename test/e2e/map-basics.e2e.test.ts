@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { allResults, call, newTenant, openEvents, readSse, waitForJob } from "./harness/api.ts";
-import { base, fakeStats, scriptedMap, uniqueTag } from "./harness/context.ts";
+import { base, fakeStats, openGate, scriptedMap, uniqueTag } from "./harness/context.ts";
 
 describe("POST /v1/map end to end", () => {
   it.each(["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5", "openai-compatible/llama-3"])(
@@ -78,11 +78,19 @@ describe("POST /v1/map end to end", () => {
 
   it("sends keepalive comments on an idle stream (SSE_KEEPALIVE_SECS=1 here)", async () => {
     const { key } = await newTenant(base());
-    const created = await call(base(), "POST", "/v1/map", { token: key, body: scriptedMap(uniqueTag("keepalive"), ["slow:2600"]) });
+    // The one call is held at the fake's gate until the stream has carried two keepalives (a slow
+    // call raced the stream's opening on a loaded machine: one keepalive came before its end).
+    const tag = uniqueTag("keepalive");
+    const body = { ...scriptedMap(tag, ["ok"]), inputs: [{ text: "item 0", d: `<<fake tag=${tag} id=0 gate=0>>` }] };
+    const created = await call(base(), "POST", "/v1/map", { token: key, body });
     const comments: string[] = [];
-    const events = await readSse(await openEvents(base(), key, created.body.job_id), { comments });
+    const keepalives = () => comments.filter((c) => c === ": keepalive").length;
+    const reading = readSse(await openEvents(base(), key, created.body.job_id), { comments });
+    for (let i = 0; i < 200 && keepalives() < 2; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(keepalives()).toBeGreaterThanOrEqual(2);
+    await openGate(tag);
+    const events = await reading;
     expect(events.at(-1)?.event).toBe("MAP_COMPLETED");
-    expect(comments.filter((c) => c === ": keepalive").length).toBeGreaterThanOrEqual(2);
   });
 
   it("answers with the event stream itself when asked with Accept: text/event-stream", async () => {
