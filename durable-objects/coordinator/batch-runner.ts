@@ -348,7 +348,7 @@ export class BatchRunner {
     const results = new Map((await api.results(endpoint, providerId, forcedTool)).map((r) => [r.customId, r]));
     // Ended before its lines are settled: the last line may end the job, whose MAP_COMPLETED stays the last event.
     const tasks = store.batches.inBatch(batch.id);
-    const left = batch.cancel_requested ? store.batches.ofBatch(batch.id).filter((t) => !tasks.includes(t) && t.token !== `batch:${batch.id}`) : [];
+    const left = batch.cancel_requested ? store.batches.ofBatch(batch.id).filter((t) => t.token !== `batch:${batch.id}`) : [];
     store.batches.end(batch.id, "ended", Date.now());
     log.emit("BATCH_ENDED", { job_id: spec.jobId, batch: batchView(store.batches.get(batch.id) as BatchRow) });
     for (const task of left) await this.#late(batch, task, results.get(this.#customId(task)), compiled, work);

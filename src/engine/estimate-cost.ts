@@ -7,13 +7,13 @@
  * 128-token steps, and bills no writes. Dollars at the shipped or deployment prices, realtime and
  * through the provider's batch API; null when a model has no price.
  */
-import { costOf, type Price } from "../llm/prices";
+import { costOf, usd, type Price } from "../llm/prices";
 import type { Estimate, StageEstimate, TaskEstimate } from "./estimate-job";
 
 const EMPTY = (): StageEstimate => ({ calls: 0, input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, cost_usd: 0, batch_cost_usd: 0 });
 
 const plus = (a: number | null, b: number | null): number | null => (a === null || b === null ? null : a + b);
-const rounded = (n: number | null): number | null => (n === null ? null : Math.round(n * 1e8) / 1e8);
+const rounded = (n: number | null): number | null => (n === null ? null : usd(n));
 
 /**
  * The estimate of the job; `cached` lists the tasks (by position in `tasks`) the response cache
