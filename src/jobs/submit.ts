@@ -67,6 +67,9 @@ export function checkWebhook(env: Env, webhook: { url: string; secret?: string }
 }
 
 /** The spec fields every operator shares, from the request fields every operator shares. */
+/** The job fields of a spec, as every operator's submission makes them (./baseSpec). */
+export type JobBase = ReturnType<typeof baseSpec>;
+
 export function baseSpec(jobId: string, tenantId: string, body: CommonJobRequest) {
   return {
     jobId,

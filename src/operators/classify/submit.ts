@@ -1,5 +1,5 @@
 /** POST /v1/classify submissions: the template checked (it must read `item`), the labels made the answer's schema, then the shared submission. */
-import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
+import { baseSpec, submitJob, type JobBase, type SubmitAnswer } from "../../jobs/submit";
 import { checkFieldCaps } from "../../jobs/field-caps";
 import { newId } from "../../lib/ids";
 import { invalidRequest } from "../../lib/errors";
@@ -7,8 +7,8 @@ import { itemCall } from "../task-call";
 import { classifyOperator, type ClassifyJobSpec } from "./plan";
 import { classifyInstruction, DEFAULT_CLASSIFY_TEMPLATE, labelSchema, type ClassifyRequest } from "./schema";
 
-export async function submitClassifyJob(env: Env, tenantId: string, body: ClassifyRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
-  checkFieldCaps(body); // before any parsing: a 20 MB template costs nothing to refuse
+/** The classifier's spec from its request's fields (also a pipeline step's, with the pipeline's job fields in `base`). */
+export function classifySpec(env: Env, body: ClassifyRequest, base: JobBase): ClassifyJobSpec {
   if (body.cascade?.reject_below !== undefined) {
     throw invalidRequest("cascade.reject_below is the filter's: a label is the cheaper model's or the job's model's, never rejected.", [{ path: "cascade.reject_below", message: "not used by classify" }]);
   }
@@ -23,6 +23,11 @@ export async function submitClassifyJob(env: Env, tenantId: string, body: Classi
       model,
     });
   const cascade = body.cascade ? { call: call(body.cascade.model), acceptAbove: body.cascade.accept_above, rejectBelow: null } : null;
-  const spec: ClassifyJobSpec = { ...baseSpec(newId("job"), tenantId, body), type: "classify", labels, multiLabel: body.multi_label, call: call(), cascade };
+  return { ...base, type: "classify", labels, multiLabel: body.multi_label, call: call(), cascade };
+}
+
+export async function submitClassifyJob(env: Env, tenantId: string, body: ClassifyRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
+  checkFieldCaps(body); // before any parsing: a 20 MB template costs nothing to refuse
+  const spec = classifySpec(env, body, baseSpec(newId("job"), tenantId, body));
   return submitJob(env, tenantId, { spec, operator: classifyOperator, body, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
 }

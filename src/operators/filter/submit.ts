@@ -1,5 +1,5 @@
 /** POST /v1/filter submissions: the predicate checked (it must read `item`), the cascade's thresholds, then the shared submission. */
-import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
+import { baseSpec, submitJob, type JobBase, type SubmitAnswer } from "../../jobs/submit";
 import { checkFieldCaps } from "../../jobs/field-caps";
 import { newId } from "../../lib/ids";
 import { checkThresholds } from "../cascade-field";
@@ -9,8 +9,8 @@ import { filterInstruction, keepSchema, type FilterRequest } from "./schema";
 
 const DEFAULT_REJECT_BELOW = 0.1;
 
-export async function submitFilterJob(env: Env, tenantId: string, body: FilterRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
-  checkFieldCaps(body); // before any parsing: a 20 MB predicate costs nothing to refuse
+/** The filter's spec from its request's fields (also a pipeline step's, with the pipeline's job fields in `base`). */
+export function filterSpec(env: Env, body: FilterRequest, base: JobBase): FilterJobSpec {
   const call = (withConfidence: boolean, model?: string) => {
     return itemCall(env, body, { template: body.predicate_template, field: "predicate_template", instruction: filterInstruction(withConfidence), outputSchema: keepSchema(withConfidence), model });
   };
@@ -20,6 +20,11 @@ export async function submitFilterJob(env: Env, tenantId: string, body: FilterRe
     checkThresholds(body.cascade.accept_above, rejectBelow);
     cascade = { call: call(true, body.cascade.model), acceptAbove: body.cascade.accept_above, rejectBelow };
   }
-  const spec: FilterJobSpec = { ...baseSpec(newId("job"), tenantId, body), type: "filter", call: call(false), cascade };
+  return { ...base, type: "filter", call: call(false), cascade };
+}
+
+export async function submitFilterJob(env: Env, tenantId: string, body: FilterRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
+  checkFieldCaps(body); // before any parsing: a 20 MB predicate costs nothing to refuse
+  const spec = filterSpec(env, body, baseSpec(newId("job"), tenantId, body));
   return submitJob(env, tenantId, { spec, operator: filterOperator, body, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
 }

@@ -11,115 +11,35 @@
  * `fail_fast` stops new elements at the first failure and fails the step once those under way are
  * done. Every template variable is computed when a task is claimed, from the store as it was
  * before the step (the markers of earlier steps): nothing is copied into each task.
+ *
+ * A step whose type is an operator (filter, classify, rank, resolve) runs that operator's plan
+ * under its path (./operator-run.ts); the shared store's reading is ./shared-store.ts.
  */
 import { outputBound } from "../../engine/estimate";
 import { newId } from "../../lib/ids";
 import { taskResultBase } from "../../engine/task-result";
-import type { Advance, ExecutionSpec, JobEnd, JobError, JobSpecBase, Operator, PlanReader, TaskResult, TaskSeed, TaskView } from "../../engine/types";
+import type { Advance, Operator, PlanReader, TaskResult, TaskSeed, TaskView } from "../../engine/types";
 import { stageTooLarge } from "../../engine/limits";
 import { entries } from "../reduce/plan";
 import { batchItemsProblem, batchResult } from "./batch";
-import { accumulatedEntry, stepVariables, type FinishedStep } from "./context";
-import { resolveRef, type Ref } from "./refs";
-import type { Binding, Unit } from "./steps";
+import { stepVariables } from "./context";
+import { resolveRef } from "./refs";
+import type { Unit } from "./steps";
+import { subOperator, subStages } from "./sub-plan";
+import { subStageName } from "./stage-names";
+import { fail, finishStep, innerStage, inputStage, locate, ownInputs, resolveIn, STEPS, storeBefore, unitStages, type PipelineJobSpec } from "./shared-store";
+import { operatorEstimate, progressOperator, releaseOperator, subReader, withOperators } from "./operator-run";
 
-export interface PipelineJobSpec extends JobSpecBase {
-  type: "pipeline";
-  inputs: Record<string, unknown>;
-  units: Unit[];
-  format: "notes_only" | "full_output"; // the pipeline's accumulation format: a failure's partial output
-  /** The request's own `execution` (its llm steps' default); `execution` is the job's: this, or the first llm step's that asks for batches. */
-  executionDefault?: ExecutionSpec | null;
-}
+export { STEPS, type PipelineJobSpec } from "./shared-store";
 
-export const STEPS = "steps";
-const inputStage = (u: Unit, name: string) => `${u.path}.input.${name}`;
-const innerStage = (u: Unit) => `${u.path}.inner`;
 const CRITICAL = 0;
 const AHEAD = 1;
 
-type Part = "main" | "inputs" | "inner" | "steps";
 interface EntryInput {
   name: string;
   original_input: unknown;
   accumulator?: unknown;
   current_result?: unknown;
-}
-
-type Location = { unit: Unit | null; part: Part; input?: number };
-const locations = new WeakMap<PipelineJobSpec, Map<string, Location>>();
-function locate(spec: PipelineJobSpec, stage: string): Location {
-  let map = locations.get(spec);
-  if (!map) {
-    map = new Map<string, Location>([[STEPS, { unit: null, part: "steps" }]]);
-    for (const unit of spec.units) {
-      map.set(unit.path, { unit, part: "main" });
-      unit.inputTasks.forEach((task, input) => map?.set(inputStage(unit, task.name), { unit, part: "inputs", input }));
-      map.set(innerStage(unit), { unit, part: "inner" });
-    }
-    locations.set(spec, map);
-  }
-  const found = map.get(stage);
-  if (!found) throw new Error(`no step has the stage ${stage}`);
-  return found;
-}
-
-/** The shared store before step `ordinal`, and the finished steps in order (their markers). */
-function storeBefore(spec: PipelineJobSpec, reader: PlanReader, ordinal: number): { store: Record<string, unknown>; finished: FinishedStep[] } {
-  const store: Record<string, unknown> = { ...spec.inputs };
-  const finished: FinishedStep[] = [];
-  for (const unit of spec.units.slice(0, ordinal)) {
-    const marker = reader.task(STEPS, spec.units.indexOf(unit));
-    if (marker?.state !== "done") break;
-    store[unit.id] = marker.output;
-    for (const closed of unit.closes) store[closed] = marker.output;
-    finished.push({ step: unit.id, output: marker.output });
-  }
-  return { store, finished };
-}
-
-type Resolved = { ok: true; value: unknown } | { ok: false; message: string };
-
-function resolveIn(store: Record<string, unknown>, ref: Ref): Resolved {
-  const found = resolveRef(store, ref);
-  return found.found ? { ok: true, value: found.value } : { ok: false, message: `nothing at ${found.at}` };
-}
-
-/** A step's own inputs: references resolved, literals, input tasks' outputs. */
-function ownInputs(unit: Unit | { bindings: Record<string, Binding> }, store: Record<string, unknown>, taskOutput: (i: number) => unknown): Resolved & { inputs?: Record<string, unknown> } {
-  const inputs: Record<string, unknown> = {};
-  for (const [name, binding] of Object.entries(unit.bindings)) {
-    if (binding.kind === "literal") inputs[name] = binding.value;
-    else if (binding.kind === "task") inputs[name] = taskOutput(binding.task);
-    else {
-      const r = resolveIn(store, binding.ref);
-      if (!r.ok) return { ok: false, message: `input ${name}: ${r.message}` };
-      inputs[name] = r.value;
-    }
-  }
-  return { ok: true, value: null, inputs };
-}
-
-function fail(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, stage: string, index: number | null, message: string, error: Partial<JobError> = {}): Advance {
-  const { finished } = storeBefore(spec, reader, spec.units.indexOf(unit));
-  const end: JobEnd = {
-    status: "failed",
-    output: { failed_step: unit.path, accumulated: finished.map((f) => accumulatedEntry(f, spec.format)) },
-    error: { code: "step_failed", message, stage, index, step: unit.path, ...error },
-  };
-  return { ready: [], end };
-}
-
-/** The step is over: its marker (with its value) is recorded by the engine, which releases the next step. */
-function finishStep(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, value: unknown): Advance {
-  const usage = { input_tokens: 0, output_tokens: 0 };
-  for (const stage of [unit.path, innerStage(unit), ...unit.inputTasks.map((t) => inputStage(unit, t.name))]) {
-    const row = reader.stage(stage);
-    usage.input_tokens += row?.input_tokens ?? 0;
-    usage.output_tokens += row?.output_tokens ?? 0;
-  }
-  const index = spec.units.indexOf(unit);
-  return { ready: [], local: [{ stage: STEPS, index, input: { step: unit.path, usage }, output: value }] };
 }
 
 /** Starts a step: its input tasks, or the step itself. */
@@ -133,6 +53,7 @@ function releaseStep(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Adv
 }
 
 function releaseMain(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, store = storeBefore(spec, reader, spec.units.indexOf(unit)).store): Advance {
+  if (unit.operator) return releaseOperator(spec, reader, unit, store);
   if (unit.batch) {
     const items = resolveIn(store, unit.batch.ref);
     if (!items.ok) return fail(spec, reader, unit, unit.path, null, `batch.items: ${items.message}`);
@@ -233,6 +154,7 @@ function progressReduce(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): 
 
 /** Where a step stands; what comes next for it. */
 function progress(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
+  if (unit.operator) return progressOperator(spec, reader, unit, null);
   if (unit.inputTasks.length > 0 && !reader.task(unit.path, 0) && !reader.task(innerStage(unit), 0)) {
     const inputs = unit.inputTasks.map((t) => reader.task(inputStage(unit, t.name), 0));
     if (inputs.every((t) => !t)) return releaseStep(spec, reader, unit);
@@ -262,6 +184,8 @@ function advance(spec: PipelineJobSpec, reader: PlanReader, trigger: TaskView | 
     return releaseStep(spec, reader, next);
   }
   const step = unit as Unit;
+  // An operator step's failed tasks are its operator's to count (a filter's failed items): never the step's failure.
+  if (part === "sub") return progressOperator(spec, reader, step, { ...trigger, stage: locate(spec, trigger.stage).sub as string });
   if (trigger.success === false) {
     const tolerated = part === "main" && step.batch !== null; // continue: recorded; fail_fast: decided when those under way are done
     if (!tolerated) return fail(spec, reader, step, trigger.stage, step.batch || step.reduce ? trigger.index : null, trigger.error ?? "the task failed");
@@ -274,6 +198,11 @@ function stepInputs(reader: PlanReader, unit: Unit, store: Record<string, unknow
   return ownInputs(unit, store, (i) => reader.task(inputStage(unit, unit.inputTasks[i]?.name ?? ""), 0)?.output ?? null).inputs ?? {};
 }
 
+/** What the outputs of the steps before `ordinal` can add to a prompt: their max_tokens. */
+function boundBefore(spec: PipelineJobSpec, ordinal: number): number {
+  return spec.units.slice(0, ordinal).reduce((n, u) => n + outputBound((u.call ?? u.agent ?? u.reduce?.reduction)?.maxTokens ?? null), 0);
+}
+
 /** The plan before anything ran: what the first step's tasks read. */
 const NOTHING_FINISHED: PlanReader = { task: () => undefined, extent: () => 0, open: () => 0, done: () => [], stage: () => undefined };
 
@@ -283,9 +212,10 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
   mainStage: () => STEPS,
   plan: (spec) => {
     const stages = spec.units.flatMap((unit) => [
+      ...(unit.operator ? subStages(spec, unit.operator).map((s) => ({ ...s, name: subStageName(unit.path, s.name), total: 0 })) : []),
       ...unit.inputTasks.map((t) => ({ name: inputStage(unit, t.name), total: 0 })),
       ...(unit.reduce?.inner ? [{ name: innerStage(unit), total: 0 }] : []),
-      { name: unit.path, total: 0 },
+      ...(unit.operator ? [] : [{ name: unit.path, total: 0 }]), // an operator step's stages are its operator's
     ]);
     return { stages: [...stages, { name: STEPS, total: spec.units.length }], tasks: [] };
   },
@@ -293,14 +223,24 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
   // An llm step's own calls (each element of its batch too): its own execution mode, else the pipeline's.
   batchable: (spec, stage) => {
     if (stage === STEPS) return false;
-    const { unit, part } = locate(spec, stage);
+    const { unit, part, sub } = locate(spec, stage);
+    if (part === "sub" && unit?.operator) {
+      // The operator's batchable stages, when the step's execution (its own, else the pipeline's) asks for batches.
+      const op = subOperator(spec, unit.operator);
+      const mode = op.spec.execution?.mode;
+      return (mode === "batch" || mode === "auto") && (op.step.operator.batchable?.(op.spec, sub as string) ?? false);
+    }
     if (part !== "main" || !unit?.call) return false;
     const mode = (unit.execution ?? spec.executionDefault)?.mode;
     return mode === "batch" || mode === "auto";
   },
   work: (spec, stage) => {
-    const { unit, part, input } = locate(spec, stage);
+    const { unit, part, input, sub } = locate(spec, stage);
     const u = unit as Unit;
+    if (part === "sub" && u.operator) {
+      const op = subOperator(spec, u.operator);
+      return op.step.operator.work(op.spec, sub as string);
+    }
     if (part === "main" && u.agent) return { kind: "agent", tenantId: spec.tenantId, agent: u.agent };
     const call = part === "inputs" ? u.inputTasks[input ?? 0]?.call : part === "inner" ? u.reduce?.inner : (u.call ?? u.reduce?.reduction);
     if (!call) throw new Error(`the stage ${stage} has no model call`);
@@ -318,6 +258,11 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
       return stepVariables(input.context, store, ownOfTask, finished, input.reads);
     }
     const base = stepVariables(u.context, store, stepInputs(reader, u, store), finished, u.reads);
+    if (part === "sub" && u.operator) {
+      // The operator's own variables (item, item_a, …) over the store's names its templates read.
+      const op = subOperator(spec, u.operator);
+      return { ...base, ...op.step.operator.vars(op.spec, { ...task, stage: locate(spec, task.stage).sub as string }, subReader(spec, reader, u)) };
+    }
     if (u.batch) return { ...base, [u.batch.as]: (task.input as { item: unknown }).item };
     if (u.reduce) {
       const entry = task.input as EntryInput;
@@ -336,18 +281,19 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
     };
     const ofFinished = tasks.filter((t) => t.stage !== STEPS && finished(t));
     const frontier = spec.units.findIndex((_, i) => reader.task(STEPS, i)?.state !== "done");
-    if (frontier >= 0 || ofFinished.length === 0) return { rerun: [], drop: [], skip: ofFinished };
+    if (frontier >= 0 || ofFinished.length === 0) return withOperators(spec, reader, tasks, { rerun: [], drop: [], skip: ofFinished });
     const first = Math.min(...ofFinished.map((t) => spec.units.indexOf(locate(spec, t.stage).unit as Unit)));
     const later = spec.units.slice(first + 1);
-    return {
+    return withOperators(spec, reader, tasks, {
       rerun: spec.units.slice(first).map((u) => ({ stage: STEPS, index: spec.units.indexOf(u) })),
-      drop: later.flatMap((u) => [u.path, innerStage(u), ...u.inputTasks.map((t) => inputStage(u, t.name))]),
-    };
+      drop: later.flatMap((u) => unitStages(spec, u)),
+    });
   },
   estimateTasks: (spec) => {
     // Each call once; a batch or reduce step over the pipeline's inputs by its size there, else once.
     // The first step runs on the inputs alone: its prompts are known (exact), and the response cache may answer them.
     const tasks = spec.units.flatMap((unit, ordinal) => {
+      if (unit.operator) return operatorEstimate(spec, unit, ordinal);
       const sized = unit.batch?.ref ?? unit.reduce?.from;
       const resolved = sized && Object.hasOwn(spec.inputs, sized.name) ? resolveRef(spec.inputs, sized) : null;
       const value = resolved?.found ? resolved.value : null;
@@ -366,22 +312,35 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
       const inputs = unit.inputTasks.map((t) => ({ stage: inputStage(unit, t.name), index: 0, input: { ordinal } }));
       return [...inputs, ...inner, ...main];
     });
-    return { tasks, note: "a batch or reduce step over an earlier step's output is counted once (its size is known when it runs)" };
+    return { tasks, note: "a batch, reduce or operator step over an earlier step's output is counted once, for one item (its size is known when it runs)" };
   },
   estimateVars: (spec, task) => {
-    const input = task.input as { ordinal: number; known?: true; item?: unknown };
+    const input = task.input as { ordinal: number; known?: true; item?: unknown; sub?: { input: unknown; known: boolean } };
+    if (input.sub) {
+      // An operator step's task: its operator's variables from the task's own input (the list's item when it is the pipeline's inputs, else null).
+      const run = { stage: task.stage, index: task.index, input: input.sub.input };
+      if (input.sub.known) return { vars: pipelineOperator.vars(spec, run, NOTHING_FINISHED), boundTokens: 0 };
+      const unit = locate(spec, task.stage).unit as Unit;
+      const op = subOperator(spec, unit.operator as NonNullable<Unit["operator"]>);
+      const vars = op.step.operator.vars(op.spec, { ...run, stage: locate(spec, task.stage).sub as string }, NOTHING_FINISHED);
+      return { vars: { ...spec.inputs, ...vars }, boundTokens: boundBefore(spec, input.ordinal) };
+    }
     // The first step's tasks: the vars they will run with (nothing has finished before them).
     if (input.known) return { vars: pipelineOperator.vars(spec, { stage: task.stage, index: task.index, input: "item" in input ? { item: input.item } : null }, NOTHING_FINISHED), boundTokens: 0 };
     // Later steps see earlier outputs: bounded by those steps' max_tokens.
-    const bound = spec.units.slice(0, input.ordinal).reduce((n, u) => n + outputBound((u.call ?? u.agent ?? u.reduce?.reduction)?.maxTokens ?? null), 0);
-    return { vars: spec.inputs, boundTokens: bound }; // one object for every task: rendered once per template (engine/estimate-job.ts)
+    return { vars: spec.inputs, boundTokens: boundBefore(spec, input.ordinal) }; // one object for every task: rendered once per template (engine/estimate-job.ts)
   },
   result: (spec, task, finish): TaskResult => {
     if (task.stage === STEPS) {
       const marker = task.input as { step: string; usage: unknown };
       return { index: task.index, success: true, step: marker.step, status: "completed", output: finish.output, usage: marker.usage };
     }
-    const { unit, part } = locate(spec, task.stage);
+    const { unit, part, sub } = locate(spec, task.stage);
+    if (part === "sub" && unit?.operator) {
+      const op = subOperator(spec, unit.operator);
+      const result = op.step.operator.result(op.spec, { ...task, stage: sub as string }, finish);
+      return "stage" in result ? { ...result, stage: task.stage } : result;
+    }
     // An agent's result: its session's fields (turns, stop_reason, …) over the common ones.
     const base = unit?.agent && part === "main" ? { ...taskResultBase(task, finish), session_id: finish.sessionId, ...finish.details, success: finish.success } : taskResultBase(task, finish);
     if (unit?.reduce && part !== "inputs") {

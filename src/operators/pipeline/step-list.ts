@@ -8,8 +8,11 @@
  * Which stages are steps is read from the names with the plan's own rule, not by suffix: a stage
  * is a step's part only when the name before the part's suffix is a stage too (a leaf step's:
  * ids are unique, so no other step has that path). `outer.inner`, a step `inner` inside the
- * sequential step `outer` (which has no stage), is a step.
+ * sequential step `outer` (which has no stage), is a step. An operator step (filter, classify,
+ * rank, resolve) has no stage of its own: its operator's stages are `<path>/<stage>`.
  */
+import { SUB_SEPARATOR } from "./stage-names";
+
 interface StageProgress {
   name: string;
   status: string;
@@ -32,11 +35,14 @@ function isPart(name: string, stages: Set<string>): boolean {
   return false;
 }
 
-const ownStage = (path: string, stage: string) => stage === path || stage === `${path}.inner` || stage === `${path}.subtasks` || stage.startsWith(`${path}.input.`);
+const ownStage = (path: string, stage: string) => stage === path || stage.startsWith(`${path}${SUB_SEPARATOR}`) || stage === `${path}.inner` || stage === `${path}.subtasks` || stage.startsWith(`${path}.input.`);
+
+/** The step a stage is of: an operator step's stages are `<path>/<stage>` (a `/` is in no id). */
+const stepOf = (name: string): string => name.split(SUB_SEPARATOR)[0] as string;
 
 export function stepList(stages: StageProgress[], markers: StepEntry[]): StepEntry[] {
   const names = new Set(stages.map((s) => s.name));
-  const paths = stages.map((s) => s.name).filter((name) => name !== "steps" && !isPart(name, names));
+  const paths = [...new Set(stages.map((s) => s.name).filter((name) => name !== "steps" && !isPart(name, names)).map(stepOf))];
   const finished = new Map(markers.map((m) => [m.index, m]));
   return paths.map((path, index) => {
     const marker = finished.get(index);

@@ -1,6 +1,7 @@
 /**
  * A pipeline's `steps` as submitted (v2 contract, "POST /v1/pipelines") read into run units: the
- * leaf steps (`llm`, `agent`, `reduce`) in the order they run, nested `sequential` steps flattened (at most
+ * leaf steps (`llm`, `agent`, `reduce`, and the operators that are step types: `filter`,
+ * `classify`, `rank`, `resolve`) in the order they run, nested `sequential` steps flattened (at most
  * MAX_NESTING levels) with their id path kept for failure context. Everything is checked here,
  * each problem a FieldIssue at its exact path (`steps[1].steps[0].batch.items`): ids, fields,
  * references (a name neither an input nor an earlier finished step), context management, batch
@@ -17,6 +18,9 @@ import { IDENTIFIER, IDENTIFIER_RULE, isIdentifier, parseRef, isReference, resol
 import { isRecord as isObject } from "../../lib/records";
 import { limits } from "../../config";
 import { ExecutionSchema } from "../execution-field";
+import { OPERATOR_STEPS } from "./operator-steps";
+import { atStep, fieldIssues, operatorStepSpec } from "./operator-step-fields";
+import { subOperator, subStages, type OperatorUnit } from "./sub-plan";
 
 export const MAX_STEPS = 100;
 export const MAX_NESTING = 5;
@@ -50,7 +54,7 @@ export interface InputTask {
 export interface Unit {
   id: string;
   path: string; // the id path, e.g. "outer.inner"
-  type: "llm" | "agent" | "reduce";
+  type: "llm" | "agent" | "reduce" | "operator";
   context: Context;
   bindings: Record<string, Binding>;
   inputTasks: InputTask[];
@@ -60,6 +64,8 @@ export interface Unit {
   agent: AgentSpec | null; // agent
   batch: (BatchSettings & { ref: Ref }) | null;
   reduce: { from: Ref; initialValue: unknown; inner: CallSpec | null; reduction: CallSpec } | null;
+  /** A step whose type is an operator (./operator-steps.ts): its spec, and the list it runs over (at most `maxItems`). Absent in specs stored before them. */
+  operator?: (OperatorUnit & { from: Ref; maxItems: number }) | null;
   closes: string[]; // the sequential steps that finish with this one (their output is this one's)
   reads: string[]; // the store's names (and `accumulated`) its templates read: only those are passed
 }
@@ -223,7 +229,8 @@ class Reader {
     if (typeof id !== "string" || !IDENTIFIER.test(id)) this.issue(`${path}.id`, "id must match ^[a-zA-Z_][a-zA-Z0-9_]*$");
     else if (!isIdentifier(id)) this.issue(`${path}.id`, "id must not be __proto__, constructor or prototype");
     const type = raw.type;
-    if (type !== "llm" && type !== "agent" && type !== "reduce" && type !== "sequential") return this.issue(`${path}.type`, "type must be llm, agent, reduce or sequential");
+    if (typeof type === "string" && Object.hasOwn(OPERATOR_STEPS, type)) return this.operatorStep(raw, type, path, chain);
+    if (type !== "llm" && type !== "agent" && type !== "reduce" && type !== "sequential") return this.issue(`${path}.type`, `type must be llm, agent, reduce, sequential, ${Object.keys(OPERATOR_STEPS).join(", ")}`);
     this.unknownFields(raw, FIELDS[type] as string[], path);
     const own = this.context(raw.context_management, `${path}.context_management`);
     const stepId = typeof id === "string" ? id : "?";
@@ -277,6 +284,54 @@ class Reader {
     unit.reads = this.reads(templates.filter((t): t is string => typeof t === "string"));
     this.units.push(unit);
     this.known.add(stepId);
+  }
+
+  /**
+   * A step whose type is an operator: its list (`inputs_from`), its fields read by the operator
+   * (./operator-step-fields.ts), the list checked now when it is the pipeline's inputs.
+   */
+  operatorStep(raw: Raw, type: string, path: string, chain: ContextSettings[]): void {
+    const step = OPERATOR_STEPS[type] as NonNullable<(typeof OPERATOR_STEPS)[string]>;
+    const stepId = raw.id as string;
+    fieldIssues(step, raw, path).forEach((i) => this.issues.push(i));
+    const own = this.context(raw.context_management, `${path}.context_management`);
+    const tasks: InputTask[] = [];
+    const bindings = this.bindings(raw.inputs, `${path}.inputs`, { tasks, chain });
+    if (tasks.length > 0) this.issue(`${path}.inputs`, "an operator step takes no input tasks: run them as an llm step before it");
+    const from = this.ref(raw.inputs_from, `${path}.inputs_from`);
+    const read = this.guard(() => operatorStepSpec(this.env, this.defaults, step, raw, path));
+    read?.issues.forEach((i) => this.issues.push(i));
+    const maxItems = limits(this.env).maxItemsPerJob;
+    if (from && read?.spec) this.operatorItemsFromInputs(from, `${path}.inputs_from`, maxItems, (items) => step.check?.(read.spec as never, items));
+    const context = effectiveContext("llm", merge(this.pipelineContext, chain), own);
+    const unit: Unit = { id: stepId, path: [...this.seqPath, stepId].join("."), type: "operator", context, bindings, inputTasks: [], call: null, agent: null, batch: null, reduce: null, closes: [], reads: [] };
+    if (from && read?.spec && this.issues.length === 0) {
+      unit.operator = { type, spec: read.spec, from, maxItems };
+      const { step: s, spec } = subOperator(read.spec, unit.operator);
+      const templates = subStages(spec, unit.operator).flatMap((stage) => {
+        const work = s.operator.work(spec, stage.name);
+        return work.kind === "agent" ? [work.agent.promptTemplate] : [work.call.promptTemplate];
+      });
+      unit.reads = this.reads(templates);
+      unit.execution = read.spec.execution ?? null;
+    }
+    this.units.push(unit);
+    this.known.add(stepId);
+  }
+
+  /** An operator step's list pointing into the pipeline's inputs is checked now: a list, within the bound, that the operator can run. */
+  operatorItemsFromInputs(ref: Ref, path: string, maxItems: number, check: (items: unknown[]) => void): void {
+    if (!Object.hasOwn(this.inputs, ref.name)) return;
+    const resolved = resolveRef(this.inputs, ref);
+    if (!resolved.found) return this.issue(path, `the inputs have nothing at ${resolved.at}`);
+    if (!Array.isArray(resolved.value)) return this.issue(path, "inputs_from must point at a list");
+    if (resolved.value.length > maxItems) return this.issue(path, `the list has ${resolved.value.length} items: at most ${maxItems}`);
+    if (this.issues.length > 0) return;
+    try {
+      check(resolved.value);
+    } catch (err) {
+      throw atStep(err, path.replace(/\.inputs_from$/, ""));
+    }
   }
 
   /** An llm step's `execution`, checked like the top level's (null: absent). */

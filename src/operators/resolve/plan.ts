@@ -22,7 +22,6 @@ export interface ResolveJobSpec extends JobSpecBase {
   resolution: CallSpec | null;
   blocking: Blocking;
   maxComparisons: number;
-  total: number; // how many inputs
 }
 
 /** A comparison's task input: the two records' indices (their values are the records stage's; an estimate adds them). */
@@ -78,11 +77,12 @@ function advance(spec: ResolveJobSpec, reader: PlanReader, trigger: TaskView | n
   // The start (and a recover's re-evaluation): the records not finished yet are, as given. Only
   // then: each record finished by it triggers its own advance, which waits for the last one.
   const records = reader.stage(RECORDS_STAGE);
+  const total = records?.total ?? 0; // how many inputs
   const unrecorded = records !== undefined && records.completed < records.total; // counts, not the rows: this runs after every task
   if (unrecorded && trigger !== null) return { ready: [] };
   if (unrecorded) {
     const local = [];
-    for (let index = 0; index < spec.total; index++) {
+    for (let index = 0; index < total; index++) {
       const task = reader.task(RECORDS_STAGE, index);
       if (task && task.state !== "done") local.push({ stage: RECORDS_STAGE, index, input: task.input, output: null });
     }
@@ -92,7 +92,7 @@ function advance(spec: ResolveJobSpec, reader: PlanReader, trigger: TaskView | n
   const compare = reader.stage(COMPARE_STAGE);
   if (compare && compare.completed < compare.total) return { ready: [] };
   const { matches, failed } = compared(reader);
-  const clusters = clustersOf(spec.total, matches);
+  const clusters = clustersOf(total, matches);
   const end = (resolved: unknown[] | null): Advance => ({ ready: [], end: { status: "completed", output: { clusters, resolved, failed }, error: null } });
   if (!spec.resolution) return end(null);
   const groups = clusters.filter((c) => c.length > 1);

@@ -3,7 +3,7 @@
  * `too_many_comparisons` over `max_comparisons`, with the count and a suggestion, before anything
  * is stored), then the shared submission.
  */
-import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
+import { baseSpec, submitJob, type JobBase, type SubmitAnswer } from "../../jobs/submit";
 import { checkFieldCaps } from "../../jobs/field-caps";
 import { ApiError, invalidRequest } from "../../lib/errors";
 import { newId } from "../../lib/ids";
@@ -13,7 +13,7 @@ import { blockPairs, MAX_TRIGRAM_WORK, type Blocking } from "./blocking";
 import { resolveOperator, type ResolveJobSpec } from "./plan";
 import { MATCH_INSTRUCTION, MATCH_SCHEMA, type ResolveRequest } from "./schema";
 
-function blockingOf(body: ResolveRequest): Blocking {
+function blockingOf(body: Omit<ResolveRequest, "inputs">): Blocking {
   const { keys, method, threshold } = body.blocking;
   const issues = keys.flatMap((key, i) => (key.split(".").some((part) => PROTOTYPE_NAMES.has(part) || part === "") ? [{ path: `blocking.keys[${i}]`, message: "a field path: names joined by dots, none of them __proto__, constructor or prototype" }] : []));
   if (issues.length > 0) throw invalidRequest("A blocking key is not a field path.", issues);
@@ -22,18 +22,24 @@ function blockingOf(body: ResolveRequest): Blocking {
   return { keys, method, threshold: threshold ?? null };
 }
 
-export async function submitResolveJob(env: Env, tenantId: string, body: ResolveRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
-  checkFieldCaps(body); // before any parsing: a 20 MB template costs nothing to refuse
+/** The resolution's spec from its request's fields, for these records (also a pipeline step's, with the pipeline's job fields in `base`). */
+export function resolveSpec(env: Env, body: Omit<ResolveRequest, "inputs">, base: JobBase): ResolveJobSpec {
   const blocking = blockingOf(body);
   const compare = itemCall(env, body, { template: body.comparison_template, field: "comparison_template", instruction: MATCH_INSTRUCTION, outputSchema: MATCH_SCHEMA, reads: ["item_a", "item_b"] });
   const resolution = body.resolution_template
     ? itemCall(env, body, { template: body.resolution_template, field: "resolution_template", outputSchema: body.output_schema ?? null, reads: ["items"] })
     : null;
-  const counted = blockPairs(body.inputs, blocking, body.max_comparisons);
+  return { ...base, type: "resolve", compare, resolution, blocking, maxComparisons: body.max_comparisons };
+}
+
+/** 422 `too_many_comparisons` (with the count and a suggestion) when the blocking compares these records in more pairs than the spec allows. */
+export function checkComparisons(spec: ResolveJobSpec, records: unknown[]): void {
+  const { blocking, maxComparisons } = spec;
+  const counted = blockPairs(records, blocking, maxComparisons);
   if (counted.over && counted.work > MAX_TRIGRAM_WORK) {
     const suggestion = "raise blocking.threshold, or block on keys whose values share fewer trigrams (common words like \"inc\" make every record a candidate of every other)";
     throw new ApiError(422, "too_many_comparisons", `The trigram blocking looked at more than ${MAX_TRIGRAM_WORK.toLocaleString("en-US")} candidate pairs before it could count the comparisons: ${suggestion}.`, {
-      details: { comparisons: counted.pairs.length, complete: false, max_comparisons: body.max_comparisons, candidates_checked: counted.work, suggestion },
+      details: { comparisons: counted.pairs.length, complete: false, max_comparisons: maxComparisons, candidates_checked: counted.work, suggestion },
     });
   }
   if (counted.over) {
@@ -44,10 +50,15 @@ export async function submitResolveJob(env: Env, tenantId: string, body: Resolve
         : blocking.method === "prefix"
           ? "use a longer prefix (blocking.threshold), block on more keys, or raise max_comparisons"
           : "raise blocking.threshold, block on more keys, or raise max_comparisons";
-    throw new ApiError(422, "too_many_comparisons", `The blocking compares more than ${body.max_comparisons} pairs (at least ${count} found before counting stopped): ${suggestion}.`, {
-      details: { comparisons: count, complete: false, max_comparisons: body.max_comparisons, suggestion },
+    throw new ApiError(422, "too_many_comparisons", `The blocking compares more than ${maxComparisons} pairs (at least ${count} found before counting stopped): ${suggestion}.`, {
+      details: { comparisons: count, complete: false, max_comparisons: maxComparisons, suggestion },
     });
   }
-  const spec: ResolveJobSpec = { ...baseSpec(newId("job"), tenantId, body), type: "resolve", compare, resolution, blocking, maxComparisons: body.max_comparisons, total: body.inputs.length };
+}
+
+export async function submitResolveJob(env: Env, tenantId: string, body: ResolveRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
+  checkFieldCaps(body); // before any parsing: a 20 MB template costs nothing to refuse
+  const spec = resolveSpec(env, body, baseSpec(newId("job"), tenantId, body));
+  checkComparisons(spec, body.inputs);
   return submitJob(env, tenantId, { spec, operator: resolveOperator, body, inputs: body.inputs, values: body.inputs }, idempotencyKey, dryRun);
 }

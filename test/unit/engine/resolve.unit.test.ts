@@ -45,7 +45,6 @@ const spec = (resolution: boolean): ResolveJobSpec => ({
   resolution: resolution ? call("{{ items }}") : null,
   blocking: { keys: ["g"], method: "exact", threshold: null },
   maxComparisons: 100,
-  total: 5,
 });
 const INPUTS = [{ g: 1, n: "a" }, { g: 1, n: "b" }, { g: 1, n: "c" }, { g: 2, n: "d" }, { g: 2, n: "e" }];
 
@@ -91,7 +90,7 @@ describe("resolve: comparisons, closure, resolutions", () => {
   });
 
   it("no pair at all: every input its own cluster at once", () => {
-    const run = new MemoryPlan(resolveOperator, { ...spec(true), total: 2 }).start([{ g: 1 }, { g: 2 }]);
+    const run = new MemoryPlan(resolveOperator, spec(true)).start([{ g: 1 }, { g: 2 }]);
     expect(run.end?.output).toEqual({ clusters: [[0], [1]], resolved: [{ g: 1 }, { g: 2 }], failed: 0 });
   });
 

@@ -1,0 +1,107 @@
+/**
+ * Operator steps in the pipeline's plan (./operator-steps.ts, ./sub-plan.ts): the step's list
+ * resolved and bounded, the operator's check of it, its start, what it says follows after each
+ * of its tasks (its end is the step's value), what a recover of its tasks adds, and its tasks
+ * in an estimate.
+ */
+import type { Advance, JobError, Operator, PlanReader, TaskSeed, TaskView } from "../../engine/types";
+import { stageTooLarge } from "../../engine/limits";
+import { resolveRef } from "./refs";
+import type { Unit } from "./steps";
+import { inPipeline, startSub, SubReader, subOperator, subStages } from "./sub-plan";
+import { subStageName } from "./stage-names";
+import { fail, finishStep, locate, resolveIn, STEPS, storeBefore, type PipelineJobSpec } from "./shared-store";
+
+/** An operator step's list (`inputs_from`), or why it cannot run. */
+function operatorItems(unit: Unit, store: Record<string, unknown>): { ok: true; items: unknown[] } | { ok: false; message: string; error?: Partial<JobError> } {
+  const operator = unit.operator as NonNullable<Unit["operator"]>;
+  const found = resolveIn(store, operator.from);
+  if (!found.ok) return { ok: false, message: `inputs_from: ${found.message}` };
+  if (!Array.isArray(found.value)) return { ok: false, message: `inputs_from must point at a list, got ${found.value === null ? "null" : typeof found.value}` };
+  if (found.value.length > operator.maxItems) {
+    const tooLarge = stageTooLarge(unit.path, found.value.length, operator.maxItems, `The list of ${operator.type} step ${unit.path}`, unit.path);
+    return { ok: false, message: tooLarge.message, error: tooLarge };
+  }
+  return { ok: true, items: found.value };
+}
+
+/** An operator step starts: its operator's plan over the list, after the operator's own check of it. */
+export function releaseOperator(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, store: Record<string, unknown>): Advance {
+  const items = operatorItems(unit, store);
+  if (!items.ok) return fail(spec, reader, unit, unit.path, null, items.message, items.error);
+  const { step, spec: sub } = subOperator(spec, unit.operator as NonNullable<Unit["operator"]>);
+  try {
+    step.check?.(sub, items.items);
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    return fail(spec, reader, unit, unit.path, null, err instanceof Error ? err.message : String(err), typeof code === "string" ? { code } : {});
+  }
+  return operatorAdvance(spec, reader, unit, startSub(spec, { ...(unit.operator as NonNullable<Unit["operator"]>), path: unit.path }, reader, items.items), items.items);
+}
+
+/** What an operator step's operator said follows, in the pipeline: its end is the step's (its value, the operator's output). */
+function operatorAdvance(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, advance: Advance, items?: unknown[]): Advance {
+  if (!advance.end) return advance;
+  const { step, spec: sub } = subOperator(spec, unit.operator as NonNullable<Unit["operator"]>);
+  if (advance.end.status === "failed") return fail(spec, reader, unit, unit.path, null, advance.end.error?.message ?? "the step failed");
+  const list = items ?? (() => {
+    const found = operatorItems(unit, storeBefore(spec, reader, spec.units.indexOf(unit)).store);
+    return found.ok ? found.items : [];
+  })();
+  return finishStep(spec, reader, unit, step.value(sub, advance.end.output, list, subReader(spec, reader, unit)));
+}
+
+export const subReader = (spec: PipelineJobSpec, reader: PlanReader, unit: Unit): SubReader =>
+  new SubReader(reader, unit.path, subStages(spec, unit.operator as NonNullable<Unit["operator"]>).map((s) => s.name));
+
+/** An operator step under way (or recovered): its operator asked what follows (`trigger` in its names; null: everything). */
+export function progressOperator(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, trigger: TaskView | null): Advance {
+  const operator = unit.operator as NonNullable<Unit["operator"]>;
+  const started = subStages(spec, operator).some((s) => reader.extent(subStageName(unit.path, s.name)) > 0);
+  if (!started && trigger === null) return releaseOperator(spec, reader, unit, storeBefore(spec, reader, spec.units.indexOf(unit)).store);
+  const { step, spec: sub } = subOperator(spec, operator);
+  const said = step.operator.advance(sub, subReader(spec, reader, unit), trigger);
+  return operatorAdvance(spec, reader, unit, { ...inPipeline(unit.path, said), ...(said.end ? { end: said.end } : {}) });
+}
+
+type Redo = ReturnType<NonNullable<Operator<PipelineJobSpec>["redoAfter"]>>;
+
+/** What the operators of operator steps add to a recover of their tasks (those run again: not skipped, not dropped). */
+export function withOperators(spec: PipelineJobSpec, reader: PlanReader, tasks: { stage: string; index: number }[], redo: Redo): Redo {
+  const left = new Set([...(redo.skip ?? []).map((t) => `${t.stage}#${t.index}`)]);
+  const dropped = new Set(redo.drop);
+  const out = { rerun: [...redo.rerun], drop: [...redo.drop], skip: [...(redo.skip ?? [])] };
+  for (const unit of spec.units) {
+    if (!unit.operator) continue;
+    const own = tasks.filter((t) => !dropped.has(t.stage) && !left.has(`${t.stage}#${t.index}`) && locate(spec, t.stage).unit === unit && t.stage !== STEPS);
+    if (own.length === 0) continue;
+    const op = subOperator(spec, unit.operator);
+    const said = op.step.operator.redoAfter?.(op.spec, subReader(spec, reader, unit), own.map((t) => ({ stage: locate(spec, t.stage).sub as string, index: t.index })));
+    if (!said) continue;
+    const named = (list: { stage: string; index: number }[]) => list.map((t) => ({ ...t, stage: subStageName(unit.path, t.stage) }));
+    out.rerun.push(...named(said.rerun));
+    out.drop.push(...said.drop.map((stage) => subStageName(unit.path, stage)));
+    out.skip.push(...named(said.skip ?? []));
+  }
+  return out;
+}
+
+/**
+ * An operator step's tasks for an estimate: its operator's, over the list when it is the
+ * pipeline's inputs (exact for the first step, as the operator says), else over one item.
+ */
+export function operatorEstimate(spec: PipelineJobSpec, unit: Unit, ordinal: number): (TaskSeed & { exact?: boolean })[] {
+  const op = subOperator(spec, unit.operator as NonNullable<Unit["operator"]>);
+  const from = (unit.operator as NonNullable<Unit["operator"]>).from;
+  const resolved = Object.hasOwn(spec.inputs, from.name) ? resolveRef(spec.inputs, from) : null;
+  const items = resolved?.found && Array.isArray(resolved.value) ? resolved.value : null;
+  const plan = op.step.operator.plan(op.spec, items ?? [null]);
+  const assumed = op.step.operator.estimateTasks?.(op.spec, plan).tasks ?? plan.tasks;
+  const known = items !== null && ordinal === 0;
+  return assumed.map((t) => ({
+    stage: subStageName(unit.path, t.stage),
+    index: t.index,
+    input: { ordinal, sub: { input: t.input, known } },
+    ...(known && "exact" in t && t.exact === true ? { exact: true } : {}),
+  }));
+}
