@@ -1511,7 +1511,7 @@ export interface components {
             } | null;
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
             retry_guidance: string;
-            /** @description Steps run in order: llm (optionally a batch; `execution` runs its calls through the provider's batch API), reduce, sequential (nested steps, ≤ 5 levels) */
+            /** @description Steps run in order: llm (optionally a batch; `execution` runs its calls through the provider's batch API), agent, reduce, sequential (nested steps, ≤ 5 levels), and the operators filter, classify, rank and resolve over the list at `inputs_from` (each with its operator's fields; its stages are `<id>/<stage>`) */
             steps: {
                 [key: string]: unknown;
             }[];

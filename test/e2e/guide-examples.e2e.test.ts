@@ -56,6 +56,15 @@ describe("the guide's examples (docs/operators.md)", () => {
     expect(JSON.parse(res.body.output).echo).toMatch(/^Guide so far: /);
   });
 
+  it("pipelines: the operator steps' example filters, ranks the kept papers and writes on the best", async () => {
+    const { key } = await newTenant(base());
+    const res = await call(base(), "POST", "/v1/pipelines?wait=true", { token: key, body: example("POST /v1/pipelines with operator steps") });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ type: "pipeline", status: "completed", error: null });
+    expect(res.body.stages.map((s: any) => [s.name, s.total])).toEqual([["screen/items", 3], ["best/score", 3], ["best/compare", 3], ["blurb", 1], ["steps", 3]]);
+    expect(JSON.parse(res.body.output).echo).toMatch(/^One line on Attention is all you need/); // offline every paper is kept and scored alike: the tie is broken by comparisons
+  });
+
   it("pipelines: the XML example runs as written", async () => {
     const { key } = await newTenant(base());
     const xml = exampleText("POST /v1/pipelines (XML)", "xml");

@@ -326,7 +326,7 @@ describe("POST /v1/pipelines", () => {
       [{ steps: [llm({ inputs: { x: "${nobody}" } })] }, "steps[0].inputs.x", 'unknown name "nobody": neither a pipeline input nor an earlier step'],
       [{ steps: [llm({ inputs: { x: "${later}" } }), { id: "later", type: "llm", prompt_template: "x" }] }, "steps[0].inputs.x", '"later" is a step that has not finished at this point: a reference may name only earlier steps'],
       [{ inputs: { a: 1 }, steps: [llm({ inputs: { x: "${a.b[x]}" } })] }, "steps[0].inputs.x", 'unexpected "[x]" in "a.b[x]": use .field or [n]'],
-      [{ steps: [{ id: "s", type: "loop" }] }, "steps[0].type", "type must be llm, agent, reduce or sequential"],
+      [{ steps: [{ id: "s", type: "loop" }] }, "steps[0].type", "type must be llm, agent, reduce, sequential, filter, classify, rank or resolve"],
       [{ steps: [{ id: "s", type: "agent", prompt_template: "x", tools: [1, 2].map(() => ({ type: "http", name: "t", description: "d", url: "http://127.0.0.1:1/x" })) }] }, "steps[0].tools[1].name", '"t" is also the name of tools[0]'],
       [{ steps: [llm({ id: "2bad" })] }, "steps[0].id", "id must match ^[a-zA-Z_][a-zA-Z0-9_]*$"],
       [{ inputs: { l: [] }, steps: [{ id: "s", type: "sequential", batch: { items: "${l}" }, steps: [llm({ id: "t" })] }] }, "steps[0].batch", "batch is for llm and agent steps (batches do not nest)"],

@@ -18,7 +18,10 @@ export const PipelineRequestSchema = z
       .array(z.record(z.string(), z.unknown()))
       .min(1)
       .max(MAX_STEPS)
-      .openapi({ description: "Steps run in order: llm (optionally a batch; `execution` runs its calls through the provider's batch API), reduce, sequential (nested steps, ≤ 5 levels)" }),
+      .openapi({
+        description:
+          "Steps run in order: llm (optionally a batch; `execution` runs its calls through the provider's batch API), agent, reduce, sequential (nested steps, ≤ 5 levels), and the operators filter, classify, rank and resolve over the list at `inputs_from` (each with its operator's fields; its stages are `<id>/<stage>`)",
+      }),
     ...baseJobFields,
     ...executionField,
   })

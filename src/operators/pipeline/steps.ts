@@ -39,6 +39,8 @@ const FIELDS: Record<string, string[]> = {
   reduce: [...COMMON_FIELDS, "inputs_from", "initial_value", "inner_task", "reduction_task"],
   sequential: [...COMMON_FIELDS, "steps"],
 };
+const STEP_TYPES = ["llm", "agent", "reduce", "sequential", ...Object.keys(OPERATOR_STEPS)];
+const STEP_TYPE_RULE = `type must be ${STEP_TYPES.slice(0, -1).join(", ")} or ${STEP_TYPES.at(-1)}`;
 const INPUT_TASK_FIELDS = ["id", "type", "context_management", "inputs", ...CALL_FIELDS];
 
 export type Binding = { kind: "ref"; ref: Ref } | { kind: "literal"; value: unknown } | { kind: "task"; task: number };
@@ -230,7 +232,7 @@ class Reader {
     else if (!isIdentifier(id)) this.issue(`${path}.id`, "id must not be __proto__, constructor or prototype");
     const type = raw.type;
     if (typeof type === "string" && Object.hasOwn(OPERATOR_STEPS, type)) return this.operatorStep(raw, type, path, chain);
-    if (type !== "llm" && type !== "agent" && type !== "reduce" && type !== "sequential") return this.issue(`${path}.type`, `type must be llm, agent, reduce, sequential, ${Object.keys(OPERATOR_STEPS).join(", ")}`);
+    if (type !== "llm" && type !== "agent" && type !== "reduce" && type !== "sequential") return this.issue(`${path}.type`, STEP_TYPE_RULE);
     this.unknownFields(raw, FIELDS[type] as string[], path);
     const own = this.context(raw.context_management, `${path}.context_management`);
     const stepId = typeof id === "string" ? id : "?";
