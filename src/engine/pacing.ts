@@ -10,16 +10,19 @@
  * - A `retry-after` blocks every lease until it has passed.
  * - `heard`: a call on the credential and model was answered. Until then a job sends one call
  *   first (durable-objects/coordinator/pacing.ts) and waits for its headers.
- * - Leases: a job asks for up to `calls` calls of a cost and gets as many as fit now and in the
- *   next LEASE_MS (what refills while the lease's calls go out and the job asks again), or a wait
+ * - Leases: a job asks for up to `calls` calls of a cost and gets as many as fit now, or a wait
  *   after which about LEASE_MS of the limit will have refilled: a job asks a few times a second,
- *   not once per call, and the time an ask takes is not lost to the rate.
+ *   not once per call, and the bucket (half a second) refills while an ask is under way, so its
+ *   time is not lost to the rate. Nothing is granted ahead of the bucket: the calls a lease
+ *   grants in any window W are at most the bucket plus PACE × the limit × W, so against a
+ *   provider that allows a second's burst, calls may reach it up to ~0.5 s late relative to one
+ *   another (a busy runtime's jitter) before one meets a 429.
  * - Fairness: while other jobs are short of what they asked (hungry), a job gets at most its share
  *   of each FAIR_WINDOW_MS — equal per tenant, then per job of the tenant — measured in tokens
  *   when a token limit is known, else in requests. A job that does not ask takes no share: what it
  *   leaves is lent to the others at once.
  */
-import { ahead, bucket, correct, fits, giveBack, refill, relimit, take, waitFor, type Bucket } from "./rate-window";
+import { bucket, correct, fits, giveBack, refill, relimit, take, waitFor, type Bucket } from "./rate-window";
 
 export const LEASE_MS = 200;
 export const FAIR_WINDOW_MS = 1_000;
@@ -210,7 +213,7 @@ export function lease(state: PacerState, ask: LeaseAsk, now: number): { state: P
     return { state: { ...state, buckets, jobs }, lease: { granted: 0, waitMs: state.blockedUntil - now, share } };
   }
   let granted = ask.calls;
-  for (const d of limited) granted = Math.min(granted, fits(ahead(buckets[d] as Bucket, LEASE_MS), costOf(d, ask.cost)));
+  for (const d of limited) granted = Math.min(granted, fits(buckets[d] as Bucket, costOf(d, ask.cost)));
   let fairWait = 0;
   const fair = fairDimension(state);
   const unit = costOf(fair, ask.cost);
@@ -232,7 +235,7 @@ export function lease(state: PacerState, ask: LeaseAsk, now: number): { state: P
     for (const d of limited) {
       const b = buckets[d] as Bucket;
       const perLease = Math.max(1, Math.floor((b.perMinute * LEASE_MS) / 60_000 / costOf(d, ask.cost)));
-      waitMs = Math.max(waitMs, waitFor(ahead(b, LEASE_MS), Math.min(left, perLease), costOf(d, ask.cost)));
+      waitMs = Math.max(waitMs, waitFor(b, Math.min(left, perLease), costOf(d, ask.cost)));
     }
     waitMs = Math.max(waitMs, fairWait, 1);
   }
