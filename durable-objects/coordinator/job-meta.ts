@@ -44,6 +44,7 @@ export interface JobMeta {
   paces: boolean; // the rate pacer paces the job's credential and model
   credential: string; // the credential id of the job's calls
   pacing: PacingView;
+  pacing_models: Record<string, { credential: string | null; paces: boolean; view: PacingView }>; // the pacing of the models the job's stages call besides its own (./pacings.ts)
   workers: Block | null; // the block of call workers the job holds this round
   workers_used: (Block | null)[]; // every round's block: a delete wipes what the job left in them
   started_at_ms: number; // when the job began (execution mode auto: its deadline counts from here)

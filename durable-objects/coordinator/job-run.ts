@@ -7,7 +7,7 @@
 import { renderLimits } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
 import { isThrottle, nextStep, type AttemptOutcome, type NextStep } from "../../src/engine/retry-policy";
-import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef } from "../../src/engine/types";
+import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type StageWork, type TaskClaim, type TaskRef } from "../../src/engine/types";
 import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
@@ -20,7 +20,8 @@ import type { CompletedEvent } from "./job-meta";
 import { BudgetKeeper } from "./budget";
 import { executorOf, isBatchLine } from "../../src/engine/executors";
 import { ConcurrencyLink } from "./concurrency";
-import { PacingLink } from "./pacing";
+import type { PacingLink } from "./pacing";
+import type { Pacings } from "./pacings";
 import { credentialOf } from "../../src/llm/credential";
 import { parseModel } from "../../src/llm/models";
 import type { PacingView } from "../../src/engine/pacing";
@@ -36,7 +37,7 @@ import { NO_USAGE_SUMS, sumsOf, type UsageSums } from "../../src/engine/counters
 import { priced } from "../../src/llm/prices";
 import { withExecution } from "../../src/engine/execution";
 import { BatchRunner } from "./batch-runner";
-import { concurrencyLink, pacingLink } from "./links";
+import { concurrencyLink, pacingLinks } from "./links";
 import { duplicated, settleLine } from "./batch-settle";
 
 export const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
@@ -52,7 +53,7 @@ export class JobRun {
   readonly log: JobLog;
   readonly budget: BudgetKeeper;
   readonly concurrency: ConcurrencyLink;
-  readonly pacing: PacingLink;
+  readonly pacing: Pacings;
   readonly workers: WorkerLink;
   readonly batches: BatchRunner;
   readonly busySlots = new Set<number>();
@@ -87,7 +88,7 @@ export class JobRun {
     this.log = new JobLog(this.store, this.hub, eventShape(this.op));
     this.budget = new BudgetKeeper(this.store, renderLimits(env), env);
     this.concurrency = concurrencyLink(this);
-    this.pacing = pacingLink(this);
+    this.pacing = pacingLinks(this);
     this.workers = new WorkerLink(env, this.store);
     this.batches = new BatchRunner({
       env, store: this.store, log: this.log, budget: this.budget, op: this.op,
@@ -116,7 +117,7 @@ export class JobRun {
   async settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, puller: Puller | null): Promise<void> {
     const usage = sumsOf(priced(this.env, this.modelOf(task.stage), outcome.usage, "realtime"));
     this.budget.spend(task.stage, usage);
-    this.pacing.observe(spec, outcome);
+    this.pacing.of(this.modelOf(task.stage)).observe(spec, outcome);
     const asked = this.concurrency.observe(spec, outcome, this.busySlots.size, task.dispatched_at ?? Date.now());
     if (asked) {
       await asked;
@@ -176,10 +177,27 @@ export class JobRun {
     try {
       const credential = await credentialOf(this.env, spec.tenantId, spec.model);
       this.#setups.prime(this.round(), parseModel(spec.model).provider, credential.endpoint);
-      await this.pacing.join(spec, credential.id, credential.declared);
+      await this.pacing.join(spec, this.pacedModels(), credential);
     } catch (err) {
       console.error("could not join the rate pacer; the job is not paced", err);
     }
+  }
+
+  /** The models the job's call stages use (each has its own rate pacer). */
+  pacedModels(): string[] {
+    const models = new Set<string>();
+    for (const stage of this.store.stages()) {
+      if (stage.kind === "children") continue;
+      let work: StageWork;
+      try {
+        work = this.op.work(this.spec, stage.name);
+      } catch {
+        continue; // a stage whose tasks the operator finishes itself (a pipeline's steps) calls no model
+      }
+      const executor = executorOf(work);
+      if (executor.paced) models.add(executor.call(work).model);
+    }
+    return [...models];
   }
 
   /** The pacing the API shows: the pacer's, or `adaptive` while adaptive concurrency alone limits the job. */
@@ -262,7 +280,7 @@ export class JobRun {
     if (this.status !== "running") return;
     const room = this.concurrency.cap(spec) - this.busySlots.size; // the provider's limit for the tenant, when one holds
     if (room <= 0) return;
-    let unleased = 0; // calls that could start but have no lease from the rate pacer
+    const unleased = new Map<PacingLink, number>(); // calls that could start but have no lease from their model's rate pacer
     const batchStages = this.batchStages();
     if (batchStages.length > 0 && this.batches.hasReady()) {
       // The batch runner submits them from the alarm, together with the others readied in this moment.
@@ -279,8 +297,9 @@ export class JobRun {
     for (const [i, row] of rows.slice(0, free.length).entries()) {
       const work = this.op.work(spec, this.store.workStage(row.stage));
       const executor = executorOf(work);
-      if (executor.paced && this.pacing.room(spec) < 1) {
-        unleased++; // it waits for a lease (not counted as begun: a wait must not set the next alarm at once)
+      const pacing = executor.paced ? this.pacing.of(executor.call(work).model) : null;
+      if (pacing && pacing.room(spec) < 1) {
+        unleased.set(pacing, (unleased.get(pacing) ?? 0) + 1); // it waits for a lease (not counted as begun: a wait must not set the next alarm at once)
         continue;
       }
       const pulled = puller !== null && free[i] === puller.slot && !executor.session;
@@ -298,7 +317,7 @@ export class JobRun {
       const token = randomBase32(10);
       this.store.markRunning(row, slot, token, now, reserved);
       this.busySlots.add(slot);
-      if (executor.paced) this.pacing.started(spec);
+      pacing?.started(spec);
       this.log.bump({ total_attempts: 1 });
       const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round };
       if (pulled) {
@@ -314,7 +333,7 @@ export class JobRun {
         await this.wakeAt(Date.now() + 1_000);
       });
     }
-    this.pacing.want(spec, unleased);
+    for (const [pacing, calls] of unleased) pacing.want(spec, calls);
   }
 
   /** The next call does not fit the budget: pause the job, or end it `failed` (`on_exhausted`). */

@@ -1,13 +1,14 @@
 /**
  * A job's links to the objects shared across jobs: adaptive concurrency (./concurrency.ts) and the
- * rate pacer (./pacing.ts). Their answers come back as the job's events (CONCURRENCY_CHANGED,
+ * rate pacers of its models (./pacings.ts). Their answers come back as the job's events (CONCURRENCY_CHANGED,
  * PACING_CHANGED, never after its end) and as dispatches when room opens.
  */
 import { isTerminal } from "../../src/engine/types";
 import { executorOf } from "../../src/engine/executors";
 import { taskVars } from "./claims";
 import { ConcurrencyLink } from "./concurrency";
-import { PacingLink } from "./pacing";
+import type { PacedJob } from "./pacing";
+import { Pacings } from "./pacings";
 import type { JobStatus, Operator } from "../../src/engine/types";
 import type { JobSpec } from "../../src/operators/registry";
 import type { BudgetKeeper } from "./budget";
@@ -44,20 +45,26 @@ export function concurrencyLink(run: LinkedJob): ConcurrencyLink {
   });
 }
 
-export function pacingLink(run: LinkedJob): PacingLink {
-  return new PacingLink(run.env, run.store, {
+/** How many of the next pending tasks a link looks at for its model's next call (a cost estimate; none: a request's cost). */
+const NEXT_CALL_LOOK = 16;
+
+/** The job's links to the rate pacers of the models it calls (./pacings.ts). */
+export function pacingLinks(run: LinkedJob): Pacings {
+  const jobFor = (model: string): PacedJob => ({
     nextCall: () => {
       const spec = run.spec;
-      const [row] = run.store.nextPending(1, run.batchStages());
-      if (!row) return null;
-      const work = run.op.work(spec, run.store.workStage(row.stage));
-      const executor = executorOf(work);
-      if (!executor.paced) return null;
-      return { prompt: run.budget.promptEstimate(row.stage, work, taskVars(spec, run.op, run.store, row)), maxTokens: executor.call(work).maxTokens };
+      for (const row of run.store.nextPending(NEXT_CALL_LOOK, run.batchStages())) {
+        const work = run.op.work(spec, run.store.workStage(row.stage));
+        const executor = executorOf(work);
+        if (!executor.paced || executor.call(work).model !== model) continue;
+        return { prompt: run.budget.promptEstimate(row.stage, work, taskVars(spec, run.op, run.store, row)), maxTokens: executor.call(work).maxTokens };
+      }
+      return null;
     },
     roomOpened: dispatchAgain(run, "a lease"),
     inFlight: () => run.busySlots.size,
-  }, (pacing) => {
+  });
+  return new Pacings(run.env, run.store, () => run.spec.model, jobFor, (pacing) => {
     if (isTerminal(run.status)) return;
     run.log.emit("PACING_CHANGED", { job_id: run.spec.jobId, pacing });
     run.mirror.schedule();

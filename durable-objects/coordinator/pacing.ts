@@ -14,7 +14,6 @@ import { isThrottle, type AttemptOutcome } from "../../src/engine/retry-policy";
 import type { JobSpecBase as JobSpec } from "../../src/engine/types";
 import { ratePacer } from "../../src/objects";
 import type { PacerAnswer, PacerNews } from "../rate-pacer";
-import type { CoordinatorStore } from "./store";
 
 /** What the link needs of its job. */
 export interface PacedJob {
@@ -42,6 +41,41 @@ export const PROBE_WAIT_MS = 5_000;
 /** The providers whose answers carry rate-limit headers: a job on a key of theirs that nothing is known of probes first. */
 const sendsHeaders = (model: string): boolean => model.startsWith("openai/") || model.startsWith("anthropic/");
 
+/** What a link keeps across a restart: the job's own model's in the job's meta, another model's beside it (./pacings.ts). */
+export interface LinkMeta {
+  credential: string | null;
+  paces: boolean;
+  view: PacingView;
+}
+
+export interface LinkStore {
+  get(): LinkMeta;
+  set(part: Partial<LinkMeta>): void;
+}
+
+/** The job's own `rate_limit`, kept by the job (no round trip) and shared by its links: it only lowers the pace of all its calls. */
+export class OwnLimit {
+  #state: PacerState | null = null;
+
+  /** How many calls of `cost` fit it now, and how long until one does. */
+  room(spec: JobSpec, cost: CallCost): { fits: number; waitMs: number } {
+    if (!spec.rateLimit) return { fits: Infinity, waitMs: 0 };
+    const now = Date.now();
+    const answer = room(this.#of(spec, now), cost, now);
+    this.#state = answer.state;
+    return answer;
+  }
+
+  started(spec: JobSpec, cost: CallCost): void {
+    if (spec.rateLimit) this.#state = charge(this.#of(spec, Date.now()), cost, Date.now());
+  }
+
+  /** Made at its first use. */
+  #of(spec: JobSpec, now: number): PacerState {
+    return (this.#state ??= declare(EMPTY, spec.rateLimit ?? null, now));
+  }
+}
+
 export class PacingLink {
   #credential: string | null;
   #paces: boolean;
@@ -57,25 +91,28 @@ export class PacingLink {
   #told = false;
   #unpacedUntil = 0; // the pacer could not be asked: the job's calls go out unpaced until then
   #output = { calls: 0, tokens: 0 }; // the output tokens of the calls reported so far: what the next one is expected to write
-  #own: PacerState | null = null; // the job's own `rate_limit`, kept here (no round trip): it only lowers the pace
   /** A credential and model nothing is known of: one call goes first (`ready`), the others wait for its answer (`sent`). */
   #probe: "ready" | "sent" | null = null;
 
   constructor(
     private readonly env: Env,
-    private readonly store: CoordinatorStore,
+    private readonly store: LinkStore,
     private readonly job: PacedJob,
     private readonly onChange: (view: PacingView) => void,
+    /** The model whose calls it paces (the RatePacer is per credential and model). */
+    readonly model: string,
+    private readonly own: OwnLimit,
   ) {
-    this.#credential = store.getMeta("credential") ?? null;
-    this.#paces = store.getMeta("paces") ?? false;
+    const kept = store.get();
+    this.#credential = kept.credential;
+    this.#paces = kept.paces;
   }
 
   /** The job starts: which credential its calls use (and the tenant's declared limits for the model), and whether the pacer paces. */
   async join(spec: JobSpec, credentialId: string, declared: RateLimit | null): Promise<void> {
     if (spec.rateLimit) this.#show(spec, NO_PACING);
     this.#credential = credentialId;
-    this.store.setMeta("credential", credentialId);
+    this.store.set({ credential: credentialId });
     this.#declared = declared;
     await this.#ask(spec, 0);
   }
@@ -99,7 +136,7 @@ export class PacingLink {
       }, PROBE_WAIT_MS);
     }
     if (this.#paces && Date.now() >= this.#unpacedUntil) this.#granted = Math.max(0, this.#granted - 1);
-    if (spec.rateLimit) this.#own = charge(this.#ownState(spec, Date.now()), this.#ownCost(spec), Date.now());
+    this.own.started(spec, this.#ownCost(spec));
   }
 
   /** The dispatch had `calls` to start that found no room: wait for the job's own limit, or ask the pacer (once at a time). */
@@ -113,16 +150,7 @@ export class PacingLink {
   }
 
   #ownRoom(spec: JobSpec): { fits: number; waitMs: number } {
-    if (!spec.rateLimit) return { fits: Infinity, waitMs: 0 };
-    const now = Date.now();
-    const answer = room(this.#ownState(spec, now), this.#ownCost(spec), now);
-    this.#own = answer.state;
-    return answer;
-  }
-
-  /** The job's own limit as buckets, made at its first use. */
-  #ownState(spec: JobSpec, now: number): PacerState {
-    return (this.#own ??= declare(EMPTY, spec.rateLimit ?? null, now));
+    return this.own.room(spec, this.#ownCost(spec));
   }
 
   /** A call's cost to the job's own limit: its tokens are estimated only when the limit counts them. */
@@ -186,14 +214,14 @@ export class PacingLink {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
     if (!this.#credential) return;
-    ratePacer(this.env, this.#credential, spec.model)
+    ratePacer(this.env, this.#credential, this.model)
       .leave(spec.jobId)
       .catch((err: unknown) => console.error("could not leave the rate pacer", err));
   }
 
   /** The pacing the API shows (the job's progress adds `adaptive` when no rate limit is known but adaptive concurrency holds one). */
   view(): PacingView {
-    return this.store.getMeta("pacing") ?? NO_PACING;
+    return this.store.get().view;
   }
 
   async #ask(spec: JobSpec, calls: number, unleased: PacerNews["unleased"] = null): Promise<void> {
@@ -207,7 +235,7 @@ export class PacingLink {
     this.#unused = { ...NO_COST };
     let answer: PacerAnswer;
     try {
-      answer = await ratePacer(this.env, this.#credential, spec.model).ask({ jobId: spec.jobId, tenant: spec.tenantId, calls, cost }, news);
+      answer = await ratePacer(this.env, this.#credential, this.model).ask({ jobId: spec.jobId, tenant: spec.tenantId, calls, cost }, news);
     } catch (err) {
       // Unpaced for a while (429s stay back-pressure); then the next dispatch asks the pacer again.
       console.error(`the rate pacer could not be reached; the job's calls go out unpaced for ${UNPACED_AFTER_FAILURE_MS / 1000} s`, err);
@@ -223,10 +251,10 @@ export class PacingLink {
     this.#missed = false;
     if (answer.paces !== this.#paces) {
       this.#paces = answer.paces;
-      this.store.setMeta("paces", answer.paces);
+      this.store.set({ paces: answer.paces });
     }
     this.#granted += answer.paces ? answer.lease.granted : 0;
-    if (calls === 0 && unleased === null && answer.fresh && !answer.paces && this.#probe === null && !this.#probed && sendsHeaders(spec.model)) {
+    if (calls === 0 && unleased === null && answer.fresh && !answer.paces && this.#probe === null && !this.#probed && sendsHeaders(this.model)) {
       this.#probe = "ready"; // the job's join: one call first
       this.#probed = true;
     }
@@ -252,7 +280,7 @@ export class PacingLink {
     const view: PacingView = rpm === null && tpm === null ? shared : { rpm: rpm ?? shared.rpm, tpm: tpm ?? shared.tpm, source: "job", share: shared.share };
     const before = this.view();
     if (before.rpm === view.rpm && before.tpm === view.tpm && before.source === view.source && before.share === view.share) return;
-    this.store.setMeta("pacing", view);
+    this.store.set({ view });
     this.onChange(view);
   }
 }

@@ -10,7 +10,8 @@
  *   (reset as an RFC 3339 time; `tokens` is the tighter of the two token windows).
  * - `none`: the limits are enforced, but no header says so (a server that only answers 429).
  * A request over a limit is answered 429 with `retry-after` (whole seconds, as both send it) and
- * charged nothing. Each window refills continuously at limit/60 per second and holds at most
+ * charged nothing. As on the real APIs, each model has its own windows: a key's limits apply to
+ * each model apart, and a model may have limits of its own on the key. Each window refills continuously at limit/60 per second and holds at most
  * `burst_secs` of it (60: the whole minute at once; 1: the limit quantized to one-second periods).
  */
 export type HeaderStyle = "openai" | "anthropic" | "none";
@@ -90,27 +91,39 @@ export interface Admission {
 const NO_LIMITS: Admission = { ok: true, headers: () => ({}), settle: () => undefined };
 
 export class RateLimits {
-  readonly #keys = new Map<string, KeyState>();
+  readonly #configs = new Map<string, LimitConfig>(); // by key, or by key and model
+  readonly #windows = new Map<string, KeyState>(); // by key and model: each model has its own windows, as on the real APIs
 
-  set(key: string, config: LimitConfig | null, now = Date.now()): void {
-    if (!config) {
-      this.#keys.delete(key);
-      return;
-    }
+  /** `model`: the limits of that model on the key (the key's own are every other model's). */
+  set(key: string, config: LimitConfig | null, model: string | null = null): void {
+    const at = model === null ? key : `${key}\u0000${model}`;
+    for (const name of [...this.#windows.keys()]) if (name === at || (model === null && name.startsWith(`${key}\u0000`))) this.#windows.delete(name);
+    if (config) this.#configs.set(at, config);
+    else this.#configs.delete(at);
+  }
+
+  #state(key: string, model: string, now: number): KeyState | null {
+    const at = `${key}\u0000${model}`;
+    const known = this.#windows.get(at);
+    if (known) return known;
+    const config = this.#configs.get(at) ?? this.#configs.get(key);
+    if (!config) return null;
     const burst = config.burst_secs ?? 60;
     const input = config.headers === "anthropic" ? (config.itpm ?? config.tpm) : config.tpm;
     const output = config.headers === "anthropic" ? (config.otpm ?? config.tpm) : null;
-    this.#keys.set(key, {
+    const state: KeyState = {
       config,
       requests: new Window(config.rpm, burst, now),
       tokens: input ? new Window(input, burst, now) : null,
       output: output ? new Window(output, burst, now) : null,
-    });
+    };
+    this.#windows.set(at, state);
+    return state;
   }
 
-  /** A request of `inputTokens` asking for at most `maxTokens` out, made with `key`. */
-  admit(key: string, inputTokens: number, maxTokens: number, now = Date.now()): Admission {
-    const state = this.#keys.get(key);
+  /** A request of `inputTokens` asking for at most `maxTokens` out, made with `key` to `model`. */
+  admit(key: string, model: string, inputTokens: number, maxTokens: number, now = Date.now()): Admission {
+    const state = this.#state(key, model, now);
     if (!state) return NO_LIMITS;
     const charged = state.config.headers === "anthropic" ? inputTokens : inputTokens + maxTokens;
     const wait = Math.max(state.requests.waitMs(1, now), state.tokens?.waitMs(charged, now) ?? 0, state.output?.waitMs(1, now) ?? 0);

@@ -207,7 +207,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     const counted = system + prompt;
     // The key's rate limits (POST /_fake/limits), charged as each provider charges them; batches have their own queue.
     const maxTokens = Number(body.max_tokens ?? body.max_completion_tokens ?? 0);
-    const admission = live ? limits.admit(key, estimateTokens(counted), Number.isFinite(maxTokens) ? maxTokens : 0) : null;
+    const admission = live ? limits.admit(key, String(body.model), estimateTokens(counted), Number.isFinite(maxTokens) ? maxTokens : 0) : null;
     const rateHeaders = admission?.headers() ?? {};
     try {
       if (admission && !admission.ok) {
@@ -277,10 +277,10 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
         res.end(`${name}: demo answer for ${text || "{}"}`);
       });
     } else if (url.pathname === "/_fake/limits" && req.method === "POST") {
-      // {"key": the API key, "limits": LimitConfig or null}: that key's rate limits from now on.
+      // {"key": the API key, "limits": LimitConfig or null, "model"?: one model's}: that key's rate limits from now on (each model's windows apart).
       void readBody(req).then((text) => {
-        const { key, limits: config } = JSON.parse(text) as { key: string; limits: LimitConfig | null };
-        limits.set(key, config);
+        const { key, limits: config, model } = JSON.parse(text) as { key: string; limits: LimitConfig | null; model?: string };
+        limits.set(key, config, model ?? null);
         res.writeHead(204).end();
       });
     } else if (url.pathname === "/_fake/config" && req.method === "POST") {

@@ -236,6 +236,7 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
   },
   work: (spec, stage) => {
     const { unit, part, input, sub } = locate(spec, stage);
+    if (part === "steps") throw new Error("the stage steps has no model call: the operator finishes its tasks");
     const u = unit as Unit;
     if (part === "sub" && u.operator) {
       const op = subOperator(spec, u.operator);

@@ -7,10 +7,11 @@ import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JobCoordinator } from "../../../durable-objects/job-coordinator";
 import type { RatePacer } from "../../../durable-objects/rate-pacer";
-import { PacingLink } from "../../../durable-objects/coordinator/pacing";
+import { OwnLimit, PacingLink } from "../../../durable-objects/coordinator/pacing";
 import { CoordinatorStore } from "../../../durable-objects/coordinator/store";
 import type { JobSpecBase } from "../../../src/engine/types";
 import { ratePacer } from "../../../src/objects";
+import { NO_PACING } from "../../../src/engine/pacing";
 import { capturingLogs } from "../helpers";
 
 const COST = { tokens: 100, input: 100, output: 0 };
@@ -22,7 +23,7 @@ describe("the rate pacer of a credential and model", () => {
     expect(await pacer.ask(ask("job_a", 40), {})).toMatchObject({ paces: false, lease: { granted: 40 }, source: null });
     const declared = await pacer.ask(ask("job_a", 40), { declared: { rpm: 600, tpm: null } });
     expect(declared).toMatchObject({ paces: true, limits: { rpm: 600, tpm: null }, source: "declared" });
-    expect(declared.lease.granted).toBe(6); // half a second of 600 a minute, and what refills in the lease
+    expect(declared.lease.granted).toBe(5); // half a second of 600 a minute
     expect(declared.lease.waitMs).toBeGreaterThan(0);
     const stored = await runInDurableObject(pacer, async (_i, state) => state.storage.get<{ buckets: Record<string, unknown>; jobs: Record<string, unknown> }>("pacer"));
     expect(Object.keys(stored?.buckets ?? {})).toEqual(["requests"]);
@@ -50,7 +51,8 @@ describe("a job's pacing when its pacer cannot be asked", () => {
       store.setMeta("paces", true); // it was paced before
       store.setMeta("credential", "cred_unreachable");
       let opened = 0;
-      const link = new PacingLink(env, store, { nextCall: () => ({ prompt: 10, maxTokens: null }), roomOpened: () => opened++, inFlight: () => 0 }, () => undefined);
+      const kept = { credential: store.getMeta("credential") ?? null, paces: store.getMeta("paces") ?? false, view: NO_PACING };
+      const link = new PacingLink(env, { get: () => kept, set: (part) => Object.assign(kept, part) }, { nextCall: () => ({ prompt: 10, maxTokens: null }), roomOpened: () => opened++, inFlight: () => 0 }, () => undefined, "openai/gpt-x", new OwnLimit());
       // An ask that cannot be delivered (its tenant id is not data: the call fails before it leaves, as an unreachable object's does).
       const spec = { jobId: "job_x", tenantId: new WeakMap() as unknown as string, model: "openai/gpt-x", concurrency: 4 } as JobSpecBase;
       expect(link.room(spec)).toBe(0); // paced, nothing leased yet

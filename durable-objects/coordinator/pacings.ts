@@ -1,0 +1,88 @@
+/**
+ * A job's pacing per model (contract v3: a limiter per credential and model). Most jobs call one
+ * model; a cascade's cheaper model, a pipeline step's or a reduce task's own model is another,
+ * with its own limits and its own RatePacer — its answers' headers must never set the job's
+ * model's limits, nor its calls take that model's leases. One PacingLink (./pacing.ts) per model
+ * the job's stages call, made when the job starts and again after a restart; the job's own model's
+ * is the one the API shows (`pacing`, PACING_CHANGED) and keeps its state in the job's meta, the
+ * others beside it (`pacing_models`). The job's own `rate_limit` bounds all of them together.
+ */
+import { NO_PACING, type PacingView } from "../../src/engine/pacing";
+import { credentialOf } from "../../src/llm/credential";
+import type { JobSpecBase as JobSpec } from "../../src/engine/types";
+import { OwnLimit, PacingLink, type LinkStore, type PacedJob } from "./pacing";
+import type { CoordinatorStore } from "./store";
+
+export class Pacings {
+  readonly #links = new Map<string, PacingLink>();
+  readonly #own = new OwnLimit();
+
+  constructor(
+    private readonly env: Env,
+    private readonly store: CoordinatorStore,
+    /** The job's own model (a recover may change it). */
+    private readonly mainModel: () => string,
+    /** The link's job, for its model's calls. */
+    private readonly jobFor: (model: string) => PacedJob,
+    private readonly onChange: (view: PacingView) => void,
+  ) {}
+
+  /** The link of a model's calls (made at its first use: after a restart, from what it kept). */
+  of(model: string): PacingLink {
+    let link = this.#links.get(model);
+    if (!link) {
+      const main = model === this.mainModel();
+      link = new PacingLink(this.env, main ? this.#mainStore() : this.#otherStore(model), this.jobFor(model), main ? this.onChange : () => undefined, model, this.#own);
+      this.#links.set(model, link);
+    }
+    return link;
+  }
+
+  /** The job starts: each model's credential joins its pacer (the job's own model first: it also says the job's endpoint). */
+  async join(spec: JobSpec, models: string[], main: { id: string; declared: Parameters<PacingLink["join"]>[2] }): Promise<void> {
+    await this.of(spec.model).join(spec, main.id, main.declared);
+    for (const model of models) {
+      if (model === spec.model) continue;
+      try {
+        const credential = await credentialOf(this.env, spec.tenantId, model);
+        await this.of(model).join(spec, credential.id, credential.declared);
+      } catch (err) {
+        console.error(`could not join the rate pacer of ${model}; its calls are not paced`, err);
+      }
+    }
+  }
+
+  leave(spec: JobSpec): void {
+    const models = new Set([...this.#links.keys(), ...Object.keys(this.store.getMeta("pacing_models") ?? {})]);
+    for (const model of models) this.of(model).leave(spec);
+  }
+
+  /** What the API shows: the job's own model's pacing. */
+  view(): PacingView {
+    return this.store.getMeta("pacing") ?? NO_PACING;
+  }
+
+  #mainStore(): LinkStore {
+    const store = this.store;
+    return {
+      get: () => ({ credential: store.getMeta("credential") ?? null, paces: store.getMeta("paces") ?? false, view: store.getMeta("pacing") ?? NO_PACING }),
+      set: (part) => {
+        if (part.credential !== undefined && part.credential !== null) store.setMeta("credential", part.credential);
+        if (part.paces !== undefined) store.setMeta("paces", part.paces);
+        if (part.view !== undefined) store.setMeta("pacing", part.view);
+      },
+    };
+  }
+
+  #otherStore(model: string): LinkStore {
+    const store = this.store;
+    const all = () => store.getMeta("pacing_models") ?? {};
+    return {
+      get: () => all()[model] ?? { credential: null, paces: false, view: NO_PACING },
+      set: (part) => {
+        const kept = all();
+        store.setMeta("pacing_models", { ...kept, [model]: { ...(kept[model] ?? { credential: null, paces: false, view: NO_PACING }), ...part } });
+      },
+    };
+  }
+}
