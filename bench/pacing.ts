@@ -19,7 +19,7 @@ import type { LimitConfig } from "../test/fake-model/limits.ts";
 import type { TagStats } from "../test/fake-model/server.ts";
 
 const S12_ITEMS = Number(process.env.S12_ITEMS ?? 2_000);
-const S12_LOOP = (process.env.S12_LOOP ?? "1,4").split(",").map(Number);
+const S12_LOOP = (process.env.S12_LOOP ?? "1,4").split(",").map(Number).filter((c) => c > 0); // S12_LOOP=none: Fanout alone
 const S13_ITEMS = Number(process.env.S13_ITEMS ?? 1_000);
 const LATENCY_MS = 200;
 const S12_LIMITS: LimitConfig = { rpm: 600, tpm: 200_000, headers: "openai", burst_secs: 1 };
@@ -91,7 +91,7 @@ try {
   const tokens = Math.ceil(s12Prompt("s12-x", 0).length / 4);
   const s12Ideal = ideal(S12_ITEMS, tokens, S12_LIMITS);
   const s12 = [["Fanout (C=16)", () => s12Fanout(`s12-fanout-${Date.now()}`)] as const, ...S12_LOOP.map((c) => [`p-limit + SDK (C=${c})`, () => s12Loop(`s12-loop${c}-${Date.now()}`, c)] as const)];
-  for (const [runner, run] of s12) {
+  for (const [runner, run] of S12_ITEMS > 0 ? s12 : []) { // S12_ITEMS=0: S13 alone
     const r = await run();
     rows.push(`| S12 | ${runner} | ${r.succeeded}/${S12_ITEMS} | ${r.secs.toFixed(1)} | ${s12Ideal.toFixed(1)} | ${(r.secs / s12Ideal).toFixed(3)} | ${r.requests} | ${r.rate_limited} (${((100 * r.rate_limited) / r.requests).toFixed(2)} %) |`);
     console.log(rows.at(-1));

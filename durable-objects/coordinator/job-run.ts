@@ -1,13 +1,14 @@
 /**
  * The job as its JobCoordinator runs it: the state the coordinator keeps in memory beside its
  * storage (spec, status, busy slots, the next alarm) and the engine that moves it on — dispatch,
- * settling reports, what the operator says follows, the end, the alarm's sweep. The Durable
+ * settling reports, what the operator says follows, the alarm's sweep; its end is ./job-end.ts,
+ * its pacing per model ./pacings.ts. The Durable
  * Object (../job-coordinator.ts) is its RPC surface; a purge replaces the run with a fresh one.
  */
 import { renderLimits } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
 import { isThrottle, nextStep, type AttemptOutcome, type NextStep } from "../../src/engine/retry-policy";
-import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type StageWork, type TaskClaim, type TaskRef } from "../../src/engine/types";
+import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef } from "../../src/engine/types";
 import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
@@ -15,13 +16,11 @@ import { sendMessage } from "../../src/queue-messages";
 import { BEGINS_PER_INVOCATION, LOST_ATTEMPTS_MAX } from "../../src/engine/limits";
 import type { EventHub } from "./event-hub";
 import { CoordinatorStore, type TaskRow } from "./store";
-import { sweepWebhook } from "./webhook-sweep";
-import type { CompletedEvent } from "./job-meta";
 import { BudgetKeeper } from "./budget";
 import { executorOf, isBatchLine } from "../../src/engine/executors";
 import { ConcurrencyLink } from "./concurrency";
 import type { PacingLink } from "./pacing";
-import type { Pacings } from "./pacings";
+import { pacedModels, type Pacings } from "./pacings";
 import { credentialOf } from "../../src/llm/credential";
 import { parseModel } from "../../src/llm/models";
 import type { PacingView } from "../../src/engine/pacing";
@@ -39,6 +38,7 @@ import { withExecution } from "../../src/engine/execution";
 import { BatchRunner } from "./batch-runner";
 import { concurrencyLink, pacingLinks } from "./links";
 import { duplicated, settleLine } from "./batch-settle";
+import { finishJob, watchWebhook } from "./job-end";
 
 export const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm alone: Queue delays are whole seconds
@@ -177,27 +177,10 @@ export class JobRun {
     try {
       const credential = await credentialOf(this.env, spec.tenantId, spec.model);
       this.#setups.prime(this.round(), parseModel(spec.model).provider, credential.endpoint);
-      await this.pacing.join(spec, this.pacedModels(), credential);
+      await this.pacing.join(spec, pacedModels(this.op, spec, this.store.stages()), credential);
     } catch (err) {
       console.error("could not join the rate pacer; the job is not paced", err);
     }
-  }
-
-  /** The models the job's call stages use (each has its own rate pacer). */
-  pacedModels(): string[] {
-    const models = new Set<string>();
-    for (const stage of this.store.stages()) {
-      if (stage.kind === "children") continue;
-      let work: StageWork;
-      try {
-        work = this.op.work(this.spec, stage.name);
-      } catch {
-        continue; // a stage whose tasks the operator finishes itself (a pipeline's steps) calls no model
-      }
-      const executor = executorOf(work);
-      if (executor.paced) models.add(executor.call(work).model);
-    }
-    return [...models];
   }
 
   /** The pacing the API shows: the pacer's, or `adaptive` while adaptive concurrency alone limits the job. */
@@ -367,13 +350,13 @@ export class JobRun {
       return;
     }
     const error = `The attempt was lost ${losses} time${losses === 1 ? "" : "s"} (${why}); the task is not retried again.`;
-    if (row.session_id) this.#stopSession(row.session_id);
+    if (row.session_id) this.stopSession(row.session_id);
     const outcome: AttemptOutcome = { kind: "crash", error, usage: { input_tokens: 0, output_tokens: 0 } };
     await this.afterChange(this.recordAttempt(row, outcome, { step: "fail", error, errorKind: "internal" }, NO_USAGE_SUMS));
   }
 
   /** Its current turn is its last; not waited for. */
-  #stopSession(sessionId: string): void {
+  stopSession(sessionId: string): void {
     agentSession(this.env, sessionId).stop().catch((err: unknown) => console.error("could not stop a session", err));
   }
 
@@ -400,69 +383,20 @@ export class JobRun {
     await this.finish(end.status);
   }
 
-  async finish(status: JobStatus): Promise<void> {
-    const spec = this.spec;
-    if (!isTerminal(this.status)) {
-      // Sub-sessions under way stop after their current turn, and provider batches are cancelled, so an ended job spends no more tokens.
-      for (const row of this.store.running()) if (row.session_id) this.#stopSession(row.session_id);
-      if (status !== "completed") await this.batches.cancelOpen();
-      this.busySlots.clear();
-      this.store.transaction(() => {
-        this.store.releaseRunning(); // their reports are stale from now on; recover runs them again
-        for (const stage of this.store.stages()) {
-          if (stage.status === "running") this.store.setStageStatus(stage.name, status === "completed" ? "completed" : "failed");
-          // A stage the plan sized at nothing (a rank without ties at its cut) never had work: skipped.
-          else if (stage.status === "pending" && stage.total === 0 && status === "completed") this.store.setStageStatus(stage.name, "skipped");
-        }
-        // Attempts still under way produce no result: the job's count is that of its results.
-        if (status === "cancelled") this.log.bump({ total_attempts: this.store.doneAttempts() - this.log.counters.total_attempts });
-        this.setStatus(status);
-        this.store.setMeta("completed_at", new Date().toISOString());
-      });
-    }
-    try {
-      await this.mirror.flush();
-    } catch (err) {
-      console.error("final flush failed; the alarm retries", err);
-      await this.wakeAt(Date.now() + 1_000);
-      return;
-    }
-    if (this.finalized) return;
-    this.finalized = true;
-    this.store.transaction(() => {
-      const staged = this.log.shape.showsOutput ? { output: this.store.getMeta("output") ?? null, error: this.store.getMeta("error") ?? null } : {};
-      const data = { job_id: spec.jobId, status: this.status, total: this.log.total(), ...this.log.summary(), ...staged };
-      const completed: CompletedEvent = { completedAt: this.store.getMeta("completed_at") ?? new Date().toISOString(), data, round: this.store.getMeta("round") ?? 1 };
-      this.store.setMeta("finalized", true);
-      this.store.setMeta("completed_event", completed);
-      this.log.emit("MAP_COMPLETED", data);
-    });
-    this.concurrency.leave(spec);
-    this.pacing.leave(spec);
-    await this.workers.release(spec, this.round());
-    this.hub.closeAll();
-    for (const resolve of this.waiters.splice(0)) resolve();
-    await this.ctx.storage.deleteAlarm();
-    this.#alarmAt = null;
-    await this.watchWebhook();
-    // Batches cancelled before the end are read as they end: what the provider billed for nothing (./batch-runner.ts).
-    const poll = this.spec.execution ? this.store.batches.nextPollAt() : null;
-    if (poll !== null) await this.wakeAt(poll);
+  /** The job ends with `status` (./job-end.ts). */
+  finish(status: JobStatus): Promise<void> {
+    return finishJob(this, status);
   }
 
-  /** After the end: deliver MAP_COMPLETED to the job's webhook, and watch it until it settles. */
-  async watchWebhook(): Promise<void> {
-    const spec = this.spec;
-    const completed = this.store.getMeta("completed_event");
-    if (!spec.webhook || !completed || this.store.getMeta("webhook_settled")) return;
-    try {
-      const next = await sweepWebhook(this.env, this.store, { jobId: spec.jobId, tenantId: spec.tenantId, url: spec.webhook.url }, completed);
-      if (next === null) this.store.setMeta("webhook_settled", true);
-      else await this.wakeAt(next);
-    } catch (err) {
-      console.error("webhook sweep failed; retrying", err);
-      await this.wakeAt(Date.now() + 5_000);
-    }
+  /** After the end: deliver MAP_COMPLETED to the job's webhook, and watch it until it settles (./job-end.ts). */
+  watchWebhook(): Promise<void> {
+    return watchWebhook(this);
+  }
+
+  /** The alarm is gone (the job's end deleted it). */
+  async clearAlarm(): Promise<void> {
+    await this.ctx.storage.deleteAlarm();
+    this.#alarmAt = null;
   }
 
   /** The job as D1 shows it: status, counters, stages, output, error, budget (./progress.ts). */

@@ -9,9 +9,27 @@
  */
 import { NO_PACING, type PacingView } from "../../src/engine/pacing";
 import { credentialOf } from "../../src/llm/credential";
-import type { JobSpecBase as JobSpec } from "../../src/engine/types";
+import type { JobSpecBase as JobSpec, Operator, StageWork } from "../../src/engine/types";
+import { executorOf } from "../../src/engine/executors";
 import { OwnLimit, PacingLink, type LinkStore, type PacedJob } from "./pacing";
 import type { CoordinatorStore } from "./store";
+
+/** The models the job's call stages use (each has its own rate pacer). */
+export function pacedModels(op: Operator, spec: JobSpec, stages: { name: string; kind: string }[]): string[] {
+  const models = new Set<string>();
+  for (const stage of stages) {
+    if (stage.kind === "children") continue;
+    let work: StageWork;
+    try {
+      work = op.work(spec, stage.name);
+    } catch {
+      continue; // a stage whose tasks the operator finishes itself (a pipeline's steps) calls no model
+    }
+    const executor = executorOf(work);
+    if (executor.paced) models.add(executor.call(work).model);
+  }
+  return [...models];
+}
 
 export class Pacings {
   readonly #links = new Map<string, PacingLink>();
