@@ -139,12 +139,12 @@ describe("pacing by the provider's rate limits", () => {
 
   it("a cascade's cheaper model is paced by its own limits, apart from the job's model's", async () => {
     // One key, each model its own windows (as on the real APIs): gpt-4o-mini at 1,200 a minute enforced per second, gpt-4o far above.
-    // The 60 cheaper calls go first; leased from gpt-4o's pacer (or with its headers setting gpt-4o's limits), most would meet a 429.
+    // The 40 cheaper calls go first; leased from gpt-4o's pacer (or with its headers setting gpt-4o's limits), most would meet a 429.
     const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-4o-mini": { rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 } });
     const tag = uniqueTag("pace-cascade");
     const sure = `json:${encodeURIComponent(JSON.stringify({ keep: true, confidence: 0.99 }))}`;
     const body = {
-      inputs: Array.from({ length: 60 }, (_, i) => ({ d: fake(tag, i, sure) })), predicate_template: "Keep {{ item.d }}?",
+      inputs: Array.from({ length: 40 }, (_, i) => ({ d: fake(tag, i, sure) })), predicate_template: "Keep {{ item.d }}?",
       model: "openai/gpt-4o", cascade: { model: "openai/gpt-4o-mini" }, concurrency: 16, max_retries: 0,
     };
     const started = Date.now();
@@ -152,10 +152,10 @@ describe("pacing by the provider's rate limits", () => {
     expect(created.status, JSON.stringify(created.body)).toBe(202);
     const done = await waitForJob(base(), key, created.body.job_id);
     const ms = Date.now() - started;
-    expect(done).toMatchObject({ status: "completed", output: { kept: Array.from({ length: 60 }, (_, i) => i), decided_by: { cascade: 60, model: 0 } } });
+    expect(done).toMatchObject({ status: "completed", output: { kept: Array.from({ length: 40 }, (_, i) => i), decided_by: { cascade: 40, model: 0 } } });
     const stats = await fakeStats(tag);
     paced(stats);
-    expect(ms).toBeGreaterThanOrEqual(((60 - 20) / 20) * 1_000 * 0.9); // the cheaper model's limit's time: 20 at once, then 20 a second
+    expect(ms).toBeGreaterThanOrEqual(((40 - 20) / 20) * 1_000 * 0.9); // the cheaper model's limit's time: 20 at once, then 20 a second
     expect(done.pacing).toMatchObject({ rpm: null }); // the job's own model has had no call: nothing is known of its limits
   });
 
