@@ -64,7 +64,7 @@ export function pacingLinks(run: LinkedJob): Pacings {
     roomOpened: dispatchAgain(run, "a lease"),
     inFlight: () => run.busySlots.size,
   });
-  return new Pacings(run.env, run.store, () => run.spec.model, jobFor, (pacing) => {
+  return new Pacings(run.env, run.store, () => run.spec, jobFor, (pacing) => {
     if (isTerminal(run.status)) return;
     run.log.emit("PACING_CHANGED", { job_id: run.spec.jobId, pacing });
     run.mirror.schedule();

@@ -35,23 +35,31 @@ export class Pacings {
   readonly #links = new Map<string, PacingLink>();
   readonly #own = new OwnLimit();
 
+  readonly #joining = new Set<string>(); // models whose credential is being read
+
   constructor(
     private readonly env: Env,
     private readonly store: CoordinatorStore,
-    /** The job's own model (a recover may change it). */
-    private readonly mainModel: () => string,
+    /** The job's spec now (a recover may change its model). */
+    private readonly spec: () => JobSpec,
     /** The link's job, for its model's calls. */
     private readonly jobFor: (model: string) => PacedJob,
     private readonly onChange: (view: PacingView) => void,
   ) {}
 
-  /** The link of a model's calls (made at its first use: after a restart, from what it kept). */
+  /**
+   * The link of a model's calls, made at its first use (after a restart, from what it kept). A
+   * model the job did not join at its start (a stage that `auto` moved from batches to realtime)
+   * joins now; its calls go out unpaced for the moment that takes.
+   */
   of(model: string): PacingLink {
     let link = this.#links.get(model);
     if (!link) {
-      const main = model === this.mainModel();
-      link = new PacingLink(this.env, main ? this.#mainStore() : this.#otherStore(model), this.jobFor(model), main ? this.onChange : () => undefined, model, this.#own);
+      const main = model === this.spec().model;
+      const store = main ? this.#mainStore() : this.#otherStore(model);
+      link = new PacingLink(this.env, store, this.jobFor(model), main ? this.onChange : () => undefined, model, this.#own);
       this.#links.set(model, link);
+      if (!main && store.get().credential === null && !this.#joining.has(model)) void this.#joinOther(this.spec(), model);
     }
     return link;
   }
@@ -59,14 +67,17 @@ export class Pacings {
   /** The job starts: each model's credential joins its pacer (the job's own model first: it also says the job's endpoint). */
   async join(spec: JobSpec, models: string[], main: { id: string; declared: Parameters<PacingLink["join"]>[2] }): Promise<void> {
     await this.of(spec.model).join(spec, main.id, main.declared);
-    for (const model of models) {
-      if (model === spec.model) continue;
-      try {
-        const credential = await credentialOf(this.env, spec.tenantId, model);
-        await this.of(model).join(spec, credential.id, credential.declared);
-      } catch (err) {
-        console.error(`could not join the rate pacer of ${model}; its calls are not paced`, err);
-      }
+    for (const model of models) if (model !== spec.model) await this.#joinOther(spec, model);
+  }
+
+  async #joinOther(spec: JobSpec, model: string): Promise<void> {
+    if (this.#joining.has(model)) return;
+    this.#joining.add(model);
+    try {
+      const credential = await credentialOf(this.env, spec.tenantId, model);
+      await this.of(model).join(spec, credential.id, credential.declared);
+    } catch (err) {
+      console.error(`could not join the rate pacer of ${model}; its calls are not paced`, err);
     }
   }
 

@@ -8,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import type { JobCoordinator } from "../../../durable-objects/job-coordinator";
 import type { RatePacer } from "../../../durable-objects/rate-pacer";
 import { OwnLimit, PacingLink } from "../../../durable-objects/coordinator/pacing";
+import { pacedModels, Pacings } from "../../../durable-objects/coordinator/pacings";
 import { CoordinatorStore } from "../../../durable-objects/coordinator/store";
 import type { JobSpecBase } from "../../../src/engine/types";
 import { ratePacer } from "../../../src/objects";
@@ -69,3 +70,32 @@ describe("a job's pacing when its pacer cannot be asked", () => {
     });
   });
 });
+
+describe("a job's pacing per model", () => {
+  it("keeps another model's link apart from the job's model's, and joins a model it did not join at the start at its first use", async () => {
+    const coordinator = env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(`job_pacings_${crypto.randomUUID()}`)) as DurableObjectStub<JobCoordinator>;
+    await runInDurableObject(coordinator, async (_i, state) => {
+      const store = new CoordinatorStore(state.storage);
+      const spec = { jobId: `job_${crypto.randomUUID()}`, tenantId: "ten_pacings", model: "openai/gpt-main", concurrency: 4 } as JobSpecBase;
+      const job = { nextCall: () => null, roomOpened: () => undefined, inFlight: () => 0 };
+      const pacings = new Pacings(env, store, () => spec, () => job, () => undefined);
+      expect(pacings.of("openai/gpt-main")).toBe(pacings.of("openai/gpt-main"));
+      const other = pacings.of("openai/gpt-other"); // never joined: it joins now, in the background
+      expect(other).not.toBe(pacings.of("openai/gpt-main"));
+      await expect.poll(() => store.getMeta("pacing_models")?.["openai/gpt-other"]?.credential ?? null).toMatch(/^[0-9a-f]{32}$/);
+      expect(store.getMeta("credential")).toBeUndefined(); // the job's model's state is its own
+      // A restart: the other model's link is made again from what it kept, with no second join.
+      const again = new Pacings(env, store, () => spec, () => job, () => undefined);
+      expect(again.of("openai/gpt-other").model).toBe("openai/gpt-other");
+      expect(pacedModels(pipelineLike, spec, [{ name: "steps", kind: "work" }, { name: "a", kind: "work" }, { name: "a.subtasks", kind: "children" }])).toEqual(["openai/gpt-a"]);
+    });
+  });
+});
+
+/** An operator with a stage that calls no model (it throws), one that does, and children (skipped). */
+const pipelineLike = {
+  work: (_spec: JobSpecBase, stage: string) => {
+    if (stage === "steps") throw new Error("no model call");
+    return { kind: "call", tenantId: "t", call: { model: "openai/gpt-a" } };
+  },
+} as unknown as Parameters<typeof pacedModels>[0];
