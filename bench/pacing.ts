@@ -22,7 +22,9 @@ const S12_ITEMS = Number(process.env.S12_ITEMS ?? 2_000);
 const S12_LOOP = (process.env.S12_LOOP ?? "1,4").split(",").map(Number).filter((c) => c > 0); // S12_LOOP=none: Fanout alone
 const S13_ITEMS = Number(process.env.S13_ITEMS ?? 1_000);
 const LATENCY_MS = 200;
-const S12_LIMITS: LimitConfig = { rpm: 600, tpm: 200_000, headers: "openai", burst_secs: 1 };
+// S12_RPM, S12_TPM (0: none) and S12_CONCURRENCY change the key and the job (e.g. 10,000 RPM: the pacer's round trips at a high rate).
+const S12_LIMITS: LimitConfig = { rpm: Number(process.env.S12_RPM ?? 600), tpm: Number(process.env.S12_TPM ?? 200_000) || null, headers: "openai", burst_secs: 1 };
+const S12_CONCURRENCY = Number(process.env.S12_CONCURRENCY ?? 16);
 const S13_LIMITS: LimitConfig = { rpm: 6_000, tpm: null, headers: "openai", burst_secs: 1 };
 const DEPLOYMENT_KEY = `sk-bench-deployment-${Date.now()}`;
 
@@ -50,7 +52,7 @@ async function s12Fanout(tag: string) {
   const started = performance.now();
   const created = await call(fanout.url, "POST", "/v1/map", {
     token: key,
-    body: { inputs: Array.from({ length: S12_ITEMS }, (_, i) => i), prompt_template: `Summarize item {{ item }}: ${FILLER} <<fake tag=${tag} id={{ item }}>>`, model: "openai/gpt-4o-mini", concurrency: 16 },
+    body: { inputs: Array.from({ length: S12_ITEMS }, (_, i) => i), prompt_template: `Summarize item {{ item }}: ${FILLER} <<fake tag=${tag} id={{ item }}>>`, model: "openai/gpt-4o-mini", concurrency: S12_CONCURRENCY },
   });
   const job = await waitForJob(fanout.url, key, created.body.job_id, 3_600_000);
   return { succeeded: job.succeeded as number, secs: (performance.now() - started) / 1000, ...(await stats(tag)) };
@@ -90,7 +92,7 @@ try {
   await limitedKey(DEPLOYMENT_KEY, S13_LIMITS);
   const tokens = Math.ceil(s12Prompt("s12-x", 0).length / 4);
   const s12Ideal = ideal(S12_ITEMS, tokens, S12_LIMITS);
-  const s12 = [["Fanout (C=16)", () => s12Fanout(`s12-fanout-${Date.now()}`)] as const, ...S12_LOOP.map((c) => [`p-limit + SDK (C=${c})`, () => s12Loop(`s12-loop${c}-${Date.now()}`, c)] as const)];
+  const s12 = [[`Fanout (C=${S12_CONCURRENCY})`, () => s12Fanout(`s12-fanout-${Date.now()}`)] as const, ...S12_LOOP.map((c) => [`p-limit + SDK (C=${c})`, () => s12Loop(`s12-loop${c}-${Date.now()}`, c)] as const)];
   for (const [runner, run] of S12_ITEMS > 0 ? s12 : []) { // S12_ITEMS=0: S13 alone
     const r = await run();
     rows.push(`| S12 | ${runner} | ${r.succeeded}/${S12_ITEMS} | ${r.secs.toFixed(1)} | ${s12Ideal.toFixed(1)} | ${(r.secs / s12Ideal).toFixed(3)} | ${r.requests} | ${r.rate_limited} (${((100 * r.rate_limited) / r.requests).toFixed(2)} %) |`);
