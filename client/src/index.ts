@@ -11,6 +11,7 @@
 import { FanoutError } from "./errors.js";
 import { eventStream } from "./sse.js";
 import { agentLoopBody, commonFields, compact, pipelineBody, taskBody } from "./pipeline.js";
+import { classifyFields, filterFields, rankFields, resolveFields } from "./operator-fields.js";
 import type {
   AgentMapResult,
   AgenticMapOptions,
@@ -375,39 +376,20 @@ function reduceBody(o: Fields<ReduceOptions>): Record<string, unknown> {
   });
 }
 
-const cascadeBody = (c: FilterOptions["cascade"]) => (c ? compact({ model: c.model, accept_above: c.acceptAbove, reject_below: c.rejectBelow }) : undefined);
-
 function filterBody(o: Fields<FilterOptions>): Record<string, unknown> {
-  return compact({ ...commonFields(o), inputs: o.inputs, predicate_template: o.predicateTemplate, cascade: cascadeBody(o.cascade), retry_guidance: o.retryGuidance });
+  return compact({ ...commonFields(o), inputs: o.inputs, ...filterFields(o), retry_guidance: o.retryGuidance });
 }
 
 function classifyBody(o: Fields<ClassifyOptions>): Record<string, unknown> {
-  return compact({
-    ...commonFields(o),
-    inputs: o.inputs,
-    categories: o.categories,
-    multi_label: o.multiLabel,
-    prompt_template: o.promptTemplate,
-    cascade: cascadeBody(o.cascade),
-    retry_guidance: o.retryGuidance,
-  });
+  return compact({ ...commonFields(o), inputs: o.inputs, ...classifyFields(o), retry_guidance: o.retryGuidance });
 }
 
 function rankBody(o: Fields<RankOptions>): Record<string, unknown> {
-  return compact({ ...commonFields(o), inputs: o.inputs, criteria: o.criteria, k: o.k, prompt_template: o.promptTemplate, comparison_template: o.comparisonTemplate, retry_guidance: o.retryGuidance });
+  return compact({ ...commonFields(o), inputs: o.inputs, ...rankFields(o), retry_guidance: o.retryGuidance });
 }
 
 function resolveBody(o: Fields<ResolveOptions>): Record<string, unknown> {
-  return compact({
-    ...commonFields(o),
-    inputs: o.inputs,
-    comparison_template: o.comparisonTemplate,
-    blocking: compact({ keys: o.blocking.keys, method: o.blocking.method, threshold: o.blocking.threshold }),
-    resolution_template: o.resolutionTemplate,
-    output_schema: o.outputSchema,
-    max_comparisons: o.maxComparisons,
-    retry_guidance: o.retryGuidance,
-  });
+  return compact({ ...commonFields(o), inputs: o.inputs, ...resolveFields(o), retry_guidance: o.retryGuidance });
 }
 
 function mapReduceBody(o: Fields<MapReduceOptions>): Record<string, unknown> {

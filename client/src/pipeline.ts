@@ -1,9 +1,9 @@
 /** Pipeline request bodies: the client's camelCase steps in the API's spelling. */
-import type { AgentLoopOptions, AgentStep, BatchConfig, CommonOptions, ExecutionOptions, TokenBudget, ContextManagement, PipelineOptions, PipelineStep, ReduceTask, StepInput, SubtaskOptions } from "./types.js";
+import { compact } from "./compact.js";
+import { classifyFields, filterFields, rankFields, resolveFields } from "./operator-fields.js";
+import type { AgentLoopOptions, AgentStep, BatchConfig, CommonOptions, ExecutionOptions, TokenBudget, ContextManagement, OperatorStep, PipelineOptions, PipelineStep, ReduceTask, StepInput, SubtaskOptions } from "./types.js";
 
-export function compact(body: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(body).filter(([, v]) => v !== undefined));
-}
+export { compact };
 
 export function taskBody(t: ReduceTask): Record<string, unknown> {
   return compact({
@@ -80,9 +80,30 @@ export function stepBody(s: PipelineStep): Record<string, unknown> {
       });
     case "agent":
       return compact({ ...base, inputs: inputsBody(s.inputs), ...agentFields(s), batch: batchBody(s.batch) });
+    case "filter":
+    case "classify":
+    case "rank":
+    case "resolve":
+      return compact({ ...base, ...operatorStepBody(s) });
     default:
       return compact({ ...base, inputs: inputsBody(s.inputs), ...taskBody(s), batch: batchBody(s.batch), execution: executionBody(s) });
   }
+}
+
+/** An operator step: its list, the call fields it sets, and the operator's own fields. */
+function operatorStepBody(s: OperatorStep): Record<string, unknown> {
+  const own = s.type === "filter" ? filterFields(s) : s.type === "classify" ? classifyFields(s) : s.type === "rank" ? rankFields(s) : resolveFields(s);
+  return {
+    inputs: inputsBody(s.inputs),
+    inputs_from: s.inputsFrom,
+    model: s.model,
+    system_prompt: s.systemPrompt,
+    max_tokens: s.maxTokens,
+    temperature: s.temperature,
+    timeout_secs: s.timeoutSecs,
+    execution: executionBody(s),
+    ...own,
+  };
 }
 
 /** The fields every job-creating request shares (map-reduce has no `concurrency`). */

@@ -281,7 +281,37 @@ export interface SequentialStep {
   contextManagement?: ContextManagement;
   steps: PipelineStep[];
 }
-export type PipelineStep = LlmStep | AgentStep | ReduceStep | SequentialStep;
+/** A step that runs an operator over the list at `inputsFrom` (a `${ref}`): its fields but the job's, the pipeline's where unset. */
+interface OperatorStepBase extends ExecutionOptions {
+  id: string;
+  contextManagement?: ContextManagement;
+  /** Named values its templates see besides the operator's own (no input tasks). */
+  inputs?: Record<string, Exclude<StepInput, { task: unknown }>>;
+  inputsFrom: string;
+  model?: string;
+  systemPrompt?: string;
+  maxTokens?: number;
+  temperature?: number;
+  timeoutSecs?: number;
+}
+/** Its value in the store: `{kept, dropped, failed, items}` (the kept items, in order). */
+export interface FilterStep extends OperatorStepBase, Pick<FilterOptions, "predicateTemplate" | "cascade"> {
+  type: "filter";
+}
+/** Its value: `{counts, failed, labels}` (each item's label, null for a failed one). */
+export interface ClassifyStep extends OperatorStepBase, Pick<ClassifyOptions, "categories" | "multiLabel" | "promptTemplate" | "cascade"> {
+  type: "classify";
+}
+/** Its value: the top k, `[{index, score, wins?, item}]`. */
+export interface RankStep extends OperatorStepBase, Pick<RankOptions, "criteria" | "k" | "promptTemplate" | "comparisonTemplate"> {
+  type: "rank";
+}
+/** Its value: `{clusters, resolved, failed}`. */
+export interface ResolveStep extends OperatorStepBase, Pick<ResolveOptions, "comparisonTemplate" | "blocking" | "resolutionTemplate" | "outputSchema" | "maxComparisons"> {
+  type: "resolve";
+}
+export type OperatorStep = FilterStep | ClassifyStep | RankStep | ResolveStep;
+export type PipelineStep = LlmStep | AgentStep | ReduceStep | SequentialStep | OperatorStep;
 
 /** A pipeline: steps in order over a shared store (its `inputs`, then each finished step's output by id). */
 export interface PipelineOptions extends CommonOptions<TaskResult>, ExecutionOptions {

@@ -42,6 +42,26 @@ describe("client: pipelines", () => {
     expect(estimate.calls).toBe(3);
   });
 
+  it("runs operator steps typed in camelCase: a filter with a cascade, then a rank of the kept items", async () => {
+    const { key } = await newTenant(base());
+    const fanout = new Fanout({ apiKey: key, baseUrl: base() });
+    const job = fanout.pipeline({
+      model: MODEL,
+      inputs: { papers: ["attention", "ferns", "bert"] },
+      steps: [
+        // Offline the fake answers from the schema: every paper kept, the cheaper model sure (confidence 1), every score alike.
+        { id: "screen", type: "filter", inputsFrom: "${papers}", predicateTemplate: "About ML? {{ item }}", cascade: { model: "openai/gpt-4o", acceptAbove: 0.9 } },
+        { id: "best", type: "rank", inputsFrom: "${screen.items}", criteria: "influence", k: 1 },
+      ],
+    });
+    const output = (await job.output()) as { index: number; item: string }[];
+    expect(output).toHaveLength(1);
+    expect(["attention", "ferns", "bert"]).toContain(output[0]!.item);
+    const steps = (await job.results({ stage: "steps" })) as unknown as StepResult[];
+    expect(steps.map((s) => s.step)).toEqual(["screen", "best"]);
+    expect(steps[0]!.output).toMatchObject({ kept: [0, 1, 2], dropped: 0, decided_by: { cascade: 3, model: 0 } });
+  });
+
   it("takes a document as the API does: a JSON body with the model as a parameter, or an XML task", async () => {
     const { key } = await newTenant(base());
     const fanout = new Fanout({ apiKey: key, baseUrl: base() });

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parseCsv } from "../../client/src/csv.ts";
 import { describe as describeProgress, Progress, trackConcurrency } from "../../client/src/progress.ts";
 import type { EventHandlers } from "../../client/src/types.ts";
+import { stepBody } from "../../client/src/pipeline.ts";
 
 describe("CSV input", () => {
   it("reads quoted fields, doubled quotes, commas and newlines inside quotes, CRLF", () => {
@@ -62,6 +63,25 @@ describe("an unreachable server", () => {
       status: 0,
       code: "unreachable",
       message: "Could not reach the Fanout server at http://127.0.0.1:9 (ECONNREFUSED). Is it running? Set FANOUT_URL or --url.",
+    });
+  });
+});
+
+describe("pipeline operator steps in the API's spelling", () => {
+  it("sends each operator step's list, its call fields and the operator's own fields, and nothing unset", () => {
+    const common = { inputsFrom: "${papers}", contextManagement: { inheritContext: "none" as const }, inputs: { topic: "ML" } };
+    expect(stepBody({ id: "screen", type: "filter", ...common, predicateTemplate: "{{ item }}", cascade: { model: "openai/small", acceptAbove: 0.8 }, execution: { mode: "batch" } })).toEqual({
+      id: "screen", type: "filter", context_management: { inherit_context: "none" }, inputs: { topic: "ML" }, inputs_from: "${papers}",
+      predicate_template: "{{ item }}", cascade: { model: "openai/small", accept_above: 0.8 }, execution: { mode: "batch" },
+    });
+    expect(stepBody({ id: "labels", type: "classify", inputsFrom: "${x}", categories: [{ name: "a" }, { name: "b" }], multiLabel: true, model: "openai/m", timeoutSecs: 30 })).toEqual({
+      id: "labels", type: "classify", inputs_from: "${x}", categories: [{ name: "a" }, { name: "b" }], multi_label: true, model: "openai/m", timeout_secs: 30,
+    });
+    expect(stepBody({ id: "best", type: "rank", inputsFrom: "${x}", criteria: "c", k: 2, comparisonTemplate: "{{ item_a }} {{ item_b }}" })).toEqual({
+      id: "best", type: "rank", inputs_from: "${x}", criteria: "c", k: 2, comparison_template: "{{ item_a }} {{ item_b }}",
+    });
+    expect(stepBody({ id: "e", type: "resolve", inputsFrom: "${x}", comparisonTemplate: "t", blocking: { keys: ["name"], method: "prefix", threshold: 3 }, maxComparisons: 50 })).toEqual({
+      id: "e", type: "resolve", inputs_from: "${x}", comparison_template: "t", blocking: { keys: ["name"], method: "prefix", threshold: 3 }, max_comparisons: 50,
     });
   });
 });
