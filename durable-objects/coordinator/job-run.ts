@@ -115,9 +115,10 @@ export class JobRun {
   }
 
   async settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, puller: Puller | null): Promise<void> {
-    const usage = sumsOf(priced(this.env, this.modelOf(task.stage), outcome.usage, "realtime"));
+    const model = this.modelOf(task.stage);
+    const usage = sumsOf(priced(this.env, model, outcome.usage, "realtime"));
     this.budget.spend(task.stage, usage);
-    this.pacing.of(this.modelOf(task.stage)).observe(spec, outcome);
+    this.pacing.of(model).observe(spec, outcome);
     const asked = this.concurrency.observe(spec, outcome, this.busySlots.size, task.dispatched_at ?? Date.now());
     if (asked) {
       await asked;
