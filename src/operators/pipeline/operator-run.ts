@@ -8,13 +8,19 @@ import type { Advance, JobError, Operator, PlanReader, TaskSeed, TaskView } from
 import { stageTooLarge } from "../../engine/limits";
 import { resolveRef } from "./refs";
 import type { Unit } from "./steps";
-import { inPipeline, startSub, SubReader, subOperator, subStages } from "./sub-plan";
+import { inPipeline, named, startSub, SubReader, subOperator, subStages } from "./sub-plan";
 import { subStageName } from "./stage-names";
 import { fail, finishStep, locate, resolveIn, STEPS, storeBefore, type PipelineJobSpec } from "./shared-store";
 
+/** An operator step's operator (the plan asks only for units of operator steps). */
+export function operatorOf(unit: Unit): NonNullable<Unit["operator"]> {
+  if (!unit.operator) throw new Error(`the step ${unit.path} runs no operator`);
+  return unit.operator;
+}
+
 /** An operator step's list (`inputs_from`), or why it cannot run. */
 function operatorItems(unit: Unit, store: Record<string, unknown>): { ok: true; items: unknown[] } | { ok: false; message: string; error?: Partial<JobError> } {
-  const operator = unit.operator as NonNullable<Unit["operator"]>;
+  const operator = operatorOf(unit);
   const found = resolveIn(store, operator.from);
   if (!found.ok) return { ok: false, message: `inputs_from: ${found.message}` };
   if (!Array.isArray(found.value)) return { ok: false, message: `inputs_from must point at a list, got ${found.value === null ? "null" : typeof found.value}` };
@@ -29,20 +35,20 @@ function operatorItems(unit: Unit, store: Record<string, unknown>): { ok: true; 
 export function releaseOperator(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, store: Record<string, unknown>): Advance {
   const items = operatorItems(unit, store);
   if (!items.ok) return fail(spec, reader, unit, unit.path, null, items.message, items.error);
-  const { step, spec: sub } = subOperator(spec, unit.operator as NonNullable<Unit["operator"]>);
+  const { step, spec: sub } = subOperator(spec, operatorOf(unit));
   try {
     step.check?.(sub, items.items);
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     return fail(spec, reader, unit, unit.path, null, err instanceof Error ? err.message : String(err), typeof code === "string" ? { code } : {});
   }
-  return operatorAdvance(spec, reader, unit, startSub(spec, { ...(unit.operator as NonNullable<Unit["operator"]>), path: unit.path }, reader, items.items), items.items);
+  return operatorAdvance(spec, reader, unit, startSub(spec, operatorOf(unit), unit.path, reader, items.items), items.items);
 }
 
 /** What an operator step's operator said follows, in the pipeline: its end is the step's (its value, the operator's output). */
 function operatorAdvance(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, advance: Advance, items?: unknown[]): Advance {
   if (!advance.end) return advance;
-  const { step, spec: sub } = subOperator(spec, unit.operator as NonNullable<Unit["operator"]>);
+  const { step, spec: sub } = subOperator(spec, operatorOf(unit));
   if (advance.end.status === "failed") return fail(spec, reader, unit, unit.path, null, advance.end.error?.message ?? "the step failed");
   const list = items ?? (() => {
     const found = operatorItems(unit, storeBefore(spec, reader, spec.units.indexOf(unit)).store);
@@ -52,11 +58,11 @@ function operatorAdvance(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, 
 }
 
 export const subReader = (spec: PipelineJobSpec, reader: PlanReader, unit: Unit): SubReader =>
-  new SubReader(reader, unit.path, subStages(spec, unit.operator as NonNullable<Unit["operator"]>).map((s) => s.name));
+  new SubReader(reader, unit.path, subStages(spec, operatorOf(unit)).map((s) => s.name));
 
 /** An operator step under way (or recovered): its operator asked what follows (`trigger` in its names; null: everything). */
 export function progressOperator(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, trigger: TaskView | null): Advance {
-  const operator = unit.operator as NonNullable<Unit["operator"]>;
+  const operator = operatorOf(unit);
   const started = subStages(spec, operator).some((s) => reader.extent(subStageName(unit.path, s.name)) > 0);
   if (!started && trigger === null) return releaseOperator(spec, reader, unit, storeBefore(spec, reader, spec.units.indexOf(unit)).store);
   const { step, spec: sub } = subOperator(spec, operator);
@@ -78,10 +84,9 @@ export function withOperators(spec: PipelineJobSpec, reader: PlanReader, tasks: 
     const op = subOperator(spec, unit.operator);
     const said = op.step.operator.redoAfter?.(op.spec, subReader(spec, reader, unit), own.map((t) => ({ stage: locate(spec, t.stage).sub as string, index: t.index })));
     if (!said) continue;
-    const named = (list: { stage: string; index: number }[]) => list.map((t) => ({ ...t, stage: subStageName(unit.path, t.stage) }));
-    out.rerun.push(...named(said.rerun));
+    out.rerun.push(...named(unit.path, said.rerun));
     out.drop.push(...said.drop.map((stage) => subStageName(unit.path, stage)));
-    out.skip.push(...named(said.skip ?? []));
+    out.skip.push(...named(unit.path, said.skip));
   }
   return out;
 }
@@ -91,8 +96,8 @@ export function withOperators(spec: PipelineJobSpec, reader: PlanReader, tasks: 
  * pipeline's inputs (exact for the first step, as the operator says), else over one item.
  */
 export function operatorEstimate(spec: PipelineJobSpec, unit: Unit, ordinal: number): (TaskSeed & { exact?: boolean })[] {
-  const op = subOperator(spec, unit.operator as NonNullable<Unit["operator"]>);
-  const from = (unit.operator as NonNullable<Unit["operator"]>).from;
+  const op = subOperator(spec, operatorOf(unit));
+  const from = operatorOf(unit).from;
   const resolved = Object.hasOwn(spec.inputs, from.name) ? resolveRef(spec.inputs, from) : null;
   const items = resolved?.found && Array.isArray(resolved.value) ? resolved.value : null;
   const plan = op.step.operator.plan(op.spec, items ?? [null]);

@@ -28,7 +28,7 @@ import type { Unit } from "./steps";
 import { subOperator, subStages } from "./sub-plan";
 import { subStageName } from "./stage-names";
 import { fail, finishStep, innerStage, inputStage, locate, ownInputs, resolveIn, STEPS, storeBefore, unitStages, type PipelineJobSpec } from "./shared-store";
-import { operatorEstimate, progressOperator, releaseOperator, subReader, withOperators } from "./operator-run";
+import { operatorEstimate, operatorOf, progressOperator, releaseOperator, subReader, withOperators } from "./operator-run";
 
 export { STEPS, type PipelineJobSpec } from "./shared-store";
 
@@ -322,7 +322,7 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
       const run = { stage: task.stage, index: task.index, input: input.sub.input };
       if (input.sub.known) return { vars: pipelineOperator.vars(spec, run, NOTHING_FINISHED), boundTokens: 0 };
       const unit = locate(spec, task.stage).unit as Unit;
-      const op = subOperator(spec, unit.operator as NonNullable<Unit["operator"]>);
+      const op = subOperator(spec, operatorOf(unit));
       const vars = op.step.operator.vars(op.spec, { ...run, stage: locate(spec, task.stage).sub as string }, NOTHING_FINISHED);
       return { vars: { ...spec.inputs, ...vars }, boundTokens: boundBefore(spec, input.ordinal) };
     }

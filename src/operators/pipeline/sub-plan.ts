@@ -20,15 +20,34 @@ export interface OperatorUnit {
   spec: JobSpecBase;
 }
 
+interface Prepared {
+  step: OperatorStep;
+  spec: JobSpecBase;
+  stages: { name: string; skipped?: boolean }[];
+}
+
+// Made once per unit and job (the plan's functions ask for them with every task's claim, result and advance).
+const prepared = new WeakMap<OperatorUnit, Prepared>();
+
+function prepare(job: JobSpecBase, unit: OperatorUnit): Prepared {
+  const known = prepared.get(unit);
+  if (known && known.spec.jobId === job.jobId && known.spec.tenantId === job.tenantId) return known;
+  const step = operatorStep(unit.type);
+  const spec = { ...unit.spec, jobId: job.jobId, tenantId: job.tenantId };
+  const stages = step.operator.plan(spec, []).stages.map((s) => ({ name: s.name, ...(s.skipped ? { skipped: true } : {}) }));
+  const made = { step, spec, stages };
+  prepared.set(unit, made);
+  return made;
+}
+
 /** The step's operator and its spec as it runs: the pipeline's job and tenant. */
 export function subOperator(job: JobSpecBase, unit: OperatorUnit): { step: OperatorStep; spec: JobSpecBase } {
-  return { step: operatorStep(unit.type), spec: { ...unit.spec, jobId: job.jobId, tenantId: job.tenantId } };
+  return prepare(job, unit);
 }
 
 /** The operator's stages (its plan's, before it has items), as it names them. */
 export function subStages(job: JobSpecBase, unit: OperatorUnit): { name: string; skipped?: boolean }[] {
-  const { step, spec } = subOperator(job, unit);
-  return step.operator.plan(spec, []).stages.map((s) => ({ name: s.name, ...(s.skipped ? { skipped: true } : {}) }));
+  return prepare(job, unit).stages;
 }
 
 /** The pipeline's reader as the operator sees it: only its stages, by its own names (plus planned tasks not stored yet). */
@@ -72,7 +91,8 @@ export class SubReader implements PlanReader {
   }
 }
 
-const named = <T extends { stage: string }>(path: string, seeds: T[] | undefined): T[] => (seeds ?? []).map((s) => ({ ...s, stage: subStageName(path, s.stage) }));
+/** Tasks or seeds of the operator's, in the pipeline's names. */
+export const named = <T extends { stage: string }>(path: string, seeds: T[] | undefined): T[] => (seeds ?? []).map((s) => ({ ...s, stage: subStageName(path, s.stage) }));
 
 /** What the operator said follows, in the pipeline's names (its end is the caller's). */
 export function inPipeline(path: string, advance: Advance): Advance {
@@ -81,12 +101,12 @@ export function inPipeline(path: string, advance: Advance): Advance {
 }
 
 /** The operator's start over its items: its plan's tasks and sizes, and what follows them with nothing finished. */
-export function startSub(job: JobSpecBase, unit: OperatorUnit & { path: string }, reader: PlanReader, items: unknown[]): Advance {
+export function startSub(job: JobSpecBase, unit: OperatorUnit, path: string, reader: PlanReader, items: unknown[]): Advance {
   const { step, spec } = subOperator(job, unit);
   const plan = step.operator.plan(spec, items);
   const totals = Object.fromEntries(plan.stages.map((s) => [s.name, s.total]));
   const seeds = new Map<string, TaskView>(plan.tasks.map((t: TaskSeed) => [`${t.stage}#${t.index}`, { stage: t.stage, index: t.index, state: t.blocked ? "blocked" : "pending", success: null, output: null, input: t.input, error: null }]));
-  const first = step.operator.advance(spec, new SubReader(reader, unit.path, plan.stages.map((s) => s.name), { seeds, totals }), null);
+  const first = step.operator.advance(spec, new SubReader(reader, path, plan.stages.map((s) => s.name), { seeds, totals }), null);
   const both: Advance = { ready: [...plan.tasks, ...first.ready], totals: { ...totals, ...first.totals }, ...(first.local ? { local: first.local } : {}) };
-  return { ...inPipeline(unit.path, both), ...(first.end ? { end: first.end } : {}) };
+  return { ...inPipeline(path, both), ...(first.end ? { end: first.end } : {}) };
 }
