@@ -68,10 +68,11 @@ export class JobCoordinator extends DurableObject<Env> {
       store.insertTasks(plan.tasks);
     });
     const run = (this.#run = new JobRun(this.ctx, this.env, { hub: this.#hub, store, waiters: this.#waiters }, spec, null));
-    // A tenant's model already throttled: the job starts at its share; and its workers are a block
-    // of the tenant's warm ones. Asked here, before the alarm that starts the job, so the first
-    // dispatch never waits on another object.
-    await Promise.all([run.concurrency.join(spec, 0), run.workers.lease(spec, 1), run.joinPacer(spec)]);
+    // A credential's model already throttled: the job starts at its share (the limiter is the
+    // credential's, read as the job joins its pacer); and its workers are a block of the tenant's
+    // warm ones. Asked here, before the alarm that starts the job, so the first dispatch never
+    // waits on another object.
+    await Promise.all([run.joinPacer(spec).then(() => run.concurrency.join(spec, 0)), run.workers.lease(spec, 1)]);
     await run.wakeAt(Date.now());
   }
 

@@ -1,6 +1,8 @@
 /**
- * ProviderLimiter: one per (tenant, model), named `<tenant id>:<model>`. It holds the number of
- * calls the tenant's jobs may have in flight on that model (src/engine/aimd.ts: cut on a
+ * ProviderLimiter: one per (credential, model), named `<credential id>:<model>` (the tenant's own
+ * provider key, or the deployment's: shared by every tenant without one, as the RatePacer is; a
+ * job whose credential could not be read uses `tenant:<tenant id>`). It holds the number of
+ * calls the jobs on that key may have in flight on that model (src/engine/aimd.ts: cut on a
  * throttle, grown back by successes, lifted at the jobs' own concurrency) and splits it equally
  * among the jobs using it. Jobs talk to it when they start, when the provider throttles one of
  * their calls, and, while a limit holds, once per round of successes; a job that was never

@@ -1,6 +1,6 @@
 /**
  * A job's side of adaptive concurrency: how many of its calls may be in flight now (its
- * `concurrency`, or less while its tenant's limiter for the model holds a limit), learned from
+ * `concurrency`, or less while the limiter of its credential and model holds a limit), learned from
  * the ProviderLimiter when the job starts, when the provider throttles one of its calls, and once
  * per round of successes while a limit holds. The value is kept in the coordinator's meta
  * (`effective`), so a restart resumes at it. A limiter that cannot be reached changes nothing:
@@ -98,15 +98,20 @@ export class ConcurrencyLink {
   }
 
   leave(spec: JobSpec): void {
-    providerLimiter(this.env, spec.tenantId, spec.model)
+    this.#limiter(spec)
       .leave(spec.jobId)
       .catch((err: unknown) => console.error("could not leave the provider limiter", err));
+  }
+
+  /** The limiter of the job's credential and model (its credential is read as the job joins its rate pacer, before this link joins). */
+  #limiter(spec: JobSpec) {
+    return providerLimiter(this.env, this.store.getMeta("credential") ?? `tenant:${spec.tenantId}`, spec.model);
   }
 
   async #ask(spec: JobSpec, reason: ConcurrencyReason, call: (limiter: ReturnType<typeof providerLimiter>) => Promise<number>): Promise<void> {
     let share: number;
     try {
-      share = await call(providerLimiter(this.env, spec.tenantId, spec.model));
+      share = await call(this.#limiter(spec));
     } catch (err) {
       console.error("the provider limiter could not be reached; concurrency unchanged", err);
       return;

@@ -1,7 +1,7 @@
 /**
- * Adaptive concurrency for one (tenant, model): additive increase, multiplicative decrease, as
+ * Adaptive concurrency for one (credential, model): additive increase, multiplicative decrease, as
  * TCP does for a congested link. Pure, so the policy is tested on its own; the state lives in
- * the ProviderLimiter object of that tenant and model.
+ * the ProviderLimiter object of that credential and model.
  * - A throttle (429, 529, 503 with Retry-After) opens a window: the limit is cut to CUT_FACTOR of
  *   the calls in flight when it came (never below 1). A throttled call sent before that cut
  *   belongs to the same window (it was sent under the old limit): it cuts no further by itself,
@@ -54,7 +54,7 @@ function overTolerance(throttled: number, sent: number, tolerate: number): boole
   return tolerate === 0 || (throttled >= 2 && throttled / sent > 2 * tolerate);
 }
 
-/** A throttle of a call sent at `sentAt`, while `inFlight` calls were out (all jobs of the tenant and model). */
+/** A throttle of a call sent at `sentAt`, while `inFlight` calls were out (all jobs of the credential and model). */
 export function cut(state: Aimd, inFlight: number, now: number, sentAt: number): Aimd {
   const tolerate = state.tolerate ?? 0;
   if (state.sent !== undefined && sentAt <= state.cutAt) {

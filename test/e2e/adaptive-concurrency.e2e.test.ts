@@ -1,15 +1,19 @@
 /**
  * Adaptive concurrency over HTTP against the fake model's capacity (`cap=K`: past K calls in
  * flight for the tag, a call is answered 429 with Retry-After 1): the job cuts its calls in
- * flight (CONCURRENCY_CHANGED, `effective_concurrency`), loses nothing, and the tenant's next
- * job on the model starts at the learned limit instead of hammering the provider again; another
- * tenant's job starts at its own concurrency.
+ * flight (CONCURRENCY_CHANGED, `effective_concurrency`), loses nothing, and the next job on the
+ * key and model — the tenant's, or another tenant's on the same key — starts at the learned limit
+ * instead of hammering the provider again; a job on another key starts at its own concurrency.
+ * Each test's tenant has a provider key of its own (the limit is the key's).
  */
 import { describe, expect, it } from "vitest";
-import { call, newTenant, openEvents, readSse, waitForJob } from "./harness/api.ts";
+import { call, openEvents, readSse, waitForJob } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
+import { ownKeyTenant } from "./harness/limited-key.ts";
 
-const MODEL = "openai/gpt-4o-mini";
+// An OpenAI-like server that sends no rate-limit headers (vLLM, say): adaptive concurrency is its only limit,
+// and a fresh key of it is not probed by the rate pacer (a fresh OpenAI key's first call would go alone).
+const MODEL = "openai-compatible/gpt-4o-mini";
 /** `n` items for the fake model; `fake`: the directives each answer follows (by default a provider with room for 4). */
 const job = (tag: string, n: number, concurrency: number, fake = "cap=4 ms=150") => ({
   inputs: Array.from({ length: n }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ${fake}>>`),
@@ -28,8 +32,9 @@ async function run(key: string, body: unknown) {
 }
 
 describe("adaptive concurrency under a provider's 429s", () => {
-  it("cuts the calls in flight when throttled, loses nothing, and starts the tenant's next job at the learned limit", async () => {
-    const { key } = await newTenant(base());
+  it("cuts the calls in flight when throttled, loses nothing, and starts the key's next job at the learned limit", async () => {
+    const owner = await ownKeyTenant();
+    const key = owner.key;
     const first = uniqueTag("cap-first");
     const { job: one, changes } = await run(key, job(first, 32, 16));
     expect(one).toMatchObject({ status: "completed", succeeded: 32, failed: 0 });
@@ -51,8 +56,16 @@ describe("adaptive concurrency under a provider's 429s", () => {
     const secondStats = await fakeStats(second);
     expect(secondStats.requests - secondStats.throttled).toBe(32); // every item answered once
 
-    // Another tenant has learned nothing yet: its job starts at its own concurrency.
-    const other = await newTenant(base());
+    // Another tenant on the same provider key: its job starts at the key's learned limit too.
+    const sharing = await ownKeyTenant(base(), owner.providerKeys);
+    const shared = uniqueTag("cap-sharing");
+    const { job: four, changes: sharingChanges } = await run(sharing.key, job(shared, 8, 16));
+    expect(four).toMatchObject({ status: "completed", succeeded: 8 });
+    expect(sharingChanges[0]).toMatchObject({ reason: "shared" });
+    expect(sharingChanges[0].effective_concurrency).toBeLessThan(16);
+
+    // A tenant on a key of its own has learned nothing yet: its job starts at its own concurrency.
+    const other = await ownKeyTenant();
     const third = uniqueTag("cap-other");
     const { changes: otherChanges } = await run(other.key, job(third, 8, 8));
     expect(otherChanges.filter((c) => c.reason === "shared")).toEqual([]);
@@ -60,7 +73,7 @@ describe("adaptive concurrency under a provider's 429s", () => {
   });
 
   it("does nothing for a job that is never throttled", async () => {
-    const { key } = await newTenant(base());
+    const { key } = await ownKeyTenant();
     const tag = uniqueTag("cap-none");
     const { job: done, changes } = await run(key, job(tag, 12, 6, "ms=100"));
     expect(done).toMatchObject({ status: "completed", succeeded: 12, effective_concurrency: 6 });
@@ -69,7 +82,7 @@ describe("adaptive concurrency under a provider's 429s", () => {
   });
 
   it("does not shrink for throttles that come whatever the load: a provider that answers one call in ten 429", async () => {
-    const { key } = await newTenant(base());
+    const { key } = await ownKeyTenant();
     const tag = uniqueTag("cap-sporadic");
     // Every tenth item is answered 429 (Retry-After 1) once, at any concurrency: cutting cannot help.
     const inputs = Array.from({ length: 200 }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ${i % 10 === 3 ? "steps=429:1,ok " : ""}ms=100>>`);
@@ -88,7 +101,7 @@ describe("adaptive concurrency under a provider's 429s", () => {
   });
 
   it("paces a tenant's first round on a model for a job that asks for more than 16, and lifts the pacing when nothing is throttled", async () => {
-    const { key } = await newTenant(base());
+    const { key } = await ownKeyTenant();
     const tag = uniqueTag("cap-paced");
     const { job: done, changes } = await run(key, job(tag, 64, 32, "ms=400"));
     expect(done).toMatchObject({ status: "completed", succeeded: 64, effective_concurrency: 32 });
@@ -102,7 +115,7 @@ describe("adaptive concurrency under a provider's 429s", () => {
   });
 
   it("a provider with room for 8 throttles one paced round of a 48-wide job's first calls, not all of them", async () => {
-    const { key } = await newTenant(base());
+    const { key } = await ownKeyTenant();
     const tag = uniqueTag("cap-paced-8");
     const { job: done, changes } = await run(key, job(tag, 96, 48, "cap=8 ms=150"));
     expect(done).toMatchObject({ status: "completed", succeeded: 96, failed: 0 });

@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
+import { ownKeyTenant } from "./harness/limited-key.ts";
 import { base, uniqueTag } from "./harness/context.ts";
 import { fanoutCli } from "./harness/cli.ts";
 import { freePort, ROOT } from "./harness/fanout-server.ts";
@@ -10,8 +11,9 @@ import { removeTempDirs, tempDir } from "./harness/temp-dir.ts";
 
 afterAll(removeTempDirs); // the input files of the CLI runs
 
-async function setup() {
-  const { key } = await newTenant(base());
+/** `ownKey`: the tenant calls the provider with a key of its own (a test that throttles cuts that key's limit, not the deployment's). */
+async function setup(ownKey = false) {
+  const { key } = await (ownKey ? ownKeyTenant() : newTenant(base()));
   const dir = tempDir("fanout-cli-");
   writeFileSync(join(dir, "prompt.j2"), "Summarize {{ item.title }} {{ item.d }}");
   writeFileSync(join(dir, "schema.json"), JSON.stringify(ECHO_SCHEMA));
@@ -65,7 +67,7 @@ describe("fanout CLI", () => {
   });
 
   it("shows in its progress when the provider's 429s cut the calls at once", async () => {
-    const { dir, env } = await setup();
+    const { dir, env } = await setup(true);
     const tag = uniqueTag("cli-cap");
     // Room for 2 at the provider; the job asks for 6 (not paced: at most 16).
     const rows = Array.from({ length: 12 }, (_, i) => JSON.stringify({ title: `part ${i}`, d: `<<fake tag=${tag} id=${i} cap=2 ms=200>>` }));

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
-import { limitedTenant } from "./harness/limited-key.ts";
+import { limitedTenant, ownKeyTenant } from "./harness/limited-key.ts";
 
 const job = (tag: string, n: number, extra: Record<string, unknown>) => ({
   inputs: Array.from({ length: n }, (_, i) => ({ d: fake(tag, i) })),
@@ -44,9 +44,9 @@ describe("rate limits are back-pressure", () => {
     expect(failed).toMatchObject({ error_kind: "rate_limited", error: expect.stringMatching(/^Rate limited for \d+ s \(the job's max_wait_secs is 1\)/) });
   });
 
-  /** One agent item whose calls the fake answers `steps`, on a tenant of its own: the ended job, its result and the fake's counters. */
+  /** One agent item whose calls the fake answers `steps`, on a tenant and provider key of its own: the ended job, its result and the fake's counters. */
   async function agentItem(name: string, steps: string, extra: Record<string, unknown>) {
-    const { key } = await newTenant(base());
+    const { key } = await ownKeyTenant();
     const tag = uniqueTag(name);
     const created = await call(base(), "POST", "/v1/agentic-map", {
       token: key,
@@ -80,7 +80,7 @@ describe("rate limits are back-pressure", () => {
 describe("the calls in flight after a rough job (#33's slot report)", () => {
   /** A first job of `steps` at concurrency 4 (timeouts at 1 s), then 30 items at concurrency 4: the second job's calls in flight and its CONCURRENCY_CHANGED events. */
   async function afterRoughJob(steps: string[]) {
-    const { key } = await newTenant(base());
+    const { key } = await ownKeyTenant(); // a 429 cuts its key's limit: a key of its own
     const rough = uniqueTag("rough");
     const first = await call(base(), "POST", "/v1/map", {
       token: key,

@@ -2,6 +2,7 @@
 import { expect } from "vitest";
 import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob, type SseEvent } from "../harness/api.ts";
 import { fakeStats, scriptedMap, uniqueTag } from "../harness/context.ts";
+import { ownKeyTenant } from "../harness/limited-key.ts";
 import { startReceiver, type Receiver } from "../harness/webhook-receiver.ts";
 import { HELD_TIMEOUT_SECS } from "./jobs.ts";
 import { held, openGate, until, type Scenario } from "./server.ts";
@@ -93,7 +94,7 @@ const N = 40;
 const adaptiveBody = (tag: string) => ({
   inputs: Array.from({ length: N }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} cap=${ROOM} ms=300>>`),
   prompt_template: "{{ item }}",
-  model: "openai/gpt-4o-mini",
+  model: "openai-compatible/gpt-4o-mini", // no rate-limit headers, no probe of a fresh key: adaptive concurrency alone
   concurrency: CONCURRENCY,
   max_retries: 10,
   timeout_secs: HELD_TIMEOUT_SECS,
@@ -118,7 +119,7 @@ export function learnedLimitKept(): Scenario {
   return {
     name: "a job killed under a learned limit goes on under it",
     async arm(url) {
-      ({ key } = await newTenant(url));
+      ({ key } = await ownKeyTenant(url)); // the limit is its key's: not the other scenarios'
       const created = await call(url, "POST", "/v1/map", { token: key, body: adaptiveBody(tag) });
       expect(created.status).toBe(202);
       jobId = created.body.job_id;
@@ -141,13 +142,13 @@ export function learnedLimitKept(): Scenario {
   };
 }
 
-/** The tenant's next job after a restart starts at the limit its ProviderLimiter kept in storage. */
+/** The tenant's next job after a restart starts at the limit its key's ProviderLimiter kept in storage. */
 export function nextJobStartsAtLimit(): Scenario {
   let key = "";
   return {
     name: "a tenant's next job after a restart starts at the learned limit",
     async arm(url) {
-      ({ key } = await newTenant(url));
+      ({ key } = await ownKeyTenant(url));
       const first = await call(url, "POST", "/v1/map", { token: key, body: adaptiveBody(uniqueTag("cap-learn")) });
       await waitForJob(url, key, first.body.job_id, 90_000);
     },

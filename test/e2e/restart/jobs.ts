@@ -2,6 +2,7 @@
 import { expect } from "vitest";
 import { allResults, call, ECHO_SCHEMA, newTenant, openEvents, readSse, waitForJob } from "../harness/api.ts";
 import { fakeStats, scriptedMap, uniqueTag } from "../harness/context.ts";
+import { ownKeyTenant } from "../harness/limited-key.ts";
 import { held, openGate, until, type Scenario } from "./server.ts";
 
 /** Long enough that no call held at a gate times out while the other scenarios get ready. */
@@ -21,7 +22,7 @@ export function mapLosesNothing(): Scenario {
   return {
     name: "a map job loses nothing and duplicates nothing",
     async arm(url) {
-      ({ key } = await newTenant(url));
+      ({ key } = await ownKeyTenant(url)); // its 429s cut its own key's limit, not the other scenarios'
       const steps = Array.from({ length: n }, (_, i) => (i % 7 === 3 ? "429:1,ok" : "ok"));
       const body = scriptedMap(tag, steps, { concurrency: 4, timeout_secs: HELD_TIMEOUT_SECS }, 50);
       body.inputs = gated(body.inputs, 12);

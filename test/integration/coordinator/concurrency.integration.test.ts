@@ -9,8 +9,12 @@ import { describe, expect, it } from "vitest";
 import type { ProviderLimiter } from "../../../durable-objects/provider-limiter";
 import { providerLimiter } from "../../../src/objects";
 import { RAMP_MS } from "../../../src/engine/aimd";
+import { encryptionKey } from "../../../src/config";
+import { putCredential } from "../../../src/db/providers";
+import type { MapJobSpec } from "../../../src/operators/map/plan";
+import { base, call, meta, report, startJob, tick } from "./drive";
 
-describe("adaptive concurrency: the tenant's limiter for a model", () => {
+describe("adaptive concurrency: the limiter of a credential and model", () => {
   it("keeps the limit in its storage, splits it among the jobs, and forgets a job that left", async () => {
     const limiter = providerLimiter(env, "ten_store", "openai/m") as DurableObjectStub<ProviderLimiter>;
     expect(await limiter.join("job_a", 16, 0)).toBe(16); // no limit yet: the job's own concurrency
@@ -29,7 +33,7 @@ describe("adaptive concurrency: the tenant's limiter for a model", () => {
     expect((await limiter.snapshot()).limit).toBeNull();
   });
 
-  it("is one per tenant and model: another tenant, or another model, has its own", async () => {
+  it("is one per name: another credential, or another model, has its own", async () => {
     const a = providerLimiter(env, "ten_x", "openai/m") as DurableObjectStub<ProviderLimiter>;
     await a.join("job_1", 8, 0);
     expect(await a.throttled("job_1", 8, 8, Date.now() - 100)).toBe(6);
@@ -64,5 +68,26 @@ describe("adaptive concurrency: the tenant's limiter for a model", () => {
     };
     expect(await (await seeded("ten_idle", 11 * 60_000)).join("job_d", 64, 0)).toBe(16);
     expect(await (await seeded("ten_recent", 60_000)).join("job_e", 64, 0)).toBe(64);
+  });
+});
+
+describe("adaptive concurrency: whose jobs share a limit", () => {
+  it("a throttle on the deployment's key cuts the next job of every tenant without a key of its own; a tenant's own key starts fresh", async () => {
+    const model = `openai-compatible/shared-${crypto.randomUUID()}`;
+    const spec = (concurrency: number) => (jobId: string, tenantId: string): MapJobSpec => ({ ...base(jobId, tenantId), type: "map", call: call({ model }), model, concurrency });
+    const { stub: first } = await startJob(spec(8), ["a", "b", "c", "d", "e", "f", "g", "h"]);
+    await tick(first);
+    const throttled = { kind: "transient", error: "429", retryAfterMs: 1_000, throttled: true, usage: { input_tokens: 0, output_tokens: 0 } } as const;
+    await report(first, "items", 0, throttled);
+    const cut = await meta<number>(first, "effective");
+    expect(cut).toBeLessThan(8);
+    // Another tenant on the same (deployment's) key: its job starts at a share of the learned limit.
+    const { stub: sharing } = await startJob(spec(8), ["a"]);
+    expect(await meta<number>(sharing, "effective")).toBeLessThanOrEqual(cut as number);
+    // A tenant with its own key for the provider: nothing learned on it.
+    const own = (tenantId: string) => putCredential(env.DB, encryptionKey(env), tenantId, "openai-compatible", `sk-own-${tenantId}`, env.TEST_MODEL_TARPIT, null);
+    const { stub: apart } = await startJob(spec(8), ["a"], true, own);
+    expect(await meta<number>(apart, "effective")).toBeUndefined();
+    expect(await meta<string>(apart, "credential")).not.toBe(await meta<string>(first, "credential"));
   });
 });

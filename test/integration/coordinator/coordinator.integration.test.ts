@@ -16,6 +16,15 @@ const mapSpec = (over: Partial<MapJobSpec> = {}) => (jobId: string, tenantId: st
   ...base(jobId, tenantId), type: "map", call: call(), ...over,
 });
 
+/**
+ * A map job on a model of its own: a throttle cuts the adaptive limit of its credential and model,
+ * and every test's jobs use the deployment's key — on the shared model it would cut the next tests' jobs.
+ */
+const throttledSpec = () => {
+  const model = `openai-compatible/throttled-${crypto.randomUUID()}`;
+  return mapSpec({ model, call: call({ model }) });
+};
+
 const reduceSpec = (jobId: string, tenantId: string): ReduceJobSpec => ({
   ...base(jobId, tenantId), type: "reduce", inner: call({ promptTemplate: "{{ item }}" }),
   reduction: call({ promptTemplate: "{{ accumulator }} {{ current_result }}" }), initialValue: "init", total: 2,
@@ -58,7 +67,7 @@ describe("coordinator: reports", () => {
 
 describe("coordinator: a report that waits on the provider limiter", () => {
   it("is dropped when the job ends while the limiter answers: the ended job's task is not retried, and no event follows the end", async () => {
-    const { stub } = await startJob(mapSpec(), ["a", "b"]);
+    const { stub } = await startJob(throttledSpec(), ["a", "b"]);
     await tick(stub);
     const throttled: AttemptOutcome = { kind: "transient", error: "429", retryAfterMs: 1_000, throttled: true, usage: { input_tokens: 0, output_tokens: 0 } };
     const reported = report(stub, "items", 0, throttled); // asks the limiter, and waits for its answer
@@ -74,7 +83,7 @@ describe("coordinator: a report that waits on the provider limiter", () => {
 
 describe("coordinator: a rate-limited task's retry", () => {
   it("waits for its Retry-After and is due by the coordinator's own alarm, not by the Queue's backup message (whole seconds, batched)", async () => {
-    const { stub } = await startJob(mapSpec(), ["a"]);
+    const { stub } = await startJob(throttledSpec(), ["a"]);
     await tick(stub);
     const before = Date.now();
     const throttled: AttemptOutcome = { kind: "transient", error: "429", retryAfterMs: 1_000, throttled: true, usage: { input_tokens: 0, output_tokens: 0 } };

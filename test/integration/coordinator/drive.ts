@@ -24,10 +24,16 @@ export function base(jobId: string, tenantId: string) {
   return { jobId, tenantId, model: "openai-compatible/m", maxRetries: 1, concurrency: 4, webhook: null, budget: null };
 }
 
-/** A job row in D1 (unless `withRow` is false) and its coordinator, started with `spec`. */
-export async function startJob(build: (jobId: string, tenantId: string) => JobSpec, inputs: unknown[], withRow = true): Promise<{ stub: Stub; jobId: string }> {
+/** A job row in D1 (unless `withRow` is false) and its coordinator, started with `spec`; `prepare` runs first with the job's new tenant (its provider keys, say). */
+export async function startJob(
+  build: (jobId: string, tenantId: string) => JobSpec,
+  inputs: unknown[],
+  withRow = true,
+  prepare?: (tenantId: string) => Promise<unknown>,
+): Promise<{ stub: Stub; jobId: string }> {
   const jobId = `job_${crypto.randomUUID().replaceAll("-", "")}`;
   const { tenantId } = await tenantWithKey();
+  await prepare?.(tenantId);
   const spec = build(jobId, tenantId);
   if (withRow) await insertJobRow(jobId, tenantId, spec.type);
   const stub = env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(jobId)) as Stub;
