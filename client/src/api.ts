@@ -1446,8 +1446,8 @@ export interface components {
             /** Format: uri */
             url: string;
         };
-        /** @description How the job's calls are paced by the provider's rate limits (contract v3) */
-        Pacing: {
+        /** @description How the calls of one model are paced by the provider's rate limits (its credential and model's) */
+        ModelPacing: {
             /** @description The requests per minute the job's calls are paced to (null: no request limit known) */
             rpm: number | null;
             /** @description The job's share of the limit while other jobs on the same credential and model wait for theirs (1: the whole limit) */
@@ -1459,6 +1459,13 @@ export interface components {
             source: "job" | "declared" | "headers" | "adaptive" | null;
             /** @description The tokens per minute (Anthropic: input tokens) they are paced to (null: no token limit known) */
             tpm: number | null;
+        };
+        /** @description How the job's calls are paced by the provider's rate limits (contract v3): its own model's, and each other model's in `models` */
+        Pacing: components["schemas"]["ModelPacing"] & {
+            /** @description The pacing of each other model the job's stages call (a cascade's cheaper model, a pipeline step's or a task's own), by model id; absent when the job calls only its own model. The fields above are the job's own model's */
+            models?: {
+                [key: string]: components["schemas"]["ModelPacing"];
+            };
         };
         PacingChangedEvent: {
             job_id: string;
@@ -2074,6 +2081,7 @@ export type MapRequest = components['schemas']['MapRequest'];
 export type MapResult = components['schemas']['MapResult'];
 export type MapStartedEvent = components['schemas']['MapStartedEvent'];
 export type McpServer = components['schemas']['McpServer'];
+export type ModelPacing = components['schemas']['ModelPacing'];
 export type Pacing = components['schemas']['Pacing'];
 export type PacingChangedEvent = components['schemas']['PacingChangedEvent'];
 export type PipelineRequest = components['schemas']['PipelineRequest'];

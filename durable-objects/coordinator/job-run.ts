@@ -23,7 +23,7 @@ import type { PacingLink } from "./pacing";
 import { pacedModels, type Pacings } from "./pacings";
 import { credentialOf } from "../../src/llm/credential";
 import { parseModel } from "../../src/llm/models";
-import type { PacingView } from "../../src/engine/pacing";
+import type { JobPacingView } from "../../src/engine/pacing";
 import { WorkerLink } from "./workers";
 import { D1Mirror } from "./d1-mirror";
 import { startChild } from "./subtasks";
@@ -185,7 +185,7 @@ export class JobRun {
   }
 
   /** The pacing the API shows: the pacer's, or `adaptive` while adaptive concurrency alone limits the job. */
-  pacingView(spec: JobSpec): PacingView {
+  pacingView(spec: JobSpec): JobPacingView {
     const view = this.pacing.view();
     if (view.source !== null || this.concurrency.cap(spec) >= spec.concurrency) return view;
     return { ...view, source: "adaptive" };

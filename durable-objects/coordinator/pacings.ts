@@ -4,10 +4,11 @@
  * with its own limits and its own RatePacer — its answers' headers must never set the job's
  * model's limits, nor its calls take that model's leases. One PacingLink (./pacing.ts) per model
  * the job's stages call, made when the job starts and again after a restart; the job's own model's
- * is the one the API shows (`pacing`, PACING_CHANGED) and keeps its state in the job's meta, the
- * others beside it (`pacing_models`). The job's own `rate_limit` bounds all of them together.
+ * keeps its state in the job's meta, the others beside it (`pacing_models`). The API shows the job's
+ * own model's pacing (`pacing`, PACING_CHANGED) with the others' in `pacing.models`. The job's own
+ * `rate_limit` bounds all of them together.
  */
-import { NO_PACING, type PacingView } from "../../src/engine/pacing";
+import { NO_PACING, type JobPacingView } from "../../src/engine/pacing";
 import { credentialOf } from "../../src/llm/credential";
 import type { JobSpecBase as JobSpec, Operator, StageWork } from "../../src/engine/types";
 import { executorOf } from "../../src/engine/executors";
@@ -44,7 +45,8 @@ export class Pacings {
     private readonly spec: () => JobSpec,
     /** The link's job, for its model's calls. */
     private readonly jobFor: (model: string) => PacedJob,
-    private readonly onChange: (view: PacingView) => void,
+    /** Any model's pacing changed: the job's view now. */
+    private readonly onChange: (view: JobPacingView) => void,
   ) {}
 
   /**
@@ -57,7 +59,7 @@ export class Pacings {
     if (!link) {
       const main = model === this.spec().model;
       const store = main ? this.#mainStore() : this.#otherStore(model);
-      link = new PacingLink(this.env, store, this.jobFor(model), main ? this.onChange : () => undefined, model, this.#own);
+      link = new PacingLink(this.env, store, this.jobFor(model), () => this.onChange(this.view()), model, this.#own);
       this.#links.set(model, link);
       if (!main && store.get().credential === null && !this.#joining.has(model)) void this.#joinOther(this.spec(), model);
     }
@@ -86,9 +88,12 @@ export class Pacings {
     for (const model of models) this.of(model).leave(spec);
   }
 
-  /** What the API shows: the job's own model's pacing. */
-  view(): PacingView {
-    return this.store.getMeta("pacing") ?? NO_PACING;
+  /** What the API shows: the job's own model's pacing, and the other models' in `models`. */
+  view(): JobPacingView {
+    const main = this.store.getMeta("pacing") ?? NO_PACING;
+    const own = this.spec().model;
+    const others = Object.entries(this.store.getMeta("pacing_models") ?? {}).filter(([model]) => model !== own);
+    return others.length === 0 ? main : { ...main, models: Object.fromEntries(others.map(([model, kept]) => [model, kept.view])) };
   }
 
   #mainStore(): LinkStore {

@@ -6,7 +6,7 @@ import type { JobSpec } from "../../src/operators/registry";
 import type { JobLog } from "./job-log";
 import { DEFAULT_DEADLINE_SECS } from "../../src/operators/execution-field";
 import { costOut, usageOut, type Counters } from "../../src/engine/counters";
-import type { PacingView } from "../../src/engine/pacing";
+import type { JobPacingView } from "../../src/engine/pacing";
 import type { CoordinatorStore, StageRow } from "./store";
 
 export function stagesView(stages: StageRow[]) {
@@ -33,7 +33,7 @@ export function progressOf(p: {
   budget: ReturnType<typeof budgetView>;
   pauseReason: string | null;
   effectiveConcurrency: number;
-  pacing: PacingView;
+  pacing: JobPacingView;
   execution: { mode: string; deadline_secs: number };
   batches: unknown[];
 }): JobProgress {
@@ -80,7 +80,7 @@ interface ProgressSource {
   readonly budget: BudgetKeeper;
   readonly concurrency: { cap(spec: JobSpec): number };
   readonly batches: { views(): unknown[] };
-  pacingView(spec: JobSpec): PacingView;
+  pacingView(spec: JobSpec): JobPacingView;
 }
 
 /** The job as D1 shows it: status, counters, stages, output, error, budget, pacing, execution. */

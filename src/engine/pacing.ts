@@ -273,6 +273,11 @@ export interface PacingView {
 
 export const NO_PACING: PacingView = { rpm: null, tpm: null, source: null, share: null };
 
+/** A job's pacing as the API shows it: its own model's, and each other model's its stages call (absent when none). */
+export interface JobPacingView extends PacingView {
+  models?: Record<string, PacingView>;
+}
+
 /** The limits as the API shows them (`pacing.rpm`, `pacing.tpm`). */
 export function limitsOf(state: PacerState): RateLimit {
   const tokens = state.buckets.tokens ?? state.buckets.input;

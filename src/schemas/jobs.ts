@@ -120,7 +120,7 @@ export const EstimateSchema = z
   })
   .openapi("Estimate");
 
-export const PacingSchema = z
+const ModelPacingSchema = z
   .object({
     rpm: z.number().nullable().openapi({ description: "The requests per minute the job's calls are paced to (null: no request limit known)" }),
     tpm: z.number().nullable().openapi({ description: "The tokens per minute (Anthropic: input tokens) they are paced to (null: no token limit known)" }),
@@ -130,7 +130,14 @@ export const PacingSchema = z
       .openapi({ description: "Where the limit comes from: the job's `rate_limit`, the tenant's declared `rate_limits`, the provider's rate-limit headers, or adaptive concurrency after throttles (no rate limit known); null: not paced" }),
     share: z.number().nullable().openapi({ description: "The job's share of the limit while other jobs on the same credential and model wait for theirs (1: the whole limit)" }),
   })
-  .openapi("Pacing", { description: "How the job's calls are paced by the provider's rate limits (contract v3)" });
+  .openapi("ModelPacing", { description: "How the calls of one model are paced by the provider's rate limits (its credential and model's)" });
+
+export const PacingSchema = ModelPacingSchema.extend({
+  models: z
+    .record(z.string(), ModelPacingSchema)
+    .optional()
+    .openapi({ description: "The pacing of each other model the job's stages call (a cascade's cheaper model, a pipeline step's or a task's own), by model id; absent when the job calls only its own model. The fields above are the job's own model's" }),
+}).openapi("Pacing", { description: "How the job's calls are paced by the provider's rate limits (contract v3): its own model's, and each other model's in `models`" });
 
 export const ProviderBatchSchema = z
   .object({

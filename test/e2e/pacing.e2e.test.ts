@@ -157,6 +157,10 @@ describe("pacing by the provider's rate limits", () => {
     paced(stats);
     expect(ms).toBeGreaterThanOrEqual(((40 - 20) / 20) * 1_000 * 0.9); // the cheaper model's limit's time: 20 at once, then 20 a second
     expect(done.pacing).toMatchObject({ rpm: null }); // the job's own model has had no call: nothing is known of its limits
+    // The cheaper model's pacing is shown beside it, as its headers said.
+    expect(done.pacing.models).toEqual({ "openai/gpt-4o-mini": { rpm: 1_200, tpm: null, source: "headers", share: 1 } });
+    const events = await readSse(await openEvents(base(), key, done.id));
+    expect(events.filter((e) => e.event === "PACING_CHANGED").map((e) => e.data.pacing.models?.["openai/gpt-4o-mini"]?.rpm)).toContain(1_200);
   });
 
   it("a pipeline step on another model is paced by that model's limits, not the job's model's", async () => {
