@@ -581,6 +581,50 @@ export interface components {
             };
             turns: number;
         };
+        /** @description One agentic session (or one per element, with `batch`), with the /v1/agentic-map fields for one item */
+        AgentStep: {
+            batch?: components["schemas"]["PipelineBatch"];
+            completion_marker?: string | null;
+            context_management?: components["schemas"]["ContextManagement"];
+            /** @default  */
+            continuation_message: string;
+            /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
+            id: string;
+            /** @description The step's named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value */
+            inputs?: {
+                [key: string]: {
+                    task: components["schemas"]["PipelineInputTask"];
+                } | string | number | boolean | null | unknown[] | {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description Compact older turns into a summary above this estimated prompt size */
+            max_context_tokens?: number | null;
+            /** @description Output limit of each model call */
+            max_tokens?: number | null;
+            /** @description Per-item token budget (the item's subtasks included); stop reason `budget` */
+            max_total_tokens?: number | null;
+            /** @default 20 */
+            max_turns: number;
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-4o-mini
+             */
+            model?: string;
+            prompt_template: string;
+            /** @default false */
+            read_only: boolean;
+            subtasks?: components["schemas"]["Subtasks"];
+            system_prompt?: string | null;
+            temperature?: number | null;
+            /** @default [] */
+            tools: (components["schemas"]["HttpTool"] | components["schemas"]["McpServer"])[];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "agent";
+        };
         Audit: {
             documents: number;
             left_out: number[];
@@ -793,6 +837,91 @@ export interface components {
             token_budget?: components["schemas"]["TokenBudget"];
             webhook?: components["schemas"]["WebhookConfig"];
         };
+        /** @description The /v1/classify operator over a list of the shared store: its request's fields but the job's (those are the pipeline's); its stages are `<id>/<stage>` */
+        ClassifyStep: {
+            /**
+             * @description A cheaper model labels every item first; its label is the item's when its confidence is at least `accept_above`, else the job's model labels it (`reject_below` is the filter's: nothing is rejected here)
+             * @example {
+             *       "model": "openai/gpt-4o-mini",
+             *       "accept_above": 0.9,
+             *       "reject_below": 0.1
+             *     }
+             */
+            cascade?: {
+                /**
+                 * @description Its answer is the item's when its confidence is at least this
+                 * @default 0.9
+                 */
+                accept_above: number;
+                /**
+                 * @description The cheaper model that answers every item first, with a confidence
+                 * @example openai/gpt-4o-mini
+                 */
+                model: string;
+                /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this */
+                reject_below?: number;
+            } | null;
+            /**
+             * @description The labels (2–200, unique names); the model's answer is constrained to their names
+             * @example [
+             *       {
+             *         "name": "complaint"
+             *       },
+             *       {
+             *         "name": "praise"
+             *       },
+             *       {
+             *         "name": "question"
+             *       }
+             *     ]
+             */
+            categories: {
+                /** @description What belongs in it, said to the model */
+                description?: string;
+                /** @description The label as answered and counted */
+                name: string;
+            }[];
+            context_management?: components["schemas"]["ContextManagement"];
+            execution?: components["schemas"]["ExecutionRequest"];
+            /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
+            id: string;
+            /** @description The step's named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value */
+            inputs?: {
+                [key: string]: {
+                    task: components["schemas"]["PipelineInputTask"];
+                } | string | number | boolean | null | unknown[] | {
+                    [key: string]: unknown;
+                };
+            };
+            /**
+             * @description The list the classify runs over
+             * @example ${documents}
+             */
+            inputs_from: string;
+            max_tokens?: number | null;
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-4o-mini
+             */
+            model?: string;
+            /**
+             * @description Each item gets every label that applies (`labels`), not the one that fits best (`label`)
+             * @default false
+             */
+            multi_label: boolean;
+            /** @description A Jinja2 template that must read `item` (default `Classify this item:\n{{ item }}`) */
+            prompt_template?: string;
+            system_prompt?: string | null;
+            /** @default 0 */
+            temperature: number | null;
+            /** @default 60 */
+            timeout_secs: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "classify";
+        };
         ConcurrencyChangedEvent: {
             /** @description The calls the job may have in flight from now on */
             effective_concurrency: number;
@@ -803,6 +932,23 @@ export interface components {
              */
             reason: "throttled" | "recovered" | "shared";
         };
+        /** @description How much of the shared store a step's templates see (on the pipeline, a sequential step, or a step; the nearest wins) */
+        ContextManagement: {
+            /** @description The templates also see `accumulated`: one entry per earlier step */
+            accumulate_data?: boolean;
+            /**
+             * @description Each `accumulated` entry: the output's `notes` only, or the whole output
+             * @enum {string}
+             */
+            accumulation_format?: "notes_only" | "full_output";
+            /**
+             * @description What the step's templates see of the shared store: all of it, only the step's own inputs, or those and the names in `subset`
+             * @enum {string}
+             */
+            inherit_context?: "full" | "none" | "subset";
+            /** @description With `inherit_context: subset`: the store's names the step sees */
+            subset?: string[];
+        } | null;
         CreatedApiKey: {
             created_at: string;
             id: string;
@@ -938,6 +1084,48 @@ export interface components {
             timeout_secs: number;
             token_budget?: components["schemas"]["TokenBudget"];
             webhook?: components["schemas"]["WebhookConfig"];
+        };
+        /** @description The /v1/filter operator over a list of the shared store: its request's fields but the job's (those are the pipeline's); its stages are `<id>/<stage>` */
+        FilterStep: {
+            cascade?: components["schemas"]["Cascade"];
+            context_management?: components["schemas"]["ContextManagement"];
+            execution?: components["schemas"]["ExecutionRequest"];
+            /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
+            id: string;
+            /** @description The step's named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value */
+            inputs?: {
+                [key: string]: {
+                    task: components["schemas"]["PipelineInputTask"];
+                } | string | number | boolean | null | unknown[] | {
+                    [key: string]: unknown;
+                };
+            };
+            /**
+             * @description The list the filter runs over
+             * @example ${documents}
+             */
+            inputs_from: string;
+            max_tokens?: number | null;
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-4o-mini
+             */
+            model?: string;
+            /**
+             * @description A Jinja2 template that must read `item`: the condition an item must meet to be kept, with the item. The model answers `{"keep": bool, "reason"}`.
+             * @example Is this paper about machine translation? {{ item.title }}: {{ item.abstract }}
+             */
+            predicate_template: string;
+            system_prompt?: string | null;
+            /** @default 0 */
+            temperature: number | null;
+            /** @default 60 */
+            timeout_secs: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "filter";
         };
         /** @description The arguments are POSTed as JSON to `url`; the response text is the tool result. */
         HttpTool: {
@@ -1146,6 +1334,40 @@ export interface components {
                 input_tokens: number;
                 output_tokens: number;
             };
+        };
+        /** @description One model call (or one per element, with `batch`) */
+        LlmStep: {
+            batch?: components["schemas"]["PipelineBatch"];
+            context_management?: components["schemas"]["ContextManagement"];
+            execution?: components["schemas"]["ExecutionRequest"];
+            /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
+            id: string;
+            /** @description The step's named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value */
+            inputs?: {
+                [key: string]: {
+                    task: components["schemas"]["PipelineInputTask"];
+                } | string | number | boolean | null | unknown[] | {
+                    [key: string]: unknown;
+                };
+            };
+            max_tokens?: number | null;
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-4o-mini
+             */
+            model?: string;
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description A Jinja2 template over the step's inputs and the shared store */
+            prompt_template: string;
+            system_prompt?: string | null;
+            temperature?: number | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "llm";
         };
         MapCompletedEvent: {
             completed: number;
@@ -1471,14 +1693,70 @@ export interface components {
             job_id: string;
             pacing: components["schemas"]["Pacing"];
         };
+        /** @description A batch node: the step runs once per element of a list */
+        PipelineBatch: {
+            /** @description The element's name in the templates (default `item`) */
+            as?: string;
+            /**
+             * @description fail_fast (default): the step fails at its first failed element; continue: it records the failures and goes on
+             * @enum {string}
+             */
+            error_handling?: "fail_fast" | "continue";
+            /**
+             * @description The list the step runs over, one call (or agent) per element
+             * @example ${documents}
+             */
+            items: string;
+            /** @description Elements in flight at most (default 16) */
+            max_concurrent?: number;
+        };
+        /** @description The fold's call: reads `accumulator` and `current_result` */
+        PipelineCallTask: {
+            max_tokens?: number | null;
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-4o-mini
+             */
+            model?: string;
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description A Jinja2 template over the step's inputs and the shared store */
+            prompt_template: string;
+            system_prompt?: string | null;
+            temperature?: number | null;
+        };
+        /** @description An llm call made before its step, whose output is the step's input of that name */
+        PipelineInputTask: {
+            context_management?: components["schemas"]["ContextManagement"];
+            id?: string;
+            /** @description Named inputs: references or literal values (an input task has no input tasks of its own) */
+            inputs?: {
+                [key: string]: unknown;
+            };
+            max_tokens?: number | null;
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-4o-mini
+             */
+            model?: string;
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description A Jinja2 template over the step's inputs and the shared store */
+            prompt_template: string;
+            system_prompt?: string | null;
+            temperature?: number | null;
+            /** @enum {string} */
+            type?: "llm";
+        };
         PipelineRequest: {
             cache?: components["schemas"]["CacheConfig"];
             /** @default 16 */
             concurrency: number;
-            /** @description inherit_context (full|none|subset), accumulate_data, accumulation_format (notes_only|full_output), subset */
-            context_management?: {
+            context_management?: (({
                 [key: string]: unknown;
-            } | null;
+            } | components["schemas"]["ContextManagement"] | null) | null) | components["schemas"]["ContextManagement"] | null;
             execution?: components["schemas"]["ExecutionRequest"];
             /**
              * @description The shared store's named inputs
@@ -1519,9 +1797,7 @@ export interface components {
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
             retry_guidance: string;
             /** @description Steps run in order: llm (optionally a batch; `execution` runs its calls through the provider's batch API), agent, reduce, sequential (nested steps, ≤ 5 levels), and the operators filter, classify, rank and resolve over the list at `inputs_from` (each with its operator's fields; its stages are `<id>/<stage>`) */
-            steps: {
-                [key: string]: unknown;
-            }[];
+            steps: components["schemas"]["PipelineStepDefinition"][];
             system_prompt?: string | null;
             /** @default 0 */
             temperature: number | null;
@@ -1543,6 +1819,8 @@ export interface components {
             success: boolean;
             usage: components["schemas"]["Usage"];
         };
+        /** @description A step of a pipeline, by its `type` */
+        PipelineStepDefinition: components["schemas"]["LlmStep"] | components["schemas"]["AgentStep"] | components["schemas"]["ReduceStep"] | components["schemas"]["SequentialStep"] | components["schemas"]["FilterStep"] | components["schemas"]["ClassifyStep"] | components["schemas"]["RankStep"] | components["schemas"]["ResolveStep"];
         /** @description A provider batch of the job's calls (contract v3, execution mode batch or auto) */
         ProviderBatch: {
             completed: number;
@@ -1651,6 +1929,56 @@ export interface components {
             timeout_secs: number;
             token_budget?: components["schemas"]["TokenBudget"];
             webhook?: components["schemas"]["WebhookConfig"];
+        };
+        /** @description The /v1/rank operator over a list of the shared store: its request's fields but the job's (those are the pipeline's); its stages are `<id>/<stage>` */
+        RankStep: {
+            /** @description How two tied items are shown for a comparison: must read `item_a` and `item_b` */
+            comparison_template?: string;
+            context_management?: components["schemas"]["ContextManagement"];
+            /**
+             * @description What makes an item rank higher, said to the model with every call
+             * @example Most relevant to long-context language modelling
+             */
+            criteria: string;
+            execution?: components["schemas"]["ExecutionRequest"];
+            /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
+            id: string;
+            /** @description The step's named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value */
+            inputs?: {
+                [key: string]: {
+                    task: components["schemas"]["PipelineInputTask"];
+                } | string | number | boolean | null | unknown[] | {
+                    [key: string]: unknown;
+                };
+            };
+            /**
+             * @description The list the rank runs over
+             * @example ${documents}
+             */
+            inputs_from: string;
+            /**
+             * @description How many items the output lists (at most the number of inputs)
+             * @example 2
+             */
+            k: number;
+            max_tokens?: number | null;
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-4o-mini
+             */
+            model?: string;
+            /** @description How an item is shown for its score: a Jinja2 template that must read `item` (default `Item:\n{{ item }}`) */
+            prompt_template?: string;
+            system_prompt?: string | null;
+            /** @default 0 */
+            temperature: number | null;
+            /** @default 60 */
+            timeout_secs: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "rank";
         };
         RateLimit: {
             /** @description Requests per minute */
@@ -1771,6 +2099,49 @@ export interface components {
             token_budget?: components["schemas"]["TokenBudget"];
             webhook?: components["schemas"]["WebhookConfig"];
         };
+        /** @description An ordered fold over a list of the shared store */
+        ReduceStep: {
+            context_management?: components["schemas"]["ContextManagement"];
+            /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
+            id: string;
+            /** @description The accumulator before the first element */
+            initial_value?: unknown;
+            /** @description A call per element first (its output is `current_result`); omitted: the element itself */
+            inner_task?: {
+                max_tokens?: number | null;
+                /**
+                 * @description `<provider>/<model name>`, at most 200 characters
+                 * @example openai/gpt-4o-mini
+                 */
+                model?: string;
+                output_schema?: {
+                    [key: string]: unknown;
+                } | null;
+                /** @description A Jinja2 template over the step's inputs and the shared store */
+                prompt_template: string;
+                system_prompt?: string | null;
+                temperature?: number | null;
+            } | null;
+            /** @description The step's named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value */
+            inputs?: {
+                [key: string]: {
+                    task: components["schemas"]["PipelineInputTask"];
+                } | string | number | boolean | null | unknown[] | {
+                    [key: string]: unknown;
+                };
+            };
+            /**
+             * @description The list to fold
+             * @example ${documents}
+             */
+            inputs_from: string;
+            reduction_task: components["schemas"]["PipelineCallTask"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "reduce";
+        };
         ResolveRequest: {
             blocking: components["schemas"]["Blocking"];
             cache?: components["schemas"]["CacheConfig"];
@@ -1850,6 +2221,59 @@ export interface components {
             token_budget?: components["schemas"]["TokenBudget"];
             webhook?: components["schemas"]["WebhookConfig"];
         };
+        /** @description The /v1/resolve operator over a list of the shared store: its request's fields but the job's (those are the pipeline's); its stages are `<id>/<stage>` */
+        ResolveStep: {
+            blocking: components["schemas"]["Blocking"];
+            /**
+             * @description A Jinja2 template that must read `item_a` and `item_b`: the model answers `{"match": bool, "reason"}`
+             * @example Are these the same company? {{ item_a.name }} / {{ item_b.name }}
+             */
+            comparison_template: string;
+            context_management?: components["schemas"]["ContextManagement"];
+            execution?: components["schemas"]["ExecutionRequest"];
+            /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
+            id: string;
+            /** @description The step's named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value */
+            inputs?: {
+                [key: string]: {
+                    task: components["schemas"]["PipelineInputTask"];
+                } | string | number | boolean | null | unknown[] | {
+                    [key: string]: unknown;
+                };
+            };
+            /**
+             * @description The list the resolve runs over
+             * @example ${documents}
+             */
+            inputs_from: string;
+            /**
+             * @description A blocking that would compare more pairs than this is refused (422 `too_many_comparisons`) before anything runs (1–100000)
+             * @default 10000
+             */
+            max_comparisons: number;
+            max_tokens?: number | null;
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-4o-mini
+             */
+            model?: string;
+            /** @description JSON Schema of a resolution's output (with `resolution_template`) */
+            output_schema?: {
+                [key: string]: unknown;
+            } | null;
+            /** @description One call per cluster of two or more records, reading `items` (the cluster's records): its output is the cluster's record in `resolved` */
+            resolution_template?: string;
+            system_prompt?: string | null;
+            /** @default 0 */
+            temperature: number | null;
+            /** @default 60 */
+            timeout_secs: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "resolve";
+        };
         ResultPage: {
             next_cursor: string | null;
             results: (components["schemas"]["MapResult"] | components["schemas"]["AgentMapResult"] | components["schemas"]["TaskResult"] | components["schemas"]["PipelineStep"])[];
@@ -1860,6 +2284,19 @@ export interface components {
                 /** @description Dollars the job may spend (contract v3): enforced like `total`, reserve-then-settle, at the shipped or deployment prices. Every model the job uses must have a price. */
                 usd?: number;
             };
+        };
+        /** @description Nested steps run in order */
+        SequentialStep: {
+            context_management?: components["schemas"]["ContextManagement"];
+            /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
+            id: string;
+            /** @description The nested steps, run in order (at most 5 levels deep); the last one's output is this step's */
+            steps: components["schemas"]["PipelineStepDefinition"][];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "sequential";
         };
         Session: components["schemas"]["SessionSummary"] & {
             /** @description The sessions of its subtasks, in the order they started */
@@ -2045,6 +2482,7 @@ export interface components {
 }
 export type AgenticMapRequest = components['schemas']['AgenticMapRequest'];
 export type AgentMapResult = components['schemas']['AgentMapResult'];
+export type AgentStep = components['schemas']['AgentStep'];
 export type Audit = components['schemas']['Audit'];
 export type Batch = components['schemas']['Batch'];
 export type BatchEndedEvent = components['schemas']['BatchEndedEvent'];
@@ -2056,7 +2494,9 @@ export type CacheConfig = components['schemas']['CacheConfig'];
 export type CallUsage = components['schemas']['CallUsage'];
 export type Cascade = components['schemas']['Cascade'];
 export type ClassifyRequest = components['schemas']['ClassifyRequest'];
+export type ClassifyStep = components['schemas']['ClassifyStep'];
 export type ConcurrencyChangedEvent = components['schemas']['ConcurrencyChangedEvent'];
+export type ContextManagement = components['schemas']['ContextManagement'];
 export type CreatedApiKey = components['schemas']['CreatedApiKey'];
 export type Error = components['schemas']['Error'];
 export type ErrorKind = components['schemas']['ErrorKind'];
@@ -2064,6 +2504,7 @@ export type Estimate = components['schemas']['Estimate'];
 export type Execution = components['schemas']['Execution'];
 export type ExecutionRequest = components['schemas']['ExecutionRequest'];
 export type FilterRequest = components['schemas']['FilterRequest'];
+export type FilterStep = components['schemas']['FilterStep'];
 export type HttpTool = components['schemas']['HttpTool'];
 export type Job = components['schemas']['Job'];
 export type JobCreated = components['schemas']['JobCreated'];
@@ -2074,6 +2515,7 @@ export type JobPausedEvent = components['schemas']['JobPausedEvent'];
 export type JobRecoveringEvent = components['schemas']['JobRecoveringEvent'];
 export type JobResumedEvent = components['schemas']['JobResumedEvent'];
 export type JobUsage = components['schemas']['JobUsage'];
+export type LlmStep = components['schemas']['LlmStep'];
 export type MapCompletedEvent = components['schemas']['MapCompletedEvent'];
 export type MapItemCompletedEvent = components['schemas']['MapItemCompletedEvent'];
 export type MapReduceRequest = components['schemas']['MapReduceRequest'];
@@ -2084,20 +2526,28 @@ export type McpServer = components['schemas']['McpServer'];
 export type ModelPacing = components['schemas']['ModelPacing'];
 export type Pacing = components['schemas']['Pacing'];
 export type PacingChangedEvent = components['schemas']['PacingChangedEvent'];
+export type PipelineBatch = components['schemas']['PipelineBatch'];
+export type PipelineCallTask = components['schemas']['PipelineCallTask'];
+export type PipelineInputTask = components['schemas']['PipelineInputTask'];
 export type PipelineRequest = components['schemas']['PipelineRequest'];
 export type PipelineStep = components['schemas']['PipelineStep'];
+export type PipelineStepDefinition = components['schemas']['PipelineStepDefinition'];
 export type ProviderBatch = components['schemas']['ProviderBatch'];
 export type ProviderCredential = components['schemas']['ProviderCredential'];
 export type ProviderCredentialInput = components['schemas']['ProviderCredentialInput'];
 export type RankRequest = components['schemas']['RankRequest'];
+export type RankStep = components['schemas']['RankStep'];
 export type RateLimit = components['schemas']['RateLimit'];
 export type RateLimits = components['schemas']['RateLimits'];
 export type Recovering = components['schemas']['Recovering'];
 export type RecoverRequest = components['schemas']['RecoverRequest'];
 export type ReduceRequest = components['schemas']['ReduceRequest'];
+export type ReduceStep = components['schemas']['ReduceStep'];
 export type ResolveRequest = components['schemas']['ResolveRequest'];
+export type ResolveStep = components['schemas']['ResolveStep'];
 export type ResultPage = components['schemas']['ResultPage'];
 export type ResumeRequest = components['schemas']['ResumeRequest'];
+export type SequentialStep = components['schemas']['SequentialStep'];
 export type Session = components['schemas']['Session'];
 export type SessionMessage = components['schemas']['SessionMessage'];
 export type SessionSummary = components['schemas']['SessionSummary'];

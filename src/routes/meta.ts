@@ -1,5 +1,6 @@
 /** Open routes: health check, the OpenAPI 3.1 document, and the API reference page that renders it. */
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { registerStepSchemas } from "../operators/pipeline/step-schema";
 import { Hono } from "hono";
 import { renderDocsPage, type OpenApiDocument } from "./docs-page";
 import type { AppEnv } from "../app-env";
@@ -59,6 +60,7 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>) {
     description: "The deployment's ADMIN_TOKEN.",
   });
   app.openAPIRegistry.register("JobEvent", jobEventSchema());
+  registerStepSchemas(app.openAPIRegistry); // what a pipeline's `steps` refers to
   const doc = app.getOpenAPI31Document({ openapi: "3.1.0", info: API_INFO, tags: TAGS, servers: [{ url: "/", description: "The deployment that serves this document" }] });
   pruneImpossibleErrors(doc as Json);
   return doc;

@@ -17,7 +17,7 @@ import { subtaskSettings, toolConfigs, toolIssues } from "../agentic-map/agent-f
 import type { TaskDefaults } from "../task-call";
 import { DEFAULT_MAX_WAIT_SECS } from "../../engine/limits";
 
-const AgentStepFields = AgenticMapRequestSchema.pick({
+export const AgentStepFields = AgenticMapRequestSchema.pick({
   system_prompt: true,
   temperature: true,
   max_tokens: true,

@@ -15,7 +15,7 @@ import type { TaskDefaults } from "../task-call";
 /** A step's own fields that are not the operator's: the pipeline's step fields. */
 export const STEP_FIELDS = ["id", "type", "context_management", "inputs", "inputs_from"];
 /** The job's fields: a step runs under the pipeline's. */
-const JOB_FIELDS = new Set(["inputs", "webhook", "metadata", "token_budget", "concurrency", "max_retries", "max_wait_secs", "rate_limit", "retry_guidance", "cache", "prompt_cache"]);
+export const JOB_FIELDS = new Set(["inputs", "webhook", "metadata", "token_budget", "concurrency", "max_retries", "max_wait_secs", "rate_limit", "retry_guidance", "cache", "prompt_cache"]);
 
 /** The operator's fields a step of it may set. */
 export function ownFields(step: OperatorStep): string[] {
