@@ -9,6 +9,8 @@
  * - S13: three tenants on one deployment key of 6,000 RPM, S13_ITEMS (default 1,000) small items
  *   each, started together: each tenant's calls while all three run, as a share of the limit;
  *   then one tenant alone.
+ * The pacer's round trips: each job's coordinator logs how often it asked its pacer when it ends
+ * (durable-objects/coordinator/pacing.ts); the table shows them as asks a second over the run.
  */
 import OpenAI from "openai";
 import pLimit from "p-limit";
@@ -17,6 +19,7 @@ import { startFanout } from "../test/e2e/harness/fanout-server.ts";
 import { startFakeModelServer } from "../test/fake-model/server.ts";
 import type { LimitConfig } from "../test/fake-model/limits.ts";
 import type { TagStats } from "../test/fake-model/server.ts";
+import { PACER_ASKS_LOG } from "../src/engine/pacing.ts";
 
 const S12_ITEMS = Number(process.env.S12_ITEMS ?? 2_000);
 const S12_LOOP = (process.env.S12_LOOP ?? "1,4").split(",").map(Number).filter((c) => c > 0); // S12_LOOP=none: Fanout alone
@@ -31,6 +34,16 @@ const DEPLOYMENT_KEY = `sk-bench-deployment-${Date.now()}`;
 const fake = await startFakeModelServer({ latencyMs: LATENCY_MS });
 const fanout = await startFanout({ vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: DEPLOYMENT_KEY, MAX_ITEMS_PER_JOB: "10000" } });
 const stats = async (tag: string): Promise<TagStats> => (await fetch(`${fake.url}/_fake/stats?tag=${tag}`)).json();
+
+/** The round trips the jobs' coordinators made to their pacers, from the line each logs as it ends (waited for: the log may trail the job's end). */
+async function pacerAsks(jobIds: string[]): Promise<number> {
+  for (let waited = 0; ; waited += 100) {
+    const lines = fanout.logs().split("\n").filter((l) => l.includes(PACER_ASKS_LOG));
+    const found = lines.map((l) => JSON.parse(l.slice(l.indexOf("{"))) as { job_id: string; asks: number }).filter((l) => jobIds.includes(l.job_id));
+    if (new Set(found.map((l) => l.job_id)).size === jobIds.length || waited >= 5_000) return found.reduce((n, l) => n + l.asks, 0);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 async function limitedKey(key: string, limits: LimitConfig): Promise<string> {
   await fetch(`${fake.url}/_fake/limits`, { method: "POST", body: JSON.stringify({ key, limits }) });
@@ -55,7 +68,8 @@ async function s12Fanout(tag: string) {
     body: { inputs: Array.from({ length: S12_ITEMS }, (_, i) => i), prompt_template: `Summarize item {{ item }}: ${FILLER} <<fake tag=${tag} id={{ item }}>>`, model: "openai/gpt-4o-mini", concurrency: S12_CONCURRENCY },
   });
   const job = await waitForJob(fanout.url, key, created.body.job_id, 3_600_000);
-  return { succeeded: job.succeeded as number, secs: (performance.now() - started) / 1000, ...(await stats(tag)) };
+  const secs = (performance.now() - started) / 1000;
+  return { succeeded: job.succeeded as number, secs, asks: await pacerAsks([created.body.job_id]), ...(await stats(tag)) };
 }
 
 async function s12Loop(tag: string, concurrency: number) {
@@ -65,7 +79,7 @@ async function s12Loop(tag: string, concurrency: number) {
   const outcomes = await Promise.all(
     Array.from({ length: S12_ITEMS }, (_, i) => limit(() => client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: s12Prompt(tag, i) }] }).then(() => true, () => false))),
   );
-  return { succeeded: outcomes.filter(Boolean).length, secs: (performance.now() - started) / 1000, ...(await stats(tag)) };
+  return { succeeded: outcomes.filter(Boolean).length, secs: (performance.now() - started) / 1000, asks: null, ...(await stats(tag)) };
 }
 
 /** S13: the tenants' jobs started together on the deployment key; the calls each got while all ran. */
@@ -84,8 +98,11 @@ async function s13(tenants: number) {
   const to = Math.min(...all.map((s) => Math.max(...s.times)));
   const minutes = (to - from) / 60_000;
   const perTenant = all.map((s) => s.times.filter((t) => t >= from && t <= to).length / minutes / S13_LIMITS.rpm);
-  return { secs, perTenant, rate_limited: all.reduce((n, s) => n + s.rate_limited, 0), calls: all.reduce((n, s) => n + s.requests, 0) };
+  return { secs, perTenant, asks: await pacerAsks(jobs.map((j) => j.body.job_id as string)), rate_limited: all.reduce((n, s) => n + s.rate_limited, 0), calls: all.reduce((n, s) => n + s.requests, 0) };
 }
+
+/** Asks in all, and a second over the run's wall time. */
+const perSec = (asks: number | null, secs: number): string => (asks === null ? "" : `${asks} (${(asks / secs).toFixed(1)})`);
 
 const rows: string[] = [];
 try {
@@ -95,16 +112,16 @@ try {
   const s12 = [[`Fanout (C=${S12_CONCURRENCY})`, () => s12Fanout(`s12-fanout-${Date.now()}`)] as const, ...S12_LOOP.map((c) => [`p-limit + SDK (C=${c})`, () => s12Loop(`s12-loop${c}-${Date.now()}`, c)] as const)];
   for (const [runner, run] of S12_ITEMS > 0 ? s12 : []) { // S12_ITEMS=0: S13 alone
     const r = await run();
-    rows.push(`| S12 | ${runner} | ${r.succeeded}/${S12_ITEMS} | ${r.secs.toFixed(1)} | ${s12Ideal.toFixed(1)} | ${(r.secs / s12Ideal).toFixed(3)} | ${r.requests} | ${r.rate_limited} (${((100 * r.rate_limited) / r.requests).toFixed(2)} %) |`);
+    rows.push(`| S12 | ${runner} | ${r.succeeded}/${S12_ITEMS} | ${r.secs.toFixed(1)} | ${s12Ideal.toFixed(1)} | ${(r.secs / s12Ideal).toFixed(3)} | ${r.requests} | ${r.rate_limited} (${((100 * r.rate_limited) / r.requests).toFixed(2)} %) | ${perSec(r.asks, r.secs)} |`);
     console.log(rows.at(-1));
   }
   for (const n of S13_ITEMS > 0 ? [3, 1] : []) { // S13_ITEMS=0: S12 alone
     const r = await s13(n);
-    rows.push(`| S13 | Fanout, ${n} tenant${n > 1 ? "s" : ""} × ${S13_ITEMS} | shares of the limit while all ran: ${r.perTenant.map((p) => p.toFixed(3)).join(", ")} | ${r.secs.toFixed(1)} | ${((n * S13_ITEMS) / S13_LIMITS.rpm * 60).toFixed(1)} | | ${r.calls} | ${r.rate_limited} |`);
+    rows.push(`| S13 | Fanout, ${n} tenant${n > 1 ? "s" : ""} × ${S13_ITEMS} | shares of the limit while all ran: ${r.perTenant.map((p) => p.toFixed(3)).join(", ")} | ${r.secs.toFixed(1)} | ${((n * S13_ITEMS) / S13_LIMITS.rpm * 60).toFixed(1)} | | ${r.calls} | ${r.rate_limited} | ${perSec(r.asks, r.secs)} |`);
     console.log(rows.at(-1));
   }
 } finally {
   await fanout.stop();
   await fake.close();
 }
-console.log(["| scenario | runner | items done | wall (s) | ideal (s) | × ideal | calls | 429s |", "|---|---|---|---:|---:|---:|---:|---:|", ...rows].join("\n"));
+console.log(["| scenario | runner | items done | wall (s) | ideal (s) | × ideal | calls | 429s | pacer asks (a second) |", "|---|---|---|---:|---:|---:|---:|---:|---:|", ...rows].join("\n"));

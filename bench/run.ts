@@ -184,7 +184,9 @@ async function runPipelineScenario(): Promise<void> {
  * S9: a provider with room for 8 calls in flight (past that: 429, Retry-After 1), a job at
  * concurrency 64, N = 400, L = 200 ms; ideal ceil(N/8)·L. Fanout's first job on a fresh tenant,
  * then the tenant's second (the learned limit), against baseline A at p-limit 64 with the SDK's
- * default retries.
+ * default retries. The tenant calls that provider with a key of its own, as an OpenAI-compatible
+ * server without rate-limit headers: the adaptive limit is per key and model, and the deployment's
+ * key is the other scenarios' (used just now, so a first job on it would not start paced).
  */
 let capacityRows = "";
 async function runCapacityScenario(): Promise<void> {
@@ -194,9 +196,11 @@ async function runCapacityScenario(): Promise<void> {
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   ];
   const key = (await newTenant(fanout.url)).key;
+  const own = await call(fanout.url, "PUT", "/v1/providers/openai-compatible", { token: key, body: { api_key: `sk-bench-s9-${Date.now()}`, base_url: `${fake.url}/v1` } });
+  if (own.status !== 200) throw new Error(`PUT /v1/providers/openai-compatible: ${own.status} ${JSON.stringify(own.body)}`);
   const stats = async (tag: string) => (await (await fetch(`${fake.url}/_fake/stats?tag=${tag}`)).json()) as { requests: number; throttled: number };
   for (const run of ["Fanout, the tenant's first job", "Fanout, its second job", "A: p-limit 64 + openai"]) {
-    const w = { n: 400, concurrency: 64, latencyMs: 200, cap: 8, maxRetries: 10, tag: `S9-${Date.now()}` };
+    const w = { n: 400, concurrency: 64, latencyMs: 200, cap: 8, maxRetries: 10, tag: `S9-${Date.now()}`, provider: "openai-compatible" as const };
     process.stderr.write(`S9 ${run}: N=${w.n} C=${w.concurrency} capacity ${w.cap} … `);
     const figures = run.startsWith("A") ? (await runChild("bench/baseline-a.ts", w)).figures : await runThroughFanout(fanout.url, key, w);
     const s = await stats(w.tag);

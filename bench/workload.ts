@@ -11,6 +11,7 @@ export interface Workload {
   cap?: number; // the provider's capacity (calls in flight) for this workload's tag
   maxRetries?: number; // Fanout's max_retries (the baselines keep their SDK's defaults)
   jitterMs?: number; // each item's latency spread over latencyMs ± jitterMs, evenly and the same every run (mean L)
+  provider?: "openai" | "openai-compatible"; // Fanout's model's provider (default openai; openai-compatible: a server without rate-limit headers, on the tenant's own key)
 }
 
 /** Item i's latency: L, or with jitter a fixed spread over L ± jitter (a provider's answers do not all take the same time). */

@@ -9,7 +9,7 @@
  * cannot be reached paces nothing (the job goes on as without limits, AIMD still applies).
  * The pacing the API shows (`pacing` on the job, PACING_CHANGED) is kept in the meta.
  */
-import { charge, declare, EMPTY, NO_PACING, room, type CallCost, type PacerState, type PacingView, type RateLimit, type RateObservation } from "../../src/engine/pacing";
+import { charge, declare, EMPTY, NO_PACING, PACER_ASKS_LOG, room, type CallCost, type PacerState, type PacingView, type RateLimit, type RateObservation } from "../../src/engine/pacing";
 import { isThrottle, type AttemptOutcome } from "../../src/engine/retry-policy";
 import type { JobSpecBase as JobSpec } from "../../src/engine/types";
 import { ratePacer } from "../../src/objects";
@@ -93,6 +93,8 @@ export class PacingLink {
   #output = { calls: 0, tokens: 0 }; // the output tokens of the calls reported so far: what the next one is expected to write
   /** A credential and model nothing is known of: one call goes first (`ready`), the others wait for its answer (`sent`). */
   #probe: "ready" | "sent" | null = null;
+  /** The round trips to the pacer since this object started (said in a log line when the job leaves: the contract asks how many a second). */
+  #asks = { count: 0, since: 0 };
 
   constructor(
     private readonly env: Env,
@@ -214,6 +216,10 @@ export class PacingLink {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = null;
     if (!this.#credential) return;
+    if (this.#asks.count > 0) {
+      const secs = Math.max(0.001, (Date.now() - this.#asks.since) / 1000);
+      console.log(JSON.stringify({ message: PACER_ASKS_LOG, job_id: spec.jobId, model: this.model, asks: this.#asks.count, secs: Math.round(secs * 10) / 10, per_sec: Math.round((this.#asks.count / secs) * 10) / 10 }));
+    }
     ratePacer(this.env, this.#credential, this.model)
       .leave(spec.jobId)
       .catch((err: unknown) => console.error("could not leave the rate pacer", err));
@@ -233,6 +239,7 @@ export class PacingLink {
     if (this.#declared !== undefined) news.declared = this.#declared;
     this.#seen = null;
     this.#unused = { ...NO_COST };
+    if (this.#asks.count++ === 0) this.#asks.since = Date.now();
     let answer: PacerAnswer;
     try {
       answer = await ratePacer(this.env, this.#credential, this.model).ask({ jobId: spec.jobId, tenant: spec.tenantId, calls, cost }, news);

@@ -263,6 +263,9 @@ export function charge(state: PacerState, cost: CallCost, now: number, calls = 1
   return { ...state, buckets };
 }
 
+/** The log line a job's pacing link writes when the job leaves: its round trips to the pacer (bench/pacing.ts reads it). */
+export const PACER_ASKS_LOG = "rate pacer asks";
+
 /** How a job is paced, as the API shows it (`pacing` on the job, PACING_CHANGED). */
 export interface PacingView {
   rpm: number | null;
