@@ -20,7 +20,7 @@ import { newId } from "../../lib/ids";
 import { taskResultBase } from "../../engine/task-result";
 import type { Advance, Operator, PlanReader, TaskResult, TaskSeed, TaskView } from "../../engine/types";
 import { stageTooLarge } from "../../engine/limits";
-import { entries } from "../reduce/plan";
+import { entries, foldResult, foldTasks, foldVars, releaseReduction, type FoldStages } from "../fold";
 import { batchItemsProblem, batchResult } from "./batch";
 import { stepVariables } from "./context";
 import { resolveRef } from "./refs";
@@ -32,15 +32,8 @@ import { operatorEstimate, operatorOf, progressOperator, releaseOperator, subRea
 
 export { STEPS, type PipelineJobSpec } from "./shared-store";
 
-const CRITICAL = 0;
-const AHEAD = 1;
-
-interface EntryInput {
-  name: string;
-  original_input: unknown;
-  accumulator?: unknown;
-  current_result?: unknown;
-}
+/** A reduce step's fold (../fold.ts): its inner tasks' stage and its own. */
+const foldOf = (unit: Unit): FoldStages => ({ inner: unit.reduce?.inner ? innerStage(unit) : null, reduction: unit.path });
 
 /** Starts a step: its input tasks, or the step itself. */
 function releaseStep(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
@@ -76,17 +69,13 @@ function releaseMain(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, stor
     if (typeof value !== "object" || value === null) return fail(spec, reader, unit, unit.path, null, "inputs_from must point at a list or an object");
     const list = entries(value as unknown[] | Record<string, unknown>);
     if (list.length === 0) return finishStep(spec, reader, unit, unit.reduce.initialValue);
-    const seeds: TaskSeed[] = list.flatMap(({ name, value: v }, index) => {
-      const entry: EntryInput = { name, original_input: v };
-      const reduction: TaskSeed = { stage: unit.path, index, input: entry, blocked: true, priority: CRITICAL };
-      return unit.reduce?.inner ? [{ stage: innerStage(unit), index, input: entry, priority: AHEAD }, reduction] : [reduction];
-    });
+    const seeds = foldTasks(foldOf(unit), list);
     const totals = { [unit.path]: list.length, ...(unit.reduce.inner ? { [innerStage(unit)]: list.length } : {}) };
     if (unit.reduce.inner) return { ready: seeds, totals };
     // Without inner tasks, reduction 0 has all it needs now (nothing else would release it).
     const first = list[0] as { name: string; value: unknown };
-    const input: EntryInput = { name: first.name, original_input: first.value, accumulator: unit.reduce.initialValue, current_result: first.value };
-    return { ready: [{ stage: unit.path, index: 0, input, priority: CRITICAL }, ...seeds.slice(1)], totals };
+    const input = { name: first.name, original_input: first.value, accumulator: unit.reduce.initialValue, current_result: first.value };
+    return { ready: [{ ...(seeds[0] as TaskSeed), input, blocked: false }, ...seeds.slice(1)], totals };
   }
   return { ready: [{ stage: unit.path, index: 0, input: null, sessionId: unit.agent ? newId("ses") : null }], totals: { [unit.path]: 1 } };
 }
@@ -120,27 +109,6 @@ function progressBatch(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, ou
   return { ready };
 }
 
-/** Reduction k of a reduce step, released once inner k and reduction k−1 are done. */
-function releaseReduction(unit: Unit, reader: PlanReader, k: number): TaskSeed[] {
-  const reduce = unit.reduce as NonNullable<Unit["reduce"]>;
-  const task = reader.task(unit.path, k);
-  if (!task || task.state !== "blocked") return [];
-  const entry = task.input as EntryInput;
-  let current: unknown = entry.original_input;
-  if (reduce.inner) {
-    const inner = reader.task(innerStage(unit), k);
-    if (inner?.state !== "done" || !inner.success) return [];
-    current = inner.output;
-  }
-  let accumulator = reduce.initialValue;
-  if (k > 0) {
-    const previous = reader.task(unit.path, k - 1);
-    if (previous?.state !== "done" || !previous.success) return [];
-    accumulator = previous.output;
-  }
-  return [{ stage: unit.path, index: k, input: { ...entry, accumulator, current_result: current }, priority: CRITICAL }];
-}
-
 function progressReduce(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): Advance {
   const stage = reader.stage(unit.path);
   if (!stage) return { ready: [] };
@@ -149,7 +117,7 @@ function progressReduce(spec: PipelineJobSpec, reader: PlanReader, unit: Unit): 
   }
   let k = 0;
   while (k < stage.total && reader.task(unit.path, k)?.state === "done") k++;
-  return { ready: k < stage.total ? releaseReduction(unit, reader, k) : [] };
+  return { ready: k < stage.total ? releaseReduction(foldOf(unit), unit.reduce?.initialValue ?? null, reader, k) : [] };
 }
 
 /** Where a step stands; what comes next for it. */
@@ -266,9 +234,7 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
     }
     if (u.batch) return { ...base, [u.batch.as]: (task.input as { item: unknown }).item };
     if (u.reduce) {
-      const entry = task.input as EntryInput;
-      if (part === "inner") return { ...base, item: entry.original_input, name: entry.name, index: task.index };
-      return { ...base, accumulator: entry.accumulator, current_result: entry.current_result, original_input: entry.original_input, name: entry.name, index: task.index };
+      return { ...base, ...foldVars(part === "inner", task) };
     }
     return base;
   },
@@ -345,8 +311,7 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
     // An agent's result: its session's fields (turns, stop_reason, …) over the common ones.
     const base = unit?.agent && part === "main" ? { ...taskResultBase(task, finish), session_id: finish.sessionId, ...finish.details, success: finish.success } : taskResultBase(task, finish);
     if (unit?.reduce && part !== "inputs") {
-      const entry = task.input as EntryInput;
-      return part === "main" ? { ...base, name: entry.name, accumulator: finish.success ? finish.output : (entry.accumulator ?? null) } : { ...base, name: entry.name };
+      return foldResult(part !== "main", task, base, finish);
     }
     return task.input !== null && typeof task.input === "object" && "item" in task.input ? { ...base, item: (task.input as { item: unknown }).item } : base;
   },
