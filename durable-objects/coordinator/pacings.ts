@@ -80,6 +80,8 @@ export class Pacings {
       await this.of(model).join(spec, credential.id, credential.declared);
     } catch (err) {
       console.error(`could not join the rate pacer of ${model}; its calls are not paced`, err);
+    } finally {
+      this.#joining.delete(model); // it holds only the joins under way
     }
   }
 

@@ -322,6 +322,20 @@ describe("coordinator: recover and resume in every state", () => {
   });
 });
 
+describe("coordinator: a recover onto another model", () => {
+  it("paces it under its own provider's credential, not the old model's", async () => {
+    const { stub } = await startJob(mapSpec(), ["a"]);
+    await tick(stub);
+    await report(stub, "items", 0, failed());
+    const before = await meta<string>(stub, "credential");
+    expect(before).toBeTruthy();
+    expect(await stub.recover({ ...NO_RECOVER, model: "anthropic/claude-sonnet-4-5" })).toEqual({ ok: true, recovering: 1 });
+    const after = await meta<string>(stub, "credential");
+    expect(after).toBeTruthy();
+    expect(after).not.toBe(before); // the code before kept the openai-compatible key's
+  });
+});
+
 describe("coordinator: the final flush", () => {
   it("emits MAP_COMPLETED only once D1 has every result; a failed flush is retried by the alarm", async () => {
     const { stub, jobId } = await startJob(mapSpec(), ["a"], false); // no job row yet: D1's foreign key refuses the results
