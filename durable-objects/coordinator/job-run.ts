@@ -118,8 +118,12 @@ export class JobRun {
     const model = this.modelOf(task.stage);
     const usage = sumsOf(priced(this.env, model, outcome.usage, "realtime"));
     this.budget.spend(task.stage, usage);
-    this.pacing.of(model).observe(spec, outcome);
-    const asked = this.concurrency.observe(spec, outcome, this.busySlots.size, task.dispatched_at ?? Date.now());
+    const pacer = this.pacing.of(model);
+    pacer.observe(spec, outcome);
+    // Adaptive concurrency is the rule only where no rate limit is known (contract v3): a throttle of a
+    // paced model is the pacer's news (its retry-after, its headers), never a cut of the calls in flight.
+    const adaptive = !(pacer.paces && isThrottle(outcome));
+    const asked = adaptive ? this.concurrency.observe(spec, outcome, this.busySlots.size, task.dispatched_at ?? Date.now()) : null;
     if (asked) {
       await asked;
       // Other calls ran meanwhile: the job may have ended (its running tasks released) or been recovered.

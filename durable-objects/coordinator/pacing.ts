@@ -225,6 +225,11 @@ export class PacingLink {
       .catch((err: unknown) => console.error("could not leave the rate pacer", err));
   }
 
+  /** Whether the model's calls are paced by known limits (then a throttle is the pacer's news, not adaptive concurrency's). */
+  get paces(): boolean {
+    return this.#paces;
+  }
+
   /** The pacing the API shows (the job's progress adds `adaptive` when no rate limit is known but adaptive concurrency holds one). */
   view(): PacingView {
     return this.store.get().view;

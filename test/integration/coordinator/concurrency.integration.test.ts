@@ -91,3 +91,24 @@ describe("adaptive concurrency: whose jobs share a limit", () => {
     expect(await meta<string>(apart, "credential")).not.toBe(await meta<string>(first, "credential"));
   });
 });
+
+describe("adaptive concurrency: only where no rate limit is known", () => {
+  it("a throttle of a model the pacer paces (its headers said its limits) does not cut the calls in flight; without headers it does", async () => {
+    const model = `openai-compatible/paced-${crypto.randomUUID()}`;
+    const spec = (jobId: string, tenantId: string): MapJobSpec => ({ ...base(jobId, tenantId), type: "map", call: call({ model }), model, concurrency: 8 });
+    const rate = { requests: { limit: 600, remaining: 500 }, at: Date.now() };
+    const throttle = (headers: boolean) => ({ kind: "transient", error: "429", retryAfterMs: 1_000, throttled: true, usage: { input_tokens: 0, output_tokens: 0 }, ...(headers ? { rate } : {}) }) as const;
+    const { stub: paced } = await startJob(spec, ["a", "b", "c"]);
+    await tick(paced);
+    await report(paced, "items", 0, { kind: "success", output: "x", usage: { input_tokens: 1, output_tokens: 1 }, rate }); // the headers: paced from now on
+    await report(paced, "items", 1, throttle(true));
+    expect(await meta<number>(paced, "effective")).toBeUndefined(); // the code before cut it to 0.8 of the calls in flight
+    // The same throttle on a model nothing is known of: adaptive concurrency cuts.
+    const other = `openai-compatible/unpaced-${crypto.randomUUID()}`;
+    const { stub: unpaced } = await startJob((jobId, tenantId) => ({ ...spec(jobId, tenantId), call: call({ model: other }), model: other }), ["a", "b", "c"]);
+    await tick(unpaced);
+    await report(unpaced, "items", 1, throttle(false));
+    expect(await meta<number>(unpaced, "effective")).toBeLessThan(8);
+  });
+});
+
