@@ -8,13 +8,14 @@
  *   batches               the provider batches of the job's batch stages (./batch-table.ts)
  */
 import type { JobMeta, MetaKey } from "./job-meta";
-import { SUBTASKS_SUFFIX, type StageCounts, type StageKind, type StagePlan, type StageStatus, type TaskSeed, type TaskView } from "../../src/engine/types";
+import { SUBTASKS_SUFFIX, type StageKind, type StagePlan, type StageStatus, type TaskSeed } from "../../src/engine/types";
 import { EventLogTable, Outbox } from "./event-store";
 import { migrate } from "./schema";
 import { BatchTable } from "./batch-table";
 import { addSums, type UsageSums } from "../../src/engine/counters";
+import { taskSums, type StageRow, type TaskRow } from "./store-rows";
 
-export type TaskState = TaskView["state"];
+export { itemStages, taskSums, taskView, type StageRow, type TaskRow, type TaskState } from "./store-rows";
 
 /** At most this much JSON per insert of many tasks: well under a bound value's limit (2 MB on Cloudflare). */
 const INSERT_CHUNK_CHARS = 512 * 1024;
@@ -26,69 +27,11 @@ function taskColumns(seed: TaskSeed, input: string): [string, number, string, "b
   return [seed.stage, seed.index, input, seed.blocked ? "blocked" : "pending", seed.priority ?? 0, seed.sessionId ?? null];
 }
 
-export type TaskRow = UsageSums & {
-  stage: string;
-  idx: number;
-  input: string;
-  state: TaskState;
-  priority: number;
-  attempts: number;
-  ready_at: number;
-  slot: number | null;
-  token: string | null;
-  dispatched_at: number | null;
-  problems: string | null;
-  reserved: number;
-  reserved_usd: number;
-  /** The provider batch the task is (or was, execution mode auto) a line of; null: a slot's or a session's. */
-  batch_id: string | null;
-  session_id: string | null;
-  success: number | null;
-  output: string | null;
-  error: string | null;
-  error_kind: string | null;
-  /** Attempts lost with no report (the worker or the whole runtime died): see LOST_ATTEMPTS_MAX. */
-  losses: number;
-  /** Attempts answered with a rate limit (not counted against max_retries), and since when the task is throttled in a row (null: its last answer was no throttle). */
-  throttles: number;
-  throttled_since: number | null;
-};
-
-export type StageRow = StageCounts & {
-  name: string;
-  kind: StageKind;
-  /** A children stage's: the stage of the plan whose agents spawned them (null for a stage of the plan). */
-  parent: string | null;
-  ord: number;
-  status: StageStatus;
-};
-
-/** Stages that are items' own (not an agent's children's): what the job's `total` counts. */
-export const itemStages = (stages: StageRow[]): StageRow[] => stages.filter((s) => s.kind !== "children");
-
 /** The usage columns tasks and stages share, added to (`ADD_USAGE`, then its six values: `usageArgs`) or cleared. */
 const ADD_USAGE = `input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?,
   cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?, unpriced_calls = unpriced_calls + ?`;
 const CLEAR_USAGE = "input_tokens = 0, output_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0, cost_usd = 0, unpriced_calls = 0";
 const usageArgs = (u: UsageSums): number[] => [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_usd, u.unpriced_calls];
-
-/** A task row's usage sums. */
-export const taskSums = (row: TaskRow): UsageSums => ({
-  input_tokens: row.input_tokens, output_tokens: row.output_tokens, cache_read_tokens: row.cache_read_tokens,
-  cache_write_tokens: row.cache_write_tokens, cost_usd: row.cost_usd, unpriced_calls: row.unpriced_calls,
-});
-
-export function taskView(row: TaskRow): TaskView {
-  return {
-    stage: row.stage,
-    index: row.idx,
-    state: row.state,
-    success: row.success === null ? null : row.success === 1,
-    output: row.output === null ? null : (JSON.parse(row.output) as unknown),
-    input: JSON.parse(row.input) as unknown,
-    error: row.error,
-  };
-}
 
 export class CoordinatorStore {
   readonly #sql: SqlStorage;

@@ -1,0 +1,66 @@
+/**
+ * The rows of the coordinator's store as its readers see them (./store.ts): a task's, a stage's,
+ * and the views of them the operators and the results read.
+ */
+import type { StageCounts, StageKind, StageStatus, TaskView } from "../../src/engine/types";
+import type { UsageSums } from "../../src/engine/counters";
+
+export type TaskState = TaskView["state"];
+
+export type TaskRow = UsageSums & {
+  stage: string;
+  idx: number;
+  input: string;
+  state: TaskState;
+  priority: number;
+  attempts: number;
+  ready_at: number;
+  slot: number | null;
+  token: string | null;
+  dispatched_at: number | null;
+  problems: string | null;
+  reserved: number;
+  reserved_usd: number;
+  /** The provider batch the task is (or was, execution mode auto) a line of; null: a slot's or a session's. */
+  batch_id: string | null;
+  session_id: string | null;
+  success: number | null;
+  output: string | null;
+  error: string | null;
+  error_kind: string | null;
+  /** Attempts lost with no report (the worker or the whole runtime died): see LOST_ATTEMPTS_MAX. */
+  losses: number;
+  /** Attempts answered with a rate limit (not counted against max_retries), and since when the task is throttled in a row (null: its last answer was no throttle). */
+  throttles: number;
+  throttled_since: number | null;
+};
+
+export type StageRow = StageCounts & {
+  name: string;
+  kind: StageKind;
+  /** A children stage's: the stage of the plan whose agents spawned them (null for a stage of the plan). */
+  parent: string | null;
+  ord: number;
+  status: StageStatus;
+};
+
+/** Stages that are items' own (not an agent's children's): what the job's `total` counts. */
+export const itemStages = (stages: StageRow[]): StageRow[] => stages.filter((s) => s.kind !== "children");
+
+/** A task row's usage sums. */
+export const taskSums = (row: TaskRow): UsageSums => ({
+  input_tokens: row.input_tokens, output_tokens: row.output_tokens, cache_read_tokens: row.cache_read_tokens,
+  cache_write_tokens: row.cache_write_tokens, cost_usd: row.cost_usd, unpriced_calls: row.unpriced_calls,
+});
+
+export function taskView(row: TaskRow): TaskView {
+  return {
+    stage: row.stage,
+    index: row.idx,
+    state: row.state,
+    success: row.success === null ? null : row.success === 1,
+    output: row.output === null ? null : (JSON.parse(row.output) as unknown),
+    input: JSON.parse(row.input) as unknown,
+    error: row.error,
+  };
+}
