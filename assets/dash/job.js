@@ -161,6 +161,25 @@ function executionText(job) {
   return `${mode} · ${num(batches.length)} provider batch${batches.length === 1 ? "" : "es"} (${num(lines)} lines${open ? `, ${num(open)} running` : ""})`;
 }
 
+const PACED_BY = { job: "the job's rate_limit", declared: "the key's declared limits", headers: "the provider's headers", adaptive: "adaptive concurrency, after throttles" };
+
+/** One model's pacing, as a line: its limits, where they come from, and the job's share while others wait. */
+function pacedText(p) {
+  const limits = [p.rpm !== null ? `${num(p.rpm)} requests/min` : null, p.tpm !== null ? `${num(p.tpm)} tokens/min` : null].filter(Boolean).join(" · ");
+  const share = p.share !== null && p.share < 1 ? `, ${Math.round(p.share * 100)} % of it` : "";
+  return `${limits || "no rate limit known"} (${PACED_BY[p.source] ?? p.source}${share})`;
+}
+
+/** The job's pacing (its model's, and each other model's it calls); null when nothing paces it. */
+function pacingText(job) {
+  const pacing = job.pacing;
+  if (!pacing) return null;
+  const others = Object.entries(pacing.models ?? {}).filter(([, p]) => p.source !== null);
+  if (pacing.source === null && others.length === 0) return null;
+  const own = pacing.source === null ? null : pacedText(pacing);
+  return [own, ...others.map(([model, p]) => `${model}: ${pacedText(p)}`)].filter(Boolean).join("; ");
+}
+
 function renderHead(el, state) {
   const job = state.job;
   const streamText = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", ended: "stream ended" }[state.stream] ?? state.stream;
@@ -178,6 +197,8 @@ function renderHead(el, state) {
       h("dt", {}, "Tokens"), h("dd", {}, `${num(job.usage.input_tokens)} in · ${num(job.usage.output_tokens)} out`, promptCached(job.usage), job.usage.cached?.calls ? ` · ${num(job.usage.cached.calls)} cached calls` : ""),
       h("dt", {}, "Cost"), h("dd", { id: "cost" }, dollars(job.cost_usd)),
       h("dt", {}, "Execution"), h("dd", { id: "execution" }, executionText(job)),
+      pacingText(job) ? h("dt", {}, "Paced at") : null,
+      pacingText(job) ? h("dd", { id: "pacing" }, pacingText(job)) : null,
       h("dt", {}, "Updates"), h("dd", { id: "stream-state" }, streamText),
     ),
     job.pause_reason ? notice(`Paused: ${job.pause_reason}`, "ok") : null,

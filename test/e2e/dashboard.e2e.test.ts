@@ -14,6 +14,7 @@ import { call, ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
 import { base, fakeStats, openGate, uniqueTag } from "./harness/context.ts";
 import { ROOT } from "./harness/fanout-server.ts";
 import { launchBrowser } from "./harness/browser.ts";
+import { limitedTenant } from "./harness/limited-key.ts";
 import { startToolServer } from "./harness/tool-server.ts";
 import { removeTempDirs, tempDir } from "./harness/temp-dir.ts";
 
@@ -255,6 +256,18 @@ describe("the dashboard", () => {
     expect(await page.locator("#clusters li").allTextContents()).toEqual(["#0, #1"]);
     await page.getByRole("button", { name: "Output as JSON" }).click();
     await expect.poll(() => page.getByRole("dialog").textContent()).toContain('"clusters"');
+  });
+
+  it("shows what paces a job: its key's limits from the provider's headers, and a cascade's cheaper model's beside them", async () => {
+    const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-4o-mini": { rpm: 30_000, tpm: null, headers: "openai", burst_secs: 1 } });
+    const tag = uniqueTag("dash-pacing");
+    const sure = `json:${encodeURIComponent(JSON.stringify({ keep: true, confidence: 0.5 }))}`; // unsure: the job's model decides too
+    const body = { inputs: [0, 1, 2].map((i) => ({ d: fake(tag, i, sure) })), predicate_template: "Keep {{ item.d }}?", model: "openai/gpt-4o", cascade: { model: "openai/gpt-4o-mini" } };
+    const created = await call(base(), "POST", "/v1/filter?wait=true", { token: key, body });
+    expect(created.body.status).toBe("completed");
+    const page = await signedIn(key, `/jobs/${created.body.id}`);
+    await expect.poll(() => page.locator("#pacing").textContent()).toBe("60,000 requests/min (the provider's headers); openai/gpt-4o-mini: 30,000 requests/min (the provider's headers)");
+    await page.close();
   });
 
   it("shows the token budget, and resumes a job paused on it", async () => {
