@@ -89,6 +89,8 @@ describe("adaptive concurrency: whose jobs share a limit", () => {
     const { stub: apart } = await startJob(spec(8), ["a"], true, own);
     expect(await meta<number>(apart, "effective")).toBeUndefined();
     expect(await meta<string>(apart, "credential")).not.toBe(await meta<string>(first, "credential"));
+    // Ended here: a throttled task's retry, due in a second, would otherwise ask its pacer after the file's runtime is gone.
+    for (const stub of [first, sharing, apart]) await stub.cancel();
   });
 });
 
@@ -109,6 +111,7 @@ describe("adaptive concurrency: only where no rate limit is known", () => {
     await tick(unpaced);
     await report(unpaced, "items", 1, throttle(false));
     expect(await meta<number>(unpaced, "effective")).toBeLessThan(8);
+    for (const stub of [paced, unpaced]) await stub.cancel(); // no retry asks a pacer after the file's runtime is gone
   });
 });
 

@@ -333,6 +333,7 @@ describe("coordinator: a recover onto another model", () => {
     const after = await meta<string>(stub, "credential");
     expect(after).toBeTruthy();
     expect(after).not.toBe(before); // the code before kept the openai-compatible key's
+    await stub.cancel(); // its recovered task would run on after the file's runtime is gone
   });
 });
 
