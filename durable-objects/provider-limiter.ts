@@ -4,7 +4,7 @@
  * job whose credential could not be read uses `tenant:<tenant id>`). It holds the number of
  * calls the jobs on that key may have in flight on that model (src/engine/aimd.ts: cut on a
  * throttle, grown back by successes, lifted at the jobs' own concurrency) and splits it equally
- * among the jobs using it. Jobs talk to it when they start, when the provider throttles one of
+ * among the tenants using it, then among each tenant's jobs (contract v3, fairness). Jobs talk to it when they start, when the provider throttles one of
  * their calls, and, while a limit holds, once per round of successes; a job that was never
  * throttled and starts while no limit holds pays one call at its start and nothing after. A
  * job that joins when the model has not been used for FORGET_MS starts paced (aimd.ts); it asks
@@ -12,7 +12,7 @@
  * Its state is in its storage: a restart keeps the limit and the jobs.
  */
 import { DurableObject } from "cloudflare:workers";
-import { cut, grow, OPEN, paced, ramped, share, succeeded, type Aimd } from "../src/engine/aimd";
+import { cut, grow, OPEN, paced, ramped, shareOf, succeeded, tenantPart, type Aimd } from "../src/engine/aimd";
 
 /** A job that has not been heard from for this long no longer takes a share. */
 const ACTIVE_MS = 60_000;
@@ -23,7 +23,13 @@ interface JobEntry {
   concurrency: number;
   inFlight: number;
   seen: number;
+  /** The job's tenant: shares are equal per tenant, then per job of a tenant (an entry stored before tenants were kept is its own). */
+  tenant?: string;
 }
+
+/** Who asks: a job and its tenant (a bare job id: a tenant of its own). */
+export type LimiterJob = string | { id: string; tenant: string };
+const whoIs = (job: LimiterJob) => (typeof job === "string" ? { id: job, tenant: job } : job);
 
 export class ProviderLimiter extends DurableObject<Env> {
   #state: Aimd | null = null;
@@ -37,40 +43,41 @@ export class ProviderLimiter extends DurableObject<Env> {
     return { state: this.#state, jobs: this.#jobs, seen: this.#seen };
   }
 
-  #active(now: number): JobEntry[] {
+  #active(now: number): (JobEntry & { tenant: string })[] {
     const jobs = this.#jobs ?? {};
     for (const [id, job] of Object.entries(jobs)) if (now - job.seen > ACTIVE_MS) delete jobs[id];
-    return Object.values(jobs);
+    return Object.entries(jobs).map(([id, job]) => ({ ...job, tenant: job.tenant ?? id }));
   }
 
-  async #answer(jobId: string, concurrency: number, inFlight: number, next: (state: Aimd, active: JobEntry[], unused: boolean) => Aimd): Promise<number> {
+  async #answer(job: LimiterJob, concurrency: number, inFlight: number, next: (state: Aimd, active: JobEntry[], unused: boolean) => Aimd): Promise<number> {
     const now = Date.now();
     const { state, jobs, seen } = await this.#load();
-    jobs[jobId] = { concurrency, inFlight, seen: now };
+    const { id: jobId, tenant } = whoIs(job);
+    jobs[jobId] = { concurrency, inFlight, seen: now, tenant };
     const active = this.#active(now);
     const stale = state.limit !== null && active.length === 1 && now - state.cutAt > FORGET_MS;
     const unused = active.length === 1 && now - seen > FORGET_MS;
     this.#state = next(ramped(stale ? { ...OPEN } : state, now), active, unused);
     this.#seen = now;
     void this.ctx.storage.put({ aimd: this.#state, jobs, seen: now });
-    return share(this.#state, active.length, concurrency);
+    return shareOf(this.#state, tenantPart(active, tenant), concurrency);
   }
 
   /** A job starts (or reloads, or asks again once a paced first round may end): its share now. */
-  join(jobId: string, concurrency: number, inFlight: number): Promise<number> {
-    return this.#answer(jobId, concurrency, inFlight, (state, _active, unused) => (unused ? paced(state, concurrency, Date.now()) : state));
+  join(job: LimiterJob, concurrency: number, inFlight: number): Promise<number> {
+    return this.#answer(job, concurrency, inFlight, (state, _active, unused) => (unused ? paced(state, concurrency, Date.now()) : state));
   }
 
   /** The provider throttled one of the job's calls, sent at `sentAt`, while it had `inFlight` out (and `ok` calls succeeded since it last said). */
-  throttled(jobId: string, concurrency: number, inFlight: number, sentAt: number, ok = 0): Promise<number> {
-    return this.#answer(jobId, concurrency, inFlight, (state, active) =>
+  throttled(job: LimiterJob, concurrency: number, inFlight: number, sentAt: number, ok = 0): Promise<number> {
+    return this.#answer(job, concurrency, inFlight, (state, active) =>
       cut(succeeded(state, ok), active.reduce((n, j) => n + j.inFlight, 0), Date.now(), sentAt),
     );
   }
 
   /** `count` of the job's calls succeeded since it last said so. */
-  succeeded(jobId: string, concurrency: number, inFlight: number, count: number): Promise<number> {
-    return this.#answer(jobId, concurrency, inFlight, (state, active) =>
+  succeeded(job: LimiterJob, concurrency: number, inFlight: number, count: number): Promise<number> {
+    return this.#answer(job, concurrency, inFlight, (state, active) =>
       grow(state, count, active.reduce((n, j) => n + j.concurrency, 0)),
     );
   }

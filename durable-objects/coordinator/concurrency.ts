@@ -17,6 +17,9 @@ import { providerLimiter } from "../../src/objects";
 import type { EventData } from "../../src/schemas/events";
 import type { CoordinatorStore } from "./store";
 
+/** The job as its limiter counts it: shares are per tenant, then per job. */
+const who = (spec: JobSpec) => ({ id: spec.jobId, tenant: spec.tenantId });
+
 /** Why the job's calls in flight changed: the reasons the CONCURRENCY_CHANGED schema lists. */
 export type ConcurrencyReason = EventData<"CONCURRENCY_CHANGED">["reason"];
 
@@ -48,7 +51,7 @@ export class ConcurrencyLink {
   }
 
   async join(spec: JobSpec, inFlight: number): Promise<void> {
-    await this.#ask(spec, "shared", (l) => l.join(spec.jobId, spec.concurrency, inFlight));
+    await this.#ask(spec, "shared", (l) => l.join(who(spec), spec.concurrency, inFlight));
     if (this.cap(spec) >= spec.concurrency) return;
     this.#pacing = "waiting";
     this.#reported = false;
@@ -66,7 +69,7 @@ export class ConcurrencyLink {
   /** After a paced start: the limiter lifts the pacing if no throttle came meanwhile. */
   async #askAgain(spec: JobSpec): Promise<void> {
     const before = this.cap(spec);
-    await this.#ask(spec, "recovered", (l) => l.join(spec.jobId, spec.concurrency, this.job.inFlight()));
+    await this.#ask(spec, "recovered", (l) => l.join(who(spec), spec.concurrency, this.job.inFlight()));
     if (this.cap(spec) > before) this.job.roomOpened();
   }
 
@@ -82,19 +85,19 @@ export class ConcurrencyLink {
       if (throttle) this.#pacing = "none"; // the throttle's cut ends the pacing (the limiter's window decides)
       else if (this.#pacing === "due") {
         this.#pacing = "none";
-        return this.#ask(spec, "recovered", (l) => l.join(spec.jobId, spec.concurrency, inFlight));
+        return this.#ask(spec, "recovered", (l) => l.join(who(spec), spec.concurrency, inFlight));
       }
     }
     if (throttle) {
       const ok = this.#successes;
       this.#successes = 0;
-      return this.#ask(spec, "throttled", (l) => l.throttled(spec.jobId, spec.concurrency, inFlight + 1, sentAt, ok));
+      return this.#ask(spec, "throttled", (l) => l.throttled(who(spec), spec.concurrency, inFlight + 1, sentAt, ok));
     }
     if (outcome.kind !== "success" || this.#effective === null) return null;
     if (++this.#successes < this.#effective) return null;
     const count = this.#successes;
     this.#successes = 0;
-    return this.#ask(spec, "recovered", (l) => l.succeeded(spec.jobId, spec.concurrency, inFlight, count));
+    return this.#ask(spec, "recovered", (l) => l.succeeded(who(spec), spec.concurrency, inFlight, count));
   }
 
   leave(spec: JobSpec): void {

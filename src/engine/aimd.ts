@@ -102,8 +102,20 @@ export function grow(state: Aimd, count: number, ceiling: number): Aimd {
 
 /** One job's share of the limit: an equal split among the active jobs, at least 1, at most what it asked. */
 export function share(state: Aimd, jobs: number, concurrency: number): number {
+  return shareOf(state, 1 / Math.max(1, jobs), concurrency);
+}
+
+/** A job's share of the limit when it holds `part` of it (never below one call, never above its own concurrency). */
+export function shareOf(state: Aimd, part: number, concurrency: number): number {
   if (state.limit === null) return concurrency;
-  return Math.min(concurrency, Math.max(1, Math.floor(state.limit / Math.max(1, jobs))));
+  return Math.min(concurrency, Math.max(1, Math.floor(state.limit * part + 1e-9)));
+}
+
+/** The part of the limit a job of `tenant` holds among `active` jobs: equal per tenant, then per job of the tenant (contract v3, fairness). */
+export function tenantPart(active: { tenant: string }[], tenant: string): number {
+  const tenants = new Set(active.map((j) => j.tenant));
+  const mine = active.filter((j) => j.tenant === tenant).length;
+  return 1 / Math.max(1, tenants.size) / Math.max(1, mine);
 }
 
 /** Successes the jobs counted since they last said so, for the window's throttled share (a throttle's report carries them). */

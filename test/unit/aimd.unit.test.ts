@@ -1,6 +1,6 @@
 /** Adaptive concurrency's policy on its own: cut on a throttle (once per window), grow by successes, lift at the ceiling, split among jobs, pace a first round. */
 import { describe, expect, it } from "vitest";
-import { cut, grow, INITIAL_WINDOW, OPEN, paced, PROBE_ROUNDS, RAMP_MS, ramped, share, succeeded, type Aimd } from "../../src/engine/aimd";
+import { cut, grow, INITIAL_WINDOW, OPEN, paced, PROBE_ROUNDS, RAMP_MS, ramped, share, shareOf, succeeded, tenantPart, type Aimd } from "../../src/engine/aimd";
 
 describe("AIMD for a tenant's model", () => {
   it("cuts to 0.8 of the calls in flight, once per window, and never above what got through in the window", () => {
@@ -44,6 +44,16 @@ describe("AIMD for a tenant's model", () => {
     expect(share({ limit: 8, credit: 0, cutAt: 0 }, 3, 64)).toBe(2);
     expect(share({ limit: 2, credit: 0, cutAt: 0 }, 5, 64)).toBe(1);
     expect(share({ limit: 8, credit: 0, cutAt: 0 }, 1, 3)).toBe(3);
+  });
+
+  it("splits it per tenant first, then per job of a tenant", () => {
+    const active = [{ tenant: "a" }, { tenant: "a" }, { tenant: "b" }];
+    expect(tenantPart(active, "b")).toBe(1 / 2);
+    expect(tenantPart(active, "a")).toBe(1 / 4);
+    expect(shareOf({ limit: 8, credit: 0, cutAt: 0 }, tenantPart(active, "b"), 64)).toBe(4);
+    expect(shareOf({ limit: 8, credit: 0, cutAt: 0 }, tenantPart(active, "a"), 64)).toBe(2);
+    expect(shareOf({ limit: 9, credit: 0, cutAt: 0 }, 1 / 3, 64)).toBe(3); // no float below a whole share
+    expect(shareOf(OPEN, 1 / 4, 50)).toBe(50);
   });
 
   it("undoes cuts that leave the throttled share where it was, and then tolerates that share", () => {

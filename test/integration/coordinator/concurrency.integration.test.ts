@@ -33,6 +33,16 @@ describe("adaptive concurrency: the limiter of a credential and model", () => {
     expect((await limiter.snapshot()).limit).toBeNull();
   });
 
+  it("splits the limit per tenant first, then per job of a tenant", async () => {
+    const limiter = providerLimiter(env, "cred_fair", "openai/m") as DurableObjectStub<ProviderLimiter>;
+    const a1 = { id: "job_a1", tenant: "ten_a" };
+    expect(await limiter.join(a1, 16, 0)).toBe(16);
+    expect(await limiter.throttled(a1, 16, 10, Date.now() - 100)).toBe(8); // 0.8 of 10
+    expect(await limiter.join({ id: "job_a2", tenant: "ten_a" }, 16, 0)).toBe(4); // tenant a alone: half each
+    expect(await limiter.join({ id: "job_b1", tenant: "ten_b" }, 16, 0)).toBe(4); // tenant b: half the limit for its one job
+    expect(await limiter.join(a1, 16, 0)).toBe(2); // tenant a's half between its two jobs (the code before: 8 / 3 jobs = 2 each, b too)
+  });
+
   it("is one per name: another credential, or another model, has its own", async () => {
     const a = providerLimiter(env, "ten_x", "openai/m") as DurableObjectStub<ProviderLimiter>;
     await a.join("job_1", 8, 0);
