@@ -4,7 +4,7 @@
  */
 import { createWriteStream, readFileSync } from "node:fs";
 import type { Fanout, JobHandle } from "./index.js";
-import { costText, Progress, trackBatches, trackConcurrency, type ProgressState } from "./progress.js";
+import { costText, Progress, trackBatches, trackConcurrency, trackPacing, type ProgressState } from "./progress.js";
 import { eventStream } from "./sse.js";
 import type { MapCompletedEvent, MapReduceOptions, ReduceOptions, TaskResult } from "./types.js";
 
@@ -143,6 +143,7 @@ export async function followStaged(job: JobHandle<TaskResult>, values: Flags): P
   const progress = new Progress();
   const state: ProgressState = { done: 0, failed: 0, total: 0 };
   trackConcurrency(job, state, progress);
+  trackPacing(job, state, progress);
   trackBatches(job);
   let end: MapCompletedEvent | null = null;
   const totals = new Map<string, number>(); // each stage's size: planned, then as each stage starts

@@ -14,7 +14,7 @@ import {
 import { estimatePipeline, runPipeline } from "./cli-pipeline.js";
 import { classifyOptions, filterOptions, rankOptions, resolveOptions, runClassify, runFilter, runRank, runResolve } from "./cli-semantic.js";
 import { parseCsv } from "./csv.js";
-import { costText, Progress, trackBatches, trackConcurrency, type ProgressState } from "./progress.js";
+import { costText, Progress, trackBatches, trackConcurrency, trackPacing, type ProgressState } from "./progress.js";
 
 const USAGE = `usage:
   fanout map --model M --template FILE [--schema FILE] --input FILE(.jsonl|.csv|.json) [--out FILE] [--concurrency N]
@@ -133,6 +133,7 @@ async function runMap(client: Fanout, values: Flags): Promise<number> {
   const progress = new Progress();
   const state: ProgressState = { done: 0, failed: 0, total: inputs.length };
   trackConcurrency(job, state, progress);
+  trackPacing(job, state, progress);
   trackBatches(job);
   let attempts = 0;
   let status = "completed";

@@ -1,9 +1,10 @@
 /**
  * Progress on stderr: a redrawn bar when stderr is a terminal, plain periodic lines otherwise
- * (logs, CI), with done/total, failures, rate and ETA, and the calls at once when the provider's
- * limit changed them (CONCURRENCY_CHANGED: a line at once, a throttle is news).
+ * (logs, CI), with done/total, failures, rate and ETA, the calls at once when the provider's
+ * limit changed them (CONCURRENCY_CHANGED: a line at once, a throttle is news), and the rate the
+ * job is paced at (PACING_CHANGED: why a job goes no faster).
  */
-import type { EventHandlers } from "./types.js";
+import type { EventHandlers, PacingChangedEvent } from "./types.js";
 
 export interface ProgressState {
   done: number;
@@ -11,6 +12,8 @@ export interface ProgressState {
   total: number;
   /** The job's last CONCURRENCY_CHANGED: the calls it may have in flight, and why (a provider's pushback shows). */
   concurrency?: { calls: number; reason: string };
+  /** The job's last PACING_CHANGED, as words (absent: nothing paces it). */
+  pacing?: string;
 }
 
 const PLAIN_EVERY_MS = 2_000;
@@ -25,7 +28,8 @@ function eta(state: ProgressState, elapsedMs: number): string {
 export function describe(state: ProgressState, elapsedMs: number): string {
   const rate = state.done / Math.max(elapsedMs / 1000, 0.001);
   const calls = state.concurrency ? `, ${state.concurrency.calls} calls at once (${state.concurrency.reason})` : "";
-  return `${state.done}/${state.total} done, ${state.failed} failed, ${rate.toFixed(1)}/s, ETA ${eta(state, elapsedMs)}${calls}`;
+  const paced = state.pacing ? `, paced at ${state.pacing}` : "";
+  return `${state.done}/${state.total} done, ${state.failed} failed, ${rate.toFixed(1)}/s, ETA ${eta(state, elapsedMs)}${calls}${paced}`;
 }
 
 export class Progress {
@@ -60,6 +64,26 @@ export function trackConcurrency(job: { on(handlers: Pick<EventHandlers<unknown>
   job.on({
     CONCURRENCY_CHANGED: (e) => {
       state.concurrency = { calls: e.effective_concurrency, reason: e.reason };
+      progress.update(state, true);
+    },
+  });
+}
+
+const PACED_BY: Record<string, string> = { job: "the job's rate_limit", declared: "declared limits", headers: "the provider's headers", adaptive: "adaptive concurrency" };
+
+/** A job's pacing in words: its model's limits and where they come from (undefined: nothing paces it). */
+export function pacingWords(pacing: PacingChangedEvent["pacing"]): string | undefined {
+  if (pacing.source === null) return undefined;
+  const limits = [pacing.rpm !== null ? `${pacing.rpm.toLocaleString("en-US")} requests/min` : null, pacing.tpm !== null ? `${pacing.tpm.toLocaleString("en-US")} tokens/min` : null].filter(Boolean).join(" · ");
+  const share = pacing.share !== null && pacing.share < 1 ? `, ${Math.round(pacing.share * 100)} % of it` : "";
+  return `${limits || "no rate limit known"} (${PACED_BY[pacing.source] ?? pacing.source}${share})`;
+}
+
+/** Follows a job's PACING_CHANGED events into its progress, with a line at once. */
+export function trackPacing(job: { on(handlers: Pick<EventHandlers<unknown>, "PACING_CHANGED">): unknown }, state: ProgressState, progress: Progress): void {
+  job.on({
+    PACING_CHANGED: (e) => {
+      state.pacing = pacingWords(e.pacing);
       progress.update(state, true);
     },
   });

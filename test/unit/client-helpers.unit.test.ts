@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseCsv } from "../../client/src/csv.ts";
-import { describe as describeProgress, Progress, trackConcurrency } from "../../client/src/progress.ts";
+import { describe as describeProgress, pacingWords, Progress, trackConcurrency, trackPacing } from "../../client/src/progress.ts";
 import type { EventHandlers } from "../../client/src/types.ts";
 import { stepBody } from "../../client/src/pipeline.ts";
 
@@ -39,6 +39,21 @@ describe("progress", () => {
     plain.update(state, true);
     handler?.({ job_id: "job_x", effective_concurrency: 3, reason: "throttled" }); // within 2 s of the last line: written all the same
     expect(written).toEqual([expect.stringMatching(/^progress: 0\/4 done/), expect.stringMatching(/, 3 calls at once \(throttled\)\n$/)]);
+  });
+
+  it("says what paces the job, with a line at once when it changes, and nothing once nothing does", () => {
+    expect(pacingWords({ rpm: 600, tpm: 200_000, source: "headers", share: 1 })).toBe("600 requests/min · 200,000 tokens/min (the provider's headers)");
+    expect(pacingWords({ rpm: 1_200, tpm: null, source: "declared", share: 0.5 })).toBe("1,200 requests/min (declared limits, 50 % of it)");
+    expect(pacingWords({ rpm: null, tpm: null, source: null, share: null })).toBeUndefined();
+    const written: string[] = [];
+    const plain = new Progress({ isTTY: false, write: (s: string) => written.push(s) } as unknown as NodeJS.WriteStream);
+    const state = { done: 0, failed: 0, total: 4 };
+    let handler: EventHandlers<unknown>["PACING_CHANGED"];
+    trackPacing({ on: (h) => (handler = h.PACING_CHANGED) }, state, plain);
+    handler?.({ job_id: "job_x", pacing: { rpm: 600, tpm: null, source: "job", share: 1 } });
+    expect(written).toEqual([expect.stringMatching(/, paced at 600 requests\/min \(the job's rate_limit\)\n$/)]);
+    handler?.({ job_id: "job_x", pacing: { rpm: null, tpm: null, source: null, share: null } });
+    expect(written.at(-1)).not.toContain("paced at");
   });
 
   it("redraws one line on a terminal and writes plain lines otherwise", () => {
