@@ -12,7 +12,7 @@ import { RAMP_MS } from "../../../src/engine/aimd";
 import { encryptionKey } from "../../../src/config";
 import { putCredential } from "../../../src/db/providers";
 import type { MapJobSpec } from "../../../src/operators/map/plan";
-import { base, call, meta, report, startJob, tick } from "./drive";
+import { base, call, endJob, meta, report, startJob, tick } from "./drive";
 
 describe("adaptive concurrency: the limiter of a credential and model", () => {
   it("keeps the limit in its storage, splits it among the jobs, and forgets a job that left", async () => {
@@ -100,7 +100,7 @@ describe("adaptive concurrency: whose jobs share a limit", () => {
     expect(await meta<number>(apart, "effective")).toBeUndefined();
     expect(await meta<string>(apart, "credential")).not.toBe(await meta<string>(first, "credential"));
     // Ended here: a throttled task's retry, due in a second, would otherwise ask its pacer after the file's runtime is gone.
-    for (const stub of [first, sharing, apart]) await stub.cancel();
+    for (const stub of [first, sharing, apart]) await endJob(stub);
   });
 });
 
@@ -121,7 +121,7 @@ describe("adaptive concurrency: only where no rate limit is known", () => {
     await tick(unpaced);
     await report(unpaced, "items", 1, throttle(false));
     expect(await meta<number>(unpaced, "effective")).toBeLessThan(8);
-    for (const stub of [paced, unpaced]) await stub.cancel(); // no retry asks a pacer after the file's runtime is gone
+    for (const stub of [paced, unpaced]) await endJob(stub); // no retry asks a pacer after the file's runtime is gone
   });
 });
 

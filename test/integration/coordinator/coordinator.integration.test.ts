@@ -7,7 +7,7 @@ import { describe, expect, it, vi } from "vitest";
 import type { MapJobSpec } from "../../../src/operators/map/plan";
 import type { ReduceJobSpec } from "../../../src/operators/reduce/plan";
 import type { AgentJobSpec } from "../../../src/operators/agentic-map/plan";
-import { base, call, events, failed, insertJobRow, meta, ok, report, startJob, takeOver, tasks, tick } from "./drive";
+import { base, call, endJob, events, failed, insertJobRow, meta, ok, report, startJob, takeOver, tasks, tick } from "./drive";
 import type { AttemptOutcome } from "../../../src/engine/retry-policy";
 
 const NO_RECOVER = { model: null, maxRetries: null, timeoutMs: null, errorKinds: null, budget: null };
@@ -333,7 +333,7 @@ describe("coordinator: a recover onto another model", () => {
     const after = await meta<string>(stub, "credential");
     expect(after).toBeTruthy();
     expect(after).not.toBe(before); // the code before kept the openai-compatible key's
-    await stub.cancel(); // its recovered task would run on after the file's runtime is gone
+    await endJob(stub); // its recovered task would run on after the file's runtime is gone
   });
 });
 

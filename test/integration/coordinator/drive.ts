@@ -11,6 +11,7 @@ import type { AttemptOutcome } from "../../../src/engine/retry-policy";
 import type { CallSpec } from "../../../src/engine/types";
 import type { JobSpec } from "../../../src/operators/registry";
 import { tenantWithKey } from "../helpers";
+import { providerLimiter, ratePacer } from "../../../src/objects";
 
 export type Stub = DurableObjectStub<JobCoordinator>;
 export type TaskRow = { stage: string; idx: number; state: string; attempts: number; input: string; token: string | null; reserved: number };
@@ -105,4 +106,18 @@ export const failed = (error = "boom"): AttemptOutcome => ({ kind: "permanent", 
 /** Reports an outcome for a task the test took over. */
 export function report(stub: Stub, stage: string, index: number, outcome: AttemptOutcome, token = `test-${stage}-${index}`) {
   return stub.report({ stage, index, token }, outcome);
+}
+
+/**
+ * Ends a job and waits until its pacer and limiter have heard it leave: the end tells them without
+ * waiting, and a call still on its way when the test file's runtime closes is an uncaught teardown
+ * error. The test's own leave, sent after the job's, returns once the object has handled both.
+ */
+export async function endJob(stub: Stub): Promise<void> {
+  await stub.cancel();
+  const credential = await meta<string>(stub, "credential");
+  const spec = await meta<JobSpec>(stub, "spec");
+  if (!credential || !spec) return;
+  await ratePacer(env, credential, spec.model).leave(spec.jobId);
+  await providerLimiter(env, credential, spec.model).leave(spec.jobId);
 }
