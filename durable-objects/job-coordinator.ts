@@ -72,7 +72,7 @@ export class JobCoordinator extends DurableObject<Env> {
     // credential's, read as the job joins its pacer); and its workers are a block of the tenant's
     // warm ones. Asked here, before the alarm that starts the job, so the first dispatch never
     // waits on another object.
-    await Promise.all([run.joinPacer(spec).then(() => run.concurrency.join(spec, 0)), run.workers.lease(spec, 1)]);
+    await Promise.all([run.joinLimits(spec, 0), run.workers.lease(spec, 1)]);
     await run.wakeAt(Date.now());
   }
 

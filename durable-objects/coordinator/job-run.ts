@@ -177,8 +177,14 @@ export class JobRun {
     await this.afterChange(op.advance(spec, this.reader(), null));
   }
 
+  /** The job's model's limits: its pacer (which reads the credential) first, then the adaptive limiter of that credential. */
+  async joinLimits(spec: JobSpec, inFlight: number): Promise<void> {
+    await this.#joinPacer(spec);
+    await this.concurrency.join(spec, inFlight);
+  }
+
   /** The job starts: its calls' credential, and the pacer's limits for it (a pacer or D1 that fails leaves the job unpaced). */
-  async joinPacer(spec: JobSpec): Promise<void> {
+  async #joinPacer(spec: JobSpec): Promise<void> {
     try {
       const credential = await credentialOf(this.env, spec.tenantId, spec.model);
       this.#setups.prime(this.round(), parseModel(spec.model).provider, credential.endpoint);

@@ -46,8 +46,7 @@ export async function recoverJob(run: JobRun, options: RecoverOptions): Promise<
   run.budget.respec();
   if (updated.model !== spec.model) {
     // Another model, perhaps another provider's: its credential's pacer and adaptive limit, not the old model's.
-    await run.joinPacer(updated);
-    await run.concurrency.join(updated, run.busySlots.size);
+    await run.joinLimits(updated, run.busySlots.size);
   }
   await run.workers.lease(updated, run.round()); // before the first dispatch of the new round
   run.startStagesWithWork();
