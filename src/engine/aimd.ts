@@ -100,11 +100,6 @@ export function grow(state: Aimd, count: number, ceiling: number): Aimd {
   return lifted(state);
 }
 
-/** One job's share of the limit: an equal split among the active jobs, at least 1, at most what it asked. */
-export function share(state: Aimd, jobs: number, concurrency: number): number {
-  return shareOf(state, 1 / Math.max(1, jobs), concurrency);
-}
-
 /** A job's share of the limit when it holds `part` of it (never below one call, never above its own concurrency). */
 export function shareOf(state: Aimd, part: number, concurrency: number): number {
   if (state.limit === null) return concurrency;

@@ -1,6 +1,6 @@
 /** Adaptive concurrency's policy on its own: cut on a throttle (once per window), grow by successes, lift at the ceiling, split among jobs, pace a first round. */
 import { describe, expect, it } from "vitest";
-import { cut, grow, INITIAL_WINDOW, OPEN, paced, PROBE_ROUNDS, RAMP_MS, ramped, share, shareOf, succeeded, tenantPart, type Aimd } from "../../src/engine/aimd";
+import { cut, grow, INITIAL_WINDOW, OPEN, paced, PROBE_ROUNDS, RAMP_MS, ramped, shareOf, succeeded, tenantPart, type Aimd } from "../../src/engine/aimd";
 
 describe("AIMD for a tenant's model", () => {
   it("cuts to 0.8 of the calls in flight, once per window, and never above what got through in the window", () => {
@@ -38,12 +38,12 @@ describe("AIMD for a tenant's model", () => {
   });
 
   it("splits a limit equally among the jobs, at least one call each and never more than a job asked", () => {
-    expect(share(OPEN, 3, 50)).toBe(50);
-    expect(share({ limit: 8, credit: 0, cutAt: 0 }, 1, 64)).toBe(8);
-    expect(share({ limit: 8, credit: 0, cutAt: 0 }, 2, 64)).toBe(4);
-    expect(share({ limit: 8, credit: 0, cutAt: 0 }, 3, 64)).toBe(2);
-    expect(share({ limit: 2, credit: 0, cutAt: 0 }, 5, 64)).toBe(1);
-    expect(share({ limit: 8, credit: 0, cutAt: 0 }, 1, 3)).toBe(3);
+    expect(shareOf(OPEN, 1 / 3, 50)).toBe(50);
+    expect(shareOf({ limit: 8, credit: 0, cutAt: 0 }, 1, 64)).toBe(8);
+    expect(shareOf({ limit: 8, credit: 0, cutAt: 0 }, 1 / 2, 64)).toBe(4);
+    expect(shareOf({ limit: 8, credit: 0, cutAt: 0 }, 1 / 3, 64)).toBe(2);
+    expect(shareOf({ limit: 2, credit: 0, cutAt: 0 }, 1 / 5, 64)).toBe(1);
+    expect(shareOf({ limit: 8, credit: 0, cutAt: 0 }, 1, 3)).toBe(3);
   });
 
   it("splits it per tenant first, then per job of a tenant", () => {
@@ -70,7 +70,7 @@ describe("AIMD for a tenant's model", () => {
     // Its share (2 of 20) is the share before the cut: the cuts undo, and 10 % is tolerated.
     const w3 = cut(w2, 16, 3_000, 2_999);
     expect(w3).toMatchObject({ limit: null, held: false, tolerate: 0.1 });
-    expect(share(w3, 1, 25)).toBe(25);
+    expect(shareOf(w3, 1, 25)).toBe(25);
     // Later windows at that share cut nothing...
     let later = w3;
     for (let at = 4_000; at < 10_000; at += 1_000) later = window(later, at);
@@ -102,7 +102,7 @@ describe("AIMD for a tenant's model", () => {
     expect(paced(OPEN, 16, 1_000)).toEqual(OPEN); // a job that asks for no more: nothing to pace
     const start = paced(OPEN, 64, 1_000);
     expect(start).toEqual({ limit: 16, credit: 0, cutAt: 1_000, rampUntil: 1_000 + RAMP_MS });
-    expect(share(start, 1, 64)).toBe(16);
+    expect(shareOf(start, 1, 64)).toBe(16);
     expect(paced({ limit: 8, credit: 0, cutAt: 5 }, 64, 1_000)).toEqual({ limit: 8, credit: 0, cutAt: 5 }); // a limit holds: it stays
     expect(ramped(start, 1_000 + RAMP_MS - 1)).toBe(start); // not yet
     expect(ramped(start, 1_000 + RAMP_MS)).toEqual(OPEN); // no throttle came: lifted
