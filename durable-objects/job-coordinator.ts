@@ -159,7 +159,6 @@ export class JobCoordinator extends DurableObject<Env> {
       const again = run.slotTask(pull.slot, pull.round);
       return again && this.#withSetup(run, again, pull);
     }
-    if (task.slot !== null) run.busySlots.delete(task.slot);
     const puller: Puller | null = pull && task.slot !== null && !task.session_id ? { slot: task.slot, next: null } : null;
     await run.settleReport(run.spec, task, outcome, puller);
     const next = puller?.next;

@@ -44,6 +44,9 @@ import { taskVars } from "./claims";
 import type { BudgetKeeper } from "./budget";
 import type { JobLog } from "./job-log";
 import type { CoordinatorStore, TaskRow } from "./store";
+import type { TaskEvent } from "../../src/engine/task-machine";
+import type { UsageSums } from "../../src/engine/counters";
+import type { AttemptFacts, Stepped } from "./task-steps";
 
 const POLL_MIN_MS = 5_000; // the first poll after a submission; BATCH_POLL_MS overrides it (tests)
 const POLL_MAX_MS = 60_000; // a long batch is polled once a minute
@@ -61,6 +64,8 @@ export interface BatchHost {
   readonly budget: BudgetKeeper;
   spec(): JobSpec;
   readonly op: Operator;
+  /** Applies an event of the task state machine to a line's task (./task-steps.ts). */
+  step(task: TaskRow, event: TaskEvent, usage?: UsageSums, facts?: AttemptFacts, write?: { reserved?: { tokens: number; usd: number }; batchId?: string | null }): Stepped | null;
   /** Settles one line's outcome like a report (priced at the batch discount). */
   settleLine(task: TaskRow, outcome: AttemptOutcome): Promise<void>;
   /** A line billed for an item that had (or was getting) its result realtime (execution mode auto). */
@@ -166,7 +171,7 @@ export class BatchRunner {
       for (const batch of store.batches.open()) {
         if (!batch.cancel_requested) continue;
         const tasks = store.batches.inBatch(batch.id);
-        for (const task of tasks) store.batches.leaveBatch(task);
+        for (const task of tasks) this.#host.step(task, { type: "withdraw" }); // pending for a realtime call, still known as the batch's
         log.bump({ total_attempts: -tasks.length });
       }
       store.setMeta("cancel_grace_until_ms", null);
@@ -265,8 +270,8 @@ export class BatchRunner {
     }
     store.transaction(() => {
       if (taken.length > 0) store.batches.add({ id, stage, provider: parseModel(work.call.model).provider, requests: taken.length, created_at: now });
-      for (const { row, reserved } of taken) store.batches.markInBatch(row, id, now, reserved);
-      for (const { row } of unrenderable) store.batches.markInBatch(row, id, now, { tokens: 0, usd: 0 });
+      for (const { row, reserved } of taken) this.#inBatch(row, id, now, reserved);
+      for (const { row } of unrenderable) this.#inBatch(row, id, now, { tokens: 0, usd: 0 });
       log.bump({ total_attempts: taken.length + unrenderable.length });
     });
     for (const { row, outcome } of unrenderable) await this.#host.settleLine(this.#current(row), outcome);
@@ -317,7 +322,7 @@ export class BatchRunner {
     }
     store.transaction(() => {
       const tasks = store.batches.inBatch(batch.id);
-      for (const task of tasks) store.batches.markUnattempted(task);
+      for (const task of tasks) this.#unattempted(task);
       log.bump({ total_attempts: -tasks.length });
       store.batches.end(batch.id, "failed", now);
     });
@@ -357,7 +362,7 @@ export class BatchRunner {
       const outcome = result ? lineOutcome(result, compiled, work) : null;
       if (outcome) await this.#host.settleLine(task, outcome);
       else store.transaction(() => {
-        store.batches.markUnattempted(task);
+        this.#unattempted(task);
         log.bump({ total_attempts: -1 });
       });
     }
@@ -375,12 +380,22 @@ export class BatchRunner {
     const current = store.task(task.stage, task.idx);
     if (current?.state === "pending" && this.#host.status() === "running") {
       store.transaction(() => {
-        store.batches.markInBatch(current, batch.id, Date.now(), { tokens: 0, usd: 0 });
+        this.#inBatch(current, batch.id, Date.now(), { tokens: 0, usd: 0 });
         log.bump({ total_attempts: 1 });
       });
       return this.#host.settleLine(this.#current(current), outcome);
     }
     this.#host.duplicated(task, outcome);
+  }
+
+  /** A task starts as a line of a batch: no slot; its token names the batch. */
+  #inBatch(row: TaskRow, batchId: string, now: number, reserved: { tokens: number; usd: number }): void {
+    this.#host.step(row, { type: "dispatch", slot: null, token: `batch:${batchId}`, now }, undefined, undefined, { reserved, batchId });
+  }
+
+  /** A line that never ran (its batch was refused or cancelled, or lost before its submission): pending again, the attempt not counted, no batch. */
+  #unattempted(row: TaskRow): void {
+    this.#host.step(row, { type: "withdraw" }, undefined, undefined, { batchId: null });
   }
 }
 

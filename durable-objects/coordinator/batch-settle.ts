@@ -1,10 +1,12 @@
 /**
  * A provider batch's lines as the job counts them (./batch-runner.ts): each line's outcome settled
- * like a report, at the batch price, with no slot and no pacing to tell; and what the provider
+ * like a report (the same task machine), at the batch price, with no slot and no pacing to tell; and what the provider
  * billed for nothing (execution mode auto) counted apart.
  */
 import { duplicatedCounts, sumsOf, type UsageSums } from "../../src/engine/counters";
-import { isThrottle, nextStep, type AttemptOutcome, type NextStep } from "../../src/engine/retry-policy";
+import type { AttemptOutcome } from "../../src/engine/retry-policy";
+import type { TaskEvent } from "../../src/engine/task-machine";
+import { attemptFacts, type AttemptFacts, type Stepped } from "./task-steps";
 import type { Advance } from "../../src/engine/types";
 import type { JobSpec } from "../../src/operators/registry";
 import { priced } from "../../src/llm/prices";
@@ -22,27 +24,23 @@ interface SettlingJob {
   readonly budget: BudgetKeeper;
   readonly spec: JobSpec;
   modelOf(stage: string): string;
-  recordAttempt(task: TaskRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" | "spawn" }>, usage: UsageSums): Advance;
+  step(task: TaskRow, event: TaskEvent, usage?: UsageSums, facts?: AttemptFacts): Stepped | null;
   afterChange(advance: Advance): Promise<void>;
   wakeAt(time: number): Promise<void>;
 }
 
-/** One line of a provider batch ended: the retry policy's step, its usage at the batch price. */
+/** One line of a provider batch ended: the task machine's step, its usage at the batch price. */
 export async function settleLine(job: SettlingJob, task: TaskRow, outcome: AttemptOutcome): Promise<void> {
-  const spec = job.spec;
+  if (outcome.kind === "spawn") throw new Error("a batch line cannot spawn a sub-session");
   const usage = sumsOf(priced(job.env, job.modelOf(task.stage), outcome.usage, "batch"));
   job.budget.spend(task.stage, usage);
   const now = Date.now();
-  const wait = { throttles: task.throttles, since: task.throttled_since, maxWaitMs: spec.maxWaitMs, now };
   // No jitter: a batch's lines that go again wait the same backoff, and go out in one later batch.
-  const step = nextStep(outcome, task.attempts, spec.maxRetries, () => 0, wait);
-  if (step.step === "spawn") throw new Error("a batch line cannot spawn a sub-session");
-  if (step.step === "retry") {
-    // Into a later batch: the alarm submits it once its backoff is over.
-    job.store.markRetry(task, now + step.delayMs, step.guidance, usage, isThrottle(outcome) ? now : null);
-    return job.wakeAt(now + step.delayMs);
-  }
-  await job.afterChange(job.recordAttempt(task, outcome, step, usage));
+  const moved = job.step(task, { type: "report", outcome, now, random: () => 0 }, usage, attemptFacts(outcome));
+  if (!moved) return;
+  if (moved.advance) return job.afterChange(moved.advance);
+  // Into a later batch: the alarm submits it once its backoff is over.
+  await job.wakeAt(moved.wake ?? now);
 }
 
 /**

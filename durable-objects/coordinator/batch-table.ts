@@ -103,31 +103,6 @@ export class BatchTable<TaskRow extends Record<string, SqlStorageValue> & { stag
     return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE batch_id = ?", batchId).toArray();
   }
 
-  /** A line whose batch is being cancelled (execution mode auto): pending for a realtime call, still known as the batch's, its attempt not counted. */
-  leaveBatch(row: TaskRow): void {
-    this.#sql.exec(
-      "UPDATE tasks SET state = 'pending', token = NULL, reserved = 0, reserved_usd = 0, attempts = MAX(0, attempts - 1) WHERE stage = ? AND idx = ? AND state = 'running'",
-      row.stage, row.idx,
-    );
-  }
-
-  /** A task starts as a line of a batch: no slot; its token names the batch. */
-  markInBatch(row: TaskRow, batchId: string, now: number, reserved: { tokens: number; usd: number }): void {
-    this.#sql.exec(
-      `UPDATE tasks SET state = 'running', slot = NULL, token = ?, batch_id = ?, dispatched_at = ?, attempts = attempts + 1, reserved = ?, reserved_usd = ?
-       WHERE stage = ? AND idx = ?`,
-      `batch:${batchId}`, batchId, now, reserved.tokens, reserved.usd, row.stage, row.idx,
-    );
-  }
-
-  /** A line that never ran (its batch was refused or cancelled, or lost before its submission): pending again, the attempt not counted. */
-  markUnattempted(row: TaskRow): void {
-    this.#sql.exec(
-      "UPDATE tasks SET state = 'pending', token = NULL, batch_id = NULL, reserved = 0, reserved_usd = 0, attempts = MAX(0, attempts - 1) WHERE stage = ? AND idx = ? AND state = 'running'",
-      row.stage, row.idx,
-    );
-  }
-
   /** When the next open batch is due a poll (null: none is open). */
   nextPollAt(): number | null {
     return this.#sql.exec<{ t: number | null }>("SELECT MIN(next_poll_at) AS t FROM batches WHERE status = 'running'").one().t;

@@ -7,13 +7,14 @@
  */
 import { renderLimits } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
-import { isThrottle, nextStep, type AttemptOutcome, type NextStep } from "../../src/engine/retry-policy";
+import { isThrottle, type AttemptOutcome } from "../../src/engine/retry-policy";
+import type { TaskEnd, TaskEvent, TaskState } from "../../src/engine/task-machine";
 import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef } from "../../src/engine/types";
 import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
 import { sendMessage } from "../../src/queue-messages";
-import { BEGINS_PER_INVOCATION, LOST_ATTEMPTS_MAX } from "../../src/engine/limits";
+import { BEGINS_PER_INVOCATION } from "../../src/engine/limits";
 import type { EventHub } from "./event-hub";
 import { CoordinatorStore, type TaskRow } from "./store";
 import { BudgetKeeper } from "./budget";
@@ -26,13 +27,13 @@ import { parseModel } from "../../src/llm/models";
 import type { JobPacingView } from "../../src/engine/pacing";
 import { WorkerLink } from "./workers";
 import { D1Mirror } from "./d1-mirror";
-import { startChild } from "./subtasks";
+import { attemptFacts, stepTask, type AttemptFacts, type Stepped } from "./task-steps";
 import { runProgress } from "./progress";
 import { JobLog } from "./job-log";
 import { eventShape } from "./event-shapes";
 import { Setups, claimOf, planReader, taskVars } from "./claims";
-import { attemptEnd, recordEnd, type TaskEnd } from "./results";
-import { NO_USAGE_SUMS, sumsOf, type UsageSums } from "../../src/engine/counters";
+import { recordEnd } from "./results";
+import { sumsOf, type UsageSums } from "../../src/engine/counters";
 import { priced } from "../../src/llm/prices";
 import { withExecution } from "../../src/engine/execution";
 import { BatchRunner } from "./batch-runner";
@@ -94,6 +95,7 @@ export class JobRun {
       env, store: this.store, log: this.log, budget: this.budget, op: this.op,
       spec: () => this.spec, // the job's current spec and status: a recover or resume changes them
       status: () => this.status,
+      step: (task, event, usage, facts, write) => this.step(task, event, usage, facts, write),
       settleLine: (task, outcome) => settleLine(this, task, outcome),
       duplicated: (task, outcome) => duplicated(this, task, outcome, "batch"),
       budgetExhausted: () => this.#budgetExhausted(),
@@ -123,7 +125,9 @@ export class JobRun {
     // Adaptive concurrency is the rule only where no rate limit is known (contract v3): a throttle of a
     // paced model is the pacer's news (its retry-after, its headers), never a cut of the calls in flight.
     const adaptive = !(pacer.paces && isThrottle(outcome));
-    const asked = adaptive ? this.concurrency.observe(spec, outcome, this.busySlots.size, task.dispatched_at ?? Date.now()) : null;
+    // The task holds its slot until its step frees it: the calls in flight besides it.
+    const others = this.busySlots.size - (task.slot !== null && this.busySlots.has(task.slot) ? 1 : 0);
+    const asked = adaptive ? this.concurrency.observe(spec, outcome, others, task.dispatched_at ?? Date.now()) : null;
     if (asked) {
       await asked;
       // Other calls ran meanwhile: the job may have ended (its running tasks released) or been recovered.
@@ -133,27 +137,30 @@ export class JobRun {
       task = current;
     }
     const now = Date.now();
-    const wait = { throttles: task.throttles, since: task.throttled_since, maxWaitMs: spec.maxWaitMs, now };
-    const step = nextStep(outcome, task.attempts, spec.maxRetries, Math.random, wait);
-    if (step.step === "retry") {
-      const readyAt = now + step.delayMs;
-      this.store.markRetry(task, readyAt, step.guidance, usage, isThrottle(outcome) ? now : null);
-      // The alarm wakes the job when the retry is due. A longer backoff also sends a Queue
-      // message, a second timer; it can come later (whole seconds, delivered in batches), so it is not the one waited for.
-      if (step.delayMs >= QUEUE_MIN_DELAY_MS) {
-        await sendMessage(this.env, { type: "wake_job", job_id: spec.jobId }, Math.ceil(step.delayMs / 1000))
-          .catch((err: unknown) => console.error("queue send failed; the alarm wakes the job", err));
-      }
-      if (step.delayMs > 0) await this.wakeAt(readyAt);
-      return this.dispatchAndSettle(puller);
-    }
-    if (step.step === "spawn") {
-      startChild(this.store, this.log, spec.jobId, task, step.spawn, usage); // ./subtasks.ts
+    const moved = this.step(task, { type: "report", outcome, now, random: Math.random }, usage, attemptFacts(outcome));
+    if (!moved) return;
+    if (moved.advance) return this.afterChange(moved.advance, puller);
+    if (moved.spawned) {
       this.startStagesWithWork();
       this.mirror.schedule();
       return this.dispatchAndSettle();
     }
-    await this.afterChange(this.recordAttempt(task, outcome, step, usage), puller);
+    if (moved.wake !== null) {
+      // The alarm wakes the job when the retry is due. A longer backoff also sends a Queue
+      // message, a second timer; it can come later (whole seconds, delivered in batches), so it is not the one waited for.
+      const delayMs = moved.wake - now;
+      if (delayMs >= QUEUE_MIN_DELAY_MS) {
+        await sendMessage(this.env, { type: "wake_job", job_id: spec.jobId }, Math.ceil(delayMs / 1000))
+          .catch((err: unknown) => console.error("queue send failed; the alarm wakes the job", err));
+      }
+      await this.wakeAt(moved.wake);
+    }
+    return this.dispatchAndSettle(puller);
+  }
+
+  /** Applies one event of the task state machine to `task` (./task-steps.ts). */
+  step(task: TaskRow, event: TaskEvent, usage?: UsageSums, facts?: AttemptFacts, write?: { reserved?: { tokens: number; usd: number }; batchId?: string | null }): Stepped | null {
+    return stepTask(this, task, event, usage, facts, write);
   }
 
   /** The model a stage's calls use (an agent's children: their parents' stage's), which prices their usage. */
@@ -218,7 +225,8 @@ export class JobRun {
       if (readied.size > 0) this.startStagesWithWork(readied);
       for (const local of advance.local ?? []) {
         const row = this.store.task(local.stage, local.index) as TaskRow;
-        queue.push(this.#record(row, { success: true, output: local.output, error: null, errorKind: null }, NO_USAGE_SUMS, null));
+        const moved = this.step(row, { type: "local", output: local.output });
+        if (moved?.advance) queue.push(moved.advance);
       }
       if (advance.end) return this.#end(advance.end);
     }
@@ -309,7 +317,7 @@ export class JobRun {
       if (reserved === null) return this.store.reserved().tokens > 0 ? undefined : this.#budgetExhausted();
       const slot = free[i] as number;
       const token = randomBase32(10);
-      this.store.markRunning(row, slot, token, now, reserved);
+      if (!this.step(row, { type: "dispatch", slot, token, now }, undefined, undefined, { reserved })) continue;
       this.busySlots.add(slot);
       pacing?.started(spec);
       this.log.bump({ total_attempts: 1 });
@@ -346,24 +354,10 @@ export class JobRun {
     this.mirror.schedule();
   }
 
-  /**
-   * A dispatch that will never report: it counts as an attempt (charged when it was dispatched);
-   * the last allowed one fails the task (`internal`). A task lost LOST_ATTEMPTS_MAX times is
-   * quarantined whatever its max_retries: its attempts may be what takes the runtime down, and
-   * every runtime in the deployment shares that fate with it.
-   */
+  /** A dispatch that will never report: the machine says whether the task goes again or is quarantined (../../src/engine/task-machine.ts). */
   async lost(row: TaskRow, why: string): Promise<void> {
-    const spec = this.spec;
-    if (row.slot !== null) this.busySlots.delete(row.slot);
-    const losses = row.losses + 1;
-    if (row.attempts < 1 + spec.maxRetries && losses < LOST_ATTEMPTS_MAX) {
-      this.store.markLost(row);
-      return;
-    }
-    const error = `The attempt was lost ${losses} time${losses === 1 ? "" : "s"} (${why}); the task is not retried again.`;
-    if (row.session_id) this.stopSession(row.session_id);
-    const outcome: AttemptOutcome = { kind: "crash", error, usage: { input_tokens: 0, output_tokens: 0 } };
-    await this.afterChange(this.recordAttempt(row, outcome, { step: "fail", error, errorKind: "internal" }, NO_USAGE_SUMS));
+    const moved = this.step(row, { type: "lost", why });
+    if (moved?.advance) await this.afterChange(moved.advance);
   }
 
   /** Its current turn is its last; not waited for. */
@@ -371,15 +365,10 @@ export class JobRun {
     agentSession(this.env, sessionId).stop().catch((err: unknown) => console.error("could not stop a session", err));
   }
 
-  recordAttempt(task: TaskRow, outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" | "spawn" }>, usage: UsageSums): Advance {
-    const { end, details, cached } = attemptEnd(outcome, step);
-    return this.#record(task, end, usage, details, cached);
-  }
-
-  /** Stores a finished task and its result (./coordinator/results.ts); returns what the operator says follows. */
-  #record(task: TaskRow, end: TaskEnd, usage: UsageSums, details: Record<string, unknown> | null, cached: { input_tokens: number; output_tokens: number } | null = null): Advance {
+  /** Stores a finished task and its result (./results.ts); returns what the operator says follows. */
+  record(task: TaskRow, done: TaskState, end: TaskEnd, usage: UsageSums, facts: AttemptFacts): Advance {
     const job = { spec: this.spec, op: this.op, store: this.store, log: this.log, reader: this.reader() };
-    const advance = recordEnd(job, task, end, usage, details, cached);
+    const advance = recordEnd(job, task, done, end, usage, facts.details, facts.cached);
     this.mirror.schedule();
     return advance;
   }

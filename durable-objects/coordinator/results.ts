@@ -3,31 +3,14 @@
  * event, the counters and its stage's, all in one transaction; then the operator says what
  * follows. A child sub-session's end is kept apart (not an item) and lets its parent go on.
  */
-import type { AttemptOutcome, NextStep } from "../../src/engine/retry-policy";
-import type { Advance, ErrorKind, Operator, PlanReader, TaskView } from "../../src/engine/types";
+import type { Advance, Operator, PlanReader, TaskView } from "../../src/engine/types";
+import type { TaskEnd, TaskState } from "../../src/engine/task-machine";
 import type { JobSpec } from "../../src/operators/registry";
 import { cachedCounts, costOut, usageOut, type UsageSums } from "../../src/engine/counters";
 import { taskSums } from "./store";
 import { childInput, childResult, type ChildInput } from "./subtasks";
 import type { CoordinatorStore, TaskRow } from "./store";
 import type { JobLog } from "./job-log";
-
-export interface TaskEnd {
-  success: boolean;
-  output: unknown;
-  error: string | null;
-  errorKind: ErrorKind | null;
-}
-
-
-/** What a finished attempt's task ends with: the retry policy's verdict, the attempt's details, and what a cached answer's call cost. */
-export function attemptEnd(outcome: AttemptOutcome, step: Exclude<NextStep, { step: "retry" | "spawn" }>) {
-  const success = step.step === "succeed";
-  const end: TaskEnd = success ? { success, output: step.output, error: null, errorKind: null } : { success, output: null, error: step.error, errorKind: step.errorKind };
-  const details = outcome.kind === "success" || outcome.kind === "permanent" ? (outcome.details ?? null) : null;
-  const cached = outcome.kind === "success" ? (outcome.cached ?? null) : null; // what the original call cost
-  return { end, details, cached };
-}
 
 /** What a response-cache answer's original call cost (the tokens it saved). */
 type CachedUsage = { input_tokens: number; output_tokens: number };
@@ -41,13 +24,13 @@ export interface JobParts {
 }
 
 /** Stores a finished task (an attempt's, or one the operator finished itself) and its result; returns what follows. */
-export function recordEnd(job: JobParts, task: TaskRow, end: TaskEnd, attemptUsage: UsageSums, details: Record<string, unknown> | null, cached: CachedUsage | null = null): Advance {
+export function recordEnd(job: JobParts, task: TaskRow, done: TaskState, end: TaskEnd, attemptUsage: UsageSums, details: Record<string, unknown> | null, cached: CachedUsage | null = null): Advance {
   const child = job.store.isChildren(task.stage) ? childInput(JSON.parse(task.input)) : null;
-  if (child) return recordChild(job, task, child, end, attemptUsage, details);
+  if (child) return recordChild(job, task, done, child, end, attemptUsage, details);
   const { spec, op, store, log } = job;
   const success = end.success;
   return store.transaction(() => {
-    const row = store.markDone(task, attemptUsage, end);
+    const row = store.markDone(task, done, attemptUsage, end);
     const usage = taskSums(row);
     // The output as the worker sent it (plain JSON values): the same as the stored text, without parsing it back.
     const view: TaskView = { stage: row.stage, index: row.idx, state: "done", success, output: end.output ?? null, input: JSON.parse(row.input) as unknown, error: row.error };
@@ -67,10 +50,10 @@ export function recordEnd(job: JobParts, task: TaskRow, end: TaskEnd, attemptUsa
 }
 
 /** A child ended: its result is kept (not counted as an item) and its parent can go on. */
-function recordChild(job: JobParts, task: TaskRow, child: ChildInput, end: TaskEnd, attemptUsage: UsageSums, details: Record<string, unknown> | null): Advance {
+function recordChild(job: JobParts, task: TaskRow, done: TaskState, child: ChildInput, end: TaskEnd, attemptUsage: UsageSums, details: Record<string, unknown> | null): Advance {
   const { spec, store, log } = job;
   store.transaction(() => {
-    const row = store.markDone(task, attemptUsage, end);
+    const row = store.markDone(task, done, attemptUsage, end);
     const usage = taskSums(row);
     const result = childResult(row.idx, child, { success: end.success, output: end.output ?? null, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage: usageOut(usage), costUsd: costOut(usage), details, sessionId: row.session_id });
     log.bump({ seq: 1, ...usage });

@@ -3,15 +3,14 @@
  * and the views of them the operators and the results read.
  */
 import type { StageCounts, StageKind, StageStatus, TaskView } from "../../src/engine/types";
+import type { TaskPhase, TaskState } from "../../src/engine/task-machine";
 import type { UsageSums } from "../../src/engine/counters";
-
-export type TaskState = TaskView["state"];
 
 export type TaskRow = UsageSums & {
   stage: string;
   idx: number;
   input: string;
-  state: TaskState;
+  state: TaskPhase;
   priority: number;
   attempts: number;
   ready_at: number;
@@ -62,5 +61,23 @@ export function taskView(row: TaskRow): TaskView {
     output: row.output === null ? null : (JSON.parse(row.output) as unknown),
     input: JSON.parse(row.input) as unknown,
     error: row.error,
+  };
+}
+
+/** The state machine's facts of a task row (../../src/engine/task-machine.ts). */
+export function stateOf(row: TaskRow): TaskState {
+  return {
+    state: row.state, attempts: row.attempts, losses: row.losses, throttles: row.throttles, throttledSince: row.throttled_since,
+    readyAt: row.ready_at, slot: row.slot, token: row.token, dispatchedAt: row.dispatched_at,
+    problems: row.problems ? (JSON.parse(row.problems) as string[]) : null,
+  };
+}
+
+/** A row with the machine's facts of `next` (what the store wrote). */
+export function withState(row: TaskRow, next: TaskState): TaskRow {
+  return {
+    ...row, state: next.state, attempts: next.attempts, losses: next.losses, throttles: next.throttles, throttled_since: next.throttledSince,
+    ready_at: next.readyAt, slot: next.slot, token: next.token, dispatched_at: next.dispatchedAt,
+    problems: next.problems ? JSON.stringify(next.problems) : null,
   };
 }

@@ -2,7 +2,7 @@
  * The coordinator's own SQLite storage: the truth about a job while it runs (schema: ./schema.ts).
  *
  *   meta(k, v)            spec, status, counters, budget, output, error (JSON values)
- *   tasks(stage, idx, …)  one row per task; state: blocked → pending → running → (waiting → pending)* → done
+ *   tasks(stage, idx, …)  one row per task; its state as ../../src/engine/task-machine.ts moves it
  *   stages(name, …)       each stage's status and counters, in plan order
  *   events, outbox        the event log and the results not yet in D1 (./event-store.ts)
  *   batches               the provider batches of the job's batch stages (./batch-table.ts)
@@ -12,10 +12,11 @@ import { SUBTASKS_SUFFIX, type StageKind, type StagePlan, type StageStatus, type
 import { EventLogTable, Outbox } from "./event-store";
 import { migrate } from "./schema";
 import { BatchTable } from "./batch-table";
-import { addSums, type UsageSums } from "../../src/engine/counters";
-import { taskSums, type StageRow, type TaskRow } from "./store-rows";
+import { addSums, NO_USAGE_SUMS, type UsageSums } from "../../src/engine/counters";
+import type { TaskEnd, TaskState } from "../../src/engine/task-machine";
+import { taskSums, withState, type StageRow, type TaskRow } from "./store-rows";
 
-export { itemStages, taskSums, taskView, type StageRow, type TaskRow, type TaskState } from "./store-rows";
+export { itemStages, stateOf, taskSums, taskView, type StageRow, type TaskRow } from "./store-rows";
 
 /** At most this much JSON per insert of many tasks: well under a bound value's limit (2 MB on Cloudflare). */
 const INSERT_CHUNK_CHARS = 512 * 1024;
@@ -32,6 +33,19 @@ const ADD_USAGE = `input_tokens = input_tokens + ?, output_tokens = output_token
   cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?, unpriced_calls = unpriced_calls + ?`;
 const CLEAR_USAGE = "input_tokens = 0, output_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0, cost_usd = 0, unpriced_calls = 0";
 const usageArgs = (u: UsageSums): number[] => [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_usd, u.unpriced_calls];
+
+/** The task's columns the state machine moves (`STATE_COLUMNS`, then its ten values: `stateArgs`). */
+const STATE_COLUMNS = "state = ?, attempts = ?, losses = ?, throttles = ?, throttled_since = ?, ready_at = ?, slot = ?, token = ?, dispatched_at = ?, problems = ?";
+const stateArgs = (t: TaskState): (string | number | null)[] => [
+  t.state, t.attempts, t.losses, t.throttles, t.throttledSince, t.readyAt, t.slot, t.token, t.dispatchedAt, t.problems ? JSON.stringify(t.problems) : null,
+];
+
+/** What a transition writes besides the machine's facts (CoordinatorStore.saveTask). */
+export interface TaskWrite {
+  reserved?: { tokens: number; usd: number };
+  usage?: UsageSums;
+  batchId?: string | null;
+}
 
 export class CoordinatorStore {
   readonly #sql: SqlStorage;
@@ -255,7 +269,7 @@ export class CoordinatorStore {
     return this.#sql.exec<{ n: number | null }>("SELECT SUM(total - completed) AS n FROM stages").one().n ?? 0;
   }
 
-  /** Waiting tasks whose time has come become pending. */
+  /** Set-wise `due` (../../src/engine/task-machine.ts): waiting tasks whose time has come become pending. */
   releaseDue(now: number): number {
     return this.#sql.exec("UPDATE tasks SET state = 'pending' WHERE state = 'waiting' AND ready_at <= ?", now).rowsWritten;
   }
@@ -264,36 +278,27 @@ export class CoordinatorStore {
     return this.#sql.exec<{ t: number | null }>("SELECT MIN(ready_at) AS t FROM tasks WHERE state = 'waiting'").one().t;
   }
 
-  markRunning(row: TaskRow, slot: number, token: string, now: number, reserved: { tokens: number; usd: number }): void {
-    this.#sql.exec(
-      "UPDATE tasks SET state = 'running', slot = ?, token = ?, dispatched_at = ?, attempts = attempts + 1, reserved = ?, reserved_usd = ? WHERE stage = ? AND idx = ?",
-      slot, token, now, reserved.tokens, reserved.usd, row.stage, row.idx,
-    );
-  }
-
   /**
-   * The task's agent waits for a child sub-session: no slot, no dispatch. The attempt goes on
-   * when it is dispatched again (so it is not counted twice); the tokens so far are added.
+   * Stores one transition of a task (../../src/engine/task-machine.ts): the machine's facts of
+   * `next`, the tokens it reserves while it runs (none otherwise), the usage its attempt adds, its
+   * provider batch (undefined: unchanged). Only if the task is still as it was read (its state and
+   * token); returns the row it became, or null when it had changed meanwhile.
    */
-  markChild(row: TaskRow, usage: UsageSums): void {
-    this.#sql.exec(
-      `UPDATE tasks SET state = 'child', slot = NULL, token = NULL, reserved = 0, reserved_usd = 0, attempts = attempts - 1, ${ADD_USAGE}
-       WHERE stage = ? AND idx = ? AND state = 'running'`,
-      ...usageArgs(usage), row.stage, row.idx,
-    );
+  saveTask(row: TaskRow, next: TaskState, extra: TaskWrite = {}): TaskRow | null {
+    const usage = extra.usage ?? NO_USAGE_SUMS;
+    const reserved = next.state === "running" ? (extra.reserved ?? { tokens: row.reserved, usd: row.reserved_usd }) : { tokens: 0, usd: 0 };
+    const batchId = extra.batchId === undefined ? row.batch_id : extra.batchId;
+    const written = this.#sql.exec(
+      `UPDATE tasks SET ${STATE_COLUMNS}, reserved = ?, reserved_usd = ?, batch_id = ?, ${ADD_USAGE} WHERE stage = ? AND idx = ? AND state = ? AND token IS ?`,
+      ...stateArgs(next), reserved.tokens, reserved.usd, batchId, ...usageArgs(usage), row.stage, row.idx, row.state, row.token,
+    ).rowsWritten;
+    if (written === 0) return null;
+    return { ...withState(row, next), ...addSums(taskSums(row), usage), reserved: reserved.tokens, reserved_usd: reserved.usd, batch_id: batchId };
   }
 
-  /** The child ended: its parent can be dispatched again. */
+  /** Set-wise `child-ended` (../../src/engine/task-machine.ts): the child ended, its parent can be dispatched again. */
   resumeParent(stage: string, idx: number): void {
     this.#sql.exec("UPDATE tasks SET state = 'pending' WHERE stage = ? AND idx = ? AND state = 'child'", stage, idx);
-  }
-
-  /** A dispatch that never produced a report: back to pending. The lost attempt still counts. */
-  markLost(row: TaskRow): void {
-    this.#sql.exec(
-      "UPDATE tasks SET state = 'pending', slot = NULL, token = NULL, reserved = 0, reserved_usd = 0, losses = losses + 1 WHERE stage = ? AND idx = ? AND state = 'running'",
-      row.stage, row.idx,
-    );
   }
 
   /** Attempts of the finished tasks: what their results add up to. */
@@ -309,31 +314,16 @@ export class CoordinatorStore {
     return { tokens: row.tokens ?? 0, usd: row.usd ?? 0 };
   }
 
-  /** `throttledAt`: the attempt was a rate-limit answer at that time (the task's run of throttles starts then, or goes on); null ends a run. */
-  markRetry(row: TaskRow, readyAt: number, problems: string[] | null, usage: UsageSums, throttledAt: number | null = null): void {
-    this.#sql.exec(
-      `UPDATE tasks SET state = ?, ready_at = ?, slot = NULL, token = NULL, problems = ?, reserved = 0, reserved_usd = 0, ${ADD_USAGE},
-         throttles = throttles + ?, throttled_since = CASE WHEN ? IS NULL THEN NULL ELSE COALESCE(throttled_since, ?) END
-       WHERE stage = ? AND idx = ?`,
-      readyAt > Date.now() ? "waiting" : "pending", readyAt, problems ? JSON.stringify(problems) : null,
-      ...usageArgs(usage), throttledAt === null ? 0 : 1, throttledAt, throttledAt, row.stage, row.idx,
-    );
-  }
-
-  /** `row` is the task as read in this turn: the row it becomes is built from it, not read back. */
-  markDone(
-    row: TaskRow,
-    usage: UsageSums,
-    end: { success: boolean; output: unknown; error: string | null; errorKind: string | null },
-  ): TaskRow {
+  /** A task's transition to `done` (`next`), with its end: `row` is the task as read in this turn, and the row it becomes is built from it, not read back. */
+  markDone(row: TaskRow, next: TaskState, usage: UsageSums, end: TaskEnd): TaskRow {
     const done: TaskRow = {
-      ...row, ...addSums(taskSums(row), usage), state: "done", slot: null, token: null, reserved: 0, reserved_usd: 0, success: end.success ? 1 : 0,
+      ...withState(row, next), ...addSums(taskSums(row), usage), reserved: 0, reserved_usd: 0, success: end.success ? 1 : 0,
       output: JSON.stringify(end.output ?? null), error: end.error, error_kind: end.errorKind,
     };
     this.#sql.exec(
-      `UPDATE tasks SET state = 'done', slot = NULL, token = NULL, reserved = 0, reserved_usd = 0, success = ?, output = ?, error = ?, error_kind = ?, ${ADD_USAGE}
+      `UPDATE tasks SET ${STATE_COLUMNS}, reserved = 0, reserved_usd = 0, success = ?, output = ?, error = ?, error_kind = ?, ${ADD_USAGE}
        WHERE stage = ? AND idx = ?`,
-      done.success, done.output, done.error, done.error_kind, ...usageArgs(usage), row.stage, row.idx,
+      ...stateArgs(next), done.success, done.output, done.error, done.error_kind, ...usageArgs(usage), row.stage, row.idx,
     );
     return done;
   }
@@ -389,21 +379,21 @@ export class CoordinatorStore {
   }
 
   /**
-   * A task to run again from scratch: a fresh attempt count and usage, no guidance, nothing
-   * running; blocked if it was (or `blocked`), else pending. An agent task gets a new sub-session
+   * Set-wise `reset` (../../src/engine/task-machine.ts): a task to run again from scratch — a fresh
+   * attempt count and usage, no guidance, nothing running, its losses kept; blocked if it was (or `blocked`), else pending. An agent task gets a new sub-session
    * (`sessionId`): the old one keeps its history.
    */
   #resetTask(row: TaskRow, sessionId: string | null, blocked: boolean): void {
     this.#sql.exec(
       `UPDATE tasks SET state = CASE WHEN ? OR state = 'blocked' THEN 'blocked' ELSE 'pending' END, attempts = 0, ready_at = 0,
-         slot = NULL, token = NULL, batch_id = NULL, problems = NULL, ${CLEAR_USAGE}, reserved = 0, reserved_usd = 0,
+         slot = NULL, token = NULL, dispatched_at = NULL, batch_id = NULL, problems = NULL, ${CLEAR_USAGE}, reserved = 0, reserved_usd = 0,
          success = NULL, output = NULL, error = NULL, error_kind = NULL, session_id = ?, throttles = 0, throttled_since = NULL
        WHERE stage = ? AND idx = ?`,
       blocked ? 1 : 0, sessionId, row.stage, row.idx,
     );
   }
 
-  /** Running tasks give their slots back (a pause or the end): their reports will be stale. */
+  /** Set-wise `release` (../../src/engine/task-machine.ts): running tasks give their slots back (the job's end), their reports stale from now on; a batch line forgets its batch. */
   releaseRunning(): void {
     this.#sql.exec("UPDATE tasks SET state = 'pending', slot = NULL, token = NULL, batch_id = NULL, reserved = 0, reserved_usd = 0 WHERE state = 'running'");
   }

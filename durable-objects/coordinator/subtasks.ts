@@ -12,7 +12,6 @@ import type { SubtaskSpawn, TaskResult, TaskSeed } from "../../src/engine/types"
 import type { TaskFinish } from "../../src/engine/types";
 import type { JobLog } from "./job-log";
 import type { CoordinatorStore, TaskRow } from "./store";
-import type { UsageSums } from "../../src/engine/counters";
 
 export interface ChildInput {
   parent: { stage: string; index: number };
@@ -29,12 +28,12 @@ export function childSeed(stage: string, parent: { stage: string; idx: number },
 }
 
 /**
- * An agent asked for a child sub-session: its task waits without a slot, and the child is made
- * ready, next in the subtasks stage (made on first use), to be dispatched like any task.
+ * An agent asked for a child sub-session: its task waits without a slot (the machine's `child`,
+ * stored already), and the child is made ready, next in the subtasks stage (made on first use), to
+ * be dispatched like any task.
  */
-export function startChild(store: CoordinatorStore, log: JobLog, jobId: string, parent: TaskRow, spawn: SubtaskSpawn, usage: UsageSums): void {
+export function startChild(store: CoordinatorStore, log: JobLog, jobId: string, parent: TaskRow, spawn: SubtaskSpawn): void {
   store.transaction(() => {
-    store.markChild(parent, usage);
     log.bump({ total_attempts: -1 }); // the parent's attempt goes on when it is dispatched again (its tokens count when it ends)
     const stage = store.childStage(parent.stage);
     const index = store.stage(stage)?.total ?? 0;

@@ -1,8 +1,13 @@
-/** The coordinator's store, on a coordinator object's own SQLite storage: a plan's tasks inserted, making tasks ready, and a stage's extent. */
+/**
+ * The coordinator's store, on a coordinator object's own SQLite storage: a plan's tasks inserted,
+ * making tasks ready, a stage's extent; the task state machine's transitions as the store writes
+ * them, one task's (saveTask) and set-wise (every due task, every running task at the end).
+ */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { JobCoordinator } from "../../../durable-objects/job-coordinator";
-import { CoordinatorStore } from "../../../durable-objects/coordinator/store";
+import { CoordinatorStore, stateOf, type TaskRow } from "../../../durable-objects/coordinator/store";
+import { freshTask, taskTransition, type TaskEvent, type TaskState } from "../../../src/engine/task-machine";
 
 const freshObject = () => env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(`job_store_${crypto.randomUUID()}`)) as DurableObjectStub<JobCoordinator>;
 
@@ -57,5 +62,62 @@ describe("coordinator store", () => {
     expect(out.plan.map((row) => JSON.parse((row as [number, string])[1]))).toEqual(tricky.map((v) => JSON.parse(JSON.stringify(v))));
     expect(out.plan[4]?.[2]).toBe("blocked");
     expect(out.plan[5]?.[4]).toBe("ses_1");
+  });
+
+  it("writes the machine's transitions as they are, refuses a stale one, and its set-wise SQL agrees with the machine", async () => {
+    const policy = { maxRetries: 2, maxWaitMs: 60_000 };
+    const usage = { input_tokens: 1, output_tokens: 1 };
+    const out = await runInDurableObject(freshObject(), (_i, state) => {
+      const store = new CoordinatorStore(state.storage);
+      const move = (idx: number, event: TaskEvent): TaskState | null => {
+        const row = store.task("s", idx) as TaskRow;
+        const t = taskTransition(stateOf(row), event, policy);
+        return t && store.saveTask(row, t.task, { reserved: { tokens: 10, usd: 0.1 } }) ? t.task : null;
+      };
+      for (let idx = 0; idx < 8; idx++) store.makeReady({ stage: "s", index: idx, input: idx, blocked: idx === 7 });
+      const dispatch = (idx: number, slot: number) => move(idx, { type: "dispatch", slot, token: `t${idx}`, now: 1_000 });
+      const report = (idx: number, outcome: Extract<TaskEvent, { type: "report" }>["outcome"]) => move(idx, { type: "report", outcome, now: 2_000, random: () => 0 });
+      // 0 running; 1 waiting, due at 2,500; 2 waiting, due at 9,000 (a throttle's Retry-After); 3 pending after invalid output; 4 a child; 5 running with no slot (a batch line); 6 pending; 7 blocked.
+      const written = [dispatch(0, 0), dispatch(1, 1), report(1, { kind: "transient", error: "500", retryAfterMs: null, usage }), dispatch(2, 2)];
+      written.push(report(2, { kind: "transient", error: "429", retryAfterMs: 7_000, throttled: true, usage }), dispatch(3, 3));
+      written.push(report(3, { kind: "invalid", error: "bad", problems: ["not JSON"], usage }), dispatch(4, 4));
+      written.push(report(4, { kind: "spawn", spawn: { sessionId: "c" } as never, usage }));
+      written.push(move(5, { type: "dispatch", slot: null, token: "batch:b", now: 1_000 }));
+      const rowOf = (idx: number) => store.task("s", idx) as TaskRow;
+      const before = Array.from({ length: 8 }, (_, idx) => stateOf(rowOf(idx)));
+      const stale = rowOf(0);
+      const staleWrite = store.saveTask({ ...stale, token: "old" }, { ...stateOf(stale), state: "pending" });
+      const machine = (event: TaskEvent) => before.map((t) => taskTransition(t, event, policy)?.task ?? t);
+      store.releaseDue(3_000);
+      const due = { sql: Array.from({ length: 8 }, (_, idx) => stateOf(rowOf(idx))), machine: machine({ type: "due", now: 3_000 }) };
+      store.resumeParent("s", 4);
+      const afterDue = Array.from({ length: 8 }, (_, idx) => stateOf(rowOf(idx)));
+      const childEnded = { sql: afterDue[4], machine: taskTransition(due.sql[4] as TaskState, { type: "child-ended" }, policy)?.task };
+      store.releaseRunning();
+      const release = {
+        sql: Array.from({ length: 8 }, (_, idx) => stateOf(rowOf(idx))),
+        machine: afterDue.map((t) => taskTransition(t, { type: "release" }, policy)?.task ?? t),
+        reserved: Array.from({ length: 8 }, (_, idx) => rowOf(idx).reserved),
+      };
+      store.saveTask(rowOf(2), { ...stateOf(rowOf(2)), losses: 1 }); // a loss behind it: kept by a reset
+      const resetting = [stateOf(rowOf(1)), stateOf(rowOf(2)), stateOf(rowOf(7))];
+      store.reopen([rowOf(1), rowOf(2), rowOf(7)], [], () => "ses_new");
+      const reset = { sql: [stateOf(rowOf(1)), stateOf(rowOf(2)), stateOf(rowOf(7))], machine: resetting.map((t) => taskTransition(t, { type: "reset", blocked: false }, policy)?.task) };
+      return { written: written.map((t) => t?.state ?? null), before, staleWrite, due, childEnded, release, reset };
+    });
+    expect(out.written).toEqual(["running", "running", "waiting", "running", "waiting", "running", "pending", "running", "child", "running"]);
+    expect(out.before.map((t) => t.state)).toEqual(["running", "waiting", "waiting", "pending", "child", "running", "pending", "blocked"]);
+    expect(out.before[2]).toMatchObject({ throttles: 1, throttledSince: 2_000, readyAt: 9_000 });
+    expect(out.before[3]?.problems).toEqual(["not JSON"]);
+    expect(out.before[4]?.attempts).toBe(0); // a child's parent: its attempt goes on when dispatched again
+    expect(out.staleWrite).toBeNull();
+    expect(out.due.sql).toEqual(out.due.machine);
+    expect(out.due.sql.map((t) => t.state)).toEqual(["running", "pending", "waiting", "pending", "child", "running", "pending", "blocked"]);
+    expect(out.childEnded.sql).toEqual(out.childEnded.machine);
+    expect(out.release.sql).toEqual(out.release.machine);
+    expect(out.release.sql.filter((t) => t.state === "running")).toEqual([]);
+    expect(out.release.reserved).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(out.reset.sql).toEqual(out.reset.machine);
+    expect(out.reset.sql).toEqual([freshTask(), { ...freshTask(), losses: 1 }, freshTask(true)]);
   });
 });

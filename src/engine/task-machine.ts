@@ -1,0 +1,173 @@
+/**
+ * A task's state machine, as pure functions: `taskTransition(task, event, policy)` → the task's
+ * next state and the effects the runner applies (the coordinator's JobRun; an in-memory runner in
+ * the unit tests). No clock and no randomness of its own: both come in the event.
+ *
+ *   blocked ─ready→ pending ─dispatch→ running ─report→ done (succeeded, or failed for good)
+ *                                              ├report→ waiting | pending (a retry; pending when due at once)
+ *                                              ├report→ child (an agent waits for its sub-session; the attempt goes on later)
+ *                                              ├lost→ pending | done (quarantined: lost LOST_ATTEMPTS_MAX times, or out of attempts)
+ *                                              ├withdraw→ pending (a batch line never sent: its attempt not counted)
+ *                                              └release→ pending (the job paused or ended: the report will be stale)
+ *   waiting ─due→ pending          child ─child-ended→ pending          any ─reset→ pending | blocked (recover)
+ *   pending | blocked ─local→ done (the operator finished it itself)
+ *
+ * What happens after an attempt is the retry policy's (./retry-policy.ts); this module adds what
+ * the task's own facts say: how many attempts, losses and throttles it had, since when it waits
+ * on rate limits. An event that does not apply to the task's state (a report for a task no longer
+ * running) returns null: the runner ignores it. The coordinator's set-wise SQL (every due task at
+ * once, every running task on a pause) applies the same `due` and `release` transitions; an
+ * integration test holds the two together.
+ */
+import { LOST_ATTEMPTS_MAX } from "./limits";
+import { isThrottle, nextStep, type AttemptOutcome } from "./retry-policy";
+import type { ErrorKind, SubtaskSpawn, TaskView } from "./types";
+
+export type TaskPhase = TaskView["state"];
+
+/** The facts the machine moves (the store keeps them in the task's columns). */
+export interface TaskState {
+  state: TaskPhase;
+  /** Attempts sent, the one running included (throttled ones too: they do not count against max_retries). */
+  attempts: number;
+  /** Attempts that never reported (their worker or the whole runtime died). */
+  losses: number;
+  /** Attempts answered with a rate limit, and since when the task is throttled in a row (null: its last answer was no throttle). */
+  throttles: number;
+  throttledSince: number | null;
+  /** When a waiting task may go again. */
+  readyAt: number;
+  slot: number | null;
+  token: string | null;
+  dispatchedAt: number | null;
+  /** What was wrong with the last output: the next attempt's guidance. */
+  problems: string[] | null;
+}
+
+/** The job's rules a task follows. */
+export interface TaskPolicy {
+  maxRetries: number;
+  /** How long a task may wait on rate limits since its first throttle in a row (undefined: the default). */
+  maxWaitMs: number | undefined;
+}
+
+export type TaskEvent =
+  | { type: "ready" }
+  /** Sent to a slot's worker, a session, or (slot null) as a line of a provider batch. */
+  | { type: "dispatch"; slot: number | null; token: string; now: number }
+  /** An attempt's outcome: a worker's report, or a batch line's answer. `random`: the backoff's jitter. */
+  | { type: "report"; outcome: AttemptOutcome; now: number; random: () => number }
+  | { type: "lost"; why: string }
+  | { type: "withdraw" }
+  | { type: "release" }
+  | { type: "due"; now: number }
+  | { type: "child-ended" }
+  /** The operator finished the task itself, with no call (its output known from others'). */
+  | { type: "local"; output: unknown }
+  | { type: "reset"; blocked: boolean };
+
+/** How the task ended: its result is recorded and the operator told (the runner's `finish`). */
+export interface TaskEnd {
+  success: boolean;
+  output: unknown;
+  error: string | null;
+  errorKind: ErrorKind | null;
+}
+
+export type TaskEffect =
+  /** The slot the task ran on is free for another. */
+  | { type: "free-slot"; slot: number }
+  /** The task is due again at `at`: the job must wake by then. */
+  | { type: "wake"; at: number }
+  | { type: "finish"; end: TaskEnd }
+  /** An agent asked for a child sub-session: start it; the parent's attempt is not counted until it is dispatched again. */
+  | { type: "spawn"; spawn: SubtaskSpawn }
+  /** The task's session must stop (its task ended without its own report). */
+  | { type: "stop-session" };
+
+export interface Transition {
+  task: TaskState;
+  effects: TaskEffect[];
+}
+
+/** A task as planned: nothing tried yet. */
+export function freshTask(blocked = false): TaskState {
+  return { state: blocked ? "blocked" : "pending", attempts: 0, losses: 0, throttles: 0, throttledSince: null, readyAt: 0, slot: null, token: null, dispatchedAt: null, problems: null };
+}
+
+/** The task after `event`, and what the runner must do; null when the event does not apply to the task's state. */
+export function taskTransition(task: TaskState, event: TaskEvent, policy: TaskPolicy): Transition | null {
+  switch (event.type) {
+    case "ready":
+      return task.state === "blocked" ? { task: { ...task, state: "pending" }, effects: [] } : null;
+    case "dispatch":
+      if (task.state !== "pending") return null;
+      return { task: { ...task, state: "running", attempts: task.attempts + 1, slot: event.slot, token: event.token, dispatchedAt: event.now }, effects: [] };
+    case "report":
+      return task.state === "running" ? afterReport(task, event.outcome, event.now, event.random, policy) : null;
+    case "lost":
+      return task.state === "running" ? afterLoss(task, event.why, policy) : null;
+    case "withdraw":
+      if (task.state !== "running") return null;
+      return { task: { ...idle(task), state: "pending", attempts: Math.max(0, task.attempts - 1) }, effects: freed(task) };
+    case "release":
+      return task.state === "running" ? { task: { ...idle(task), state: "pending" }, effects: freed(task) } : null;
+    case "due":
+      return task.state === "waiting" && task.readyAt <= event.now ? { task: { ...task, state: "pending" }, effects: [] } : null;
+    case "child-ended":
+      return task.state === "child" ? { task: { ...task, state: "pending" }, effects: [] } : null;
+    case "local":
+      if (task.state !== "pending" && task.state !== "blocked") return null;
+      return { task: { ...task, state: "done" }, effects: [{ type: "finish", end: { success: true, output: event.output, error: null, errorKind: null } }] };
+    case "reset":
+      // From scratch, but its losses: a recovered poison item (quarantined after LOST_ATTEMPTS_MAX) gets one more chance, not two.
+      return { task: { ...freshTask(event.blocked || task.state === "blocked"), losses: task.losses }, effects: freed(task) };
+  }
+}
+
+/** The task holds nothing any more: no slot, no token. */
+function idle(task: TaskState): TaskState {
+  return { ...task, slot: null, token: null };
+}
+
+function freed(task: TaskState): TaskEffect[] {
+  return task.state === "running" && task.slot !== null ? [{ type: "free-slot", slot: task.slot }] : [];
+}
+
+function afterReport(task: TaskState, outcome: AttemptOutcome, now: number, random: () => number, policy: TaskPolicy): Transition {
+  const wait = { throttles: task.throttles, since: task.throttledSince, maxWaitMs: policy.maxWaitMs, now };
+  const step = nextStep(outcome, task.attempts, policy.maxRetries, random, wait);
+  const effects = freed(task);
+  const throttled = isThrottle(outcome);
+  // A throttle adds to the task's run of them (its first starts it); any other answer ends the run.
+  const throttles = { throttles: task.throttles + (throttled ? 1 : 0), throttledSince: throttled ? (task.throttledSince ?? now) : null };
+  switch (step.step) {
+    case "succeed":
+      return { task: { ...idle(task), ...throttles, state: "done" }, effects: [...effects, { type: "finish", end: { success: true, output: step.output, error: null, errorKind: null } }] };
+    case "fail":
+      return { task: { ...idle(task), ...throttles, state: "done" }, effects: [...effects, { type: "finish", end: { success: false, output: null, error: step.error, errorKind: step.errorKind } }] };
+    case "spawn":
+      // The attempt goes on when the parent is dispatched again: not counted twice.
+      return { task: { ...idle(task), state: "child", attempts: task.attempts - 1 }, effects: [...effects, { type: "spawn", spawn: step.spawn }] };
+    case "retry": {
+      const readyAt = now + step.delayMs;
+      const next: TaskState = { ...idle(task), ...throttles, state: step.delayMs > 0 ? "waiting" : "pending", readyAt, problems: step.guidance };
+      return { task: next, effects: step.delayMs > 0 ? [...effects, { type: "wake", at: readyAt }] : effects };
+    }
+  }
+}
+
+/**
+ * A dispatch that will never report: it counts as an attempt (it was counted when dispatched);
+ * the last allowed one fails the task (`internal`). A task lost LOST_ATTEMPTS_MAX times is
+ * quarantined whatever its max_retries: its attempts may be what takes the runtime down, and
+ * every runtime in the deployment shares that fate with it.
+ */
+function afterLoss(task: TaskState, why: string, policy: TaskPolicy): Transition {
+  const losses = task.losses + 1;
+  const effects = freed(task);
+  if (task.attempts < 1 + policy.maxRetries && losses < LOST_ATTEMPTS_MAX) return { task: { ...idle(task), state: "pending", losses }, effects };
+  const error = `The attempt was lost ${losses} time${losses === 1 ? "" : "s"} (${why}); the task is not retried again.`;
+  const end: TaskEnd = { success: false, output: null, error, errorKind: "internal" };
+  return { task: { ...idle(task), state: "done", losses }, effects: [...effects, { type: "stop-session" }, { type: "finish", end }] };
+}

@@ -1,0 +1,188 @@
+/**
+ * The task state machine (src/engine/task-machine.ts): each transition on its own, then whole jobs'
+ * worth of tasks run by an in-memory runner with a fake clock (./task-sim.ts) against scripted
+ * providers — throttles, invalid output, server errors, timeouts, crashes, attempts that never
+ * report — checking what must hold whatever the provider does: every task ends exactly once, no
+ * more calls in flight than the job's concurrency, retries within max_retries (throttles apart),
+ * a throttle fails a task only after its max wait, a lost attempt is quarantined at the second loss.
+ */
+import { describe, expect, it } from "vitest";
+import { freshTask, taskTransition, type TaskEvent, type TaskPhase, type TaskState } from "../../../src/engine/task-machine";
+import { LOST_ATTEMPTS_MAX } from "../../../src/engine/limits";
+import { crash, invalid, ok, seeded, simulate, throttle, timeout, transient, usage } from "./task-sim";
+
+const policy = { maxRetries: 2, maxWaitMs: 60_000 };
+const zero = () => 0;
+const running = (over: Partial<TaskState> = {}): TaskState => ({ ...freshTask(), state: "running", attempts: 1, slot: 3, token: "tok", dispatchedAt: 0, ...over });
+const report = (outcome: Parameters<typeof ok>[0] extends never ? never : ReturnType<typeof ok>, now = 1_000): TaskEvent => ({ type: "report", outcome, now, random: zero });
+const phases: TaskPhase[] = ["blocked", "pending", "waiting", "running", "child", "done"];
+
+describe("task transitions", () => {
+  it("dispatches only a pending task: an attempt counted, its slot and token kept", () => {
+    const t = taskTransition(freshTask(), { type: "dispatch", slot: 2, token: "a", now: 50 }, policy);
+    expect(t).toEqual({ task: { ...freshTask(), state: "running", attempts: 1, slot: 2, token: "a", dispatchedAt: 50 }, effects: [] });
+    for (const state of phases.filter((p) => p !== "pending")) {
+      expect(taskTransition({ ...freshTask(), state }, { type: "dispatch", slot: 0, token: "b", now: 0 }, policy)).toBeNull();
+    }
+  });
+
+  it("takes a report only while running (a stale one does nothing)", () => {
+    for (const state of phases.filter((p) => p !== "running")) expect(taskTransition({ ...running(), state }, report(ok()), policy)).toBeNull();
+  });
+
+  it("a success ends the task and frees its slot", () => {
+    const t = taskTransition(running(), report(ok({ a: 1 })), policy);
+    expect(t?.task).toMatchObject({ state: "done", slot: null, token: null, attempts: 1 });
+    expect(t?.effects).toEqual([{ type: "free-slot", slot: 3 }, { type: "finish", end: { success: true, output: { a: 1 }, error: null, errorKind: null } }]);
+  });
+
+  it("invalid output goes again at once with guidance; the last allowed attempt fails `validation`", () => {
+    const t = taskTransition(running(), report(invalid()), policy);
+    expect(t?.task).toMatchObject({ state: "pending", problems: ["the response is not valid JSON"], slot: null, token: null });
+    expect(t?.effects).toEqual([{ type: "free-slot", slot: 3 }]);
+    const last = taskTransition(running({ attempts: 3 }), report(invalid()), policy);
+    expect(last?.effects.at(-1)).toMatchObject({ type: "finish", end: { success: false, errorKind: "validation" } });
+  });
+
+  it("a server error waits its backoff (a wake at the due time), then fails `llm_error` past max_retries", () => {
+    const t = taskTransition(running(), report(transient(), 1_000), policy);
+    expect(t?.task).toMatchObject({ state: "waiting", readyAt: 1_500, throttles: 0, throttledSince: null });
+    expect(t?.effects).toContainEqual({ type: "wake", at: 1_500 });
+    expect(taskTransition(running({ attempts: 3 }), report(transient()), policy)?.effects.at(-1)).toMatchObject({ end: { errorKind: "llm_error" } });
+  });
+
+  it("a throttle is back-pressure: counted apart from max_retries, its run of throttles timed from the first", () => {
+    const first = taskTransition(running({ attempts: 2 }), report(throttle(2_000), 1_000), policy);
+    expect(first?.task).toMatchObject({ state: "waiting", throttles: 1, throttledSince: 1_000, readyAt: 3_000 });
+    const again = taskTransition({ ...(first?.task as TaskState), state: "running", attempts: 3, slot: 0, token: "x" }, report(throttle(), 5_000), policy);
+    expect(again?.task).toMatchObject({ state: "waiting", throttles: 2, throttledSince: 1_000 });
+    // Two attempts that were not throttles and two that were: max_retries 2 is not used up by the throttles, and the run of throttles ends.
+    const after = taskTransition({ ...(again?.task as TaskState), state: "running", attempts: 4, slot: 0, token: "y" }, report(timeout(), 9_000), policy);
+    expect(after?.task).toMatchObject({ state: "pending", throttles: 2, throttledSince: null });
+    // One more that is not: the third of max_retries 2's three attempts fails the task.
+    const last = taskTransition({ ...(after?.task as TaskState), state: "running", attempts: 5, slot: 0, token: "z" }, report(timeout(), 9_500), policy);
+    expect(last?.effects.at(-1)).toMatchObject({ type: "finish", end: { errorKind: "timeout" } });
+  });
+
+  it("a throttle past the job's max wait fails the task `rate_limited`", () => {
+    const t = taskTransition(running({ throttles: 5, throttledSince: 0 }), report(throttle(), 60_000), policy);
+    expect(t?.effects.at(-1)).toMatchObject({ type: "finish", end: { success: false, errorKind: "rate_limited" } });
+    const before = taskTransition(running({ throttles: 5, throttledSince: 0 }), report(throttle(), 59_000), policy);
+    expect(before?.task.state).toBe("waiting");
+  });
+
+  it("an agent's spawn waits as `child` with no slot, its attempt not counted until dispatched again", () => {
+    const spawn = { sessionId: "s2", parentSessionId: "s1", depth: 1, task: "t", tools: [] } as never;
+    const t = taskTransition(running({ attempts: 2 }), report({ kind: "spawn", spawn, usage }), policy);
+    expect(t?.task).toMatchObject({ state: "child", attempts: 1, slot: null });
+    expect(t?.effects).toEqual([{ type: "free-slot", slot: 3 }, { type: "spawn", spawn }]);
+    expect(taskTransition(t?.task as TaskState, { type: "child-ended" }, policy)?.task.state).toBe("pending");
+    expect(taskTransition(freshTask(), { type: "child-ended" }, policy)).toBeNull();
+  });
+
+  it("a lost attempt goes again; the second loss quarantines the task (`internal`, its session stopped), whatever max_retries", () => {
+    const generous = { maxRetries: 10, maxWaitMs: 60_000 };
+    const once = taskTransition(running(), { type: "lost", why: "no report" }, generous);
+    expect(once?.task).toMatchObject({ state: "pending", losses: 1, attempts: 1 });
+    const twice = taskTransition({ ...(once?.task as TaskState), state: "running", attempts: 2, slot: 1, token: "z" }, { type: "lost", why: "no report" }, generous);
+    expect(twice?.task).toMatchObject({ state: "done", losses: LOST_ATTEMPTS_MAX });
+    expect(twice?.effects).toEqual([
+      { type: "free-slot", slot: 1 },
+      { type: "stop-session" },
+      { type: "finish", end: { success: false, output: null, error: "The attempt was lost 2 times (no report); the task is not retried again.", errorKind: "internal" } },
+    ]);
+    const lastAttempt = taskTransition(running({ attempts: 3 }), { type: "lost", why: "gone" }, policy);
+    expect(lastAttempt?.task.state).toBe("done");
+  });
+
+  it("a batch line (no slot) frees nothing; withdrawn, its attempt is not counted", () => {
+    const line = running({ slot: null, token: "batch:b1" });
+    expect(taskTransition(line, report(ok()), policy)?.effects).toEqual([{ type: "finish", end: { success: true, output: "ok", error: null, errorKind: null } }]);
+    expect(taskTransition(line, { type: "withdraw" }, policy)).toEqual({ task: { ...line, state: "pending", attempts: 0, slot: null, token: null }, effects: [] });
+  });
+
+  it("a release (the job's end) gives the slot back and keeps the attempt; due, ready, local, reset", () => {
+    expect(taskTransition(running(), { type: "release" }, policy)).toEqual({ task: { ...running(), state: "pending", slot: null, token: null }, effects: [{ type: "free-slot", slot: 3 }] });
+    const waiting: TaskState = { ...freshTask(), state: "waiting", readyAt: 500 };
+    expect(taskTransition(waiting, { type: "due", now: 499 }, policy)).toBeNull();
+    expect(taskTransition(waiting, { type: "due", now: 500 }, policy)?.task.state).toBe("pending");
+    expect(taskTransition(freshTask(true), { type: "ready" }, policy)?.task.state).toBe("pending");
+    expect(taskTransition(freshTask(), { type: "ready" }, policy)).toBeNull();
+    expect(taskTransition(freshTask(), { type: "local", output: 7 }, policy)?.effects).toEqual([{ type: "finish", end: { success: true, output: 7, error: null, errorKind: null } }]);
+    expect(taskTransition(running(), { type: "local", output: 7 }, policy)).toBeNull();
+    const done: TaskState = { ...running({ attempts: 3, losses: 1, throttles: 4 }), state: "done", slot: null };
+    expect(taskTransition(done, { type: "reset", blocked: false }, policy)?.task).toEqual({ ...freshTask(), losses: 1 }); // its losses kept
+    expect(taskTransition({ ...freshTask(true) }, { type: "reset", blocked: false }, policy)?.task).toEqual(freshTask(true));
+  });
+});
+
+describe("whole jobs run in memory against scripted providers", () => {
+  it("whatever the provider does, every task ends exactly once and the rules hold (300 seeds × 40 tasks)", () => {
+    for (let seed = 1; seed <= 300; seed++) {
+      const rand = seeded(seed);
+      const mix = [ok, ok, ok, ok, invalid, transient, timeout, crash, () => throttle(rand() < 0.5 ? null : 3_000)];
+      const concurrency = 1 + Math.floor(rand() * 8);
+      const sim = simulate({
+        tasks: 40, concurrency, policy, random: rand,
+        provider: () => (rand() < 0.03 ? "lost" : (mix[Math.floor(rand() * mix.length)] as () => ReturnType<typeof ok>)()),
+      });
+      expect(sim.refused, `seed ${seed}`).toEqual([]);
+      expect(sim.early, `seed ${seed}`).toBe(0);
+      expect(sim.maxBusy).toBeLessThanOrEqual(concurrency);
+      for (const [i, task] of sim.tasks.entries()) {
+        const where = `seed ${seed}, task ${i}`;
+        expect(task.ends, where).toHaveLength(1);
+        expect(task.state.state, where).toBe("done");
+        expect(task.state.attempts - task.state.throttles, where).toBeLessThanOrEqual(1 + policy.maxRetries);
+        expect(task.state.losses, where).toBeLessThanOrEqual(LOST_ATTEMPTS_MAX);
+        expect(task.state.attempts, where).toBe(task.dispatches.length);
+        const end = task.ends[0];
+        if (end?.errorKind === "rate_limited") expect((task.endedAt as number) - (task.state.throttledSince as number), where).toBeGreaterThanOrEqual(policy.maxWaitMs);
+        else if (!end?.success && task.state.throttledSince !== null) expect(end?.errorKind, where).toBe("internal"); // lost while throttled
+      }
+    }
+  });
+
+  it("a key that throttles four calls in five loses no item: back-pressure, never a failure", () => {
+    const rand = seeded(7);
+    const sim = simulate({ tasks: 200, concurrency: 16, policy: { maxRetries: 0, maxWaitMs: 3600_000 }, random: rand, provider: () => (rand() < 0.8 ? throttle(1_000) : ok()) });
+    expect(sim.tasks.every((t) => t.ends.length === 1 && t.ends[0]?.success)).toBe(true);
+    expect(sim.tasks.reduce((n, t) => n + t.state.throttles, 0)).toBeGreaterThan(200);
+    expect(sim.early).toBe(0);
+  });
+
+  it("a key that only throttles fails each task `rate_limited` once it has waited its max wait, not before", () => {
+    const sim = simulate({ tasks: 20, concurrency: 4, policy: { maxRetries: 0, maxWaitMs: 30_000 }, provider: () => throttle() });
+    for (const task of sim.tasks) {
+      expect(task.ends[0]).toMatchObject({ success: false, errorKind: "rate_limited" });
+      const first = task.dispatches[0] as number;
+      const last = task.dispatches.at(-1) as number;
+      // Failed at the report of its last attempt (latency 100 ms after its dispatch), 30 s or more after its first throttle.
+      expect(last + 100 - (first + 100)).toBeGreaterThanOrEqual(30_000);
+      expect(task.state.throttles).toBeGreaterThan(3);
+    }
+  });
+
+  it("attempts that never report are quarantined at the second loss, however many retries the job allows", () => {
+    const sim = simulate({ tasks: 10, concurrency: 3, policy: { maxRetries: 10, maxWaitMs: 60_000 }, provider: () => "lost" });
+    for (const task of sim.tasks) {
+      expect(task.ends).toEqual([expect.objectContaining({ success: false, errorKind: "internal" })]);
+      expect(task.state.attempts).toBe(LOST_ATTEMPTS_MAX);
+    }
+    expect(sim.now).toBe(2 * 5_000 * Math.ceil(10 / 3) - 0);
+  });
+
+  it("server errors use up exactly 1 + max_retries attempts, each after its backoff", () => {
+    const sim = simulate({ tasks: 5, concurrency: 5, policy: { maxRetries: 3, maxWaitMs: 60_000 }, random: zero, provider: () => transient() });
+    for (const task of sim.tasks) {
+      expect(task.ends[0]).toMatchObject({ errorKind: "llm_error" });
+      expect(task.dispatches).toEqual([0, 600, 1_700, 3_800]); // 100 ms to answer, then 0.5 s, 1 s, 2 s
+    }
+  });
+
+  it("invalid output then a success: the retry goes at once, with the problems as guidance", () => {
+    const sim = simulate({ tasks: 3, concurrency: 1, policy, provider: (_t, attempt) => (attempt === 1 ? invalid() : ok(attempt)) });
+    expect(sim.tasks.map((t) => t.ends[0]?.output)).toEqual([2, 2, 2]);
+    expect(sim.tasks.map((t) => t.dispatches)).toEqual([[0, 100], [200, 300], [400, 500]]);
+  });
+});
