@@ -23,14 +23,14 @@
 import { DurableObject } from "cloudflare:workers";
 import { sseKeepaliveMs } from "../src/config";
 import type { AttemptOutcome } from "../src/engine/retry-policy";
-import { isTerminal, type JobSpecBase, type PulledTask, type PullRequest, type StageWork, type TaskClaim, type TaskRef, setupKey } from "../src/engine/types";
+import { type JobSpecBase, type PulledTask, type PullRequest, type StageWork, type TaskClaim, type TaskRef, setupKey } from "../src/engine/types";
 import { jobSpec, operatorFor } from "../src/operators/registry";
 import type { BudgetChange, RecoverOptions, RecoverAnswer, ResumeAnswer } from "../src/engine/recovery";
 import { EventHub } from "./coordinator/event-hub";
 import { CoordinatorStore } from "./coordinator/store";
 import { ZERO } from "../src/engine/counters";
 import { JobRun, type Puller } from "./coordinator/job-run";
-import { recoverJob, resumeJob } from "./coordinator/lifecycle";
+import { cancelJob, recoverJob, resumeJob } from "./coordinator/lifecycle";
 import { TurnBatch } from "./coordinator/turn-batch";
 import { duplicated } from "./coordinator/batch-settle";
 
@@ -76,11 +76,10 @@ export class JobCoordinator extends DurableObject<Env> {
     await run.wakeAt(Date.now());
   }
 
+  /** The job ends `cancelled`; false when it has ended already (./coordinator/lifecycle.ts). */
   async cancel(): Promise<boolean> {
     const run = this.#run;
-    if (!run || isTerminal(run.status)) return false;
-    await run.finish("cancelled");
-    return true;
+    return run ? cancelJob(run) : false;
   }
 
   /** Re-runs the failed and unfinished tasks of an ended job, keeping every finished one (./coordinator/lifecycle.ts). */

@@ -1,8 +1,8 @@
 /**
  * The job as its JobCoordinator runs it: the state the coordinator keeps in memory beside its
  * storage (spec, status, busy slots, the next alarm) and the engine that moves it on — dispatch,
- * settling reports, what the operator says follows, the alarm's sweep; its end is ./job-end.ts,
- * its pacing per model ./pacings.ts. The Durable
+ * settling reports, what the operator says follows, the alarm's sweep; its tasks' transitions are
+ * ./task-steps.ts, its own (begin, pause, end) ./lifecycle.ts, its pacing per model ./pacings.ts. The Durable
  * Object (../job-coordinator.ts) is its RPC surface; a purge replaces the run with a fresh one.
  */
 import { renderLimits } from "../../src/config";
@@ -39,9 +39,9 @@ import { withExecution } from "../../src/engine/execution";
 import { BatchRunner } from "./batch-runner";
 import { concurrencyLink, pacingLinks } from "./links";
 import { duplicated, settleLine } from "./batch-settle";
-import { finishJob, watchWebhook } from "./job-end";
+import { beginJob, finishJob, pauseJob, SWEEP_INTERVAL_MS } from "./lifecycle";
+import { watchWebhook } from "./webhook-sweep";
 
-export const SWEEP_INTERVAL_MS = 10_000; // how often a running job checks for lost work
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm alone: Queue delays are whole seconds
 const BATCH_GATHER_MS = 100; // tasks of a batch stage readied within this go out in one provider batch
 
@@ -169,19 +169,9 @@ export class JobRun {
     return executorOf(work).call(work).model;
   }
 
-  async begin(): Promise<void> {
-    const spec = this.spec;
-    const op = this.op;
-    const planned = this.store.stages().map((s) => ({ name: s.name, total: s.total }));
-    const total = planned.reduce((n, s) => n + s.total, 0);
-    this.store.transaction(() => {
-      this.setStatus("running");
-      this.store.setMeta("started_at_ms", Date.now());
-      this.log.emit("MAP_STARTED", { job_id: spec.jobId, total, model: spec.model, ...op.startedFields, ...this.log.shape.startedFields(planned) });
-    });
-    this.startStagesWithWork();
-    this.mirror.schedule();
-    await this.afterChange(op.advance(spec, this.reader(), null));
+  /** The job starts (./lifecycle.ts). */
+  begin(): Promise<void> {
+    return beginJob(this);
   }
 
   /** The job's model's limits: its pacer (which reads the credential) first, then the adaptive limiter of that credential. */
@@ -338,20 +328,14 @@ export class JobRun {
     for (const [pacing, calls] of unleased) pacing.want(spec, calls);
   }
 
-  /** The next call does not fit the budget: pause the job, or end it `failed` (`on_exhausted`). */
+  /** The next call does not fit the budget: pause the job (./lifecycle.ts), or end it `failed` (`on_exhausted`). */
   #budgetExhausted(): void {
-    const spec = this.spec;
-    if (spec.budget?.onExhausted === "fail") {
+    if (this.spec.budget?.onExhausted === "fail") {
       const message = "The token budget cannot fit the next call.";
       this.#ending ??= this.#end({ status: "failed", output: null, error: { code: "budget_exhausted", message, stage: null, index: null, step: null } });
       return;
     }
-    this.store.transaction(() => {
-      this.setStatus("paused");
-      this.store.setMeta("pause_reason", "budget_exhausted");
-      this.log.emit("JOB_PAUSED", { job_id: spec.jobId, reason: "budget_exhausted", budget: this.budget.view(spec.budget) });
-    });
-    this.mirror.schedule();
+    pauseJob(this);
   }
 
   /** A dispatch that will never report: the machine says whether the task goes again or is quarantined (../../src/engine/task-machine.ts). */
@@ -383,14 +367,9 @@ export class JobRun {
     await this.finish(end.status);
   }
 
-  /** The job ends with `status` (./job-end.ts). */
+  /** The job ends with `status` (./lifecycle.ts). */
   finish(status: JobStatus): Promise<void> {
     return finishJob(this, status);
-  }
-
-  /** After the end: deliver MAP_COMPLETED to the job's webhook, and watch it until it settles (./job-end.ts). */
-  watchWebhook(): Promise<void> {
-    return watchWebhook(this);
   }
 
   /** The alarm is gone (the job's end deleted it). */
@@ -426,7 +405,7 @@ export class JobRun {
     if (this.status === "queued") await this.begin();
     if (isTerminal(this.status)) {
       if (!this.finalized) await this.finish(this.status);
-      else await this.watchWebhook();
+      else await watchWebhook(this);
       if (!this.spec.execution) return;
       const poll = await this.batches.afterEnd(Date.now()); // cancelled batches' late lines
       await this.mirror.flush();

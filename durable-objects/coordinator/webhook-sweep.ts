@@ -8,6 +8,7 @@
 import { createDelivery, getDelivery } from "../../src/db/webhooks";
 import { newId } from "../../src/lib/ids";
 import { sendMessage } from "../../src/queue-messages";
+import type { JobSpec } from "../../src/operators/registry";
 import type { CompletedEvent } from "./job-meta";
 import type { CoordinatorStore } from "./store";
 
@@ -38,4 +39,19 @@ export async function sweepWebhook(env: Env, store: CoordinatorStore, job: { job
     return now + LOST_MESSAGE_GRACE_MS;
   }
   return due + LOST_MESSAGE_GRACE_MS > now ? due + LOST_MESSAGE_GRACE_MS : now + LOST_MESSAGE_GRACE_MS;
+}
+
+/** After the end: deliver MAP_COMPLETED to the job's webhook, and watch it until it settles (the alarm comes back when it must look again). */
+export async function watchWebhook(run: { readonly env: Env; readonly spec: JobSpec; readonly store: CoordinatorStore; wakeAt(time: number): Promise<void> }): Promise<void> {
+  const spec = run.spec;
+  const completed = run.store.getMeta("completed_event");
+  if (!spec.webhook || !completed || run.store.getMeta("webhook_settled")) return;
+  try {
+    const next = await sweepWebhook(run.env, run.store, { jobId: spec.jobId, tenantId: spec.tenantId, url: spec.webhook.url }, completed);
+    if (next === null) run.store.setMeta("webhook_settled", true);
+    else await run.wakeAt(next);
+  } catch (err) {
+    console.error("webhook sweep failed; retrying", err);
+    await run.wakeAt(Date.now() + 5_000);
+  }
 }
