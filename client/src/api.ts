@@ -2344,6 +2344,8 @@ export interface components {
             name: string;
             /** @enum {string} */
             status: "pending" | "running" | "completed" | "failed" | "skipped";
+            /** @description A pipeline's stages: the step (its id, with its sequential parents' as `outer.inner`) the stage is part of */
+            step?: string;
             succeeded: number;
             total: number;
             usage: components["schemas"]["CallUsage"];

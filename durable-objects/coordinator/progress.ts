@@ -19,6 +19,7 @@ export function stagesView(stages: StageRow[]) {
     failed: s.failed,
     usage: usageOut(s),
     cost_usd: costOut(s),
+    ...(s.step !== null ? { step: s.step } : {}),
   }));
 }
 

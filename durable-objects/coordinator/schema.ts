@@ -102,6 +102,8 @@ const STEPS: Step[] = [
         polls INTEGER NOT NULL DEFAULT 0, cancel_requested INTEGER NOT NULL DEFAULT 0);
       ALTER TABLE tasks ADD COLUMN batch_id TEXT;
       CREATE INDEX tasks_batch ON tasks (batch_id) WHERE batch_id IS NOT NULL;`),
+  // The step a stage is part of (a pipeline's): a fact, so its name is for people only.
+  (sql) => sql.exec("ALTER TABLE stages ADD COLUMN step TEXT"),
 ];
 
 type Row = Record<string, unknown>;

@@ -39,6 +39,8 @@ export type StageRow = StageCounts & {
   kind: StageKind;
   /** A children stage's: the stage of the plan whose agents spawned them (null for a stage of the plan). */
   parent: string | null;
+  /** What people know the stage as part of (a pipeline's step path; its children's, their parent's); null: none. */
+  step: string | null;
   ord: number;
   status: StageStatus;
 };

@@ -113,7 +113,7 @@ export class CoordinatorStore {
     this.#sizes++;
     this.#kinds = null;
     stages.forEach((s, ord) =>
-      this.#sql.exec("INSERT INTO stages (name, ord, status, total) VALUES (?, ?, ?, ?)", s.name, ord, s.skipped ? "skipped" : "pending", s.total),
+      this.#sql.exec("INSERT INTO stages (name, ord, status, total, step) VALUES (?, ?, ?, ?, ?)", s.name, ord, s.skipped ? "skipped" : "pending", s.total, s.step ?? null),
     );
   }
 
@@ -131,8 +131,8 @@ export class CoordinatorStore {
       this.#sizes++;
       this.#kinds = null;
       this.#sql.exec(
-        "INSERT INTO stages (name, kind, parent, ord, status, total) VALUES (?, 'children', ?, (SELECT COALESCE(MAX(ord), 0) + 1 FROM stages), 'pending', 0)",
-        name, stage,
+        "INSERT INTO stages (name, kind, parent, ord, status, total, step) VALUES (?, 'children', ?, (SELECT COALESCE(MAX(ord), 0) + 1 FROM stages), 'pending', 0, (SELECT step FROM stages WHERE name = ?))",
+        name, stage, stage,
       );
     }
     return name;

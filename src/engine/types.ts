@@ -222,6 +222,8 @@ export interface StagePlan {
   name: string;
   total: number;
   skipped?: boolean;
+  /** What people know the stage as part of (a pipeline's step, by its path): the API groups stages by it, never by their names. */
+  step?: string;
 }
 
 /** A job's plan as stored at its start: its stages, and the tasks known so far (some blocked). */

@@ -58,6 +58,7 @@ const StageSchema = z
     failed: z.number().int(),
     usage: CallUsageSchema,
     cost_usd: CostUsdSchema,
+    step: z.string().optional().openapi({ description: "A pipeline's stages: the step (its id, with its sequential parents' as `outer.inner`) the stage is part of" }),
   })
   .openapi("Stage");
 

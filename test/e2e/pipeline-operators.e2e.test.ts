@@ -47,6 +47,8 @@ describe("pipeline operator steps", () => {
       ["best/score", "completed", 2], ["best/compare", "skipped", 0],
       ["report", "completed", 1], ["steps", "completed", 3],
     ]);
+    // Each stage says its step (the step list groups by it, not by names); the pipeline's own has none.
+    expect(job.stages.map((s: any) => s.step ?? null)).toEqual(["screen", "screen", "best", "best", "report", null]);
     const stage = (name: string) => job.stages.find((s: any) => s.name === name);
     expect(stage("screen/cascade").cost_usd).toBeGreaterThan(0); // priced at the cheaper model's rates
     expect(stage("screen/items").cost_usd).toBeGreaterThan(stage("screen/cascade").cost_usd / 4); // two calls of the job's model, which costs ~16×

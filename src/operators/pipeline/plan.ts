@@ -179,12 +179,13 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
   startedFields: { type: "pipeline" },
   mainStage: () => STEPS,
   plan: (spec) => {
+    // Every stage of a step says so (`step`: its path), whatever its name: the step list groups by it.
     const stages = spec.units.flatMap((unit) => [
       ...(unit.operator ? subStages(spec, unit.operator).map((s) => ({ ...s, name: subStageName(unit.path, s.name), total: 0 })) : []),
       ...unit.inputTasks.map((t) => ({ name: inputStage(unit, t.name), total: 0 })),
       ...(unit.reduce?.inner ? [{ name: innerStage(unit), total: 0 }] : []),
       ...(unit.operator ? [] : [{ name: unit.path, total: 0 }]), // an operator step's stages are its operator's
-    ]);
+    ].map((stage) => ({ ...stage, step: unit.path })));
     return { stages: [...stages, { name: STEPS, total: spec.units.length }], tasks: [] };
   },
   advance,

@@ -50,8 +50,10 @@ describe("pipeline operator steps", () => {
     const value = { kept: [0, 2, 4], dropped: 2, failed: 0, items: ["attention", "transformers", "bert"] };
     expect(run.reader.task(STEPS, 0)?.output).toEqual(value);
     expect(run.end).toMatchObject({ status: "completed", output: `summary of ${JSON.stringify(value)}` });
-    const stages = [...run.stages.keys()].map((name) => ({ name, status: "completed", usage: { input_tokens: 0, output_tokens: 0 } }));
-    expect(stepList(stages, []).map((s) => s.step)).toEqual(["screen", "summary"]); // one step, not a step per operator stage
+    // The plan says each stage's step; the list groups by it: one step, not a step per operator stage.
+    const stages = pipelineOperator.plan(spec, []).stages.map((s) => ({ name: s.name, step: s.step, status: "completed", usage: { input_tokens: 0, output_tokens: 0 } }));
+    expect(stages.map((s) => [s.name, s.step])).toEqual([["screen/items", "screen"], ["summary", "summary"], ["steps", undefined]]);
+    expect(stepList(stages, []).map((s) => s.step)).toEqual(["screen", "summary"]);
   });
 
   it("a classify step with a cascade over an earlier step's list: the cheaper model decides the sure items, the job's model the others; its value has each item's label", () => {
