@@ -515,9 +515,9 @@ export interface components {
             agent_prompt_template: string;
             completion_marker?: string | null;
             /** @default 4 */
-            concurrency: number;
+            concurrency?: number;
             /** @default  */
-            continuation_message: string;
+            continuation_message?: string;
             inputs: unknown[];
             /** @description Compact older turns into a summary above this estimated prompt size */
             max_context_tokens?: number | null;
@@ -525,20 +525,20 @@ export interface components {
              * @description Per model call, for transient errors and timeouts
              * @default 3
              */
-            max_retries: number;
+            max_retries?: number;
             /** @description Output limit of each model call */
             max_tokens?: number | null;
             /** @description Per-item token budget (the item's subtasks included); stop reason `budget` */
             max_total_tokens?: number | null;
             /** @default 20 */
-            max_turns: number;
+            max_turns?: number;
             /**
              * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
              * @default 3600
              */
-            max_wait_secs: number;
+            max_wait_secs?: number;
             /** @default {} */
-            metadata: {
+            metadata?: {
                 [key: string]: unknown;
             };
             /**
@@ -547,7 +547,7 @@ export interface components {
              */
             model: string;
             /** @default false */
-            read_only: boolean;
+            read_only?: boolean;
             subtasks?: components["schemas"]["Subtasks"];
             system_prompt?: string | null;
             temperature?: number | null;
@@ -555,10 +555,10 @@ export interface components {
              * @description Per model call
              * @default 60
              */
-            timeout_secs: number;
+            timeout_secs?: number;
             token_budget?: components["schemas"]["TokenBudget"];
             /** @default [] */
-            tools: (components["schemas"]["HttpTool"] | components["schemas"]["McpServer"])[];
+            tools?: (components["schemas"]["HttpTool"] | components["schemas"]["McpServer"])[];
             webhook?: components["schemas"]["WebhookConfig"];
         };
         AgentMapResult: {
@@ -587,7 +587,7 @@ export interface components {
             completion_marker?: string | null;
             context_management?: components["schemas"]["ContextManagement"];
             /** @default  */
-            continuation_message: string;
+            continuation_message?: string;
             /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
             id: string;
             /** @description The step's named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value */
@@ -605,7 +605,7 @@ export interface components {
             /** @description Per-item token budget (the item's subtasks included); stop reason `budget` */
             max_total_tokens?: number | null;
             /** @default 20 */
-            max_turns: number;
+            max_turns?: number;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
              * @example openai/gpt-4o-mini
@@ -613,12 +613,12 @@ export interface components {
             model?: string;
             prompt_template: string;
             /** @default false */
-            read_only: boolean;
+            read_only?: boolean;
             subtasks?: components["schemas"]["Subtasks"];
             system_prompt?: string | null;
             temperature?: number | null;
             /** @default [] */
-            tools: (components["schemas"]["HttpTool"] | components["schemas"]["McpServer"])[];
+            tools?: (components["schemas"]["HttpTool"] | components["schemas"]["McpServer"])[];
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -673,7 +673,7 @@ export interface components {
              * @default exact
              * @enum {string}
              */
-            method: "exact" | "prefix" | "trigram";
+            method?: "exact" | "prefix" | "trigram";
             /** @description prefix: how many characters (an integer ≥ 1); trigram: the least overlap, 0–1; exact: not used */
             threshold?: number;
         };
@@ -723,7 +723,7 @@ export interface components {
              * @description Its answer is the item's when its confidence is at least this
              * @default 0.9
              */
-            accept_above: number;
+            accept_above?: number;
             /**
              * @description The cheaper model that answers every item first, with a confidence
              * @example openai/gpt-4o-mini
@@ -747,7 +747,7 @@ export interface components {
                  * @description Its answer is the item's when its confidence is at least this
                  * @default 0.9
                  */
-                accept_above: number;
+                accept_above?: number;
                 /**
                  * @description The cheaper model that answers every item first, with a confidence
                  * @example openai/gpt-4o-mini
@@ -780,7 +780,7 @@ export interface components {
              * @description Model calls in flight at most (1–1000)
              * @default 16
              */
-            concurrency: number;
+            concurrency?: number;
             execution?: components["schemas"]["ExecutionRequest"];
             /**
              * @description The items; each is rendered into the template as `item`.
@@ -792,15 +792,15 @@ export interface components {
              */
             inputs: unknown[];
             /** @default 3 */
-            max_retries: number;
+            max_retries?: number;
             max_tokens?: number | null;
             /**
              * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
              * @default 3600
              */
-            max_wait_secs: number;
+            max_wait_secs?: number;
             /** @default {} */
-            metadata: {
+            metadata?: {
                 [key: string]: unknown;
             };
             /**
@@ -812,12 +812,12 @@ export interface components {
              * @description Each item gets every label that applies (`labels`), not the one that fits best (`label`)
              * @default false
              */
-            multi_label: boolean;
+            multi_label?: boolean;
             /**
              * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
              * @default true
              */
-            prompt_cache: boolean;
+            prompt_cache?: boolean;
             /** @description A Jinja2 template that must read `item` (default `Classify this item:\n{{ item }}`) */
             prompt_template?: string;
             /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
@@ -828,12 +828,12 @@ export interface components {
                 tpm?: number | null;
             } | null;
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
-            retry_guidance: string;
+            retry_guidance?: string;
             system_prompt?: string | null;
             /** @default 0 */
-            temperature: number | null;
+            temperature?: number | null;
             /** @default 60 */
-            timeout_secs: number;
+            timeout_secs?: number;
             token_budget?: components["schemas"]["TokenBudget"];
             webhook?: components["schemas"]["WebhookConfig"];
         };
@@ -852,7 +852,7 @@ export interface components {
                  * @description Its answer is the item's when its confidence is at least this
                  * @default 0.9
                  */
-                accept_above: number;
+                accept_above?: number;
                 /**
                  * @description The cheaper model that answers every item first, with a confidence
                  * @example openai/gpt-4o-mini
@@ -908,14 +908,14 @@ export interface components {
              * @description Each item gets every label that applies (`labels`), not the one that fits best (`label`)
              * @default false
              */
-            multi_label: boolean;
+            multi_label?: boolean;
             /** @description A Jinja2 template that must read `item` (default `Classify this item:\n{{ item }}`) */
             prompt_template?: string;
             system_prompt?: string | null;
             /** @default 0 */
-            temperature: number | null;
+            temperature?: number | null;
             /** @default 60 */
-            timeout_secs: number;
+            timeout_secs?: number;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1015,12 +1015,12 @@ export interface components {
              * @description auto: by when, from the job's start, every item should have a result, in seconds (up to 7 days). The unfinished items move to realtime when the time left is what they need there: one call (at most 10 s, or the call's timeout) per concurrency slot in turn
              * @default 86400
              */
-            deadline_secs: number;
+            deadline_secs?: number;
             /**
              * @default realtime
              * @enum {string}
              */
-            mode: "realtime" | "batch" | "auto";
+            mode?: "realtime" | "batch" | "auto";
         };
         FilterRequest: {
             cache?: components["schemas"]["CacheConfig"];
@@ -1029,7 +1029,7 @@ export interface components {
              * @description Model calls in flight at most (1–1000)
              * @default 16
              */
-            concurrency: number;
+            concurrency?: number;
             execution?: components["schemas"]["ExecutionRequest"];
             /**
              * @description The items; each is rendered into the predicate as `item`.
@@ -1042,15 +1042,15 @@ export interface components {
              */
             inputs: unknown[];
             /** @default 3 */
-            max_retries: number;
+            max_retries?: number;
             max_tokens?: number | null;
             /**
              * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
              * @default 3600
              */
-            max_wait_secs: number;
+            max_wait_secs?: number;
             /** @default {} */
-            metadata: {
+            metadata?: {
                 [key: string]: unknown;
             };
             /**
@@ -1067,7 +1067,7 @@ export interface components {
              * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
              * @default true
              */
-            prompt_cache: boolean;
+            prompt_cache?: boolean;
             /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
             rate_limit?: {
                 /** @description Requests per minute */
@@ -1076,12 +1076,12 @@ export interface components {
                 tpm?: number | null;
             } | null;
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
-            retry_guidance: string;
+            retry_guidance?: string;
             system_prompt?: string | null;
             /** @default 0 */
-            temperature: number | null;
+            temperature?: number | null;
             /** @default 60 */
-            timeout_secs: number;
+            timeout_secs?: number;
             token_budget?: components["schemas"]["TokenBudget"];
             webhook?: components["schemas"]["WebhookConfig"];
         };
@@ -1118,9 +1118,9 @@ export interface components {
             predicate_template: string;
             system_prompt?: string | null;
             /** @default 0 */
-            temperature: number | null;
+            temperature?: number | null;
             /** @default 60 */
-            timeout_secs: number;
+            timeout_secs?: number;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1130,19 +1130,19 @@ export interface components {
         /** @description The arguments are POSTed as JSON to `url`; the response text is the tool result. */
         HttpTool: {
             /** @default  */
-            description: string;
+            description?: string;
             /**
              * @default {
              *       "type": "object",
              *       "properties": {}
              *     }
              */
-            input_schema: {
+            input_schema?: {
                 [key: string]: unknown;
             };
             name: string;
             /** @default false */
-            read_only: boolean;
+            read_only?: boolean;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -1407,17 +1407,17 @@ export interface components {
         MapReduceRequest: {
             cache?: components["schemas"]["CacheConfig"];
             /** @default 10 */
-            docs_per_mapper: number;
+            docs_per_mapper?: number;
             execution?: components["schemas"]["ExecutionRequest"];
             /** @default 5 */
-            fan_in: number;
+            fan_in?: number;
             /** @description The documents */
             inputs: unknown[];
             /**
              * @default fail
              * @enum {string}
              */
-            map_failures: "fail" | "continue";
+            map_failures?: "fail" | "continue";
             /** @description Runs per batch; its template must use `items` (also sees `indices`; `item` when docs_per_mapper is 1) and output a list of extraction objects, or an object whose `extractions` is one */
             mapper: {
                 max_tokens?: number | null;
@@ -1437,17 +1437,17 @@ export interface components {
              * @description The job's cap on calls in flight, in every stage
              * @default 50
              */
-            max_parallel_mappers: number;
+            max_parallel_mappers?: number;
             /** @default 3 */
-            max_retries: number;
+            max_retries?: number;
             max_tokens?: number | null;
             /**
              * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
              * @default 3600
              */
-            max_wait_secs: number;
+            max_wait_secs?: number;
             /** @default {} */
-            metadata: {
+            metadata?: {
                 [key: string]: unknown;
             };
             /**
@@ -1459,7 +1459,7 @@ export interface components {
              * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
              * @default true
              */
-            prompt_cache: boolean;
+            prompt_cache?: boolean;
             /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
             rate_limit?: {
                 /** @description Requests per minute */
@@ -1486,9 +1486,9 @@ export interface components {
              * @default hierarchical
              * @enum {string}
              */
-            reduction_strategy: "hierarchical" | "flat" | "category";
+            reduction_strategy?: "hierarchical" | "flat" | "category";
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
-            retry_guidance: string;
+            retry_guidance?: string;
             /**
              * @default {
              *       "key": "category",
@@ -1496,24 +1496,24 @@ export interface components {
              *       "conflict": "first"
              *     }
              */
-            shuffle: {
+            shuffle?: {
                 /**
                  * @default first
                  * @enum {string}
                  */
-                conflict: "first" | "most_frequent" | "highest_confidence";
+                conflict?: "first" | "most_frequent" | "highest_confidence";
                 /**
                  * @default exact
                  * @enum {string}
                  */
-                dedupe: "exact" | "none";
+                dedupe?: "exact" | "none";
                 /** @description Fields (or dotted paths) that make two extractions the same; checked against the mapper's output_schema when it names its fields, and a field no extraction has is listed in the shuffle's `missing_dedupe_fields` */
                 dedupe_fields?: string[] | null;
                 /**
                  * @description A field name or dotted path
                  * @default category
                  */
-                key: string;
+                key?: string;
             };
             /** @description One call over the reduce stage's final outputs; its template must use `results` */
             synthesis?: {
@@ -1532,9 +1532,9 @@ export interface components {
             } | null;
             system_prompt?: string | null;
             /** @default 0 */
-            temperature: number | null;
+            temperature?: number | null;
             /** @default 60 */
-            timeout_secs: number;
+            timeout_secs?: number;
             token_budget?: {
                 /** @description Shares of `total` per stage (needs `total`) */
                 allocation?: {
@@ -1547,7 +1547,7 @@ export interface components {
                  * @default pause
                  * @enum {string}
                  */
-                on_exhausted: "pause" | "fail";
+                on_exhausted?: "pause" | "fail";
                 total?: number;
                 /** @description Dollars the job may spend (contract v3): enforced like `total`, reserve-then-settle, at the shipped or deployment prices. Every model the job uses must have a price. */
                 usd?: number;
@@ -1560,7 +1560,7 @@ export interface components {
              * @description Model calls in flight at most (1–1000): each is a worker object of its own, started in waves of at most 400 per invocation of the job's coordinator
              * @default 16
              */
-            concurrency: number;
+            concurrency?: number;
             execution?: components["schemas"]["ExecutionRequest"];
             /**
              * @description The items; each is rendered into the template as `item`.
@@ -1572,15 +1572,15 @@ export interface components {
              */
             inputs: unknown[];
             /** @default 3 */
-            max_retries: number;
+            max_retries?: number;
             max_tokens?: number | null;
             /**
              * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
              * @default 3600
              */
-            max_wait_secs: number;
+            max_wait_secs?: number;
             /** @default {} */
-            metadata: {
+            metadata?: {
                 [key: string]: unknown;
             };
             /**
@@ -1609,7 +1609,7 @@ export interface components {
              * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
              * @default true
              */
-            prompt_cache: boolean;
+            prompt_cache?: boolean;
             /**
              * @description A Jinja2 template that must read the variable `item`.
              * @example Extract metadata: {{ item.title }}
@@ -1623,12 +1623,12 @@ export interface components {
                 tpm?: number | null;
             } | null;
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
-            retry_guidance: string;
+            retry_guidance?: string;
             system_prompt?: string | null;
             /** @default 0 */
-            temperature: number | null;
+            temperature?: number | null;
             /** @default 60 */
-            timeout_secs: number;
+            timeout_secs?: number;
             token_budget?: components["schemas"]["TokenBudget"];
             webhook?: components["schemas"]["WebhookConfig"];
         };
@@ -1753,7 +1753,7 @@ export interface components {
         PipelineRequest: {
             cache?: components["schemas"]["CacheConfig"];
             /** @default 16 */
-            concurrency: number;
+            concurrency?: number;
             context_management?: (({
                 [key: string]: unknown;
             } | components["schemas"]["ContextManagement"] | null) | null) | components["schemas"]["ContextManagement"] | null;
@@ -1762,19 +1762,19 @@ export interface components {
              * @description The shared store's named inputs
              * @default {}
              */
-            inputs: {
+            inputs?: {
                 [key: string]: unknown;
             };
             /** @default 3 */
-            max_retries: number;
+            max_retries?: number;
             max_tokens?: number | null;
             /**
              * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
              * @default 3600
              */
-            max_wait_secs: number;
+            max_wait_secs?: number;
             /** @default {} */
-            metadata: {
+            metadata?: {
                 [key: string]: unknown;
             };
             /**
@@ -1786,7 +1786,7 @@ export interface components {
              * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
              * @default true
              */
-            prompt_cache: boolean;
+            prompt_cache?: boolean;
             /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
             rate_limit?: {
                 /** @description Requests per minute */
@@ -1795,14 +1795,14 @@ export interface components {
                 tpm?: number | null;
             } | null;
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
-            retry_guidance: string;
+            retry_guidance?: string;
             /** @description Steps run in order: llm (optionally a batch; `execution` runs its calls through the provider's batch API), agent, reduce, sequential (nested steps, ≤ 5 levels), and the operators filter, classify, rank and resolve over the list at `inputs_from` (each with its operator's fields; its stages are `<id>/<stage>`) */
             steps: components["schemas"]["PipelineStepDefinition"][];
             system_prompt?: string | null;
             /** @default 0 */
-            temperature: number | null;
+            temperature?: number | null;
             /** @default 60 */
-            timeout_secs: number;
+            timeout_secs?: number;
             token_budget?: components["schemas"]["TokenBudget"];
             webhook?: components["schemas"]["WebhookConfig"];
         };
@@ -1868,7 +1868,7 @@ export interface components {
              * @description Model calls in flight at most (1–1000)
              * @default 16
              */
-            concurrency: number;
+            concurrency?: number;
             /**
              * @description What makes an item rank higher, said to the model with every call
              * @example Most relevant to long-context language modelling
@@ -1890,15 +1890,15 @@ export interface components {
              */
             k: number;
             /** @default 3 */
-            max_retries: number;
+            max_retries?: number;
             max_tokens?: number | null;
             /**
              * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
              * @default 3600
              */
-            max_wait_secs: number;
+            max_wait_secs?: number;
             /** @default {} */
-            metadata: {
+            metadata?: {
                 [key: string]: unknown;
             };
             /**
@@ -1910,7 +1910,7 @@ export interface components {
              * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
              * @default true
              */
-            prompt_cache: boolean;
+            prompt_cache?: boolean;
             /** @description How an item is shown for its score: a Jinja2 template that must read `item` (default `Item:\n{{ item }}`) */
             prompt_template?: string;
             /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
@@ -1921,12 +1921,12 @@ export interface components {
                 tpm?: number | null;
             } | null;
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
-            retry_guidance: string;
+            retry_guidance?: string;
             system_prompt?: string | null;
             /** @default 0 */
-            temperature: number | null;
+            temperature?: number | null;
             /** @default 60 */
-            timeout_secs: number;
+            timeout_secs?: number;
             token_budget?: components["schemas"]["TokenBudget"];
             webhook?: components["schemas"]["WebhookConfig"];
         };
@@ -1971,9 +1971,9 @@ export interface components {
             prompt_template?: string;
             system_prompt?: string | null;
             /** @default 0 */
-            temperature: number | null;
+            temperature?: number | null;
             /** @default 60 */
-            timeout_secs: number;
+            timeout_secs?: number;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2023,7 +2023,7 @@ export interface components {
         ReduceRequest: {
             cache?: components["schemas"]["CacheConfig"];
             /** @default 16 */
-            concurrency: number;
+            concurrency?: number;
             /** @description The accumulator before the first reduction (default null) */
             initial_value?: unknown;
             /** @description Runs per input, ahead of the fold; its template must use `item` (also sees `name`, `index`) */
@@ -2046,15 +2046,15 @@ export interface components {
                 [key: string]: unknown;
             };
             /** @default 3 */
-            max_retries: number;
+            max_retries?: number;
             max_tokens?: number | null;
             /**
              * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
              * @default 3600
              */
-            max_wait_secs: number;
+            max_wait_secs?: number;
             /** @default {} */
-            metadata: {
+            metadata?: {
                 [key: string]: unknown;
             };
             /**
@@ -2066,7 +2066,7 @@ export interface components {
              * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
              * @default true
              */
-            prompt_cache: boolean;
+            prompt_cache?: boolean;
             /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
             rate_limit?: {
                 /** @description Requests per minute */
@@ -2090,12 +2090,12 @@ export interface components {
                 temperature?: number | null;
             };
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
-            retry_guidance: string;
+            retry_guidance?: string;
             system_prompt?: string | null;
             /** @default 0 */
-            temperature: number | null;
+            temperature?: number | null;
             /** @default 60 */
-            timeout_secs: number;
+            timeout_secs?: number;
             token_budget?: components["schemas"]["TokenBudget"];
             webhook?: components["schemas"]["WebhookConfig"];
         };
@@ -2154,7 +2154,7 @@ export interface components {
              * @description Model calls in flight at most (1–1000)
              * @default 16
              */
-            concurrency: number;
+            concurrency?: number;
             execution?: components["schemas"]["ExecutionRequest"];
             /**
              * @description The records to resolve
@@ -2175,17 +2175,17 @@ export interface components {
              * @description A blocking that would compare more pairs than this is refused (422 `too_many_comparisons`) before anything runs (1–100000)
              * @default 10000
              */
-            max_comparisons: number;
+            max_comparisons?: number;
             /** @default 3 */
-            max_retries: number;
+            max_retries?: number;
             max_tokens?: number | null;
             /**
              * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
              * @default 3600
              */
-            max_wait_secs: number;
+            max_wait_secs?: number;
             /** @default {} */
-            metadata: {
+            metadata?: {
                 [key: string]: unknown;
             };
             /**
@@ -2201,7 +2201,7 @@ export interface components {
              * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
              * @default true
              */
-            prompt_cache: boolean;
+            prompt_cache?: boolean;
             /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
             rate_limit?: {
                 /** @description Requests per minute */
@@ -2212,12 +2212,12 @@ export interface components {
             /** @description One call per cluster of two or more records, reading `items` (the cluster's records): its output is the cluster's record in `resolved` */
             resolution_template?: string;
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
-            retry_guidance: string;
+            retry_guidance?: string;
             system_prompt?: string | null;
             /** @default 0 */
-            temperature: number | null;
+            temperature?: number | null;
             /** @default 60 */
-            timeout_secs: number;
+            timeout_secs?: number;
             token_budget?: components["schemas"]["TokenBudget"];
             webhook?: components["schemas"]["WebhookConfig"];
         };
@@ -2250,7 +2250,7 @@ export interface components {
              * @description A blocking that would compare more pairs than this is refused (422 `too_many_comparisons`) before anything runs (1–100000)
              * @default 10000
              */
-            max_comparisons: number;
+            max_comparisons?: number;
             max_tokens?: number | null;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
@@ -2265,9 +2265,9 @@ export interface components {
             resolution_template?: string;
             system_prompt?: string | null;
             /** @default 0 */
-            temperature: number | null;
+            temperature?: number | null;
             /** @default 60 */
-            timeout_secs: number;
+            timeout_secs?: number;
             /**
              * @description discriminator enum property added by openapi-typescript
              * @enum {string}
@@ -2373,16 +2373,16 @@ export interface components {
         /** @description Offer the agent a `spawn_subtask` tool: a child sub-session with the same model and tools */
         Subtasks: {
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
             /** @default 5 */
-            max_depth: number;
+            max_depth?: number;
             /** @description The whole chain's tokens (the item and every subtask under it) */
             max_total_tokens?: number | null;
             /**
              * @description The whole chain's time, from the item's first turn
              * @default 900
              */
-            timeout_secs: number;
+            timeout_secs?: number;
         } | null;
         SubtaskStartedEvent: {
             /** @description 1 for a child of an item's own session */
@@ -2430,7 +2430,7 @@ export interface components {
              * @default pause
              * @enum {string}
              */
-            on_exhausted: "pause" | "fail";
+            on_exhausted?: "pause" | "fail";
             /** @description Tokens (input + output) the job may spend */
             total?: number;
             /** @description Dollars the job may spend (contract v3): enforced like `total`, reserve-then-settle, at the shipped or deployment prices. Every model the job uses must have a price. */

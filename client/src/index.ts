@@ -10,8 +10,8 @@
  */
 import { FanoutError } from "./errors.js";
 import { eventStream } from "./sse.js";
-import { agentLoopBody, commonFields, compact, pipelineBody, taskBody } from "./pipeline.js";
-import { classifyFields, filterFields, rankFields, resolveFields } from "./operator-fields.js";
+import { compact } from "./compact.js";
+import { stepToApi, toApi } from "./spelling.js";
 import type {
   AgentMapResult,
   AgenticMapOptions,
@@ -110,17 +110,17 @@ export class Fanout {
   }
 
   agenticMap(options: AgenticMapOptions): JobHandle<AgentMapResult> {
-    return new JobHandle(this, this.#create("/v1/agentic-map", agenticBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+    return new JobHandle(this, this.#create("/v1/agentic-map", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
   /** An ordered fold: the handle yields each finished task; `output()` is the final accumulator. */
   reduce(options: ReduceOptions): JobHandle<TaskResult> {
-    return new JobHandle(this, this.#create("/v1/reduce", reduceBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+    return new JobHandle(this, this.#create("/v1/reduce", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
   /** The corpus orchestrator: the handle yields every finished task; `output()` is the synthesis (or reduce) value. */
   mapReduce(options: MapReduceOptions): JobHandle<TaskResult> {
-    return new JobHandle(this, this.#create("/v1/map-reduce", mapReduceBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+    return new JobHandle(this, this.#create("/v1/map-reduce", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
   /** A pipeline: steps in order over a shared store; the handle yields every finished task; `output()` is the last step's value. */
@@ -130,22 +130,22 @@ export class Fanout {
 
   /** Keep the items that meet a condition: the handle yields each item's `{keep, reason}`; `output()` is `{kept, dropped, failed}`. */
   filter(options: FilterOptions): JobHandle<TaskResult> {
-    return new JobHandle(this, this.#create("/v1/filter", filterBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+    return new JobHandle(this, this.#create("/v1/filter", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
   /** A label per item from fixed categories: the handle yields each item's `{label, confidence}`; `output()` counts them. */
   classify(options: ClassifyOptions): JobHandle<TaskResult> {
-    return new JobHandle(this, this.#create("/v1/classify", classifyBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+    return new JobHandle(this, this.#create("/v1/classify", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
   /** The top k items by criteria: the handle yields each score (and comparison); `output()` is `[{index, score, wins?}]`. */
   rank(options: RankOptions): JobHandle<TaskResult> {
-    return new JobHandle(this, this.#create("/v1/rank", rankBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+    return new JobHandle(this, this.#create("/v1/rank", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
   /** Entity resolution: the handle yields each comparison; `output()` is `{clusters, resolved, failed}`. */
   resolve(options: ResolveOptions): JobHandle<TaskResult> {
-    return new JobHandle(this, this.#create("/v1/resolve", resolveBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+    return new JobHandle(this, this.#create("/v1/resolve", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
   /**
@@ -182,16 +182,7 @@ export class Fanout {
   async dryRun(kind: "rank", options: RankOptions): Promise<Estimate>;
   async dryRun(kind: "resolve", options: ResolveOptions): Promise<Estimate>;
   async dryRun(kind: "map" | "agentic-map" | "reduce" | "map-reduce" | "pipelines" | "filter" | "classify" | "rank" | "resolve", options: unknown): Promise<Estimate> {
-    const body =
-      kind === "map" ? await mapBody(options as AnyMapOptions)
-      : kind === "rank" ? rankBody(options as RankOptions)
-      : kind === "resolve" ? resolveBody(options as ResolveOptions)
-      : kind === "filter" ? filterBody(options as FilterOptions)
-      : kind === "classify" ? classifyBody(options as ClassifyOptions)
-      : kind === "pipelines" ? pipelineBody(options as PipelineOptions)
-      : kind === "reduce" ? reduceBody(options as ReduceOptions)
-      : kind === "map-reduce" ? mapReduceBody(options as MapReduceOptions)
-      : agenticBody(options as AgenticMapOptions);
+    const body = kind === "map" ? await mapBody(options as AnyMapOptions) : kind === "pipelines" ? pipelineBody(options as PipelineOptions) : jobBody(options as object);
     return (await this.request<{ estimate: Estimate }>("POST", `/v1/${kind}?dry_run=true`, body)).estimate;
   }
 
@@ -343,70 +334,24 @@ export class JobHandle<R> implements AsyncIterable<R> {
   }
 }
 
-// ── request bodies: the options in the API's spelling ────────────────────────────────────────
+// ── request bodies: the options in the API's spelling (./spelling.ts) ─────────────────────────
 
-/** Options without their callbacks: what a request body is built from. */
-type Fields<T> = Omit<T, "onEvent">;
-type AnyMapOptions = Fields<MapOptions<unknown, never>>;
+type Options = Record<string, unknown> & { onEvent?: unknown; idempotencyKey?: unknown };
+type AnyMapOptions = Omit<MapOptions<unknown, never>, "onEvent">;
 
+/** A job's request body: its options but the client's own, in the API's spelling. */
+function jobBody(options: object): Record<string, unknown> {
+  return toApi({ ...(options as Options), onEvent: undefined, idempotencyKey: undefined }) as Record<string, unknown>;
+}
+
+/** A map job's: with a zod output schema, the schema of what the model must produce (the input side of any transforms). */
 async function mapBody(o: AnyMapOptions): Promise<Record<string, unknown>> {
-  // The schema of what the model must produce: the input side of any transforms.
   const schema = o.outputSchema;
   const outputSchema = isZod(schema) ? (await import("zod")).toJSONSchema(schema as never, { io: "input", unrepresentable: "any" }) : schema;
-  return compact({ ...commonFields(o), inputs: o.inputs, prompt_template: o.promptTemplate, output_schema: outputSchema, retry_guidance: o.retryGuidance });
+  return { ...jobBody({ ...o, outputSchema: undefined }), ...(outputSchema === undefined ? {} : { output_schema: outputSchema }) };
 }
 
-function agenticBody(o: Fields<AgenticMapOptions>): Record<string, unknown> {
-  return compact({
-    ...commonFields(o),
-    inputs: o.inputs,
-    agent_prompt_template: o.agentPromptTemplate,
-    ...agentLoopBody(o),
-  });
-}
-
-function reduceBody(o: Fields<ReduceOptions>): Record<string, unknown> {
-  return compact({
-    ...commonFields(o),
-    inputs: o.inputs,
-    initial_value: o.initialValue,
-    inner_task: o.innerTask ? taskBody(o.innerTask) : undefined,
-    reduction_task: taskBody(o.reductionTask),
-    retry_guidance: o.retryGuidance,
-  });
-}
-
-function filterBody(o: Fields<FilterOptions>): Record<string, unknown> {
-  return compact({ ...commonFields(o), inputs: o.inputs, ...filterFields(o), retry_guidance: o.retryGuidance });
-}
-
-function classifyBody(o: Fields<ClassifyOptions>): Record<string, unknown> {
-  return compact({ ...commonFields(o), inputs: o.inputs, ...classifyFields(o), retry_guidance: o.retryGuidance });
-}
-
-function rankBody(o: Fields<RankOptions>): Record<string, unknown> {
-  return compact({ ...commonFields(o), inputs: o.inputs, ...rankFields(o), retry_guidance: o.retryGuidance });
-}
-
-function resolveBody(o: Fields<ResolveOptions>): Record<string, unknown> {
-  return compact({ ...commonFields(o), inputs: o.inputs, ...resolveFields(o), retry_guidance: o.retryGuidance });
-}
-
-function mapReduceBody(o: Fields<MapReduceOptions>): Record<string, unknown> {
-  const budget = o.tokenBudget;
-  return compact({
-    ...commonFields(o),
-    token_budget: budget ? compact({ total: budget.total, usd: budget.usd, on_exhausted: budget.onExhausted, allocation: budget.allocation }) : undefined,
-    inputs: o.inputs,
-    mapper: taskBody(o.mapper),
-    docs_per_mapper: o.docsPerMapper,
-    max_parallel_mappers: o.maxParallelMappers,
-    shuffle: o.shuffle ? compact({ key: o.shuffle.key, dedupe: o.shuffle.dedupe, dedupe_fields: o.shuffle.dedupeFields, conflict: o.shuffle.conflict }) : undefined,
-    reducer: taskBody(o.reducer),
-    reduction_strategy: o.reductionStrategy,
-    fan_in: o.fanIn,
-    synthesis: o.synthesis ? taskBody(o.synthesis) : undefined,
-    map_failures: o.mapFailures,
-    retry_guidance: o.retryGuidance,
-  });
+/** A pipeline's: its steps re-spelled one by one (their input tasks too). */
+function pipelineBody(o: Omit<PipelineOptions, "onEvent">): Record<string, unknown> {
+  return { ...jobBody({ ...o, steps: undefined }), steps: o.steps.map((step) => stepToApi(step as Record<string, unknown>)) };
 }

@@ -1,9 +1,10 @@
 /**
  * The client's types. Every shape the API sends (jobs, results, events, estimates) comes from
- * ./api.ts, generated from the server's OpenAPI document; the options below are the client's
- * camelCase spelling of the request fields.
+ * ./api.ts, generated from the server's OpenAPI document; the options are its request schemas in
+ * the client's camelCase spelling (./spelling.ts), so no field is restated here.
  */
 import type * as Api from "./api.js";
+import type { Camelize } from "./spelling.js";
 
 export type Usage = Api.Usage;
 export type Job = Api.Job;
@@ -63,263 +64,78 @@ export interface EventHandlers<R> {
   MAP_COMPLETED?: (data: MapCompletedEvent) => void;
 }
 
-/** Tokens (`total`), dollars (`usd`) or both (contract v3). */
-export interface TokenBudget {
-  total?: number;
-  usd?: number;
-  onExhausted?: "pause" | "fail";
-}
+// ── options: the request schemas of ./api.ts in camelCase (./spelling.ts), never restated ──
 
-/** Contract v3 `execution`: map, filter, classify, rank, resolve, map-reduce and pipelines' llm steps (their independent calls). */
-export interface ExecutionOptions {
-  /** realtime (default); batch: the provider's batch API, half the price within its 24 h window; auto: batch first, realtime before the deadline. */
-  execution?: { mode: "realtime" | "batch" | "auto"; deadlineSecs?: number };
-}
-
-export interface Webhook {
-  url: string;
-  secret?: string;
-}
-
-export interface CommonOptions<R> {
-  model: string;
-  systemPrompt?: string;
-  temperature?: number;
-  maxTokens?: number;
-  timeoutSecs?: number;
-  maxRetries?: number;
-  concurrency?: number;
-  webhook?: Webhook;
-  metadata?: Record<string, unknown>;
-  tokenBudget?: TokenBudget;
-  /** The response cache: reuse this tenant's validated answers to identical calls made within ttlSecs (not for agents). */
-  cache?: { ttlSecs: number };
-  /** false: never mark the shared prefix for Anthropic's prompt cache (default: marked when long enough). */
-  promptCache?: boolean;
+/** What every job-creating call adds to its request's fields: the client's own. */
+export interface ClientOptions<R> {
+  /** Sent as the `Idempotency-Key` header: a retried create returns the first job. */
   idempotencyKey?: string;
   onEvent?: EventHandlers<R>;
 }
 
-export interface MapOptions<S, R> extends CommonOptions<R>, ExecutionOptions {
-  inputs: unknown[];
-  promptTemplate: string;
-  /** A zod schema (outputs are then typed and parsed by it) or a JSON Schema object. */
-  outputSchema?: S;
-  retryGuidance?: string;
-}
+/** A job request's fields in the client's spelling. */
+type RequestOptions<T> = Camelize<NonNullable<T>>;
 
-export type HttpTool = { type: "http"; name: string; description?: string; inputSchema?: Record<string, unknown>; url: string; readOnly?: boolean };
-export type McpTool = { type: "mcp"; url: string; allowedTools?: string[] };
+export type TokenBudget = RequestOptions<Api.TokenBudget>;
+export type Webhook = RequestOptions<Api.MapRequest["webhook"]>;
+export type Cascade = RequestOptions<Api.Cascade>;
+export type HttpTool = RequestOptions<Api.HttpTool>;
+export type McpTool = RequestOptions<Api.McpServer>;
+export type SubtaskOptions = RequestOptions<Api.Subtasks>;
+/** Contract v3 `execution`: map, filter, classify, rank, resolve, map-reduce and pipelines' llm steps (their independent calls). */
+export type ExecutionOptions = Pick<RequestOptions<Api.MapRequest>, "execution">;
+/** The fields every job-creating request shares. */
+export type CommonOptions<R> = Omit<RequestOptions<Api.FilterRequest>, "inputs" | "predicateTemplate" | "cascade" | "retryGuidance" | "execution"> & ClientOptions<R>;
 
-/** An agent's loop: the fields an agentic-map job and a pipeline's agent step share. */
-export interface AgentLoopOptions {
-  maxTurns?: number;
-  continuationMessage?: string;
-  completionMarker?: string;
-  readOnly?: boolean;
-  tools?: (HttpTool | McpTool)[];
-  maxContextTokens?: number;
-  maxTotalTokens?: number;
-  subtasks?: SubtaskOptions;
-}
-
-export interface AgenticMapOptions extends Omit<CommonOptions<AgentMapResult>, "cache">, AgentLoopOptions {
-  inputs: unknown[];
-  agentPromptTemplate: string;
-}
-
-/** Offer the agent a `spawn_subtask` tool: child sub-sessions with its model and tools. */
-export interface SubtaskOptions {
-  enabled?: boolean;
-  maxDepth?: number;
-  /** The whole chain's tokens. */
-  maxTotalTokens?: number;
-  /** The whole chain's time. */
-  timeoutSecs?: number;
-}
-
-/** One task of a fold; the fold's values are its defaults. */
-export interface ReduceTask {
-  promptTemplate: string;
-  outputSchema?: Record<string, unknown>;
-  model?: string;
-  systemPrompt?: string;
-  maxTokens?: number;
-  temperature?: number;
-}
-
-export interface ReduceOptions extends CommonOptions<TaskResult> {
-  /** A list, or named inputs (an object, taken in key order). */
-  inputs: unknown[] | Record<string, unknown>;
-  initialValue?: unknown;
-  innerTask?: ReduceTask;
-  reductionTask: ReduceTask;
-  retryGuidance?: string;
-}
-
-/** A model cascade (filter, classify): the cheaper model answers every item first; only what it is unsure of goes on to `model`. */
-export interface Cascade {
-  model: string;
-  acceptAbove?: number;
-  /** Filter only. */
-  rejectBelow?: number;
-}
-
-/** A filter job: results' outputs are `{keep, reason}`; `output()` is `{kept, dropped, failed}`. */
-export interface FilterOptions extends CommonOptions<TaskResult>, ExecutionOptions {
-  inputs: unknown[];
-  predicateTemplate: string;
-  cascade?: Cascade;
-  retryGuidance?: string;
-}
-
-/** A classify job: results' outputs are `{label, confidence}` (or `{labels, confidence}`); `output()` is `{counts, failed}`. */
-export interface ClassifyOptions extends CommonOptions<TaskResult>, ExecutionOptions {
-  inputs: unknown[];
-  categories: { name: string; description?: string }[];
-  multiLabel?: boolean;
-  promptTemplate?: string;
-  cascade?: Cascade;
-  retryGuidance?: string;
-}
-
-/** A rank job: `output()` is the top k, `[{index, score, wins?}]` in order. */
-export interface RankOptions extends CommonOptions<TaskResult>, ExecutionOptions {
-  inputs: unknown[];
-  criteria: string;
-  k: number;
-  promptTemplate?: string;
-  comparisonTemplate?: string;
-  retryGuidance?: string;
-}
-
-/** An entity-resolution job: `output()` is `{clusters, resolved, failed}`. */
-export interface ResolveOptions extends CommonOptions<TaskResult>, ExecutionOptions {
-  inputs: unknown[];
-  comparisonTemplate: string;
-  blocking: { keys: string[]; method?: "exact" | "prefix" | "trigram"; threshold?: number };
-  resolutionTemplate?: string;
-  /** A JSON Schema for each resolution's output. */
-  outputSchema?: Record<string, unknown>;
-  maxComparisons?: number;
-  retryGuidance?: string;
-}
-
-export interface RecoverOptions {
-  model?: string;
-  maxRetries?: number;
-  timeoutSecs?: number;
-  errorKinds?: NonNullable<Api.ErrorKind>[];
-  tokenBudget?: { total: number };
-}
-
+/** A map job; with a zod `outputSchema`, results' `output` is typed by it (the schema sent is its JSON Schema). */
+export type MapOptions<S, R> = Omit<RequestOptions<Api.MapRequest>, "outputSchema"> & ClientOptions<R> & { outputSchema?: S };
+/** An agent's loop: its turns, tools, sub-sessions (an agentic-map job's and a pipeline agent step's). */
+export type AgentLoopOptions = Pick<RequestOptions<Api.AgenticMapRequest>, "maxTurns" | "continuationMessage" | "completionMarker" | "readOnly" | "tools" | "maxContextTokens" | "maxTotalTokens" | "subtasks">;
+export type AgenticMapOptions = RequestOptions<Api.AgenticMapRequest> & ClientOptions<AgentMapResult>;
+/** A task's call: its template and what it may override of the job's. */
+export type ReduceTask = RequestOptions<Api.ReduceRequest["reduction_task"]>;
+/** An ordered fold: `inputs`, an optional per-item `innerTask`, the `reductionTask` folding each in. */
+export type ReduceOptions = RequestOptions<Api.ReduceRequest> & ClientOptions<TaskResult>;
 /** A map-reduce job's options; the job's values are each task's defaults. */
-export interface MapReduceOptions extends Omit<CommonOptions<TaskResult>, "concurrency" | "tokenBudget">, ExecutionOptions {
-  inputs: unknown[];
-  mapper: ReduceTask;
-  docsPerMapper?: number;
-  maxParallelMappers?: number;
-  shuffle?: { key?: string; dedupe?: "exact" | "none"; dedupeFields?: string[]; conflict?: "first" | "most_frequent" | "highest_confidence" };
-  reducer: ReduceTask;
-  reductionStrategy?: "hierarchical" | "flat" | "category";
-  fanIn?: number;
-  synthesis?: ReduceTask;
-  mapFailures?: "fail" | "continue";
-  retryGuidance?: string;
-  tokenBudget?: TokenBudget & { allocation?: { map: number; shuffle: number; reduce: number; synthesis: number } };
-}
+export type MapReduceOptions = RequestOptions<Api.MapReduceRequest> & ClientOptions<TaskResult>;
+/** A filter job: results' outputs are `{keep, reason}`; `output()` is `{kept, dropped, failed}`. */
+export type FilterOptions = RequestOptions<Api.FilterRequest> & ClientOptions<TaskResult>;
+/** A classify job: results' outputs are `{label, confidence}` (or `{labels, confidence}`); `output()` is `{counts, failed}`. */
+export type ClassifyOptions = RequestOptions<Api.ClassifyRequest> & ClientOptions<TaskResult>;
+/** A rank job: `output()` is the top k, `[{index, score, wins?}]` in order. */
+export type RankOptions = RequestOptions<Api.RankRequest> & ClientOptions<TaskResult>;
+/** An entity-resolution job: `output()` is `{clusters, resolved, failed}`. */
+export type ResolveOptions = RequestOptions<Api.ResolveRequest> & ClientOptions<TaskResult>;
+export type RecoverOptions = RequestOptions<Api.RecoverRequest>;
 
 export type Audit = Api.Audit;
 
 /** Which variables a pipeline step's template sees (defaults by step type; the pipeline's, then the step's, override). */
-export interface ContextManagement {
-  inheritContext?: "full" | "none" | "subset";
-  accumulateData?: boolean;
-  accumulationFormat?: "notes_only" | "full_output";
-  subset?: string[];
-}
-
+export type ContextManagement = RequestOptions<Api.ContextManagement>;
 /** A step run once per element of a `${ref}` list. */
-export interface BatchConfig {
-  items: string;
-  as?: string;
-  errorHandling?: "fail_fast" | "continue";
-  maxConcurrent?: number;
-}
+export type BatchConfig = RequestOptions<Api.PipelineBatch>;
+/** A step's named inputs: a `${ref}` string, any literal JSON, or an input task `{task: {...}}` (run in parallel before the step; camelCase like any task). */
+export type StepInput = string | number | boolean | null | unknown[] | Record<string, unknown> | { task: RequestOptions<Api.PipelineInputTask> };
 
-/** A step's named inputs: a `${ref}` string, any literal JSON, or an input task (run in parallel before the step). */
-export type StepInput = string | number | boolean | null | unknown[] | Record<string, unknown> | { task: ReduceTask & { inputs?: Record<string, unknown> } };
-
-interface StepBase {
-  id: string;
-  contextManagement?: ContextManagement;
-  inputs?: Record<string, StepInput>;
-}
-export interface LlmStep extends StepBase, ReduceTask, ExecutionOptions {
-  type: "llm";
-  batch?: BatchConfig;
-}
-export interface AgentStep extends StepBase, AgentLoopOptions {
-  type: "agent";
-  promptTemplate: string;
-  model?: string;
-  systemPrompt?: string;
-  temperature?: number;
-  maxTokens?: number;
-  batch?: BatchConfig;
-}
-export interface ReduceStep extends StepBase {
-  type: "reduce";
-  inputsFrom: string;
-  initialValue?: unknown;
-  innerTask?: ReduceTask;
-  reductionTask: ReduceTask;
-}
-export interface SequentialStep {
-  id: string;
-  type: "sequential";
-  contextManagement?: ContextManagement;
-  steps: PipelineStep[];
-}
-/** A step that runs an operator over the list at `inputsFrom` (a `${ref}`): its fields but the job's, the pipeline's where unset. */
-interface OperatorStepBase extends ExecutionOptions {
-  id: string;
-  contextManagement?: ContextManagement;
-  /** Named values its templates see besides the operator's own (no input tasks). */
-  inputs?: Record<string, Exclude<StepInput, { task: unknown }>>;
-  inputsFrom: string;
-  model?: string;
-  systemPrompt?: string;
-  maxTokens?: number;
-  temperature?: number;
-  timeoutSecs?: number;
-}
+/** A step's named inputs in the client's spelling (its input tasks camelCase). */
+type WithInputs<T> = Omit<T, "inputs"> & { inputs?: Record<string, StepInput> };
+export type LlmStep = WithInputs<RequestOptions<Api.LlmStep>>;
+export type AgentStep = WithInputs<RequestOptions<Api.AgentStep>>;
+export type ReduceStep = WithInputs<RequestOptions<Api.ReduceStep>>;
+export type SequentialStep = Omit<RequestOptions<Api.SequentialStep>, "steps"> & { steps: PipelineStep[] };
 /** Its value in the store: `{kept, dropped, failed, items}` (the kept items, in order). */
-export interface FilterStep extends OperatorStepBase, Pick<FilterOptions, "predicateTemplate" | "cascade"> {
-  type: "filter";
-}
+export type FilterStep = WithInputs<RequestOptions<Api.FilterStep>>;
 /** Its value: `{counts, failed, labels}` (each item's label, null for a failed one). */
-export interface ClassifyStep extends OperatorStepBase, Pick<ClassifyOptions, "categories" | "multiLabel" | "promptTemplate" | "cascade"> {
-  type: "classify";
-}
+export type ClassifyStep = WithInputs<RequestOptions<Api.ClassifyStep>>;
 /** Its value: the top k, `[{index, score, wins?, item}]`. */
-export interface RankStep extends OperatorStepBase, Pick<RankOptions, "criteria" | "k" | "promptTemplate" | "comparisonTemplate"> {
-  type: "rank";
-}
+export type RankStep = WithInputs<RequestOptions<Api.RankStep>>;
 /** Its value: `{clusters, resolved, failed}`. */
-export interface ResolveStep extends OperatorStepBase, Pick<ResolveOptions, "comparisonTemplate" | "blocking" | "resolutionTemplate" | "outputSchema" | "maxComparisons"> {
-  type: "resolve";
-}
+export type ResolveStep = WithInputs<RequestOptions<Api.ResolveStep>>;
 export type OperatorStep = FilterStep | ClassifyStep | RankStep | ResolveStep;
 export type PipelineStep = LlmStep | AgentStep | ReduceStep | SequentialStep | OperatorStep;
 
 /** A pipeline: steps in order over a shared store (its `inputs`, then each finished step's output by id). */
-export interface PipelineOptions extends CommonOptions<TaskResult>, ExecutionOptions {
-  inputs?: Record<string, unknown>;
-  contextManagement?: ContextManagement;
-  steps: PipelineStep[];
-  retryGuidance?: string;
-}
+export type PipelineOptions = Omit<RequestOptions<Api.PipelineRequest>, "steps"> & ClientOptions<TaskResult> & { steps: PipelineStep[] };
 
 /** One entry of `results({ stage: "steps" })`: a finished step and its value in the shared store. */
 export interface StepResult {

@@ -2,7 +2,10 @@ import { describe, expect, it } from "vitest";
 import { parseCsv } from "../../client/src/csv.ts";
 import { describe as describeProgress, pacingWords, Progress, trackConcurrency, trackPacing } from "../../client/src/progress.ts";
 import type { EventHandlers } from "../../client/src/types.ts";
-import { stepBody } from "../../client/src/pipeline.ts";
+import { stepToApi, toApi } from "../../client/src/spelling.ts";
+import type { FilterOptions, MapReduceOptions, PipelineOptions, PipelineStep, ReduceOptions } from "../../client/src/types.ts";
+
+const stepBody = (step: PipelineStep) => stepToApi(step as Record<string, unknown>);
 
 describe("CSV input", () => {
   it("reads quoted fields, doubled quotes, commas and newlines inside quotes, CRLF", () => {
@@ -97,6 +100,53 @@ describe("pipeline operator steps in the API's spelling", () => {
     });
     expect(stepBody({ id: "e", type: "resolve", inputsFrom: "${x}", comparisonTemplate: "t", blocking: { keys: ["name"], method: "prefix", threshold: 3 }, maxComparisons: 50 })).toEqual({
       id: "e", type: "resolve", inputs_from: "${x}", comparison_template: "t", blocking: { keys: ["name"], method: "prefix", threshold: 3 }, max_comparisons: 50,
+    });
+  });
+});
+
+describe("the client's options are the API's request fields in camelCase", () => {
+  it("spells every key back in snake_case, all the way down, and leaves out what is unset", () => {
+    const options: ReduceOptions = {
+      model: "openai/m", inputs: [{ a: 1 }], tokenBudget: { total: 100, onExhausted: "fail" }, cache: { ttlSecs: 60 }, maxWaitSecs: 30,
+      rateLimit: { rpm: 600 }, // fields the hand-written options once lacked: derived, they cannot be missed
+      reductionTask: { promptTemplate: "{{ accumulator }} {{ current_result }}", maxTokens: 50 }, innerTask: undefined,
+    };
+    expect(toApi(options)).toEqual({
+      model: "openai/m", inputs: [{ a: 1 }], token_budget: { total: 100, on_exhausted: "fail" }, cache: { ttl_secs: 60 }, max_wait_secs: 30,
+      rate_limit: { rpm: 600 }, reduction_task: { prompt_template: "{{ accumulator }} {{ current_result }}", max_tokens: 50 },
+    });
+  });
+
+  it("sends the user's data as given: items, metadata, JSON Schemas, an initial value", () => {
+    const data = { itemKey: 1, nested: { camelCase: true } };
+    const schema = { type: "object", properties: { someField: { type: "string" } }, additionalProperties: false };
+    const options: MapReduceOptions = {
+      model: "openai/m", inputs: [data], metadata: { runBy: "ci" }, mapper: { promptTemplate: "{{ item }}", outputSchema: schema }, reducer: { promptTemplate: "r" },
+      shuffle: { dedupeFields: ["a"] }, tokenBudget: { allocation: { map: 1, shuffle: 0, reduce: 1, synthesis: 1 } },
+    };
+    expect(toApi(options)).toEqual({
+      model: "openai/m", inputs: [data], metadata: { runBy: "ci" }, mapper: { prompt_template: "{{ item }}", output_schema: schema }, reducer: { prompt_template: "r" },
+      shuffle: { dedupe_fields: ["a"] }, token_budget: { allocation: { map: 1, shuffle: 0, reduce: 1, synthesis: 1 } },
+    });
+    const filter: FilterOptions = { model: "openai/m", inputs: [{ keepMe: true }], predicateTemplate: "{{ item }}", cascade: { model: "openai/small", acceptAbove: 0.9, rejectBelow: 0.1 } };
+    expect(toApi(filter)).toEqual({ model: "openai/m", inputs: [{ keepMe: true }], predicate_template: "{{ item }}", cascade: { model: "openai/small", accept_above: 0.9, reject_below: 0.1 } });
+  });
+
+  it("re-spells a step's input tasks and nested steps, not the pipeline's own inputs", () => {
+    const pipeline: PipelineOptions = {
+      model: "openai/m",
+      inputs: { doc: { task: { notATask: true } } }, // the store's data, whatever its shape
+      steps: [
+        { id: "outer", type: "sequential", steps: [{ id: "inner", type: "llm", promptTemplate: "{{ doc }} {{ facts }}", inputs: { facts: { task: { promptTemplate: "list {{ doc }}", maxTokens: 20, inputs: { someVar: 1 } } }, literal: { keyName: 2 } } }] },
+      ],
+    };
+    const body = { ...(toApi({ ...pipeline, steps: undefined }) as object), steps: pipeline.steps.map(stepBody) };
+    expect(body).toEqual({
+      model: "openai/m",
+      inputs: { doc: { task: { notATask: true } } },
+      steps: [
+        { id: "outer", type: "sequential", steps: [{ id: "inner", type: "llm", prompt_template: "{{ doc }} {{ facts }}", inputs: { facts: { task: { prompt_template: "list {{ doc }}", max_tokens: 20, inputs: { someVar: 1 } } }, literal: { keyName: 2 } } }] },
+      ],
     });
   });
 });
