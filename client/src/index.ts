@@ -1,9 +1,10 @@
 /**
- * The Fanout client: `new Fanout({ apiKey, baseUrl })`, then `fanout.map({...})`,
- * `fanout.agenticMap({...})`, `fanout.reduce({...})`, `fanout.mapReduce({...})`,
- * `fanout.pipeline({...})` (or `pipelineDocument(json or xml)`), `fanout.filter({...})`,
- * `fanout.classify({...})`, `fanout.rank({...})` or `fanout.resolve({...})`; `fanout.dryRun(kind, options)` estimates
- * a job without creating it. A job handle is an AsyncIterable of results in completion order
+ * The Fanout client: `new Fanout({ apiKey, baseUrl })`, then a method per operator of the
+ * server — `fanout.map({...})`, `fanout.agenticMap({...})`, `fanout.pipeline({...})` (or
+ * `pipelineDocument(json or xml)`) have their own; `fanout.reduce`, `mapReduce`, `filter`,
+ * `classify`, `rank`, `resolve` and any operator the server gains are made from its generated list
+ * (./operators.ts), typed by their requests; `fanout.dryRun(kind, options)` estimates a job
+ * without creating it. A job handle is an AsyncIterable of results in completion order
  * (read from the job's event stream, resumed with Last-Event-ID if the connection drops), with
  * `runAll()`, `output()`, `cancel()`, `recover()`, `resume()`, `status()`, `results()` and event
  * callbacks. Runs on Node ≥ 20, browsers and Workers (it only needs fetch).
@@ -12,26 +13,8 @@ import { FanoutError } from "./errors.js";
 import { eventStream } from "./sse.js";
 import { compact } from "./compact.js";
 import { stepToApi, toApi } from "./spelling.js";
-import type {
-  AgentMapResult,
-  AgenticMapOptions,
-  Audit,
-  Batch,
-  ClassifyOptions,
-  FilterOptions,
-  MapReduceOptions,
-  Estimate,
-  EventHandlers,
-  Job,
-  MapOptions,
-  MapResult,
-  PipelineOptions,
-  RankOptions,
-  RecoverOptions,
-  ReduceOptions,
-  ResolveOptions,
-  TaskResult,
-} from "./types.js";
+import { OPERATORS } from "./operators.js";
+import type { AgentMapResult, AgenticMapOptions, Audit, Batch, Estimate, EventHandlers, Job, JobKind, MapOptions, MapResult, OperatorName, OperatorOfKind, OperatorOptions, PipelineOptions, RecoverOptions, TaskResult } from "./types.js";
 
 export { FanoutError } from "./errors.js";
 export type * from "./types.js";
@@ -55,6 +38,7 @@ const isZod = (schema: unknown): schema is ZodLike =>
   typeof schema === "object" && schema !== null && "_zod" in schema && typeof (schema as ZodLike).parse === "function";
 
 
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class Fanout {
   readonly #apiKey: string;
   readonly #baseUrl: string;
@@ -113,39 +97,14 @@ export class Fanout {
     return new JobHandle(this, this.#create("/v1/agentic-map", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
-  /** An ordered fold: the handle yields each finished task; `output()` is the final accumulator. */
-  reduce(options: ReduceOptions): JobHandle<TaskResult> {
-    return new JobHandle(this, this.#create("/v1/reduce", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
-  }
-
-  /** The corpus orchestrator: the handle yields every finished task; `output()` is the synthesis (or reduce) value. */
-  mapReduce(options: MapReduceOptions): JobHandle<TaskResult> {
-    return new JobHandle(this, this.#create("/v1/map-reduce", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
-  }
-
   /** A pipeline: steps in order over a shared store; the handle yields every finished task; `output()` is the last step's value. */
   pipeline(options: PipelineOptions): JobHandle<TaskResult> {
     return new JobHandle(this, this.#create("/v1/pipelines", pipelineBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
-  /** Keep the items that meet a condition: the handle yields each item's `{keep, reason}`; `output()` is `{kept, dropped, failed}`. */
-  filter(options: FilterOptions): JobHandle<TaskResult> {
-    return new JobHandle(this, this.#create("/v1/filter", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
-  }
-
-  /** A label per item from fixed categories: the handle yields each item's `{label, confidence}`; `output()` counts them. */
-  classify(options: ClassifyOptions): JobHandle<TaskResult> {
-    return new JobHandle(this, this.#create("/v1/classify", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
-  }
-
-  /** The top k items by criteria: the handle yields each score (and comparison); `output()` is `[{index, score, wins?}]`. */
-  rank(options: RankOptions): JobHandle<TaskResult> {
-    return new JobHandle(this, this.#create("/v1/rank", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
-  }
-
-  /** Entity resolution: the handle yields each comparison; `output()` is `{clusters, resolved, failed}`. */
-  resolve(options: ResolveOptions): JobHandle<TaskResult> {
-    return new JobHandle(this, this.#create("/v1/resolve", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+  /** A job of an operator with no method of its own (./operators.ts): its options sent as they are spelled. */
+  createJob<N extends OperatorName>(name: N, options: OperatorOptions<N>): JobHandle<TaskResult> {
+    return new JobHandle(this, this.#create(OPERATORS[name].path, jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
   /**
@@ -171,18 +130,9 @@ export class Fanout {
     return this.request("POST", `/v1/pipelines${query ? `?${query}` : ""}`, document, { "content-type": "application/xml" });
   }
 
-  /** The estimate of a job, after every check a submission runs; nothing is created. */
-  async dryRun(kind: "map", options: MapOptions<unknown, MapResult>): Promise<Estimate>;
-  async dryRun(kind: "agentic-map", options: AgenticMapOptions): Promise<Estimate>;
-  async dryRun(kind: "reduce", options: ReduceOptions): Promise<Estimate>;
-  async dryRun(kind: "map-reduce", options: MapReduceOptions): Promise<Estimate>;
-  async dryRun(kind: "pipelines", options: PipelineOptions): Promise<Estimate>;
-  async dryRun(kind: "filter", options: FilterOptions): Promise<Estimate>;
-  async dryRun(kind: "classify", options: ClassifyOptions): Promise<Estimate>;
-  async dryRun(kind: "rank", options: RankOptions): Promise<Estimate>;
-  async dryRun(kind: "resolve", options: ResolveOptions): Promise<Estimate>;
-  async dryRun(kind: "map" | "agentic-map" | "reduce" | "map-reduce" | "pipelines" | "filter" | "classify" | "rank" | "resolve", options: unknown): Promise<Estimate> {
-    const body = kind === "map" ? await mapBody(options as AnyMapOptions) : kind === "pipelines" ? pipelineBody(options as PipelineOptions) : jobBody(options as object);
+  /** The estimate of a job, after every check a submission runs; nothing is created. `kind`: the operator's path under /v1 (`map`, `map-reduce`, `pipelines`, …). */
+  async dryRun<K extends JobKind>(kind: K, options: DryRunOptions<K>): Promise<Estimate> {
+    const body = kind === "map" ? await mapBody(options as AnyMapOptions) : kind === "pipelines" ? pipelineBody(options as PipelineOptions) : jobBody(options);
     return (await this.request<{ estimate: Estimate }>("POST", `/v1/${kind}?dry_run=true`, body)).estimate;
   }
 
@@ -199,6 +149,24 @@ export class Fanout {
     const query = new URLSearchParams(compact(options) as Record<string, string>).toString();
     return this.request("GET", `/v1/jobs${query ? `?${query}` : ""}`);
   }
+}
+
+/** The operators' methods the client makes from the server's list (./operators.ts): every one but those with a method of their own. */
+type Generic = Exclude<OperatorName, "map" | "agenticMap" | "pipeline">;
+export type OperatorMethods = { [N in Generic]: (options: OperatorOptions<N>) => JobHandle<TaskResult> };
+/** A dry run's options: map's and pipelines' own, the operator's request for the others. */
+type DryRunOptions<K extends JobKind> = K extends "map" ? MapOptions<unknown, MapResult> : K extends "pipelines" ? PipelineOptions : OperatorOptions<OperatorOfKind<K>>;
+
+// An operator the server gains is a method of the client once ./operators.ts is generated again: no line here.
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
+export interface Fanout extends OperatorMethods {}
+for (const name of Object.keys(OPERATORS) as OperatorName[]) {
+  if (name in Fanout.prototype) continue;
+  Object.defineProperty(Fanout.prototype, name, {
+    value(this: Fanout, options: OperatorOptions<Generic>) {
+      return this.createJob(name as Generic, options);
+    },
+  });
 }
 
 export class JobHandle<R> implements AsyncIterable<R> {

@@ -5,6 +5,7 @@
  */
 import type * as Api from "./api.js";
 import type { Camelize } from "./spelling.js";
+import type { OPERATORS } from "./operators.js";
 
 export type Usage = Api.Usage;
 export type Job = Api.Job;
@@ -87,25 +88,34 @@ export type ExecutionOptions = Pick<RequestOptions<Api.MapRequest>, "execution">
 /** The fields every job-creating request shares. */
 export type CommonOptions<R> = Omit<RequestOptions<Api.FilterRequest>, "inputs" | "predicateTemplate" | "cascade" | "retryGuidance" | "execution"> & ClientOptions<R>;
 
+/** The server's operators (./operators.ts, generated from its registry), by the client's method name. */
+export type OperatorName = keyof typeof OPERATORS;
+/** An operator's request in the client's spelling, with the client's own options. */
+export type OperatorOptions<N extends OperatorName, R = TaskResult> = RequestOptions<Api.components["schemas"][(typeof OPERATORS)[N]["request"]]> & ClientOptions<R>;
+/** What `dryRun` names an operator by: its path under /v1 (`map-reduce`, `pipelines`, …). */
+export type JobKind = { [N in OperatorName]: (typeof OPERATORS)[N]["path"] extends `/v1/${infer K}` ? K : never }[OperatorName];
+/** The operator whose path is `/v1/<kind>`. */
+export type OperatorOfKind<K extends JobKind> = { [N in OperatorName]: (typeof OPERATORS)[N]["path"] extends `/v1/${K}` ? N : never }[OperatorName];
+
 /** A map job; with a zod `outputSchema`, results' `output` is typed by it (the schema sent is its JSON Schema). */
 export type MapOptions<S, R> = Omit<RequestOptions<Api.MapRequest>, "outputSchema"> & ClientOptions<R> & { outputSchema?: S };
 /** An agent's loop: its turns, tools, sub-sessions (an agentic-map job's and a pipeline agent step's). */
 export type AgentLoopOptions = Pick<RequestOptions<Api.AgenticMapRequest>, "maxTurns" | "continuationMessage" | "completionMarker" | "readOnly" | "tools" | "maxContextTokens" | "maxTotalTokens" | "subtasks">;
-export type AgenticMapOptions = RequestOptions<Api.AgenticMapRequest> & ClientOptions<AgentMapResult>;
+export type AgenticMapOptions = OperatorOptions<"agenticMap", AgentMapResult>;
 /** A task's call: its template and what it may override of the job's. */
 export type ReduceTask = RequestOptions<Api.ReduceRequest["reduction_task"]>;
 /** An ordered fold: `inputs`, an optional per-item `innerTask`, the `reductionTask` folding each in. */
-export type ReduceOptions = RequestOptions<Api.ReduceRequest> & ClientOptions<TaskResult>;
+export type ReduceOptions = OperatorOptions<"reduce">;
 /** A map-reduce job's options; the job's values are each task's defaults. */
-export type MapReduceOptions = RequestOptions<Api.MapReduceRequest> & ClientOptions<TaskResult>;
+export type MapReduceOptions = OperatorOptions<"mapReduce">;
 /** A filter job: results' outputs are `{keep, reason}`; `output()` is `{kept, dropped, failed}`. */
-export type FilterOptions = RequestOptions<Api.FilterRequest> & ClientOptions<TaskResult>;
+export type FilterOptions = OperatorOptions<"filter">;
 /** A classify job: results' outputs are `{label, confidence}` (or `{labels, confidence}`); `output()` is `{counts, failed}`. */
-export type ClassifyOptions = RequestOptions<Api.ClassifyRequest> & ClientOptions<TaskResult>;
+export type ClassifyOptions = OperatorOptions<"classify">;
 /** A rank job: `output()` is the top k, `[{index, score, wins?}]` in order. */
-export type RankOptions = RequestOptions<Api.RankRequest> & ClientOptions<TaskResult>;
+export type RankOptions = OperatorOptions<"rank">;
 /** An entity-resolution job: `output()` is `{clusters, resolved, failed}`. */
-export type ResolveOptions = RequestOptions<Api.ResolveRequest> & ClientOptions<TaskResult>;
+export type ResolveOptions = OperatorOptions<"resolve">;
 export type RecoverOptions = RequestOptions<Api.RecoverRequest>;
 
 export type Audit = Api.Audit;

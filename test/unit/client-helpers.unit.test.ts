@@ -150,3 +150,21 @@ describe("the client's options are the API's request fields in camelCase", () =>
     });
   });
 });
+
+describe("the client's methods come from the server's operators", () => {
+  it("has a method per operator of the server (client/src/operators.ts, generated from the registry and checked by `npm run typecheck`), which sends its options to the operator's route in the API's spelling", async () => {
+    const { Fanout } = await import("../../client/src/index.ts");
+    const { OPERATORS } = await import("../../client/src/operators.ts");
+    const sent: { url: string; body: unknown; key: string | null }[] = [];
+    const fetch = async (url: string | URL | Request, init?: RequestInit) => {
+      sent.push({ url: String(url), body: JSON.parse(String(init?.body)), key: new Headers(init?.headers).get("idempotency-key") });
+      return new Response(JSON.stringify({ job_id: "job_1" }), { status: 202, headers: { "content-type": "application/json" } });
+    };
+    const client = new Fanout({ apiKey: "fo_x", baseUrl: "http://fanout.test", fetch: fetch as typeof globalThis.fetch }) as unknown as Record<string, (o: unknown) => { id(): Promise<string> }>;
+    expect(Object.keys(OPERATORS)).toEqual(["map", "agenticMap", "reduce", "mapReduce", "pipeline", "filter", "classify", "rank", "resolve"]);
+    for (const method of Object.keys(OPERATORS)) expect(typeof client[method], method).toBe("function");
+    // A method made from the list (no line of its own in the client): its fields spelled, its idempotency key a header.
+    await client.rank!({ model: "openai/m", inputs: ["a", "b"], criteria: "c", k: 1, comparisonTemplate: "{{ item_a }}", maxWaitSecs: 5, idempotencyKey: "k1" }).id();
+    expect(sent.at(-1)).toEqual({ url: "http://fanout.test/v1/rank", body: { model: "openai/m", inputs: ["a", "b"], criteria: "c", k: 1, comparison_template: "{{ item_a }}", max_wait_secs: 5 }, key: "k1" });
+  });
+});
