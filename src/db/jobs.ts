@@ -1,5 +1,6 @@
 /** Jobs and results in D1: created by the API, kept current by each job's coordinator. */
 import type { JobCounts } from "../engine/counters";
+import type { TaskResult } from "../engine/types";
 /** A finished task result waiting in a coordinator's outbox to be copied here. */
 export type OutboxRow = {
   stage: string;
@@ -9,8 +10,8 @@ export type OutboxRow = {
   data: string;
 };
 
-/** A result as stored: the operator's result shape (v1 results are unchanged). */
-export type StoredResult = { index: number; success: boolean } & Record<string, unknown>;
+/** A result as stored: the operator's result shape, as the coordinator made it (v1 results are unchanged). */
+export type StoredResult = TaskResult;
 
 export interface JobRow extends JobCounts {
   id: string;
