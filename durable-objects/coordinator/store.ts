@@ -12,7 +12,7 @@ import { SUBTASKS_SUFFIX, type StageKind, type StagePlan, type StageStatus, type
 import { EventLogTable, Outbox } from "./event-store";
 import { migrate } from "./schema";
 import { BatchTable } from "./batch-table";
-import { addSums, NO_USAGE_SUMS, type UsageSums } from "../../src/engine/counters";
+import { addSums, type UsageSums } from "../../src/engine/counters";
 import type { TaskEnd, TaskState } from "../../src/engine/task-machine";
 import { taskSums, withState, type StageRow, type TaskRow } from "./store-rows";
 
@@ -282,18 +282,16 @@ export class CoordinatorStore {
    * Stores one transition of a task (../../src/engine/task-machine.ts): the machine's facts of
    * `next`, the tokens it reserves while it runs (none otherwise), the usage its attempt adds, its
    * provider batch (undefined: unchanged). Only if the task is still as it was read (its state and
-   * token); returns the row it became, or null when it had changed meanwhile.
+   * token); returns whether it was, and so written.
    */
-  saveTask(row: TaskRow, next: TaskState, extra: TaskWrite = {}): TaskRow | null {
-    const usage = extra.usage ?? NO_USAGE_SUMS;
+  saveTask(row: TaskRow, next: TaskState, extra: TaskWrite = {}): boolean {
     const reserved = next.state === "running" ? (extra.reserved ?? { tokens: row.reserved, usd: row.reserved_usd }) : { tokens: 0, usd: 0 };
-    const batchId = extra.batchId === undefined ? row.batch_id : extra.batchId;
-    const written = this.#sql.exec(
-      `UPDATE tasks SET ${STATE_COLUMNS}, reserved = ?, reserved_usd = ?, batch_id = ?, ${ADD_USAGE} WHERE stage = ? AND idx = ? AND state = ? AND token IS ?`,
-      ...stateArgs(next), reserved.tokens, reserved.usd, batchId, ...usageArgs(usage), row.stage, row.idx, row.state, row.token,
-    ).rowsWritten;
-    if (written === 0) return null;
-    return { ...withState(row, next), ...addSums(taskSums(row), usage), reserved: reserved.tokens, reserved_usd: reserved.usd, batch_id: batchId };
+    // The hot path (a dispatch, a retry) writes only what changes: no usage to add, the batch unchanged.
+    const usage = extra.usage && usageArgs(extra.usage).some((n) => n !== 0) ? extra.usage : null;
+    const batch = extra.batchId !== undefined;
+    const sql = `UPDATE tasks SET ${STATE_COLUMNS}, reserved = ?, reserved_usd = ?${batch ? ", batch_id = ?" : ""}${usage ? `, ${ADD_USAGE}` : ""} WHERE stage = ? AND idx = ? AND state = ? AND token IS ?`;
+    const args = [...stateArgs(next), reserved.tokens, reserved.usd, ...(batch ? [extra.batchId ?? null] : []), ...(usage ? usageArgs(usage) : []), row.stage, row.idx, row.state, row.token];
+    return this.#sql.exec(sql, ...args).rowsWritten > 0;
   }
 
   /** Set-wise `child-ended` (../../src/engine/task-machine.ts): the child ended, its parent can be dispatched again. */

@@ -43,7 +43,6 @@ export interface StepHost {
 /** What a step did: the task's new state, what the operator says follows its end, when it is due again, whether it spawned a child. */
 export interface Stepped {
   task: TaskState;
-  row: TaskRow;
   advance: Advance | null;
   wake: number | null;
   spawned: boolean;
@@ -57,15 +56,11 @@ export interface Stepped {
 export function stepTask(host: StepHost, row: TaskRow, event: TaskEvent, usage: UsageSums = NO_USAGE_SUMS, facts: AttemptFacts = NO_FACTS, write: Omit<TaskWrite, "usage"> = {}): Stepped | null {
   const transition = taskTransition(stateOf(row), event, policyOf(host.spec));
   if (!transition) return null;
-  const stepped: Stepped = { task: transition.task, row, advance: null, wake: null, spawned: false };
+  const stepped: Stepped = { task: transition.task, advance: null, wake: null, spawned: false };
   const finish: { end: TaskEnd | null } = { end: null };
   const { store } = host;
   const apply = (): boolean => {
-    if (transition.task.state !== "done") {
-      const saved = store.saveTask(row, transition.task, { ...write, usage });
-      if (!saved) return false;
-      stepped.row = saved;
-    }
+    if (transition.task.state !== "done" && !store.saveTask(row, transition.task, { ...write, usage })) return false;
     for (const effect of transition.effects) {
       switch (effect.type) {
         case "free-slot":
@@ -75,7 +70,7 @@ export function stepTask(host: StepHost, row: TaskRow, event: TaskEvent, usage: 
           stepped.wake = effect.at;
           break;
         case "spawn":
-          startChild(store, host.log, host.spec.jobId, stepped.row, effect.spawn);
+          startChild(store, host.log, host.spec.jobId, row, effect.spawn);
           stepped.spawned = true;
           break;
         case "stop-session":
