@@ -34,11 +34,27 @@ const ADD_USAGE = `input_tokens = input_tokens + ?, output_tokens = output_token
 const CLEAR_USAGE = "input_tokens = 0, output_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0, cost_usd = 0, unpriced_calls = 0";
 const usageArgs = (u: UsageSums): number[] => [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_usd, u.unpriced_calls];
 
-/** The task's columns the state machine moves (`STATE_COLUMNS`, then its ten values: `stateArgs`). */
-const STATE_COLUMNS = "state = ?, attempts = ?, losses = ?, throttles = ?, throttled_since = ?, ready_at = ?, slot = ?, token = ?, dispatched_at = ?, problems = ?";
-const stateArgs = (t: TaskState): (string | number | null)[] => [
-  t.state, t.attempts, t.losses, t.throttles, t.throttledSince, t.readyAt, t.slot, t.token, t.dispatchedAt, t.problems ? JSON.stringify(t.problems) : null,
-];
+/**
+ * The task's columns the state machine moves that `next` changes (as `col = ?` with their values):
+ * a transition writes only those, as the statements it replaced did (a dispatch: state, attempts,
+ * slot, token, dispatched_at; an end: state, slot, token).
+ */
+function stateChanges(row: TaskRow, next: TaskState): { sets: string; args: (string | number | null)[] } {
+  const columns: [string, string | number | null, string | number | null][] = [
+    ["state", row.state, next.state],
+    ["attempts", row.attempts, next.attempts],
+    ["losses", row.losses, next.losses],
+    ["throttles", row.throttles, next.throttles],
+    ["throttled_since", row.throttled_since, next.throttledSince],
+    ["ready_at", row.ready_at, next.readyAt],
+    ["slot", row.slot, next.slot],
+    ["token", row.token, next.token],
+    ["dispatched_at", row.dispatched_at, next.dispatchedAt],
+    ["problems", row.problems, next.problems ? JSON.stringify(next.problems) : null],
+  ];
+  const changed = columns.filter(([, was, is]) => was !== is);
+  return { sets: changed.map(([column]) => `${column} = ?`).join(", "), args: changed.map(([, , is]) => is) };
+}
 
 /** What a transition writes besides the machine's facts (CoordinatorStore.saveTask). */
 export interface TaskWrite {
@@ -289,8 +305,9 @@ export class CoordinatorStore {
     // The hot path (a dispatch, a retry) writes only what changes: no usage to add, the batch unchanged.
     const usage = extra.usage && usageArgs(extra.usage).some((n) => n !== 0) ? extra.usage : null;
     const batch = extra.batchId !== undefined;
-    const sql = `UPDATE tasks SET ${STATE_COLUMNS}, reserved = ?, reserved_usd = ?${batch ? ", batch_id = ?" : ""}${usage ? `, ${ADD_USAGE}` : ""} WHERE stage = ? AND idx = ? AND state = ? AND token IS ?`;
-    const args = [...stateArgs(next), reserved.tokens, reserved.usd, ...(batch ? [extra.batchId ?? null] : []), ...(usage ? usageArgs(usage) : []), row.stage, row.idx, row.state, row.token];
+    const changes = stateChanges(row, next);
+    const sql = `UPDATE tasks SET ${changes.sets ? `${changes.sets}, ` : ""}reserved = ?, reserved_usd = ?${batch ? ", batch_id = ?" : ""}${usage ? `, ${ADD_USAGE}` : ""} WHERE stage = ? AND idx = ? AND state = ? AND token IS ?`;
+    const args = [...changes.args, reserved.tokens, reserved.usd, ...(batch ? [extra.batchId ?? null] : []), ...(usage ? usageArgs(usage) : []), row.stage, row.idx, row.state, row.token];
     return this.#sql.exec(sql, ...args).rowsWritten > 0;
   }
 
@@ -318,10 +335,11 @@ export class CoordinatorStore {
       ...withState(row, next), ...addSums(taskSums(row), usage), reserved: 0, reserved_usd: 0, success: end.success ? 1 : 0,
       output: JSON.stringify(end.output ?? null), error: end.error, error_kind: end.errorKind,
     };
+    const changes = stateChanges(row, next);
     this.#sql.exec(
-      `UPDATE tasks SET ${STATE_COLUMNS}, reserved = 0, reserved_usd = 0, success = ?, output = ?, error = ?, error_kind = ?, ${ADD_USAGE}
+      `UPDATE tasks SET ${changes.sets}, reserved = 0, reserved_usd = 0, success = ?, output = ?, error = ?, error_kind = ?, ${ADD_USAGE}
        WHERE stage = ? AND idx = ?`,
-      ...stateArgs(next), done.success, done.output, done.error, done.error_kind, ...usageArgs(usage), row.stage, row.idx,
+      ...changes.args, done.success, done.output, done.error, done.error_kind, ...usageArgs(usage), row.stage, row.idx,
     );
     return done;
   }
