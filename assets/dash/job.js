@@ -183,6 +183,7 @@ function pacingText(job) {
 function renderHead(el, state) {
   const job = state.job;
   const streamText = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", ended: "stream ended" }[state.stream] ?? state.stream;
+  const paced = pacingText(job);
   fill(
     el,
     h("p", { class: "job-id" }, h("code", {}, job.id), " ", jobBadge(job), " ", h("span", { class: "muted" }, job.type.replace("_", "-"), " · ", job.model)),
@@ -197,8 +198,8 @@ function renderHead(el, state) {
       h("dt", {}, "Tokens"), h("dd", {}, `${num(job.usage.input_tokens)} in · ${num(job.usage.output_tokens)} out`, promptCached(job.usage), job.usage.cached?.calls ? ` · ${num(job.usage.cached.calls)} cached calls` : ""),
       h("dt", {}, "Cost"), h("dd", { id: "cost" }, dollars(job.cost_usd)),
       h("dt", {}, "Execution"), h("dd", { id: "execution" }, executionText(job)),
-      pacingText(job) ? h("dt", {}, "Paced at") : null,
-      pacingText(job) ? h("dd", { id: "pacing" }, pacingText(job)) : null,
+      paced ? h("dt", {}, "Paced at") : null,
+      paced ? h("dd", { id: "pacing" }, paced) : null,
       h("dt", {}, "Updates"), h("dd", { id: "stream-state" }, streamText),
     ),
     job.pause_reason ? notice(`Paused: ${job.pause_reason}`, "ok") : null,

@@ -87,19 +87,19 @@ export class Fanout {
 
   map<S = undefined>(options: MapOptions<S, MapResult<OutputOf<S>>>): JobHandle<MapResult<OutputOf<S>>> {
     const schema = options.outputSchema;
-    const created = mapBody(options).then((body) => this.#create("/v1/map", body, options.idempotencyKey));
+    const created = mapBody(options).then((body) => this.#create(OPERATORS.map.path, body, options.idempotencyKey));
     const parse = (result: MapResult<OutputOf<S>>): MapResult<OutputOf<S>> =>
       isZod(schema) && result.success ? { ...result, output: schema.parse(result.output) as OutputOf<S> } : result;
     return new JobHandle(this, created, parse, options.onEvent);
   }
 
   agenticMap(options: AgenticMapOptions): JobHandle<AgentMapResult> {
-    return new JobHandle(this, this.#create("/v1/agentic-map", jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+    return new JobHandle(this, this.#create(OPERATORS.agenticMap.path, jobBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
   /** A pipeline: steps in order over a shared store; the handle yields every finished task; `output()` is the last step's value. */
   pipeline(options: PipelineOptions): JobHandle<TaskResult> {
-    return new JobHandle(this, this.#create("/v1/pipelines", pipelineBody(options), options.idempotencyKey), (r) => r, options.onEvent);
+    return new JobHandle(this, this.#create(OPERATORS.pipeline.path, pipelineBody(options), options.idempotencyKey), (r) => r, options.onEvent);
   }
 
   /** A job of an operator with no method of its own (./operators.ts): its options sent as they are spelled. */
@@ -316,7 +316,7 @@ function jobBody(options: object): Record<string, unknown> {
 async function mapBody(o: AnyMapOptions): Promise<Record<string, unknown>> {
   const schema = o.outputSchema;
   const outputSchema = isZod(schema) ? (await import("zod")).toJSONSchema(schema as never, { io: "input", unrepresentable: "any" }) : schema;
-  return { ...jobBody({ ...o, outputSchema: undefined }), ...(outputSchema === undefined ? {} : { output_schema: outputSchema }) };
+  return jobBody({ ...o, outputSchema }); // sent as given, like any JSON Schema (./spelling.ts)
 }
 
 /** A pipeline's: its steps re-spelled one by one (their input tasks too). */

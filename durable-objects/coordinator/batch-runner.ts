@@ -46,7 +46,7 @@ import type { JobLog } from "./job-log";
 import type { CoordinatorStore, TaskRow } from "./store";
 import type { TaskEvent } from "../../src/engine/task-machine";
 import type { UsageSums } from "../../src/engine/counters";
-import type { AttemptFacts, Stepped } from "./task-steps";
+import type { AttemptFacts, Stepped, StepWrite } from "./task-steps";
 
 const POLL_MIN_MS = 5_000; // the first poll after a submission; BATCH_POLL_MS overrides it (tests)
 const POLL_MAX_MS = 60_000; // a long batch is polled once a minute
@@ -65,7 +65,7 @@ export interface BatchHost {
   spec(): JobSpec;
   readonly op: Operator;
   /** Applies an event of the task state machine to a line's task (./task-steps.ts). */
-  step(task: TaskRow, event: TaskEvent, usage?: UsageSums, facts?: AttemptFacts, write?: { reserved?: { tokens: number; usd: number }; batchId?: string | null }): Stepped | null;
+  step(task: TaskRow, event: TaskEvent, usage?: UsageSums, facts?: AttemptFacts, write?: StepWrite): Stepped | null;
   /** Settles one line's outcome like a report (priced at the batch discount). */
   settleLine(task: TaskRow, outcome: AttemptOutcome): Promise<void>;
   /** A line billed for an item that had (or was getting) its result realtime (execution mode auto). */

@@ -27,7 +27,7 @@ import { parseModel } from "../../src/llm/models";
 import type { JobPacingView } from "../../src/engine/pacing";
 import { WorkerLink } from "./workers";
 import { D1Mirror } from "./d1-mirror";
-import { attemptFacts, stepTask, type AttemptFacts, type Stepped } from "./task-steps";
+import { attemptFacts, stepTask, type AttemptFacts, type Stepped, type StepWrite } from "./task-steps";
 import { runProgress } from "./progress";
 import { JobLog } from "./job-log";
 import { eventShape } from "./event-shapes";
@@ -159,7 +159,7 @@ export class JobRun {
   }
 
   /** Applies one event of the task state machine to `task` (./task-steps.ts). */
-  step(task: TaskRow, event: TaskEvent, usage?: UsageSums, facts?: AttemptFacts, write?: { reserved?: { tokens: number; usd: number }; batchId?: string | null }): Stepped | null {
+  step(task: TaskRow, event: TaskEvent, usage?: UsageSums, facts?: AttemptFacts, write?: StepWrite): Stepped | null {
     return stepTask(this, task, event, usage, facts, write);
   }
 

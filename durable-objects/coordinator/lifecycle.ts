@@ -54,7 +54,7 @@ export interface LifecycleRun {
   joinLimits(spec: JobSpec, inFlight: number): Promise<void>;
 }
 
-const stateOf = (run: LifecycleRun): JobState => ({ status: run.status, finalized: run.finalized });
+const jobStateOf = (run: LifecycleRun): JobState => ({ status: run.status, finalized: run.finalized });
 
 /** Event data only the job knows, by the machine's `emit` effects. */
 type EmitData = Partial<Record<Extract<JobEffect, { type: "emit" }>["event"], Record<string, unknown>>>;
@@ -65,7 +65,7 @@ type EmitData = Partial<Record<Extract<JobEffect, { type: "emit" }>["event"], Re
  * answer; its effects that wait on the world are `act`'s, when the caller is ready for them.
  */
 function commit(run: LifecycleRun, event: JobEvent, data: EmitData = {}, extra: () => void = () => {}): JobStep {
-  const step = jobTransition(stateOf(run), event);
+  const step = jobTransition(jobStateOf(run), event);
   if (!step.ok) return step;
   const spec = run.spec;
   run.store.transaction(() => {
@@ -170,7 +170,7 @@ export function pauseJob(run: LifecycleRun): void {
 
 /** A cancel: the job ends `cancelled` unless it has ended already (false). */
 export async function cancelJob(run: LifecycleRun): Promise<boolean> {
-  if (!jobTransition(stateOf(run), { type: "end", status: "cancelled" }).ok) return false;
+  if (!jobTransition(jobStateOf(run), { type: "end", status: "cancelled" }).ok) return false;
   await finishJob(run, "cancelled");
   return true;
 }
@@ -182,7 +182,7 @@ export async function cancelJob(run: LifecycleRun): Promise<boolean> {
  */
 export async function finishJob(run: LifecycleRun, status: JobStatus): Promise<void> {
   if (status === "completed" || status === "failed" || status === "cancelled") {
-    await stopSpending(run, jobTransition(stateOf(run), { type: "end", status }));
+    await stopSpending(run, jobTransition(jobStateOf(run), { type: "end", status }));
     commit(run, { type: "end", status: status satisfies EndStatus }); // refused when the job has ended already: its finalization goes on
   }
   try {
@@ -202,7 +202,7 @@ export async function finishJob(run: LifecycleRun, status: JobStatus): Promise<v
 /** Re-runs the failed and unfinished tasks of an ended job, keeping every finished one. */
 export async function recoverJob(run: LifecycleRun, options: RecoverOptions): Promise<RecoverAnswer> {
   const { spec, op, store } = run;
-  const allowed = jobTransition(stateOf(run), { type: "recover" });
+  const allowed = jobTransition(jobStateOf(run), { type: "recover" });
   if (!allowed.ok) return { ok: false, reason: allowed.reason };
   const candidates = store.recoverable(options.errorKinds);
   const redo = op.redoAfter?.(spec, run.reader(), candidates.map((r) => ({ stage: r.stage, index: r.idx }))) ?? { rerun: [], drop: [] };
@@ -239,7 +239,7 @@ export async function recoverJob(run: LifecycleRun, options: RecoverOptions): Pr
 /** A paused job goes on, with new budget limits if given. */
 export async function resumeJob(run: LifecycleRun, change: BudgetChange | null): Promise<ResumeAnswer> {
   const spec = run.spec;
-  const allowed = jobTransition(stateOf(run), { type: "resume" });
+  const allowed = jobTransition(jobStateOf(run), { type: "resume" });
   if (!allowed.ok) return { ok: false, reason: allowed.reason };
   const budget = spec.budget ? withBudgetChange(spec.budget, change) : null;
   const view = run.budget.view(budget);

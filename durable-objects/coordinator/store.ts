@@ -395,8 +395,10 @@ export class CoordinatorStore {
   }
 
   /**
-   * Set-wise `reset` (../../src/engine/task-machine.ts): a task to run again from scratch — a fresh
-   * attempt count and usage, no guidance, nothing running, its losses kept; blocked if it was (or `blocked`), else pending. An agent task gets a new sub-session
+   * The machine's `reset` (../../src/engine/task-machine.ts) in a statement of its own, which also
+   * clears what the task produced: a task to run again from scratch — a fresh attempt count and
+   * usage, no guidance, nothing running, its losses kept; blocked if it was (or `blocked`), else
+   * pending. An agent task gets a new sub-session
    * (`sessionId`): the old one keeps its history.
    */
   #resetTask(row: TaskRow, sessionId: string | null, blocked: boolean): void {

@@ -12,7 +12,10 @@ import { stateOf, type CoordinatorStore, type TaskRow, type TaskWrite } from "./
 import type { JobLog } from "./job-log";
 import { startChild } from "./subtasks";
 
-export const policyOf = (spec: JobSpecBase): TaskPolicy => ({ maxRetries: spec.maxRetries, maxWaitMs: spec.maxWaitMs });
+const policyOf = (spec: JobSpecBase): TaskPolicy => ({ maxRetries: spec.maxRetries, maxWaitMs: spec.maxWaitMs });
+
+/** What a step writes besides the machine's facts and the attempt's usage: the tokens a dispatch reserves, a batch line's batch. */
+export type StepWrite = Omit<TaskWrite, "usage">;
 
 /** What an attempt's result keeps besides its end: the executor's details, and what a cached answer's original call cost. */
 export interface AttemptFacts {
@@ -20,7 +23,7 @@ export interface AttemptFacts {
   cached: { input_tokens: number; output_tokens: number } | null;
 }
 
-export const NO_FACTS: AttemptFacts = { details: null, cached: null };
+const NO_FACTS: AttemptFacts = { details: null, cached: null };
 
 export function attemptFacts(outcome: AttemptOutcome): AttemptFacts {
   return {
@@ -53,7 +56,7 @@ export interface Stepped {
  * to the task; `write`: the tokens a dispatch reserves, a batch line's batch. Null when the event
  * does not apply (the task moved on meanwhile).
  */
-export function stepTask(host: StepHost, row: TaskRow, event: TaskEvent, usage: UsageSums = NO_USAGE_SUMS, facts: AttemptFacts = NO_FACTS, write: Omit<TaskWrite, "usage"> = {}): Stepped | null {
+export function stepTask(host: StepHost, row: TaskRow, event: TaskEvent, usage: UsageSums = NO_USAGE_SUMS, facts: AttemptFacts = NO_FACTS, write: StepWrite = {}): Stepped | null {
   const transition = taskTransition(stateOf(row), event, policyOf(host.spec));
   if (!transition) return null;
   const stepped: Stepped = { task: transition.task, advance: null, wake: null, spawned: false };
