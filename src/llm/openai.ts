@@ -1,4 +1,7 @@
-/** Chat Completions (OpenAI and any compatible server) through the official SDK, retries off. */
+/**
+ * Chat Completions (OpenAI and any compatible server): a realtime call over `fetch` with the SDK's
+ * failures (./openai-chat.ts); the batch API's calls through the official SDK, retries off.
+ */
 import OpenAI from "openai";
 import type {
   ChatCompletion,
@@ -7,6 +10,7 @@ import type {
   ChatCompletionMessageToolCall,
 } from "openai/resources/chat/completions";
 import { ProviderFailure } from "./errors";
+import { postChatCompletion } from "./openai-chat";
 import { fromHeaders, rateObservation } from "./rate-headers";
 import { tokenCount, type ChatMessage, type FinishReason, type ModelRequest, type ModelResponse, type ProviderEndpoint, type Usage } from "./types";
 
@@ -77,19 +81,14 @@ export async function callOpenAi(
   endpoint: ProviderEndpoint,
   options: { nativeJson: boolean },
 ): Promise<ModelResponse> {
-  const client = clientFor(endpoint);
-  const params = chatParams(request, options);
-  // The raw response, parsed here: the SDK's own parsing formats log details no one reads and tags
-  // the body with a request id, ~0.2 ms per call (`npm run bench:cpu`). Errors are still the SDK's.
-  const response = await client.chat.completions.create(params, { timeout: request.timeoutMs }).asResponse();
-  const text = await response.text();
+  const answer = await postChatCompletion(endpoint, chatParams(request, options), request.timeoutMs);
   let completion: unknown;
   try {
-    completion = JSON.parse(text);
+    completion = JSON.parse(answer.text);
   } catch {
     throw new ProviderFailure("the provider's answer is not a chat completion (it is not JSON)", "permanent");
   }
-  const rate = rateObservation(fromHeaders(response.headers));
+  const rate = rateObservation(fromHeaders(answer.headers));
   return rate ? { ...readCompletion(completion), rate } : readCompletion(completion);
 }
 
