@@ -72,6 +72,8 @@ export interface FanoutOptions {
   vars?: Record<string, string>;
   persistDir?: string;
   port?: number;
+  /** Another Worker's wrangler config (a benchmark's: bench/floor/), run the same way; its state has no D1 schema to apply. */
+  config?: string;
 }
 
 function applyMigrations(persistDir: string): void {
@@ -120,12 +122,12 @@ const LAUNCHES = 3;
 
 export async function startFanout(options: FanoutOptions = {}): Promise<FanoutServer> {
   const persistDir = options.persistDir ?? tempDir("fanout-e2e-");
-  withSchema(persistDir);
+  if (options.config === undefined) withSchema(persistDir);
   for (let launch = 1; ; launch++) {
     if (options.port !== undefined) await untilFree(options.port);
     const port = options.port ?? (await freePort());
     try {
-      return await launchOn(port, persistDir, options.vars ?? {});
+      return await launchOn(port, persistDir, options.vars ?? {}, options.config);
     } catch (err) {
       // A free port is only free until somebody binds it: test files running in parallel pick ports
       // too, and the runtime binds some of its own. Start again (on a new port, unless one was asked).
@@ -134,12 +136,12 @@ export async function startFanout(options: FanoutOptions = {}): Promise<FanoutSe
   }
 }
 
-async function launchOn(port: number, persistDir: string, extraVars: Record<string, string>): Promise<FanoutServer> {
+async function launchOn(port: number, persistDir: string, extraVars: Record<string, string>, config: string | undefined): Promise<FanoutServer> {
   const inspectorPort = await freePort();
   const vars = Object.entries({ ENVIRONMENT: "development", ...extraVars }).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
   const child = spawn(
     WRANGLER,
-    ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--persist-to", persistDir, ...vars],
+    ["dev", ...(config ? ["-c", config] : []), "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--persist-to", persistDir, ...vars],
     { cwd: ROOT, env: { ...process.env, ...QUIET_ENV }, stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
   let output = "";

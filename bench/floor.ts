@@ -1,0 +1,85 @@
+/**
+ * `npm run bench:floor [-- --runs 3]`: Fanout's server CPU per item on S2 (N=1,000, C=50,
+ * L=200 ms) beside the durability floor's (bench/floor/worker.ts: a coordinator's task table, a
+ * call object per slot storing its outcome before its report, a report's answer carrying the next
+ * task, and nothing else), each on its own `wrangler dev` against the same fake model server, runs
+ * alternating after a warm-up of each. CPU is the server's process tree (`/proc`), as in
+ * bench:profile. What Fanout costs above the floor is its own work; the floor is what this
+ * runtime asks of one call made durably.
+ */
+import { parseArgs } from "node:util";
+import { newTenant } from "../test/e2e/harness/api.ts";
+import { startFakeModelServer } from "../test/fake-model/server.ts";
+import { startFanout, type FanoutServer } from "../test/e2e/harness/fanout-server.ts";
+import { runThroughFanout } from "./fanout-run.ts";
+import { treeCpu } from "./memory.ts";
+import { items, MODEL, renderPrompt, type Workload } from "./workload.ts";
+
+const { values } = parseArgs({ options: { runs: { type: "string", default: "3" }, parts: { type: "boolean", default: false } } });
+const runs = Number(values.runs);
+const workload = (tag: string): Workload => ({ n: 1000, concurrency: 50, latencyMs: 200, tag });
+
+const cpuOf = (server: FanoutServer): number => [...treeCpu(server.process.pid as number).values()].reduce((a, b) => a + b, 0);
+
+async function measured(server: FanoutServer, run: () => Promise<number>): Promise<{ wallMs: number; cpuMsPerItem: number }> {
+  const before = cpuOf(server);
+  const wallMs = await run();
+  return { wallMs, cpuMsPerItem: cpuOf(server) - before }; // CPU seconds per 1,000 items = ms per item
+}
+
+interface Parts {
+  store: boolean;
+  sql: boolean;
+  report: boolean;
+}
+const ALL: Parts = { store: true, sql: true, report: true };
+
+async function floorJob(server: FanoutServer, modelUrl: string, tag: string, parts: Parts = ALL): Promise<number> {
+  const w = workload(tag);
+  const started = performance.now();
+  const prompts = items(w).map(renderPrompt);
+  const start = await fetch(`${server.url}/start?job=${tag}`, { method: "POST", body: JSON.stringify({ model: MODEL, modelUrl, prompts, concurrency: w.concurrency, parts }) });
+  if (!start.ok) throw new Error(`the floor's job did not start: ${start.status} ${await start.text()}`);
+  const waited = await fetch(`${server.url}/wait?job=${tag}`);
+  const { done } = (await waited.json()) as { done: number };
+  if (done !== w.n) throw new Error(`the floor's job ended with ${done} of ${w.n} done`);
+  return performance.now() - started;
+}
+
+const fake = await startFakeModelServer();
+const fanout = await startFanout({ vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench" } });
+const floor = await startFanout({ config: "bench/floor/wrangler.toml" });
+try {
+  const { key } = await newTenant(fanout.url);
+  const viaFanout = async (tag: string) => (await runThroughFanout(fanout.url, key, workload(tag))).wallMs;
+  const viaFloor = (tag: string, parts?: Parts) => floorJob(floor, `${fake.url}/v1/chat/completions`, tag, parts);
+  await viaFanout(`floor-warm-${Date.now()}`);
+  await viaFloor(`floor-warm-${Date.now()}`);
+  console.log("| run | Fanout wall (s) | Fanout CPU ms / item | floor wall (s) | floor CPU ms / item | Fanout − floor (ms / item) |");
+  console.log("|---|---:|---:|---:|---:|---:|");
+  for (let i = 1; i <= runs; i++) {
+    const a = await measured(fanout, () => viaFanout(`floor-f${i}-${Date.now()}`));
+    const b = await measured(floor, () => viaFloor(`floor-b${i}-${Date.now()}`));
+    const cells = [a.wallMs / 1000, a.cpuMsPerItem, b.wallMs / 1000, b.cpuMsPerItem, a.cpuMsPerItem - b.cpuMsPerItem].map((x) => x.toFixed(2));
+    console.log(`| ${i} | ${cells.join(" | ")} |`);
+  }
+  if (values.parts) {
+    // The floor's parts, each taken away in turn (cumulatively), the full floor first again.
+    const variants: [string, Parts][] = [
+      ["the floor", ALL],
+      ["without the call object's store", { ...ALL, store: false }],
+      ["without the store and the coordinator's SQL", { store: false, sql: false, report: true }],
+      ["calls only (no store, no SQL, one report per slot)", { store: false, sql: false, report: false }],
+    ];
+    console.log("\n| floor variant | wall (s) | CPU ms / item (runs) |");
+    console.log("|---|---:|---:|");
+    for (const [label, parts] of variants) {
+      const results = [];
+      for (let i = 1; i <= runs; i++) results.push(await measured(floor, () => viaFloor(`floor-${Object.values(parts).join("")}-${i}-${Date.now()}`, parts)));
+      console.log(`| ${label} | ${(results[0].wallMs / 1000).toFixed(2)} | ${results.map((r) => r.cpuMsPerItem.toFixed(2)).join(", ")} |`);
+    }
+  }
+} finally {
+  await Promise.all([fanout.stop(), floor.stop()]);
+  await fake.close();
+}
