@@ -1,19 +1,33 @@
 /**
  * Server-Sent Events for one job: replay from the stored log, then live events to every open
  * stream, a keepalive comment so proxies do not cut idle streams, and close after MAP_COMPLETED.
+ *
+ * Events go out in chunks, at most one per FLUSH_EVERY_MS: an event published when none went out
+ * in that time is written at the end of its turn (a microtask; the turn's other events with it),
+ * later ones wait in a buffer for the next flush. Each chunk crosses every hop from this object to
+ * the client, and a chunk per event cost ~0.5 ms of server CPU per item on S2 (BENCHMARKS.md,
+ * "The event stream's chunks"); the stream's bytes are the same, a live event is at most
+ * FLUSH_EVERY_MS late, and a quiet job's next event is not late at all.
  */
 import type { StoredEvent } from "./event-store";
 
 export const DEFAULT_KEEPALIVE_MS = 15_000; // the contract asks for one at least every 20 s; proxies cut idle streams
+export const FLUSH_EVERY_MS = 25;
 
 const encoder = new TextEncoder();
 
+const eventText = (event: StoredEvent): string => `id: ${event.id}\nevent: ${event.name}\ndata: ${event.data}\n\n`;
+
 export function formatEvent(event: StoredEvent): Uint8Array {
-  return encoder.encode(`id: ${event.id}\nevent: ${event.name}\ndata: ${event.data}\n\n`);
+  return encoder.encode(eventText(event));
 }
 
 export class EventHub {
   readonly #subscribers = new Set<WritableStreamDefaultWriter<Uint8Array>>();
+  #pending: string[] = []; // formatted events published, not yet written
+  #flushing = false; // a flush is scheduled (a microtask or the timer)
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  #flushedAt = -Infinity; // when the last chunk of events went out
   #keepalive: ReturnType<typeof setInterval> | null = null;
   readonly #keepaliveMs: number;
 
@@ -21,8 +35,13 @@ export class EventHub {
     this.#keepaliveMs = keepaliveMs;
   }
 
-  /** A stream that first replays `backlog`; it stays open for live events unless `finished`. */
+  /**
+   * A stream that first replays `backlog`; it stays open for live events unless `finished`. The
+   * backlog is read from the stored log, which holds the events still in the buffer: they go to the
+   * streams open before, and not again to this one.
+   */
   open(backlog: StoredEvent[], finished: boolean): Response {
+    this.#flush();
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     const writer = writable.getWriter();
     void writer.write(encoder.encode("retry: 1000\n\n")).catch(() => undefined);
@@ -39,10 +58,17 @@ export class EventHub {
   }
 
   publish(event: StoredEvent): void {
-    this.#broadcast(formatEvent(event));
+    if (this.#subscribers.size === 0) return; // a reader that comes later replays it from the stored log
+    this.#pending.push(eventText(event));
+    if (this.#flushing) return;
+    this.#flushing = true;
+    const wait = this.#flushedAt + FLUSH_EVERY_MS - Date.now();
+    if (wait <= 0) queueMicrotask(() => this.#flush());
+    else this.#timer = setTimeout(() => this.#flush(), wait);
   }
 
   closeAll(): void {
+    this.#flush();
     for (const writer of this.#subscribers) void writer.close().catch(() => undefined);
     this.#subscribers.clear();
     this.#stopKeepalive();
@@ -56,6 +82,18 @@ export class EventHub {
     this.#subscribers.add(writer);
     void writer.closed.catch(() => undefined).finally(() => this.#drop(writer));
     this.#keepalive ??= setInterval(() => this.#broadcast(encoder.encode(": keepalive\n\n")), this.#keepaliveMs);
+  }
+
+  /** Writes the turn's events, as one chunk, to every stream open. */
+  #flush(): void {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#flushing = false;
+    if (this.#pending.length === 0) return;
+    this.#flushedAt = Date.now();
+    const chunk = encoder.encode(this.#pending.join(""));
+    this.#pending = [];
+    this.#broadcast(chunk);
   }
 
   #broadcast(chunk: Uint8Array): void {
