@@ -352,7 +352,7 @@ export class JobRun {
   /** Stores a finished task and its result (./results.ts); returns what the operator says follows. */
   record(task: TaskRow, done: TaskState, end: TaskEnd, usage: UsageSums, facts: AttemptFacts): Advance {
     const job = { spec: this.spec, op: this.op, store: this.store, log: this.log, reader: this.reader() };
-    const advance = recordEnd(job, task, done, end, usage, facts.details, facts.cached);
+    const advance = recordEnd(job, task, done, end, usage, facts);
     this.mirror.schedule();
     return advance;
   }

@@ -11,9 +11,7 @@ import { taskSums } from "./store";
 import { childInput, childResult, type ChildInput } from "./subtasks";
 import type { CoordinatorStore, TaskRow } from "./store";
 import type { JobLog } from "./job-log";
-
-/** What a response-cache answer's original call cost (the tokens it saved). */
-type CachedUsage = { input_tokens: number; output_tokens: number };
+import type { AttemptFacts } from "./task-steps";
 
 export interface JobParts {
   spec: JobSpec;
@@ -24,7 +22,7 @@ export interface JobParts {
 }
 
 /** Stores a finished task (an attempt's, or one the operator finished itself) and its result; returns what follows. */
-export function recordEnd(job: JobParts, task: TaskRow, done: TaskState, end: TaskEnd, attemptUsage: UsageSums, details: Record<string, unknown> | null, cached: CachedUsage | null = null): Advance {
+export function recordEnd(job: JobParts, task: TaskRow, done: TaskState, end: TaskEnd, attemptUsage: UsageSums, { details, cached }: AttemptFacts): Advance {
   const child = job.store.isChildren(task.stage) ? childInput(JSON.parse(task.input)) : null;
   if (child) return recordChild(job, task, done, child, end, attemptUsage, details);
   const { spec, op, store, log } = job;
