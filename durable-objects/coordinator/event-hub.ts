@@ -5,9 +5,9 @@
  * Events go out in chunks, at most one per FLUSH_EVERY_MS: an event published when none went out
  * in that time is written at the end of its turn (a microtask; the turn's other events with it),
  * later ones wait in a buffer for the next flush. Each chunk crosses every hop from this object to
- * the client, and a chunk per event cost ~0.5 ms of server CPU per item on S2 (BENCHMARKS.md,
- * "The event stream's chunks"); the stream's bytes are the same, a live event is at most
- * FLUSH_EVERY_MS late, and a quiet job's next event is not late at all.
+ * the client, and a chunk per event cost ~0.3 ms of server CPU per item on S2 (BENCHMARKS.md, "The
+ * hot path against the durability floor"); the stream's bytes are the same, a live event is at
+ * most FLUSH_EVERY_MS late, and a quiet job's next event is not late at all.
  */
 import type { StoredEvent } from "./event-store";
 
@@ -24,8 +24,7 @@ export function formatEvent(event: StoredEvent): Uint8Array {
 
 export class EventHub {
   readonly #subscribers = new Set<WritableStreamDefaultWriter<Uint8Array>>();
-  #pending: string[] = []; // formatted events published, not yet written
-  #flushing = false; // a flush is scheduled (a microtask or the timer)
+  #pending: string[] = []; // formatted events published, not yet written: a flush is scheduled while there are any
   #timer: ReturnType<typeof setTimeout> | null = null;
   #flushedAt = -Infinity; // when the last chunk of events went out
   #keepalive: ReturnType<typeof setInterval> | null = null;
@@ -59,9 +58,7 @@ export class EventHub {
 
   publish(event: StoredEvent): void {
     if (this.#subscribers.size === 0) return; // a reader that comes later replays it from the stored log
-    this.#pending.push(eventText(event));
-    if (this.#flushing) return;
-    this.#flushing = true;
+    if (this.#pending.push(eventText(event)) > 1) return; // the flush scheduled for the first takes it
     const wait = this.#flushedAt + FLUSH_EVERY_MS - Date.now();
     if (wait <= 0) queueMicrotask(() => this.#flush());
     else this.#timer = setTimeout(() => this.#flush(), wait);
@@ -88,7 +85,6 @@ export class EventHub {
   #flush(): void {
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#timer = null;
-    this.#flushing = false;
     if (this.#pending.length === 0) return;
     this.#flushedAt = Date.now();
     const chunk = encoder.encode(this.#pending.join(""));
