@@ -12,14 +12,15 @@ import { newTenant } from "../test/e2e/harness/api.ts";
 import { startFakeModelServer } from "../test/fake-model/server.ts";
 import { startFanout, type FanoutServer } from "../test/e2e/harness/fanout-server.ts";
 import { runThroughFanout } from "./fanout-run.ts";
-import { treeCpu } from "./memory.ts";
+import { treeCpuTotal } from "./memory.ts";
 import { items, MODEL, renderPrompt, type Workload } from "./workload.ts";
+import { ALL_PARTS, type Parts } from "./floor/parts.ts";
 
 const { values } = parseArgs({ options: { runs: { type: "string", default: "3" }, parts: { type: "boolean", default: false } } });
 const runs = Number(values.runs);
 const workload = (tag: string): Workload => ({ n: 1000, concurrency: 50, latencyMs: 200, tag });
 
-const cpuOf = (server: FanoutServer): number => [...treeCpu(server.process.pid as number).values()].reduce((a, b) => a + b, 0);
+const cpuOf = (server: FanoutServer): number => treeCpuTotal(server.process.pid as number);
 
 async function measured(server: FanoutServer, run: () => Promise<number>): Promise<{ wallMs: number; cpuMsPerItem: number }> {
   const before = cpuOf(server);
@@ -27,14 +28,7 @@ async function measured(server: FanoutServer, run: () => Promise<number>): Promi
   return { wallMs, cpuMsPerItem: cpuOf(server) - before }; // CPU seconds per 1,000 items = ms per item
 }
 
-interface Parts {
-  store: boolean;
-  sql: boolean;
-  report: boolean;
-}
-const ALL: Parts = { store: true, sql: true, report: true };
-
-async function floorJob(server: FanoutServer, modelUrl: string, tag: string, parts: Parts = ALL): Promise<number> {
+async function floorJob(server: FanoutServer, modelUrl: string, tag: string, parts: Parts = ALL_PARTS): Promise<number> {
   const w = workload(tag);
   const started = performance.now();
   const prompts = items(w).map(renderPrompt);
@@ -66,8 +60,8 @@ try {
   if (values.parts) {
     // The floor's parts, each taken away in turn (cumulatively), the full floor first again.
     const variants: [string, Parts][] = [
-      ["the floor", ALL],
-      ["without the call object's store", { ...ALL, store: false }],
+      ["the floor", ALL_PARTS],
+      ["without the call object's store", { ...ALL_PARTS, store: false }],
       ["without the store and the coordinator's SQL", { store: false, sql: false, report: true }],
       ["calls only (no store, no SQL, one report per slot)", { store: false, sql: false, report: false }],
     ];

@@ -76,3 +76,8 @@ export function treeCpu(root: number): Map<string, number> {
   }
   return byName;
 }
+
+/** The CPU seconds a process tree has used, all its processes together. */
+export function treeCpuTotal(root: number): number {
+  return [...treeCpu(root).values()].reduce((a, b) => a + b, 0);
+}

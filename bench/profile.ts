@@ -9,7 +9,7 @@ import { call, newTenant } from "../test/e2e/harness/api.ts";
 import { startFakeModelServer } from "../test/fake-model/server.ts";
 import { startFanout } from "../test/e2e/harness/fanout-server.ts";
 import { mapBody, runThroughFanout, startJob } from "./fanout-run.ts";
-import { treeCpu } from "./memory.ts";
+import { treeCpuTotal } from "./memory.ts";
 import { tempDir } from "../test/e2e/harness/temp-dir.ts";
 
 const fake = await startFakeModelServer();
@@ -22,9 +22,9 @@ async function measure(label: string, persistDir: string | undefined, run: (base
     const { key } = await newTenant(server.url);
     await run(server.url, key); // warm-up
     const pid = server.process.pid as number;
-    const before = [...treeCpu(pid).values()].reduce((a, b) => a + b, 0);
+    const before = treeCpuTotal(pid);
     const wallMs = await run(server.url, key);
-    const cpu = [...treeCpu(pid).values()].reduce((a, b) => a + b, 0) - before;
+    const cpu = treeCpuTotal(pid) - before;
     console.log(`| ${label} | ${(wallMs / 1000).toFixed(2)} | ${(4000 / wallMs).toFixed(2)} | ${cpu.toFixed(2)} | ${((cpu * 1000) / 1000).toFixed(2)} |`);
   } finally {
     await server.stop();

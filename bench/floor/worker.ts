@@ -8,20 +8,11 @@
  * budgets, event stream, D1 copy or webhooks: what Fanout costs above this is its own.
  */
 import { DurableObject } from "cloudflare:workers";
+import { ALL_PARTS, type Parts } from "./parts";
 
 interface Env {
   COORD: DurableObjectNamespace<Coord>;
   CALL: DurableObjectNamespace<Call>;
-}
-
-/** Which of the floor's parts a job runs (`--parts`: each taken away in turn, to price it). */
-export interface Parts {
-  /** The call object stores its task with its outcome before the report (else a crash mid-call pays twice). */
-  store: boolean;
-  /** The coordinator keeps its tasks in SQLite (else in memory: a restart loses the job). */
-  sql: boolean;
-  /** Each call is reported by RPC and the answer is the next task (else a call object runs its share of the items and reports once). */
-  report: boolean;
 }
 
 interface TaskRef {
@@ -29,6 +20,7 @@ interface TaskRef {
   idx: number;
   token: string;
   model: string;
+  url: string; // the model server's Chat Completions URL
   prompt: string;
   parts: Parts;
   share?: string[]; // without reports: the prompts this slot runs
@@ -37,9 +29,10 @@ interface TaskRef {
 export class Coord extends DurableObject<Env> {
   #sql = this.ctx.storage.sql;
   #model = "";
+  #url = "";
   #job = "";
   #queued: (() => void)[] = [];
-  #parts: Parts = { store: true, sql: true, report: true };
+  #parts: Parts = ALL_PARTS;
   #pending: string[] = []; // without SQL: the prompts not yet handed out
   #done = 0; // the calls reported (this object's life is the bench's)
   #total = 0;
@@ -52,16 +45,17 @@ export class Coord extends DurableObject<Env> {
       CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY, data TEXT NOT NULL)`);
   }
 
-  async start(job: string, model: string, prompts: string[], concurrency: number, parts: Parts): Promise<void> {
+  async start(job: string, model: string, url: string, prompts: string[], concurrency: number, parts: Parts): Promise<void> {
     this.#job = job;
     this.#model = model;
+    this.#url = url;
     this.#parts = parts;
     this.#total = prompts.length;
     if (parts.sql) this.#sql.exec("INSERT INTO tasks (idx, state, input) SELECT key, 'pending', value FROM json_each(?)", JSON.stringify(prompts));
     else this.#pending = [...prompts];
     for (let slot = 0; slot < concurrency; slot++) {
       const share = parts.report ? undefined : prompts.filter((_, i) => i % concurrency === slot);
-      const ref = share ? { job, idx: slot, token: "", model, prompt: "", parts, share } : this.#next();
+      const ref = share ? { job, idx: slot, token: "", model, url, prompt: "", parts, share } : this.#next();
       if (!ref) break;
       void this.env.CALL.get(this.env.CALL.idFromName(`${job}:${slot}`)).begin(ref);
     }
@@ -70,13 +64,13 @@ export class Coord extends DurableObject<Env> {
   #next(): TaskRef | null {
     if (!this.#parts.sql) {
       const prompt = this.#pending.shift();
-      return prompt === undefined ? null : { job: this.#job, idx: 0, token: "", model: this.#model, prompt, parts: this.#parts };
+      return prompt === undefined ? null : { job: this.#job, idx: 0, token: "", model: this.#model, url: this.#url, prompt, parts: this.#parts };
     }
     const row = this.#sql.exec<{ idx: number; input: string }>("SELECT idx, input FROM tasks WHERE state = 'pending' ORDER BY idx LIMIT 1").toArray()[0];
     if (!row) return null;
     const token = crypto.randomUUID();
     this.#sql.exec("UPDATE tasks SET state = 'running', token = ? WHERE idx = ?", token, row.idx);
-    return { job: this.#job, idx: row.idx, token, model: this.#model, prompt: row.input, parts: this.#parts };
+    return { job: this.#job, idx: row.idx, token, model: this.#model, url: this.#url, prompt: row.input, parts: this.#parts };
   }
 
   /** A call's outcome: stored once (a stale or repeated report changes nothing), with its event; the answer is the slot's next task. */
@@ -129,37 +123,31 @@ export class Call extends DurableObject<Env> {
     void this.ctx.storage.setAlarm(Date.now());
   }
 
-  override async alarm(base?: unknown): Promise<void> {
+  override async alarm(): Promise<void> {
     let ref = await this.ctx.storage.get<TaskRef>("task");
-    const url = await this.ctx.storage.get<string>("url");
-    if (!ref || !url) return;
+    if (!ref) return;
     const coord = this.env.COORD.get(this.env.COORD.idFromName(ref.job));
-    const call = async (prompt: string): Promise<string> => {
-      const response = await fetch(url, {
+    const call = async (task: TaskRef, prompt: string): Promise<string> => {
+      const response = await fetch(task.url, {
         method: "POST",
         headers: { authorization: "Bearer sk-floor", "content-type": "application/json" },
-        body: JSON.stringify({ model: ref?.model, messages: [{ role: "user", content: prompt }] }),
+        body: JSON.stringify({ model: task.model, messages: [{ role: "user", content: prompt }] }),
       });
       return response.text();
     };
     if (ref.share) {
       for (const prompt of ref.share) {
-        const output = await call(prompt);
+        const output = await call(ref, prompt);
         if (ref.parts.store) void this.ctx.storage.put({ outcome: { token: ref.token, output } }, { allowUnconfirmed: true });
       }
       await coord.shareDone(ref.share.length);
       return;
     }
     while (ref) {
-      const output = await call(ref.prompt);
+      const output = await call(ref, ref.prompt);
       if (ref.parts.store) void this.ctx.storage.put({ task: ref, outcome: { token: ref.token, output } }, { allowUnconfirmed: true });
       ref = (await coord.report(ref.idx, ref.token, output)) ?? undefined;
     }
-    void base;
-  }
-
-  async setUrl(url: string): Promise<void> {
-    await this.ctx.storage.put("url", url);
   }
 }
 
@@ -171,8 +159,7 @@ export default {
     const coord = env.COORD.get(env.COORD.idFromName(job));
     if (url.pathname === "/start") {
       const body = (await request.json()) as { model: string; modelUrl: string; prompts: string[]; concurrency: number; parts: Parts };
-      await Promise.all(Array.from({ length: body.concurrency }, (_, slot) => env.CALL.get(env.CALL.idFromName(`${job}:${slot}`)).setUrl(body.modelUrl)));
-      await coord.start(job, body.model, body.prompts, body.concurrency, body.parts);
+      await coord.start(job, body.model, body.modelUrl, body.prompts, body.concurrency, body.parts);
       return new Response("started");
     }
     if (url.pathname === "/wait") return Response.json({ done: await coord.wait() });
