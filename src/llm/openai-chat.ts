@@ -2,7 +2,7 @@
  * One Chat Completions request over `fetch`: the hot path of every OpenAI and OpenAI-compatible
  * call. The SDK's `chat.completions.create` does per call what this does not need: it merges its
  * headers through several layers, formats the request and response for a debug log it does not
- * print, and builds its URL twice (~0.3 ms of server CPU per call, `npm run bench:cpu`). The
+ * print, and builds its URL twice (~0.1 ms of server CPU per call, BENCHMARKS.md). The
  * batch API's calls (files, batches) stay on the SDK.
  *
  * Its failures are the SDK's, made as the SDK makes them, so `./errors` classifies both alike: an
@@ -23,19 +23,6 @@ const DEFAULT_BASE_URL = "https://api.openai.com/v1"; // the SDK's, when no base
 export function chatCompletionsUrl(baseUrl: string | null): string {
   const base = baseUrl ?? DEFAULT_BASE_URL;
   return new URL(`${base}${base.endsWith("/") ? "" : "/"}chat/completions`).toString();
-}
-
-const urls = new Map<string, string>();
-
-function urlOf(baseUrl: string | null): string {
-  const key = baseUrl ?? "";
-  let url = urls.get(key);
-  if (url === undefined) {
-    url = chatCompletionsUrl(baseUrl);
-    if (urls.size > 100) urls.clear(); // base URLs are a deployment's and its tenants': a bound, not an expected size
-    urls.set(key, url);
-  }
-  return url;
 }
 
 function errorOf(value: unknown): Error {
@@ -69,7 +56,7 @@ export async function postChatCompletion(
   params: ChatCompletionCreateParamsNonStreaming,
   timeoutMs: number,
 ): Promise<ChatAnswer> {
-  const url = urlOf(endpoint.baseUrl);
+  const url = chatCompletionsUrl(endpoint.baseUrl);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   const send = endpoint.fetch ?? fetch;
