@@ -9,7 +9,7 @@
  * at most, not once per call. Its state is in its storage: a restart keeps the limits.
  */
 import { DurableObject } from "cloudflare:workers";
-import { charge, declare, EMPTY, lease, leave, limitsOf, observe, paces, settle, type CallCost, type Lease, type LeaseAsk, type LimitSource, type PacerState, type RateLimit, type RateObservation } from "../src/engine/pacing";
+import { bounded, charge, declare, EMPTY, lease, leave, limitsOf, observe, paces, settle, type CallCost, type Lease, type LeaseAsk, type LimitSource, type PacerState, type RateLimit, type RateObservation } from "../src/engine/pacing";
 
 /** What a job tells the pacer with an ask. */
 export interface PacerNews {
@@ -37,6 +37,7 @@ export class RatePacer extends DurableObject<Env> {
 
   async #load(): Promise<PacerState> {
     this.#state ??= (await this.ctx.storage.get<PacerState>("pacer")) ?? EMPTY;
+    this.#state = bounded(this.#state, Date.now());
     return this.#state;
   }
 

@@ -93,6 +93,8 @@ export class PacingLink {
   #output = { calls: 0, tokens: 0 }; // the output tokens of the calls reported so far: what the next one is expected to write
   /** A credential and model nothing is known of: one call goes first (`ready`), the others wait for its answer (`sent`). */
   #probe: "ready" | "sent" | null = null;
+  /** Since when the job has wanted calls and the pacer granted none (null: it granted one since, or nothing was wanted): counted toward max_wait_secs. */
+  #starvedSince: number | null = null;
   /** The round trips to the pacer since this object started (said in a log line when the job leaves: the contract asks how many a second). */
   #asks = { count: 0, since: 0 };
 
@@ -138,7 +140,17 @@ export class PacingLink {
       }, PROBE_WAIT_MS);
     }
     if (this.#paces && Date.now() >= this.#unpacedUntil) this.#granted = Math.max(0, this.#granted - 1);
+    this.#starvedSince = null;
     this.own.started(spec, this.#ownCost(spec));
+  }
+
+  /**
+   * How long the job has wanted calls of this model and the shared pacer granted none (a
+   * provider's retry-after blocking it, other jobs taking every lease): the waiting tasks count it
+   * toward the job's max wait (0: not starved).
+   */
+  starvedFor(now: number): number {
+    return this.#starvedSince === null ? 0 : now - this.#starvedSince;
   }
 
   /** The dispatch had `calls` to start that found no room: wait for the job's own limit, or ask the pacer (once at a time). */
@@ -266,6 +278,8 @@ export class PacingLink {
       this.store.set({ paces: answer.paces });
     }
     this.#granted += answer.paces ? answer.lease.granted : 0;
+    if (answer.paces && answer.lease.granted > 0) this.#starvedSince = null;
+    else if (answer.paces && calls > 0) this.#starvedSince ??= Date.now();
     if (calls === 0 && unleased === null && answer.fresh && !answer.paces && this.#probe === null && !this.#probed && sendsHeaders(this.model)) {
       this.#probe = "ready"; // the job's join: one call first
       this.#probed = true;

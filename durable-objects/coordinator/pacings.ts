@@ -66,6 +66,13 @@ export class Pacings {
     return link;
   }
 
+  /** The models whose pacer has granted the job nothing for longer than `maxWaitMs` while it wanted calls. */
+  starved(now: number, maxWaitMs: number): Set<string> {
+    const models = new Set<string>();
+    for (const [model, link] of this.#links) if (link.starvedFor(now) > maxWaitMs) models.add(model);
+    return models;
+  }
+
   /** The job starts: each model's credential joins its pacer (the job's own model first: it also says the job's endpoint). */
   async join(spec: JobSpec, models: string[], main: { id: string; declared: Parameters<PacingLink["join"]>[2] }): Promise<void> {
     await this.of(spec.model).join(spec, main.id, main.declared);

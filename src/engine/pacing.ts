@@ -7,7 +7,10 @@
  *   provider counts them — OpenAI `tokens` (prompt + max_tokens, charged at the request);
  *   Anthropic `input` (charged at the request) and `output` (charged as produced: reserved at its
  *   bound, the rest given back when the call reports).
- * - A `retry-after` blocks every lease until it has passed.
+ * - A `retry-after` blocks every lease until it has passed, for at most MAX_SHARED_BLOCK_MS: the
+ *   pacer is shared by every tenant on the credential, and one answer (a spent quota's days-long
+ *   retry-after, a tenant's own server) must not stop the others' calls for longer. A state stored
+ *   with a longer block is cut back to it when loaded (`bounded`).
  * - `heard`: a call on the credential and model was answered. Until then a job sends one call
  *   first (durable-objects/coordinator/pacing.ts) and waits for its headers.
  * - Leases: a job asks for up to `calls` calls of a cost and gets as many as fit now, or a wait
@@ -26,6 +29,8 @@ import { bucket, correct, fits, giveBack, refill, relimit, take, waitFor, type B
 
 export const LEASE_MS = 200;
 export const FAIR_WINDOW_MS = 1_000;
+/** The longest a provider's `retry-after` blocks the calls of every job on the pacer: the job that met it waits its own retry-after (up to its max wait) in its task's retry. */
+export const MAX_SHARED_BLOCK_MS = 10_000;
 /** A job not heard from for this long takes no share. */
 export const ACTIVE_MS = 3_000;
 
@@ -157,8 +162,15 @@ export function observe(state: PacerState, seen: RateObservation, now: number): 
     buckets[d] = correct(refill(b, now), remaining - leased + refilled);
   }
   next = { ...next, buckets };
-  if (seen.retryAfterMs) next = { ...next, blockedUntil: Math.max(next.blockedUntil, now + seen.retryAfterMs) };
-  return next;
+  const retryAfterMs = seen.retryAfterMs;
+  if (retryAfterMs && retryAfterMs > 0) next = { ...next, blockedUntil: Math.max(next.blockedUntil, now + Math.min(retryAfterMs, MAX_SHARED_BLOCK_MS)) };
+  return bounded(next, now);
+}
+
+/** The state with its shared values within their bounds: a block ends at most MAX_SHARED_BLOCK_MS from now (a state stored before the bound may say days). */
+export function bounded(state: PacerState, now: number): PacerState {
+  const limit = now + MAX_SHARED_BLOCK_MS;
+  return Number.isFinite(state.blockedUntil) && state.blockedUntil <= limit ? state : { ...state, blockedUntil: limit };
 }
 
 /** What the calls' reservations took beyond their usage, given back (below zero: what they used beyond it, taken). */

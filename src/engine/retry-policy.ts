@@ -4,7 +4,8 @@
  * - invalid output (unparseable JSON, schema mismatch) → retry at once with guidance;
  * - transient provider error → retry after d = min(0.5·2^(attempt−1), 8) s (the contract's "retry
  *   after", so a floor) plus a jitter drawn uniformly from [0, d/2), so a burst of 429s does not
- *   come back in lockstep; when the provider's Retry-After is longer, Retry-After plus that jitter;
+ *   come back in lockstep; when the provider's Retry-After is longer, Retry-After (at most
+ *   MAX_RETRY_AFTER_MS) plus that jitter;
  * - a rate-limit answer (a throttle: 429, 529, 503 with Retry-After) is back-pressure, not a
  *   failure: retried after the same delay (counting the throttles in a row), and it does not use up
  *   `max_retries` (`attempts` still counts every call sent); the task fails `rate_limited` only once
@@ -22,6 +23,8 @@ import type { Usage } from "../llm/types";
 
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_MAX_MS = 8_000;
+/** The longest a provider's Retry-After delays one retry: a throttled task waits again after it (up to its max wait); any other transient failure is retried. */
+export const MAX_RETRY_AFTER_MS = 10 * 60_000;
 
 import type { ErrorKind, SubtaskSpawn } from "./types";
 import type { RateObservation } from "./pacing";
@@ -77,7 +80,7 @@ export function backoffMs(attempt: number, random: () => number = Math.random): 
 }
 
 export function transientDelayMs(attempts: number, retryAfter: number | null, random: () => number): number {
-  const base = Math.max(backoffCapMs(attempts), retryAfter ?? 0);
+  const base = Math.max(backoffCapMs(attempts), Math.min(retryAfter ?? 0, MAX_RETRY_AFTER_MS));
   return base + jitterMs(attempts, random);
 }
 

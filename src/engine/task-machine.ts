@@ -11,6 +11,7 @@
  *                                              └release→ pending (the job paused or ended: the report will be stale)
  *   waiting ─due→ pending          child ─child-ended→ pending          any ─reset→ pending | blocked (recover)
  *   pending | blocked ─local→ done (the operator finished it itself)
+ *   pending ─give-up→ done (failed with no attempt: it waited on its rate pacer past the job's max wait)
  *
  * What happens after an attempt is the retry policy's (./retry-policy.ts); this module adds what
  * the task's own facts say: how many attempts, losses and throttles it had, since when it waits
@@ -64,6 +65,8 @@ export type TaskEvent =
   | { type: "child-ended" }
   /** The operator finished the task itself, with no call (its output known from others'). */
   | { type: "local"; output: unknown }
+  /** The task fails where it waits, without another attempt (its model's rate pacer granted nothing for longer than the job's max wait). */
+  | { type: "give-up"; error: string; errorKind: ErrorKind }
   | { type: "reset"; blocked: boolean };
 
 /** How the task ended: its result is recorded and the operator told (the runner's `finish`). */
@@ -119,6 +122,9 @@ export function taskTransition(task: TaskState, event: TaskEvent, policy: TaskPo
     case "local":
       if (task.state !== "pending" && task.state !== "blocked") return null;
       return { task: { ...task, state: "done" }, effects: [{ type: "finish", end: { success: true, output: event.output, error: null, errorKind: null } }] };
+    case "give-up":
+      if (task.state !== "pending") return null;
+      return { task: { ...task, state: "done" }, effects: [{ type: "finish", end: { success: false, output: null, error: event.error, errorKind: event.errorKind } }] };
     case "reset":
       // From scratch, but its losses: a recovered poison item (quarantined after LOST_ATTEMPTS_MAX) gets one more chance, not two.
       return { task: { ...freshTask(event.blocked || task.state === "blocked"), losses: task.losses }, effects: freed(task) };

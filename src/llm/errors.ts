@@ -72,7 +72,29 @@ export function isTransient(err: unknown): boolean {
 
 export function classify(err: unknown): FailureClass {
   if (isTimeout(err)) return "timeout";
+  if (isQuotaSpent(err)) return "permanent";
   return isTransient(err) ? "transient" : "permanent";
+}
+
+/**
+ * OpenAI's codes (with `type: "insufficient_quota"`) for a 429 that no wait mends: the credential's
+ * credit or spend limit is used up until somebody pays or the month turns. Its `retry-after` can
+ * say days; it is not back-pressure.
+ */
+const QUOTA_CODES = new Set(["insufficient_quota", "credit_balance_exhausted", "organization_spend_limit_exceeded", "project_spend_limit_exceeded", "organization_usage_limit_exceeded"]);
+
+/** A 429 that says the credential's quota is spent (OpenAI `insufficient_quota` and its kin), not that calls come too fast. */
+export function isQuotaSpent(err: unknown): boolean {
+  if (statusOf(err) !== 429) return false;
+  for (const e of causes(err)) {
+    const fields = [e, (e as { error?: unknown }).error, ((e as { error?: { error?: unknown } }).error)?.error];
+    for (const f of fields) {
+      if (!f || typeof f !== "object") continue;
+      const { code, type } = f as { code?: unknown; type?: unknown };
+      if ((typeof code === "string" && QUOTA_CODES.has(code)) || type === "insufficient_quota") return true;
+    }
+  }
+  return false;
 }
 
 /** A header of the provider's error answer (null: none, or the error is not an answer). */
@@ -90,6 +112,7 @@ export function headerOf(err: unknown, name: string): string | null {
 
 /** The provider pushes back (429, Anthropic's 529, or a 503 that says when to retry): a signal to send fewer calls at once. */
 export function isThrottle(err: unknown): boolean {
+  if (isQuotaSpent(err)) return false;
   const status = statusOf(err);
   if (status === 429 || status === 529) return true;
   return status === 503 && retryAfterMs(err) !== undefined;
@@ -149,6 +172,10 @@ export function describeFailure(err: unknown): string {
   for (const e of causes(err)) {
     if (e instanceof DestinationRefused) return `the provider's base URL was refused: ${e.reason}`;
     if (e instanceof ProviderFailure) return cap(e.message);
+  }
+  if (isQuotaSpent(err)) {
+    const message = providerMessage(err);
+    return `the provider's quota for this credential is spent (insufficient_quota; no retry helps until it is topped up)${message ? `: ${cap(message)}` : ""}`;
   }
   const status = statusOf(err);
   if (status !== undefined) {

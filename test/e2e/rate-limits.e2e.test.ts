@@ -44,6 +44,28 @@ describe("rate limits are back-pressure", () => {
     expect(failed).toMatchObject({ error_kind: "rate_limited", error: expect.stringMatching(/^Rate limited for \d+ s \(the job's max_wait_secs is 1\)/) });
   });
 
+  it("a spent quota (OpenAI's insufficient_quota, with a ten-day retry-after) fails its item at once with a clear error: it is no back-pressure", async () => {
+    const { key } = await ownKeyTenant();
+    const tag = uniqueTag("rl-quota");
+    const created = await call(base(), "POST", "/v1/map", { token: key, body: { ...job(tag, 1, { max_retries: 3 }), inputs: [{ d: fake(tag, 0, "quota:864000") }] } });
+    const done = await waitForJob(base(), key, created.body.job_id);
+    expect(done).toMatchObject({ status: "completed", failed: 1, total_attempts: 1 });
+    const [result] = await allResults(base(), key, created.body.job_id);
+    expect(result).toMatchObject({ success: false, error_kind: "llm_error", attempts: 1, error: expect.stringMatching(/quota for this credential is spent \(insufficient_quota.*You exceeded your current quota/) });
+    expect((await fakeStats(tag)).requests).toBe(1);
+  });
+
+  it("a ten-day retry-after on a paced key ends the job at its max_wait_secs: waiting on the rate pacer counts", async () => {
+    // The key sends rate-limit headers, so its pacer paces, and the 429's retry-after blocks the pacer (for at most its bound).
+    const { key } = await limitedTenant({ rpm: 6_000, tpm: null, headers: "openai", burst_secs: 1 });
+    const tag = uniqueTag("rl-days");
+    const created = await call(base(), "POST", "/v1/map", { token: key, body: { ...job(tag, 1, { max_retries: 0, max_wait_secs: 2 }), inputs: [{ d: fake(tag, 0, "429:864000") }] } });
+    const done = await waitForJob(base(), key, created.body.job_id);
+    expect(done).toMatchObject({ status: "completed", failed: 1 });
+    const [result] = await allResults(base(), key, created.body.job_id);
+    expect(result).toMatchObject({ success: false, error_kind: "rate_limited" });
+  });
+
   /** One agent item whose calls the fake answers `steps`, on a tenant and provider key of its own: the ended job, its result and the fake's counters. */
   async function agentItem(name: string, steps: string, extra: Record<string, unknown>) {
     const { key } = await ownKeyTenant();

@@ -229,6 +229,11 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
       if (answer.kind === "error") {
         const headers: Record<string, string> = { ...rateHeaders };
         if (answer.retryAfter !== null) headers["retry-after"] = String(answer.retryAfter);
+        if (answer.quota) {
+          // OpenAI's answer for a spent quota, field for field (Anthropic says so with a 400 instead: not scripted here).
+          const message = "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.";
+          return { status: 429, headers, json: { error: { message, type: "insufficient_quota", param: null, code: "insufficient_quota" } } };
+        }
         const type = answer.status === 429 ? "rate_limit_error" : answer.status === 529 ? "overloaded_error" : answer.status < 500 ? "invalid_request_error" : "api_error";
         return { status: answer.status, headers, json: { error: { type, message: `fake ${answer.status}` }, type: "error" } };
       }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { declare, EMPTY, lease, limitsOf, observe, paces, settle, type CallCost, type PacerState } from "../../src/engine/pacing";
+import { bounded, declare, EMPTY, lease, MAX_SHARED_BLOCK_MS, limitsOf, observe, paces, settle, type CallCost, type PacerState } from "../../src/engine/pacing";
 
 const COST: CallCost = { tokens: 500, input: 400, output: 100 };
 const ask = (jobId: string, calls: number, tenant = "t1", cost = COST) => ({ jobId, tenant, calls, cost });
@@ -89,6 +89,18 @@ describe("pacing by rate limits", () => {
     const state = observe(declare(EMPTY, { rpm: 600, tpm: null }, 0), { retryAfterMs: 2_000 }, 0);
     expect(lease(state, ask("j", 5), 500).lease).toMatchObject({ granted: 0, waitMs: 1_500 });
     expect(lease(state, ask("j", 5), 2_000).lease.granted).toBe(5);
+  });
+
+  it("blocks the shared pacer for at most MAX_SHARED_BLOCK_MS whatever the retry-after says, and cuts a stored block back to it", () => {
+    const tenDays = 864_000_000;
+    const state = observe(declare(EMPTY, { rpm: 600, tpm: null }, 0), { retryAfterMs: tenDays }, 0);
+    expect(state.blockedUntil).toBe(MAX_SHARED_BLOCK_MS);
+    expect(lease(state, ask("other", 1), MAX_SHARED_BLOCK_MS).lease.granted).toBe(1);
+    // A state stored before the bound (or written by anything else) says ten days: loading it bounds it.
+    const stored: PacerState = { ...state, blockedUntil: tenDays };
+    expect(bounded(stored, 5_000).blockedUntil).toBe(5_000 + MAX_SHARED_BLOCK_MS);
+    expect(bounded({ ...state, blockedUntil: Number.NaN }, 0).blockedUntil).toBe(MAX_SHARED_BLOCK_MS);
+    expect(bounded(state, 0)).toBe(state);
   });
 
   it("shares in tokens: equal per tenant, then per job of a tenant, and lends an unused share at once", () => {

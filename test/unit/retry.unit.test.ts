@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { backoffCapMs, backoffMs, nextStep, promptWithGuidance, type AttemptOutcome } from "../../src/engine/retry-policy";
+import { backoffCapMs, backoffMs, MAX_RETRY_AFTER_MS, nextStep, transientDelayMs, promptWithGuidance, type AttemptOutcome } from "../../src/engine/retry-policy";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
-import { classify, retryAfterMs, ProviderFailure } from "../../src/llm/errors";
+import { classify, describeFailure, isQuotaSpent, isThrottle, retryAfterMs, ProviderFailure } from "../../src/llm/errors";
 
 const usage = { input_tokens: 1, output_tokens: 1 };
 
@@ -98,6 +98,29 @@ describe("failure classification", () => {
     expect(classify(new Error("outer", { cause: new TypeError("fetch failed") }))).toBe("transient");
     expect(classify(new Error("wrapped", { cause: withStatus(503) }))).toBe("transient");
     expect(classify(new ProviderFailure("no key", "permanent"))).toBe("permanent");
+  });
+
+  it("never delays one retry by more than MAX_RETRY_AFTER_MS, whatever the provider's Retry-After", () => {
+    expect(transientDelayMs(1, 864_000_000, () => 0)).toBe(MAX_RETRY_AFTER_MS);
+    expect(transientDelayMs(1, 3_000, () => 0)).toBe(3_000);
+  });
+
+  it("takes OpenAI's spent quota (insufficient_quota and its codes) for a permanent failure, not back-pressure", () => {
+    const headers = new Headers({ "retry-after": "864000" });
+    const quota = (code: string | null, type = "insufficient_quota") =>
+      OpenAI.APIError.generate(429, { error: { message: "You exceeded your current quota, please check your plan and billing details.", type, param: null, code } }, undefined, headers);
+    for (const err of [quota("insufficient_quota"), quota(null), quota("credit_balance_exhausted", "requests"), quota("project_spend_limit_exceeded")]) {
+      expect(isQuotaSpent(err)).toBe(true);
+      expect(classify(err)).toBe("permanent");
+      expect(isThrottle(err)).toBe(false);
+      expect(describeFailure(err)).toMatch(/quota for this credential is spent \(insufficient_quota.*You exceeded your current quota/);
+    }
+    const limited = OpenAI.APIError.generate(429, { error: { message: "Rate limit reached", type: "requests", param: null, code: "rate_limit_exceeded" } }, undefined, headers);
+    expect(isQuotaSpent(limited)).toBe(false);
+    expect(isThrottle(limited)).toBe(true);
+    expect(classify(limited)).toBe("transient");
+    // A 400 that names the code is not a spent quota's 429: it stays what its status says.
+    expect(isQuotaSpent(OpenAI.APIError.generate(400, { error: { message: "x", type: "insufficient_quota", code: null } }, undefined, headers))).toBe(false);
   });
 
   it("reads Retry-After in seconds, as a date, and retry-after-ms", () => {

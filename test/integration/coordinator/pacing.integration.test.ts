@@ -12,7 +12,7 @@ import { pacedModels, Pacings } from "../../../durable-objects/coordinator/pacin
 import { CoordinatorStore } from "../../../durable-objects/coordinator/store";
 import type { JobSpecBase } from "../../../src/engine/types";
 import { ratePacer } from "../../../src/objects";
-import { NO_PACING } from "../../../src/engine/pacing";
+import { MAX_SHARED_BLOCK_MS, NO_PACING, type PacerState } from "../../../src/engine/pacing";
 import { capturingLogs } from "../helpers";
 
 const COST = { tokens: 100, input: 100, output: 0 };
@@ -41,6 +41,49 @@ describe("the rate pacer of a credential and model", () => {
     await new Promise((r) => setTimeout(r, 1_100));
     expect((await pacer.ask(ask("job_b", 0), { unleased: { calls: 60, cost: COST } })).paces).toBe(true);
     expect((await pacer.ask(ask("job_b", 100), {})).lease.granted).toBeLessThanOrEqual(41);
+  });
+});
+
+describe("a provider's retry-after on a pacer shared by tenants", () => {
+  const tenDaysMs = 864_000_000;
+
+  it("blocks another tenant's calls for at most MAX_SHARED_BLOCK_MS, and a stored ten-day block is cut back when the object loads", async () => {
+    const pacer = ratePacer(env, "cred_shared_block", "gpt-x") as DurableObjectStub<RatePacer>;
+    await pacer.ask(ask("job_a", 0), { declared: { rpm: 6_000, tpm: null } });
+    await pacer.ask(ask("job_a", 0), { seen: { retryAfterMs: tenDaysMs } }); // tenant A's item met a spent quota's retry-after
+    const other = await pacer.ask({ ...ask("job_b", 5), tenant: "ten_b" }, {});
+    expect(other.lease.granted).toBe(0);
+    expect(other.lease.waitMs).toBeGreaterThan(0);
+    expect(other.lease.waitMs).toBeLessThanOrEqual(MAX_SHARED_BLOCK_MS);
+
+    // A pacer whose storage says ten days (written before the bound): its first answer waits no longer than the bound.
+    const stale = ratePacer(env, "cred_stored_block", "gpt-x") as DurableObjectStub<RatePacer>;
+    const state: PacerState = { buckets: {}, source: null, blockedUntil: Date.now() + tenDaysMs, jobs: {}, grants: [] };
+    await runInDurableObject(stale, async (_i, s) => s.storage.put("pacer", state));
+    await stale.ask(ask("job_c", 0), { declared: { rpm: 6_000, tpm: null } });
+    const after = await stale.ask(ask("job_c", 5), {});
+    expect(after.lease.waitMs).toBeLessThanOrEqual(MAX_SHARED_BLOCK_MS);
+    const stored = await runInDurableObject(stale, async (_i, s) => s.storage.get<PacerState>("pacer"));
+    expect(stored?.blockedUntil).toBeLessThanOrEqual(Date.now() + MAX_SHARED_BLOCK_MS);
+  });
+
+  it("a job's link counts the time its pacer granted nothing while it wanted calls, and forgets it at the next grant", async () => {
+    const coordinator = env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(`job_starved_${crypto.randomUUID()}`)) as DurableObjectStub<JobCoordinator>;
+    const credential = `cred_starved_${crypto.randomUUID()}`;
+    await runInDurableObject(coordinator, async () => {
+      let opened = 0;
+      const kept = { credential: null as string | null, paces: false, view: NO_PACING };
+      const link = new PacingLink(env, { get: () => kept, set: (part) => Object.assign(kept, part) }, { nextCall: () => ({ prompt: 10, maxTokens: null }), roomOpened: () => opened++, inFlight: () => 0 }, () => undefined, "openai/gpt-x", new OwnLimit());
+      const spec = { jobId: "job_starved", tenantId: "ten_a", model: "openai/gpt-x", concurrency: 4 } as JobSpecBase;
+      await link.join(spec, credential, { rpm: 6_000, tpm: null });
+      await ratePacer(env, credential, "openai/gpt-x").ask({ ...ask("job_other", 0), tenant: "ten_b" }, { seen: { retryAfterMs: tenDaysMs } });
+      expect(link.starvedFor(Date.now())).toBe(0);
+      link.want(spec, 3);
+      await expect.poll(() => link.starvedFor(Date.now() + 1)).toBeGreaterThan(0); // the pacer answered: nothing granted
+      expect(link.room(spec)).toBe(0);
+      link.started(spec); // a call went out (a grant came): the wait is over
+      expect(link.starvedFor(Date.now() + 1)).toBe(0);
+    });
   });
 });
 

@@ -110,6 +110,10 @@ describe("task transitions", () => {
     expect(taskTransition(freshTask(), { type: "ready" }, policy)).toBeNull();
     expect(taskTransition(freshTask(), { type: "local", output: 7 }, policy)?.effects).toEqual([{ type: "finish", end: { success: true, output: 7, error: null, errorKind: null } }]);
     expect(taskTransition(running(), { type: "local", output: 7 }, policy)).toBeNull();
+    // give-up: a pending task fails where it waits (its pacer granted nothing past the max wait); no other state gives up.
+    const giveUp = { type: "give-up", error: "starved", errorKind: "rate_limited" } as const;
+    expect(taskTransition(freshTask(), giveUp, policy)).toEqual({ task: { ...freshTask(), state: "done" }, effects: [{ type: "finish", end: { success: false, output: null, error: "starved", errorKind: "rate_limited" } }] });
+    for (const other of [running(), freshTask(true), { ...freshTask(), state: "waiting" as const }]) expect(taskTransition(other, giveUp, policy)).toBeNull();
     const done: TaskState = { ...running({ attempts: 3, losses: 1, throttles: 4 }), state: "done", slot: null };
     expect(taskTransition(done, { type: "reset", blocked: false }, policy)?.task).toEqual({ ...freshTask(), losses: 1 }); // its losses kept
     expect(taskTransition({ ...freshTask(true) }, { type: "reset", blocked: false }, policy)?.task).toEqual(freshTask(true));
