@@ -4,7 +4,9 @@
  * settled like realtime reports. No request waits on a batch.
  *
  * - Submit: a stage's pending tasks, up to the provider's caps (and MAX_BATCH_BYTES, which bounds
- *   the memory a batch's JSONL takes), each reserving its budget like a dispatch. The batch row and
+ *   the memory a batch's JSONL takes), each reserving its budget like a dispatch. Their prompts are
+ *   rendered within one alarm's work budget (src/engine/work-budget.ts): past it, the batch goes
+ *   with the lines it has and the rest are submitted from the next alarm, at once. The batch row and
  *   its tasks (`running`, `batch_id`, no slot) are stored before the provider is asked, so a
  *   restart knows of every batch it may have created: one still `submitting` after a restart is
  *   found by its id in the provider's metadata (OpenAI) and adopted, or its lines go back to
@@ -17,7 +19,8 @@
  *   counts as an attempt (`expired` once max_retries is spent), a cancelled or missing line goes
  *   back to pending without counting. BATCH_ENDED comes before its lines' TASK_COMPLETED events (the last of
  *   them may end the job, and MAP_COMPLETED stays the last event).
- * - Cancel: a cancelled or failed job cancels its open batches at the provider.
+ * - Cancel: a cancelled or failed job cancels its open batches at the provider; one whose creation
+ *   is under way is marked, and cancelled as soon as the provider's answer gives its id.
  * - Auto (execution mode `auto`): when the deadline comes near — the time left is what the
  *   unfinished items need realtime at the job's concurrency, each call counted at
  *   min(timeout, AUTO_CALL_MS) — the batch stages move to realtime and their open batches are
@@ -47,6 +50,7 @@ import type { CoordinatorStore, TaskRow } from "./store";
 import type { TaskEvent } from "../../src/engine/task-machine";
 import type { UsageSums } from "../../src/engine/counters";
 import type { AttemptFacts, Stepped, StepWrite } from "./task-steps";
+import { WorkBudget } from "../../src/engine/work-budget";
 
 const POLL_MIN_MS = 5_000; // the first poll after a submission; BATCH_POLL_MS overrides it (tests)
 const POLL_MAX_MS = 60_000; // a long batch is polled once a minute
@@ -116,8 +120,10 @@ export class BatchRunner {
       if (batch.status === "submitting" && !this.#submitting.has(batch.id)) await this.#guarded(() => this.#recoverLost(batch));
       else if (batch.status === "running" && batch.next_poll_at <= now) await this.#guarded(() => this.#poll(batch));
     }
-    if (this.#host.status() === "running") for (const stage of this.stages()) await this.#guarded(() => this.#submitStage(stage));
+    const work = new WorkBudget(); // the renders of this alarm's submissions
+    if (this.#host.status() === "running") for (const stage of this.stages()) await this.#guarded(() => this.#submitStage(stage, work));
     const times = [store.batches.nextPollAt(), this.#fallbackAt(), store.getMeta("cancel_grace_until_ms") ?? null].filter((t): t is number => t !== null);
+    if (work.spent && this.hasReady()) times.push(Date.now()); // the rest of the lines go out from the next alarm
     return times.length === 0 ? null : Math.min(...times);
   }
 
@@ -187,7 +193,11 @@ export class BatchRunner {
   async cancelOpen(): Promise<void> {
     const { store } = this.#host;
     for (const batch of store.batches.open()) {
-      if (batch.provider_batch_id === null || batch.cancel_requested) continue;
+      if (batch.cancel_requested) continue;
+      if (batch.provider_batch_id === null) {
+        store.batches.cancelRequested(batch.id, Date.now() + this.#pollDelay(0)); // its creation is under way: cancelled once its id is known
+        continue;
+      }
       store.batches.cancelRequested(batch.id, Date.now() + this.#pollDelay(0)); // its end is read soon: the lines it finished are results
       try {
         const { api, endpoint } = await this.#provider(batch.stage);
@@ -233,25 +243,33 @@ export class BatchRunner {
     return `s${this.#host.store.stage(task.stage)?.ord ?? 0}-${task.idx}`;
   }
 
-  async #submitStage(stage: string): Promise<void> {
+  async #submitStage(stage: string, work: WorkBudget): Promise<void> {
     const { store, log, budget, op } = this.#host;
     const spec = this.#host.spec();
     const pending = store.batches.pendingOf(stage, 1);
     if (pending.length === 0) return;
-    const { api, endpoint, work } = await this.#provider(stage);
-    const compiled = this.#compile(stage, work);
+    if (work.spent) return;
+    const { api, endpoint, work: calls } = await this.#provider(stage);
+    const compiled = this.#compile(stage, calls);
     const lines: string[] = [];
     const taken: { row: TaskRow; reserved: { tokens: number; usd: number } }[] = [];
     let bytes = 0;
     let unrenderable: { row: TaskRow; outcome: AttemptOutcome }[] = [];
+    let overBudget = false;
     for (const row of store.batches.pendingOf(stage, api.maxRequests)) {
+      if (work.spent) break; // the rest from the next alarm
       const vars = taskVars(spec, op, store, row);
-      const reserved = budget.reserve(spec.budget, stage, work, () => vars);
-      if (reserved === null) break;
+      const reserved = budget.reserve(spec.budget, stage, calls, () => vars);
+      if (reserved === null) {
+        overBudget = true;
+        break;
+      }
       const problems = row.problems ? (JSON.parse(row.problems) as string[]) : null;
       let line: string;
       try {
-        line = api.line(this.#customId(row), callRequest(work.call, compiled, compiled.template.renderVars(vars), problems));
+        const prompt = compiled.template.renderVars(vars, work);
+        work.produced(prompt);
+        line = api.line(this.#customId(row), callRequest(calls.call, compiled, prompt, problems));
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         unrenderable.push({ row, outcome: { kind: "permanent", error: `The template could not be rendered for this item: ${message}`, errorKind: "validation", usage: { input_tokens: 0, output_tokens: 0 } } });
@@ -265,11 +283,11 @@ export class BatchRunner {
     const now = Date.now();
     const id = `b${randomBase32(12)}`;
     if (taken.length === 0 && unrenderable.length === 0) {
-      if (store.running().length === 0) this.#host.budgetExhausted();
+      if (overBudget && store.running().length === 0) this.#host.budgetExhausted();
       return;
     }
     store.transaction(() => {
-      if (taken.length > 0) store.batches.add({ id, stage, provider: parseModel(work.call.model).provider, requests: taken.length, created_at: now });
+      if (taken.length > 0) store.batches.add({ id, stage, provider: parseModel(calls.call.model).provider, requests: taken.length, created_at: now });
       for (const { row, reserved } of taken) this.#inBatch(row, id, now, reserved);
       for (const { row } of unrenderable) this.#inBatch(row, id, now, { tokens: 0, usd: 0 });
       log.bump({ total_attempts: taken.length + unrenderable.length });
@@ -283,11 +301,23 @@ export class BatchRunner {
       providerId = await api.submit(endpoint, lines, id);
     } catch (err) {
       this.#submitting.delete(id);
-      return this.#refused(id, failureOutcome(err, work.call.timeoutMs, "the batch could not be submitted"));
+      return this.#refused(id, failureOutcome(err, calls.call.timeoutMs, "the batch could not be submitted"));
     }
     this.#submitting.delete(id);
     store.batches.submitted(id, providerId, Date.now(), Date.now() + this.#pollDelay(0));
     log.emit("BATCH_SUBMITTED", { job_id: spec.jobId, batch: batchView(store.batches.get(id) as BatchRow) });
+    const ended = this.#host.status() !== "running" && this.#host.status() !== "paused";
+    if (ended || store.batches.get(id)?.cancel_requested) await this.#cancelCreated(id, providerId, api, endpoint);
+  }
+
+  /** A batch the provider created after the job was cancelled (its answer came late): cancelled now; its end is read, what it billed counted. */
+  async #cancelCreated(id: string, providerId: string, api: BatchApi, endpoint: ProviderEndpoint): Promise<void> {
+    this.#host.store.batches.cancelRequested(id, Date.now() + this.#pollDelay(0));
+    try {
+      await api.cancel(endpoint, providerId);
+    } catch (err) {
+      console.error("could not cancel a provider batch created after its job's end", providerId, err);
+    }
   }
 
   /** The row as stored now (a line's task was marked running in this turn). */

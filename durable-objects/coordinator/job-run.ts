@@ -448,7 +448,10 @@ export class JobRun {
     await this.#giveUpStarved(now);
     if (isTerminal(this.status)) return;
     const batchPoll = this.spec.execution ? await this.batches.tick(now) : null; // ./batch-runner.ts
-    if (isTerminal(this.status)) return;
+    if (isTerminal(this.status)) {
+      if (batchPoll !== null) await this.wakeAt(batchPoll); // a batch the job's end cancelled while it was being created: its end is read
+      return;
+    }
     await this.dispatchAndSettle();
     if (isTerminal(this.status)) return;
     await this.mirror.flush();

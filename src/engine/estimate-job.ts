@@ -1,11 +1,14 @@
 /**
  * The estimate of a whole job, before it exists: one function serves `?dry_run=true` and the 422
  * `token_budget_exceeded` check. Every task of the plan is rendered as it would be (its prompt
- * counted by ./estimate.ts); a task whose inputs are earlier outputs (a reduction's accumulator)
+ * counted by ./estimate.ts) while one request's work budget lasts, the rest scaled from a sample
+ * (./estimate-sample.ts); a task whose inputs are earlier outputs (a reduction's accumulator)
  * is rendered without them and bounded by those outputs' `max_tokens` (the operator says how).
  */
 import type { RenderLimits } from "../template/budget";
 import { ESTIMATE_METHOD, outputBound, promptTokens, renderedPrompt, StageTemplates } from "./estimate";
+import { fitPrompts, renderOrder, sampleNote, scaledTokens, sizeOf, type PromptFit } from "./estimate-sample";
+import { WorkBudget } from "./work-budget";
 import type { CallSpec, JobSpecBase, Operator, Plan } from "./types";
 import { executorOf } from "./executors";
 import { sharedPrefix, type SharedPrefix } from "../llm/prompt-cache";
@@ -46,43 +49,80 @@ export interface TaskEstimate {
   exact: { call: CallSpec; prompt: string } | null;
 }
 
-/** Every task of the plan, rendered as it would be; `plan` is the job's plan (`op.plan(spec, inputs)`), computed once by the submission. */
-export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, plan: Plan, limits: RenderLimits): { tasks: TaskEstimate[]; stages: string[]; notes: string[] } {
+/**
+ * Every task of the plan, rendered as it would be — within `work` (one request's bound, ./work-budget.ts):
+ * past it, the rest are scaled from a sample (./estimate-sample.ts) and `notes` says so. `plan` is
+ * the job's plan (`op.plan(spec, inputs)`), computed once by the submission.
+ */
+export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, plan: Plan, limits: RenderLimits, work: WorkBudget = new WorkBudget()): { tasks: TaskEstimate[]; stages: string[]; notes: string[] } {
   const templates = new StageTemplates(limits);
   let bounded = false;
   const kindNotes = new Set<string>(); // what the executors of the jobs' kinds of work say of their estimates
   const assumed = op.estimateTasks?.(spec, plan);
-  const tasks: TaskEstimate[] = [];
-  // A prompt is rendered once per template and vars object: an operator whose tasks share their
-  // vars (a pipeline's batch elements, estimated before their items are known) costs one render
-  // per step, not one per element — estimates stay linear in the number of tasks.
-  const rendered = new Map<unknown, Map<object, string | null>>();
-  const render = (template: Parameters<typeof renderedPrompt>[0], vars: Record<string, unknown>): string | null => {
-    const byVars = rendered.get(template) ?? new Map<object, string | null>();
-    rendered.set(template, byVars);
-    if (!byVars.has(vars)) byVars.set(vars, renderedPrompt(template, vars));
-    return byVars.get(vars) ?? null;
-  };
-  for (const task of assumed?.tasks ?? plan.tasks) {
-    const work = op.work(spec, task.stage);
-    const executor = executorOf(work);
-    const call = executor.call(work);
+  const facts = (assumed?.tasks ?? plan.tasks).map((task) => {
+    const stageWork = op.work(spec, task.stage);
+    const executor = executorOf(stageWork);
     const { vars, boundTokens } = op.estimateVars ? op.estimateVars(spec, task) : { vars: op.vars(spec, task), boundTokens: 0 };
     bounded ||= boundTokens > 0;
     if (executor.estimateNote) kindNotes.add(executor.estimateNote);
-    const prompt = render(templates.get(task.stage, work), vars);
-    const calls = executor.callsPerDispatch(work); // an agent's turns: the upper bound
-    tasks.push({
+    return { task, work: stageWork, executor, call: executor.call(stageWork), vars, boundTokens, template: templates.get(task.stage, stageWork) };
+  });
+  // A prompt is rendered once per template and vars object: an operator whose tasks share their
+  // vars (a pipeline's batch elements, estimated before their items are known) costs one render
+  // per step, not one per element. undefined: not rendered (the work budget was spent first).
+  const prompts: (string | null | undefined)[] = new Array<string | null | undefined>(facts.length);
+  const memo = new Map<unknown, Map<object, string | null>>();
+  let rendered = 0;
+  for (const i of renderOrder(facts.map((f) => f.task.stage))) {
+    if (work.spent) break;
+    const f = facts[i] as (typeof facts)[number];
+    const byVars = memo.get(f.template) ?? new Map<object, string | null>();
+    memo.set(f.template, byVars);
+    if (!byVars.has(f.vars)) {
+      const prompt = renderedPrompt(f.template, f.vars, work);
+      work.produced(prompt);
+      byVars.set(f.vars, prompt);
+    }
+    prompts[i] = byVars.get(f.vars) ?? null;
+    rendered++;
+  }
+  const sizes = new WeakMap<object, number>();
+  const fits = new Map<string, PromptFit | null>();
+  const prefixes = new Map<string, SharedPrefix | null>(); // a stage's shared prefix, as its rendered prompts have it
+  if (rendered < facts.length) {
+    const points = new Map<string, { size: number; tokens: number }[]>();
+    facts.forEach((f, i) => {
+      const prompt = prompts[i];
+      if (prompt === undefined || prompt === null) return;
+      const list = points.get(f.task.stage) ?? [];
+      list.push({ size: sizeOf(f.vars, sizes), tokens: promptTokens(prompt, f.call.systemPrompt) });
+      points.set(f.task.stage, list);
+    });
+    for (const f of facts) if (!fits.has(f.task.stage)) fits.set(f.task.stage, fitPrompts(points.get(f.task.stage) ?? []));
+  }
+  const tasks = facts.map((f, i): TaskEstimate => {
+    const { task, work: stageWork, executor, call, boundTokens } = f;
+    const prompt = prompts[i];
+    const calls = executor.callsPerDispatch(stageWork); // an agent's turns: the upper bound
+    const cacheable = stageWork.kind === "call" && stageWork.call.promptCache !== false;
+    let prefix: SharedPrefix | null = null;
+    if (prompt !== undefined && prompt !== null && cacheable) {
+      prefix = sharedPrefix(call.model, call.systemPrompt, prompt, call.promptTemplate);
+      if (!prefixes.has(task.stage)) prefixes.set(task.stage, prefix);
+    } else if (prompt === undefined) prefix = prefixes.get(task.stage) ?? null;
+    const tokens = prompt === undefined ? scaledTokens(fits.get(task.stage) ?? null, sizeOf(f.vars, sizes), call.promptTemplate, call.systemPrompt) : prompt === null ? 0 : promptTokens(prompt, call.systemPrompt);
+    return {
       stage: task.stage,
       model: call.model,
-      sharedPrefix: prompt === null || work.kind !== "call" || work.call.promptCache === false ? null : sharedPrefix(call.model, call.systemPrompt, prompt, call.promptTemplate),
+      sharedPrefix: prefix,
       calls,
-      input_tokens: ((prompt === null ? 0 : promptTokens(prompt, call.systemPrompt)) + boundTokens) * calls,
+      input_tokens: (tokens + boundTokens) * calls,
       output_tokens: outputBound(call.maxTokens) * calls,
-      exact: executor.cacheable && work.kind === "call" && boundTokens === 0 && (!assumed || ("exact" in task && task.exact === true)) && prompt !== null ? { call: work.call, prompt } : null,
-    });
-  }
+      exact: executor.cacheable && stageWork.kind === "call" && boundTokens === 0 && (!assumed || ("exact" in task && task.exact === true)) && typeof prompt === "string" ? { call: stageWork.call, prompt } : null,
+    };
+  });
   const notes = [`${ESTIMATE_METHOD}: prompts rendered and counted at ceil(characters / 4); outputs at max_tokens (1,024 when unset)`];
+  if (rendered < facts.length) notes.push(sampleNote(rendered, facts.length, fits.values()));
   if (bounded) notes.push("prompts that hold earlier outputs count those outputs at their max_tokens bound");
   if (assumed?.note) notes.push(assumed.note);
   notes.push(...kindNotes);

@@ -5,7 +5,7 @@
  * `max_tokens`, or DEFAULT_MAX_TOKENS when the request sets none (with a budget every call is
  * sent with that bound, so a reservation covers the output).
  */
-import { compileTemplate, type CompiledTemplate } from "../template/jinja";
+import { compileTemplate, type CompiledTemplate, type RenderMeter } from "../template/jinja";
 import type { RenderLimits } from "../template/budget";
 import type { StageWork } from "./types";
 import { executorOf } from "./executors";
@@ -46,10 +46,10 @@ export class StageTemplates {
   }
 }
 
-/** One call's rendered prompt; null when it cannot render (that task fails without a call). */
-export function renderedPrompt(template: CompiledTemplate, vars: Record<string, unknown>): string | null {
+/** One call's rendered prompt; null when it cannot render (that task fails without a call). `meter` gains the render's steps. */
+export function renderedPrompt(template: CompiledTemplate, vars: Record<string, unknown>, meter?: RenderMeter): string | null {
   try {
-    return template.renderVars(vars);
+    return template.renderVars(vars, meter);
   } catch {
     return null;
   }

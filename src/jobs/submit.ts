@@ -150,7 +150,7 @@ export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: strin
     const tasks = taskEstimates(op, spec, plan, renderLimits(env));
     const cached = body.cache ? await cachedTasks(env.DB, tenantId, tasks.tasks, (model) => baseUrls.get(model) ?? null) : undefined;
     const estimate = summarize(tasks, cached, (model) => priceOf(env, model));
-    if (dryRun) return { dryRun: estimate };
+    // A dry run runs every check a submission runs, the budget's too: over it, the same 422.
     const total = spec.budget?.total ?? null;
     if (total !== null && estimate.total_tokens > total) {
       throw new ApiError(422, "token_budget_exceeded", `The job's estimate (${estimate.total_tokens} tokens) is over its token_budget.total (${total}).`, {
@@ -165,6 +165,7 @@ export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: strin
         details: { estimate, budget_usd: usd, suggestions: usdSuggestions(estimate, usd) },
       });
     }
+    if (dryRun) return { dryRun: estimate };
   }
 
   // Only a retry with the same Idempotency-Key compares bodies: a job without a key stores no hash

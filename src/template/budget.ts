@@ -51,6 +51,11 @@ export class RenderBudget {
 
   constructor(readonly limits: RenderLimits) {}
 
+  /** The steps of work done so far (evaluated nodes, loop iterations, filters' comparisons). */
+  get steps(): number {
+    return this.#steps;
+  }
+
   enter(): void {
     if (++this.#steps > this.limits.maxSteps) {
       throw new TemplateLimitError(`the template did more than ${this.limits.maxSteps} steps of work`);

@@ -329,8 +329,13 @@ export interface CompiledTemplate {
   source: string;
   /** Renders with `item` bound (v1 operators). */
   render(item: unknown): string;
-  /** Renders with every variable in `vars` bound. */
-  renderVars(vars: Record<string, unknown>): string;
+  /** Renders with every variable in `vars` bound; `meter` (when given) gains the steps of work the render did, whether it ended or failed. */
+  renderVars(vars: Record<string, unknown>, meter?: RenderMeter): string;
+}
+
+/** Steps of work added up over many renders: what bounds the renders of one request or alarm (src/engine/work-budget.ts). */
+export interface RenderMeter {
+  steps: number;
 }
 
 function globals(env: Environment, limits: RenderLimits): void {
@@ -389,12 +394,17 @@ export function compileTemplate(
       { path: field, message: `\`${variable}\` is never read (e.g. {{ ${variable} }})` },
     ]);
   }
-  const renderVars = (vars: Record<string, unknown>): string => {
+  const renderVars = (vars: Record<string, unknown>, meter?: RenderMeter): string => {
     const env = new Environment();
     globals(env, limits);
     for (const [name, value] of Object.entries(vars)) env.set(name, value);
-    const result = new PythonJinjaInterpreter(env, limits).run(program);
-    return typeof result.value === "string" ? result.value : pyStr(result);
+    const interpreter = new PythonJinjaInterpreter(env, limits);
+    try {
+      const result = interpreter.run(program);
+      return typeof result.value === "string" ? result.value : pyStr(result);
+    } finally {
+      if (meter) meter.steps += interpreter.budget.steps;
+    }
   };
   return { source, render: (item) => renderVars({ item }), renderVars };
 }

@@ -14,7 +14,7 @@ import { base, fakeStats, fakeUrl, openGate, uniqueTag } from "./harness/context
 const MINI = { input: 0.15, output: 0.6 }; // openai/gpt-4o-mini, USD per million tokens
 const SCHEMA = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] };
 
-async function fakeBatches(): Promise<{ id: string; provider: string; requests: number; custom_ids: string[]; cancelled: boolean }[]> {
+async function fakeBatches(): Promise<{ id: string; provider: string; requests: number; custom_ids: string[]; tags: (string | null)[]; cancelled: boolean }[]> {
   return (await fetch(`${fakeUrl()}/_fake/batches`)).json() as never;
 }
 
@@ -125,6 +125,25 @@ describe("execution mode batch", () => {
     expect(job.status).toBe("cancelled");
     const provider = (await fakeBatches()).find((b) => b.id === running.provider_batch_id);
     expect(provider?.cancelled).toBe(true);
+  });
+
+  it("a cancel while the provider is creating the batch cancels that batch at the provider once its id comes back", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("batch-cancel-create");
+    const body = { inputs: [`x <<fake tag=${tag} id=0 steps=ok batch_ms=600000 create_gate=1>>`], prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", execution: { mode: "batch" } };
+    const created = await call(base(), "POST", "/v1/map", { token: key, body });
+    expect(created.status).toBe(202);
+    // The provider has the batch; its answer to the creation is held, so the job's batch is still `submitting`.
+    const ours = async () => (await fakeBatches()).find((b) => b.tags.includes(tag));
+    await expect.poll(async () => (await ours())?.id ?? null, { timeout: 30_000 }).not.toBeNull();
+    expect((await call(base(), "POST", `/v1/jobs/${created.body.job_id}/cancel`, { token: key })).status).toBe(202);
+    expect((await waitForStatus(base(), key, created.body.job_id, ["cancelled"])).status).toBe("cancelled");
+    await openGate(tag); // the provider's answer comes back, after the cancel
+    await expect.poll(async () => (await call(base(), "GET", `/v1/jobs/${created.body.job_id}`, { token: key })).body.batches?.[0]?.provider_batch_id ?? null, { timeout: 30_000 }).not.toBeNull();
+    const job = (await call(base(), "GET", `/v1/jobs/${created.body.job_id}`, { token: key })).body;
+    const provider = await ours();
+    expect(job.batches[0].provider_batch_id).toBe(provider?.id); // the batch the provider created while the job was cancelled…
+    await expect.poll(async () => (await ours())?.cancelled).toBe(true); // …is cancelled at the provider, not left to run and bill
   });
 
   it("auto: near the deadline the batch is cancelled; the lines the provider finished are results, only the stragglers run realtime", async () => {

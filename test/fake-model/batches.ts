@@ -17,7 +17,9 @@
  * Each line is done the fake's batch delay after the batch's creation, or its directive's
  * `batch_ms=` after it; the batch ends when all are (one with a gated line, `gate=`, once the tag's
  * gate opens). A line with `batch_refuse=1` makes the batch's creation a 400; one with
- * `batch_fail=1` makes an OpenAI batch end `failed` (its validation errors, no output). Cancelled, it is `cancelling` for its lines' `cancel_ms=` (0 by default), then ends:
+ * `batch_fail=1` makes an OpenAI batch end `failed` (its validation errors, no output). A line with
+ * `create_gate=1` makes the batch's creation answer only once its tag's gate opens — the batch
+ * exists (and is billed) from the request on, as when an answer is slow to come back. Cancelled, it is `cancelling` for its lines' `cancel_ms=` (0 by default), then ends:
  * the lines done by the cancel are answered (OpenAI keeps them in the output file; Anthropic
  * reports them succeeded), and so are those with `on_cancel=ok` (under way when the cancel came:
  * billed); the others come back cancelled.
@@ -98,7 +100,7 @@ export class FakeBatches {
     const anthropic = /^\/v1\/messages\/batches(?:\/([^/]+))?(?:\/(results|cancel))?$/.exec(path);
     if (anthropic) {
       const [, id, action] = anthropic;
-      if (req.method === "POST" && !id) return run(async () => send(200, this.#createAnthropic(JSON.parse((await raw()).toString("utf8")) as Json, key, auth)));
+      if (req.method === "POST" && !id) return run(async () => send(200, await this.#createAnthropic(JSON.parse((await raw()).toString("utf8")) as Json, key, auth)));
       const batch = id ? this.#batches.get(id) : undefined;
       if (!batch || batch.format !== "anthropic") return (send(404, { type: "error", error: { type: "not_found_error", message: "no such batch" } }), true);
       if (req.method === "POST" && action === "cancel") batch.cancelledAt ??= Date.now();
@@ -137,7 +139,7 @@ export class FakeBatches {
       return run(async () => send(200, await this.#openAiView(batch)));
     }
     if (path === "/_fake/batches") {
-      send(200, [...this.#batches.values()].map((b) => ({ id: b.id, provider: b.format, requests: b.lines.length, custom_ids: b.lines.map((l) => l.custom_id), cancelled: b.cancelledAt !== null, ended: b.settled !== null })));
+      send(200, [...this.#batches.values()].map((b) => ({ id: b.id, provider: b.format, requests: b.lines.length, custom_ids: b.lines.map((l) => l.custom_id), tags: b.lines.map((l) => this.#field(l, "tag")), cancelled: b.cancelledAt !== null, ended: b.settled !== null })));
       return true;
     }
     return false;
@@ -153,20 +155,30 @@ export class FakeBatches {
     return { id, object: "file", bytes: file.size, created_at: secs(Date.now()), filename, purpose: String(form.get("purpose")), status: "processed", expires_at: null, status_details: null };
   }
 
-  #createOpenAi(body: Json, key: string, auth: string) {
+  async #createOpenAi(body: Json, key: string, auth: string) {
     const file = this.#files.get(String(body.input_file_id));
     if (!file || file.purpose !== "batch") throw new Error("input_file_id is not a batch file");
     const lines = file.text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as { custom_id: string; body: Json });
     refuseIfAsked(lines.map((l) => l.body));
     const batch = this.#add("openai", key, auth, lines.map((l) => ({ custom_id: l.custom_id, body: l.body })), (body.metadata as Json | null) ?? null);
     batch.inputFileId = String(body.input_file_id);
+    await this.#heldCreation(batch);
     return this.#openAiView(batch);
   }
 
-  #createAnthropic(body: Json, key: string, auth: string) {
+  async #createAnthropic(body: Json, key: string, auth: string) {
     const requests = Array.isArray(body.requests) ? (body.requests as { custom_id: string; params: Json }[]) : [];
     refuseIfAsked(requests.map((r) => r.params));
-    return this.#anthropicView(this.#add("anthropic", key, auth, requests.map((r) => ({ custom_id: r.custom_id, body: r.params })), null), "");
+    const batch = this.#add("anthropic", key, auth, requests.map((r) => ({ custom_id: r.custom_id, body: r.params })), null);
+    await this.#heldCreation(batch);
+    return this.#anthropicView(batch, "");
+  }
+
+  /** A batch with a `create_gate=1` line is answered once that line's tag's gate opens (it exists meanwhile). */
+  async #heldCreation(batch: FakeBatch): Promise<void> {
+    const held = batch.lines.find((l) => this.#field(l, "create_gate") === "1");
+    const tag = held ? this.#field(held, "tag") : null;
+    while (tag !== null && !this.#gateOpen(tag)) await new Promise((r) => setTimeout(r, 20));
   }
 
   #add(format: Format, key: string, auth: string, lines: Line[], metadata: Json | null): FakeBatch {

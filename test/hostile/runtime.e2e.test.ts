@@ -77,6 +77,46 @@ describe("poison templates", () => {
   });
 });
 
+describe("renders bounded per request and per alarm, not only per item", () => {
+  // ~40,000 steps of the renderer each (a tenth of the e2e server's per-render bound and more): 2,000
+  // of them rendered in one request took minutes of one core before the per-invocation bound.
+  const heavy = "{% for i in range(5000) %}{{ i }}{% endfor %}{{ item }}";
+
+  it("a dry run and a budget check over 2,000 heavy items answer from a sample, and /healthz answers within 1 s throughout", async () => {
+    const { key } = await newTenant(base(), "heavy-estimate");
+    const body = { inputs: Array.from({ length: 2_000 }, (_, i) => `item ${i} ${"x".repeat(i % 50)}`), prompt_template: heavy, model: "openai/gpt-4o-mini", max_tokens: 5 };
+    let done = false;
+    const busy = [contention()];
+    const watching = healthzWorstMs(() => done);
+    const dry = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body });
+    const over = await call(base(), "POST", "/v1/map", { token: key, body: { ...body, token_budget: { total: 1_000 } } });
+    done = true;
+    busy.push(contention());
+    expect(await watching).toBeLessThan(healthzLimit(busy));
+    expect(dry.status).toBe(200);
+    expect(dry.body.estimate.calls).toBe(2_000);
+    expect(dry.body.estimate.method).toMatch(/\d+ of 2000 prompts rendered within one request's CPU bound/);
+    expect(dry.body.estimate.input_tokens).toBeGreaterThan(2_000 * 4_000); // ~19,000 characters of numbers a prompt
+    expect(over).toMatchObject({ status: 422, body: { error: { code: "token_budget_exceeded" } } });
+    // A dry run runs the submission's checks, the budget's too: the same 422, nothing stored.
+    const dryOver = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body: { ...body, token_budget: { total: 1_000 } } });
+    expect(dryOver).toMatchObject({ status: 422, body: { error: { code: "token_budget_exceeded" } } });
+    expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
+  });
+
+  it("a batch job's heavy lines go out in several provider batches, one alarm's renders each; every item gets its answer", async () => {
+    const { key } = await newTenant(base(), "heavy-batch");
+    const tag = uniqueTag("heavy-batch");
+    const inputs = Array.from({ length: 40 }, (_, i) => `<<fake tag=${tag} id=${i}>>`);
+    const created = await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: heavy, model: "openai/gpt-4o-mini", execution: { mode: "batch" } } });
+    expect(created.status).toBe(202);
+    const job = await waitForJob(base(), key, created.body.job_id);
+    expect(job).toMatchObject({ status: "completed", succeeded: 40 });
+    expect(job.batches.length).toBeGreaterThan(1);
+    expect(job.batches.reduce((n: number, b: { requests: number }) => n + b.requests, 0)).toBe(40);
+  });
+});
+
 describe("counted before parsed", () => {
   // Within the e2e server's 8 MiB cap (global-setup.ts); the scans of 30 MB bodies are timed in parse-bounds.unit.test.ts.
   it("a body of 3 million items, a 500,000-key object and an XML document of 600,000 attributes are 400s; /healthz answers within 1 s throughout", async () => {
