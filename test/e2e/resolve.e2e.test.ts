@@ -74,6 +74,15 @@ describe("POST /v1/resolve", () => {
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
   });
 
+  it("refuses a trigram blocking over a million trigrams in all, counted before any is indexed (422, what to change), and stores nothing", async () => {
+    const { key } = await newTenant(base());
+    const inputs = Array.from({ length: 1_100 }, (_, i) => ({ name: `${i} `.padEnd(2_000, "abcdefghij") }));
+    const res = await call(base(), "POST", "/v1/resolve", { token: key, body: { ...resolveBody(uniqueTag("resolve-huge")), inputs, blocking: { keys: ["name"], method: "trigram" }, max_comparisons: 100_000 } });
+    expect(res.status).toBe(422);
+    expect(res.body.error).toMatchObject({ code: "too_many_comparisons", details: { trigrams: 1_101_100, max_trigrams: 1_000_000, suggestion: expect.stringContaining("first 1,000 characters") } });
+    expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
+  });
+
   it("refuses a comparison template without item_b, a prefix blocking of no characters and a prototype name in a key", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("resolve-bad");

@@ -5,7 +5,9 @@
  * - `exact`: the same key.
  * - `prefix`: the same first `threshold` characters (an integer, default 4).
  * - `trigram`: the keys' sets of character trigrams overlap by at least `threshold` (Jaccard, 0–1,
- *   default 0.5); candidates come from an index of trigrams, not from every pair.
+ *   default 0.5); candidates come from an index of trigrams, not from every pair. A key counts its
+ *   first MAX_TRIGRAM_KEY_CHARS characters, and the keys' trigrams are counted before any set is
+ *   made: over MAX_TRIGRAMS in all, the blocking is refused (`over`, `trigrams`) having built nothing.
  * The pairs are counted as they are found and the count stops at `limit` + 1: a blocking over its
  * bound costs no more than the bound to refuse. Pairs are `[a, b]` with a < b, in order.
  */
@@ -21,6 +23,10 @@ export const DEFAULT_PREFIX = 4;
 export const DEFAULT_TRIGRAM = 0.5;
 /** Posting-list work a trigram blocking may do (candidate pairs looked at) before it is refused. */
 export const MAX_TRIGRAM_WORK = 5_000_000;
+/** The characters of a key a trigram blocking reads (a name, an address: far more than enough to tell records apart). */
+export const MAX_TRIGRAM_KEY_CHARS = 1_000;
+/** The trigrams of all the keys together a blocking may index (~20–40 MB as numbers): counted before any is made. */
+export const MAX_TRIGRAMS = 1_000_000;
 
 function valueAt(item: unknown, path: string): unknown {
   let value = item;
@@ -42,20 +48,25 @@ export function blockingKey(item: unknown, keys: string[]): string | null {
   return parts.length > 0 ? parts.join(" ") : null;
 }
 
-function trigrams(key: string): Set<string> {
+/** A key's trigrams, each as one number (three UTF-16 code units: 48 bits), not as strings. */
+function trigrams(key: string): Set<number> {
   const padded = `  ${key} `;
-  const out = new Set<string>();
-  for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.slice(i, i + 3));
+  const out = new Set<number>();
+  for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.charCodeAt(i) * 2 ** 32 + padded.charCodeAt(i + 1) * 2 ** 16 + padded.charCodeAt(i + 2));
   return out;
 }
 
-function push(map: Map<string, number[]>, key: string, value: number): void {
+/** How many trigrams a key of `length` characters has at most (its padded length less two). */
+const trigramCount = (length: number): number => length + 1;
+
+function push<K>(map: Map<K, number[]>, key: K, value: number): void {
   const list = map.get(key);
   if (list) list.push(value);
   else map.set(key, [value]);
 }
 
-export type Pairs = { pairs: [number, number][]; over: boolean; work: number };
+/** `trigrams`: the keys' trigrams in all, when a trigram blocking counted more than MAX_TRIGRAMS (and built nothing). */
+export type Pairs = { pairs: [number, number][]; over: boolean; work: number; trigrams?: number };
 
 /** The pairs the blocking compares, at most `limit` (then `over`). */
 export function blockPairs(items: unknown[], blocking: Blocking, limit: number): Pairs {
@@ -81,9 +92,12 @@ export function blockPairs(items: unknown[], blocking: Blocking, limit: number):
   return { pairs: pairs.sort((x, y) => x[0] - y[0] || x[1] - y[1]), over: false, work: pairs.length };
 }
 
-function trigramPairs(keys: (string | null)[], threshold: number, limit: number): Pairs {
+function trigramPairs(fullKeys: (string | null)[], threshold: number, limit: number): Pairs {
+  const keys = fullKeys.map((key) => (key === null ? null : key.slice(0, MAX_TRIGRAM_KEY_CHARS)));
+  const total = keys.reduce((n, key) => n + (key === null ? 0 : trigramCount(key.length)), 0);
+  if (total > MAX_TRIGRAMS) return { pairs: [], over: true, work: 0, trigrams: total };
   const sets = keys.map((key) => (key === null ? null : trigrams(key)));
-  const index = new Map<string, number[]>();
+  const index = new Map<number, number[]>();
   sets.forEach((set, i) => set?.forEach((t) => push(index, t, i)));
   const pairs: [number, number][] = [];
   let work = 0;
@@ -100,7 +114,7 @@ function trigramPairs(keys: (string | null)[], threshold: number, limit: number)
       if (work > MAX_TRIGRAM_WORK) return { pairs, over: true, work };
     }
     for (const [b, common] of [...shared].sort((x, y) => x[0] - y[0])) {
-      const other = sets[b] as Set<string>;
+      const other = sets[b] as Set<number>;
       if (common / (mine.size + other.size - common) < threshold) continue;
       pairs.push([a, b]);
       if (pairs.length > limit) return { pairs, over: true, work };

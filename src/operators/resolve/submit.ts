@@ -9,7 +9,7 @@ import { ApiError, invalidRequest } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { PROTOTYPE_NAMES } from "../../lib/records";
 import { itemCall } from "../task-call";
-import { blockPairs, MAX_TRIGRAM_WORK, type Blocking } from "./blocking";
+import { blockPairs, MAX_TRIGRAM_KEY_CHARS, MAX_TRIGRAM_WORK, MAX_TRIGRAMS, type Blocking } from "./blocking";
 import { resolveOperator, type ResolveJobSpec } from "./plan";
 import { MATCH_INSTRUCTION, MATCH_SCHEMA, type ResolveRequest } from "./schema";
 
@@ -36,6 +36,12 @@ export function resolveSpec(env: Env, body: Omit<ResolveRequest, "inputs">, base
 export function checkComparisons(spec: ResolveJobSpec, records: unknown[]): void {
   const { blocking, maxComparisons } = spec;
   const counted = blockPairs(records, blocking, maxComparisons);
+  if (counted.trigrams !== undefined) {
+    const suggestion = `block on shorter fields (a key counts its first ${MAX_TRIGRAM_KEY_CHARS.toLocaleString("en-US")} characters), or resolve fewer records per job`;
+    throw new ApiError(422, "too_many_comparisons", `The trigram blocking's keys hold ${counted.trigrams.toLocaleString("en-US")} trigrams; at most ${MAX_TRIGRAMS.toLocaleString("en-US")} are indexed: ${suggestion}.`, {
+      details: { comparisons: 0, complete: false, max_comparisons: maxComparisons, trigrams: counted.trigrams, max_trigrams: MAX_TRIGRAMS, suggestion },
+    });
+  }
   if (counted.over && counted.work > MAX_TRIGRAM_WORK) {
     const suggestion = "raise blocking.threshold, or block on keys whose values share fewer trigrams (common words like \"inc\" make every record a candidate of every other)";
     throw new ApiError(422, "too_many_comparisons", `The trigram blocking looked at more than ${MAX_TRIGRAM_WORK.toLocaleString("en-US")} candidate pairs before it could count the comparisons: ${suggestion}.`, {

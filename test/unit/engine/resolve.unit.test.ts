@@ -4,7 +4,7 @@
  * exactly one cluster.
  */
 import { describe, expect, it } from "vitest";
-import { blockPairs, blockingKey, MAX_TRIGRAM_WORK } from "../../../src/operators/resolve/blocking";
+import { blockPairs, blockingKey, MAX_TRIGRAM_KEY_CHARS, MAX_TRIGRAM_WORK, MAX_TRIGRAMS } from "../../../src/operators/resolve/blocking";
 import { clustersOf, resolveOperator, type ClusterInput, type PairInput, type ResolveJobSpec } from "../../../src/operators/resolve/plan";
 import { MemoryPlan, type Answer } from "./memory-plan";
 import { base, call } from "./specs";
@@ -29,6 +29,24 @@ describe("blocking", () => {
     const counted = blockPairs(names, { keys: ["name"], method: "trigram", threshold: 0.99 }, 100_000);
     expect(counted.over).toBe(true);
     expect(counted.work).toBeGreaterThan(MAX_TRIGRAM_WORK);
+  });
+
+  it("reads 110 keys of 80,000 characters as their first MAX_TRIGRAM_KEY_CHARS, and refuses keys over MAX_TRIGRAMS in all having indexed nothing", () => {
+    const huge = Array.from({ length: 110 }, (_, i) => ({ name: `${i}`.padEnd(80_000, String.fromCharCode(97 + (i % 26))) }));
+    const counted = blockPairs(huge, { keys: ["name"], method: "trigram", threshold: 0.5 }, 100_000);
+    // Each key counts its first MAX_TRIGRAM_KEY_CHARS (110,110 trigrams in all): the same pairs as the keys cut there.
+    const cut = huge.map(({ name }) => ({ name: name.slice(0, MAX_TRIGRAM_KEY_CHARS) }));
+    expect(counted).toEqual(blockPairs(cut, { keys: ["name"], method: "trigram", threshold: 0.5 }, 100_000));
+    const many = Array.from({ length: Math.ceil(MAX_TRIGRAMS / MAX_TRIGRAM_KEY_CHARS) + 1 }, (_, i) => ({ name: `${i} `.padEnd(5_000, "z") }));
+    const refused = blockPairs(many, { keys: ["name"], method: "trigram", threshold: 0.5 }, 100_000);
+    expect(refused).toMatchObject({ over: true, work: 0, pairs: [] });
+    expect(refused.trigrams).toBeGreaterThan(MAX_TRIGRAMS);
+  });
+
+  it("reads a trigram key's first MAX_TRIGRAM_KEY_CHARS characters: keys alike there are alike", () => {
+    const head = "acme corporation of springfield ".repeat(40).slice(0, MAX_TRIGRAM_KEY_CHARS);
+    const records = [{ name: `${head}${"x".repeat(5_000)}` }, { name: `${head}${"y".repeat(5_000)}` }, { name: "globex" }];
+    expect(blockPairs(records, { keys: ["name"], method: "trigram", threshold: 0.99 }, 100).pairs).toEqual([[0, 1]]);
   });
 
   it("stops counting past the bound: a blocking over it costs no more than the bound", () => {
