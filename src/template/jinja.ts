@@ -35,6 +35,12 @@ interface ForNode {
   loopvar?: { type: string };
   iterable: { type: string; lhs?: unknown };
 }
+interface BinaryNode {
+  type: "BinaryExpression";
+  operator: { value: string };
+  left: unknown;
+  right: unknown;
+}
 interface CallNode {
   type: "CallExpression";
   callee: { type: string; computed?: boolean; object?: unknown; property?: { type: string; value?: unknown } };
@@ -50,6 +56,7 @@ interface InterpreterInternals {
   evaluate(node: unknown, env: Environment): RuntimeValue;
   evaluateCallExpression(expr: CallNode, env: Environment): RuntimeValue;
   evaluateFor(node: ForNode, env: Environment): RuntimeValue;
+  evaluateBinaryExpression(node: BinaryNode, env: Environment): RuntimeValue;
   budget: RenderBudget;
 }
 
@@ -194,6 +201,30 @@ proto.evaluateCallExpression = function (this: InterpreterInternals, expr, env) 
   scope.setVariable(SCRATCH, target);
   const rebound: CallNode = { ...expr, args: bound(scope, "__fanout_arg", args, kwargs), callee: method ? { ...callee, object: { type: "Identifier", value: SCRATCH } } : callee };
   return base.evaluateCallExpression.call(this, rebound, scope);
+};
+
+const CONTAINERS = new Set(["ArrayValue", "TupleValue", "ObjectValue"]);
+
+/**
+ * `x in y` and `x not in y` scan `y` (a list's elements, a string's characters): charged as the
+ * test `in` is (./costs), per element, before the scan; the operands are evaluated once.
+ */
+proto.evaluateBinaryExpression = function (this: InterpreterInternals, node, env) {
+  const op = node.operator.value;
+  if (op !== "in" && op !== "not in" && op !== "==" && op !== "!=") return base.evaluateBinaryExpression.call(this, node, env);
+  const left = this.evaluate(node.left, env);
+  const right = this.evaluate(node.right, env);
+  if (op === "==" || op === "!=") {
+    // The interpreter compares with JavaScript's `==`, which turns a list into a string (all of it, each
+    // time) to compare it with a number: a container equals only itself, as the interpreter's lists do.
+    if (!CONTAINERS.has(left.type) && !CONTAINERS.has(right.type)) return toRuntime(op === "==" ? left.value == right.value : left.value != right.value);
+    return toRuntime((left.value === right.value) === (op === "=="));
+  }
+  chargeCall(this.budget, TEST_COSTS, "test", "in", left, [right], new Map());
+  const scope = new Environment(env);
+  scope.setVariable("__fanout_left", left);
+  scope.setVariable("__fanout_right", right);
+  return base.evaluateBinaryExpression.call(this, { ...node, left: { type: "Identifier", value: "__fanout_left" }, right: { type: "Identifier", value: "__fanout_right" } }, scope);
 };
 
 proto.evaluateTestExpression = function (this: InterpreterInternals, node, env) {

@@ -70,3 +70,21 @@ describe("adversarial operands and arguments end within their bounds", () => {
     fuzz((args) => `{{ ${name}(${argList(args)}) }}{{ v }}`);
   }, FUZZ_TIMEOUT_MS);
 });
+
+describe("operators on adversarial operands end within their bounds, once and in a loop", () => {
+  const OPERATORS = ["in", "not in", "~", "+", "-", "*", "/", "//", "%", "**", "==", "!=", "<", ">", "<=", ">=", "and", "or"];
+  test.each(OPERATORS)("operator %s", (op) => {
+    const other = (args: string[]) => args[0] ?? "v";
+    fuzz((args) => `{{ v ${op} ${other(args)} }}{{ ${other(args)} ${op} v }}`);
+    // 10,000 iterations are 50,000 steps, within the render's bound; each scan of a 10,000-element list must be charged too.
+    fuzz((args) => `{% for i in range(10000) %}{% if (${other(args)} ${op} v) %}{% endif %}{% endfor %}`);
+  }, FUZZ_TIMEOUT_MS);
+
+  test("a membership test in a loop is stopped at the render's declared ceiling, not 10× past it", () => {
+    const template = compileTemplate("{% for i in range(10000) %}{% if i in v %}x{% endif %}{% endfor %}", "t", []);
+    const list = Array.from({ length: 10_000 }, (_, i) => -i - 1); // no member: every scan is the whole list
+    expect(() => template.renderVars({ v: list })).toThrow(/the test 'in' is over the limit of 100000 steps of work/);
+    const text = compileTemplate("{% for i in range(1000) %}{% if v in w %}x{% endif %}{% endfor %}", "t", []);
+    expect(() => text.renderVars({ v: `${"a".repeat(2_000)}b`, w: "a".repeat(250_000) })).toThrow(/the test 'in' is over the limit/);
+  });
+});
