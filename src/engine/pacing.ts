@@ -20,10 +20,15 @@
  *   grants in any window W are at most the bucket plus PACE × the limit × W, so against a
  *   provider that allows a second's burst, calls may reach it up to ~0.5 s late relative to one
  *   another (a busy runtime's jitter) before one meets a 429.
- * - Fairness: while other jobs are short of what they asked (hungry), a job gets at most its share
- *   of each FAIR_WINDOW_MS — equal per tenant, then per job of the tenant — measured in tokens
- *   when a token limit is known, else in requests. A job that does not ask takes no share: what it
- *   leaves is lent to the others at once.
+ * - Fairness: while other jobs are short of what they asked (hungry), the lease goes to the tenant
+ *   served least, then to its job served least (fair queuing): each tenant and each job counts
+ *   what it was leased (`served`, in tokens when a token limit is known, else in requests), and a
+ *   job may take at most one quantum (about a FAIR_WINDOW_MS of its tenant's share, and at least
+ *   one call) past the least-served hungry tenant's count, and within its tenant past the
+ *   least-served hungry job's. So a tenant's share is 1/N of the limit however many jobs it runs,
+ *   and a tenant that starts (or comes back) is lifted to one quantum below the others: it catches
+ *   up no more than that. A job or tenant that does not ask takes no share: what it leaves is lent
+ *   to the others at once.
  */
 import { bucket, correct, fits, giveBack, refill, relimit, take, waitFor, type Bucket } from "./rate-window";
 
@@ -75,8 +80,14 @@ interface JobUse {
   tenant: string;
   seen: number;
   hungry: boolean; // its last lease gave it less than it asked
-  used: number; // units leased in the current fair window
-  since: number; // the start of its fair window
+  /** Units leased to it (its place in its tenant's fair queue). */
+  served: number;
+}
+
+/** A tenant's place in the fair queue: units leased to its jobs, and when one of them last asked. */
+interface TenantUse {
+  served: number;
+  seen: number;
 }
 
 /** Units leased at a time, kept for GRANTS_KEPT_MS: an answer's `remaining` does not count the ones leased after it. */
@@ -92,6 +103,7 @@ export interface PacerState {
   source: LimitSource | null;
   blockedUntil: number;
   jobs: Record<string, JobUse>;
+  tenants?: Record<string, TenantUse>;
   grants?: Grant[];
   /** A call on this credential and model has been answered: a job starting on it need not probe first. */
   heard?: boolean;
@@ -210,35 +222,44 @@ function shareOf(jobs: Record<string, JobUse>, jobId: string, now: number): numb
   return 1 / tenants.size / Math.max(1, mine);
 }
 
+/** Lifted to one quantum below `floor` (a queue that fell behind by not asking catches up no more than that). */
+const caughtUp = (served: number, floor: number, quantum: number): number => Math.max(served, floor - quantum);
+
 export function lease(state: PacerState, ask: LeaseAsk, now: number): { state: PacerState; lease: Lease } {
   const jobs: Record<string, JobUse> = {};
-  for (const [id, j] of Object.entries(state.jobs)) if (now - j.seen <= ACTIVE_MS) jobs[id] = j;
+  for (const [id, j] of Object.entries(state.jobs)) if (now - j.seen <= ACTIVE_MS && typeof j.served === "number") jobs[id] = j;
+  const tenants: Record<string, TenantUse> = {};
+  for (const [id, t] of Object.entries(state.tenants ?? {})) if (now - t.seen <= ACTIVE_MS) tenants[id] = t;
   const prior = jobs[ask.jobId];
-  const fresh = !prior || now - prior.since >= FAIR_WINDOW_MS;
-  const me: JobUse = { tenant: ask.tenant, seen: now, hungry: prior?.hungry ?? false, used: fresh ? 0 : prior.used, since: fresh ? now : prior.since };
-  jobs[ask.jobId] = me;
+  jobs[ask.jobId] = { tenant: ask.tenant, seen: now, hungry: prior?.hungry ?? false, served: prior?.served ?? 0 };
+  tenants[ask.tenant] = { served: tenants[ask.tenant]?.served ?? 0, seen: now };
   const buckets = refilled(state.buckets, now);
   const limited = DIMENSIONS.filter((d) => buckets[d] && costOf(d, ask.cost) > 0);
   const share = shareOf(jobs, ask.jobId, now);
   if (now < state.blockedUntil) {
-    jobs[ask.jobId] = { ...me, hungry: true };
-    return { state: { ...state, buckets, jobs }, lease: { granted: 0, waitMs: state.blockedUntil - now, share } };
+    jobs[ask.jobId] = { ...(jobs[ask.jobId] as JobUse), hungry: true };
+    return { state: { ...state, buckets, jobs, tenants }, lease: { granted: 0, waitMs: state.blockedUntil - now, share } };
   }
   let granted = ask.calls;
   for (const d of limited) granted = Math.min(granted, fits(buckets[d] as Bucket, costOf(d, ask.cost)));
-  let fairWait = 0;
   const fair = fairDimension(state);
   const unit = costOf(fair, ask.cost);
-  if (share < 1 && buckets[fair] && unit > 0) {
-    const allowance = (share * (buckets[fair] as Bucket).perMinute * FAIR_WINDOW_MS) / 60_000;
-    const allowed = Math.max(me.used === 0 ? 1 : 0, Math.floor((allowance - me.used) / unit));
+  const fairBucket = buckets[fair];
+  const queue = fairQueue(jobs, tenants, ask, now, unit, fairBucket?.perMinute ?? 0);
+  let fairWait = 0;
+  if (share < 1 && fairBucket && unit > 0) {
+    const allowed = Math.max(0, Math.floor(queue.room / unit));
     if (allowed < granted) {
       granted = allowed;
-      fairWait = me.since + FAIR_WINDOW_MS - now;
+      // Ask again when the others have had about what this job is ahead of them by.
+      const perMs = fairBucket.perMinute / 60_000 / queue.hungryTenants;
+      fairWait = Math.min(FAIR_WINDOW_MS, Math.max(1, Math.ceil((unit - queue.room) / perMs)));
     }
   }
   for (const d of limited) buckets[d] = take(buckets[d] as Bucket, granted * costOf(d, ask.cost));
-  jobs[ask.jobId] = { ...me, used: me.used + granted * unit, hungry: granted < ask.calls };
+  const me = jobs[ask.jobId] as JobUse;
+  jobs[ask.jobId] = { ...me, served: queue.jobServed + granted * unit, hungry: granted < ask.calls };
+  tenants[ask.tenant] = { served: queue.tenantServed + granted * unit, seen: now };
   const grants = (state.grants ?? []).filter((g) => now - g.at <= GRANTS_KEPT_MS);
   if (granted > 0) grants.push({ at: now, units: Object.fromEntries(limited.map((d) => [d, granted * costOf(d, ask.cost)])) });
   let waitMs = 0;
@@ -251,7 +272,29 @@ export function lease(state: PacerState, ask: LeaseAsk, now: number): { state: P
     }
     waitMs = Math.max(waitMs, fairWait, 1);
   }
-  return { state: { ...state, buckets, jobs, grants }, lease: { granted, waitMs, share } };
+  return { state: { ...state, buckets, jobs, tenants, grants }, lease: { granted, waitMs, share } };
+}
+
+/**
+ * Where the asking job stands in the fair queues (its tenant's among the hungry tenants, the job's
+ * among its tenant's hungry jobs), each lifted to one quantum below the least-served other: the
+ * units it may take now (`room`), and its tenant's and its own counts after the lift.
+ */
+function fairQueue(jobs: Record<string, JobUse>, tenants: Record<string, TenantUse>, ask: LeaseAsk, now: number, unit: number, perMinute: number) {
+  const hungry = Object.entries(jobs).filter(([id, j]) => id !== ask.jobId && j.hungry && now - j.seen <= ACTIVE_MS);
+  const otherTenants = new Set(hungry.map(([, j]) => j.tenant).filter((t) => t !== ask.tenant));
+  const hungryTenants = otherTenants.size + 1;
+  const mine = hungry.filter(([, j]) => j.tenant === ask.tenant);
+  const tenantQuantum = Math.max(unit, (perMinute * FAIR_WINDOW_MS) / 60_000 / hungryTenants);
+  const jobQuantum = Math.max(unit, tenantQuantum / (mine.length + 1));
+  const least = (values: number[]) => (values.length === 0 ? Infinity : Math.min(...values));
+  const otherTenantsLeast = least([...otherTenants].map((t) => tenants[t]?.served ?? 0));
+  const otherJobsLeast = least(mine.map(([, j]) => j.served));
+  const tenantServed = otherTenantsLeast === Infinity ? (tenants[ask.tenant]?.served ?? 0) : caughtUp(tenants[ask.tenant]?.served ?? 0, otherTenantsLeast, tenantQuantum);
+  const jobServed = otherJobsLeast === Infinity ? (jobs[ask.jobId]?.served ?? 0) : caughtUp(jobs[ask.jobId]?.served ?? 0, otherJobsLeast, jobQuantum);
+  const tenantRoom = Math.min(otherTenantsLeast, tenantServed) + tenantQuantum - tenantServed;
+  const jobRoom = Math.min(otherJobsLeast, jobServed) + jobQuantum - jobServed;
+  return { room: Math.min(tenantRoom, jobRoom), tenantServed, jobServed, hungryTenants };
 }
 
 /** How many calls of `cost` fit now without taking them, and how long until one does (a job's own limit, kept by the job). */

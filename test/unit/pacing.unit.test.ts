@@ -117,6 +117,49 @@ describe("pacing by rate limits", () => {
   });
 });
 
+describe("fairness between tenants, as a property", () => {
+  /** A seeded generator (mulberry32): the same cases on every run. */
+  function seeded(seed: number): () => number {
+    let a = seed >>> 0;
+    return () => {
+      a = (a + 0x6d2b79f5) >>> 0;
+      let t = a;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+    };
+  }
+
+  it("with N tenants and any number of jobs each, all asking, each tenant gets 1/N within 10 %, on a slow key and a fast one", () => {
+    for (let seed = 1; seed <= 40; seed++) {
+      const random = seeded(seed);
+      const tenants = 2 + Math.floor(random() * 4); // 2–5
+      const jobs = Array.from({ length: tenants }, (_, t) => Array.from({ length: 1 + Math.floor(random() * (t === 0 ? 30 : 4)) }, (_, j) => ({ id: `t${t}j${j}`, tenant: `t${t}`, calls: 1 + Math.floor(random() * 60) }))).flat();
+      const rpm = random() < 0.5 ? 120 : 6_000;
+      const ms = rpm === 120 ? 240_000 : 20_000; // 480 calls on the slow key, 2,000 on the fast one
+      const got = run(declare(EMPTY, { rpm, tpm: null }, 0), jobs, ms, { tokens: 0, input: 0, output: 0 });
+      const total = Object.values(got).reduce((a, b) => a + b, 0);
+      expect(total, `seed ${seed}`).toBeGreaterThan(0.9 * (rpm / 60_000) * ms);
+      for (let t = 0; t < tenants; t++) {
+        const mine = jobs.filter((j) => j.tenant === `t${t}`).reduce((n, j) => n + (got[j.id] as number), 0);
+        expect(Math.abs(mine / total - 1 / tenants), `seed ${seed}: tenant t${t} of ${tenants} (${jobs.filter((j) => j.tenant === `t${t}`).length} jobs) got ${mine} of ${total} at ${rpm} RPM`).toBeLessThanOrEqual(0.1 / tenants);
+      }
+    }
+  });
+
+  it("a tenant's jobs split its share evenly, and one that comes back catches up no more than a quantum", () => {
+    const state = declare(EMPTY, { rpm: 6_000, tpm: null }, 0);
+    const got = run(state, [{ id: "a1", tenant: "a" }, { id: "a2", tenant: "a" }, { id: "a3", tenant: "a" }, { id: "b1", tenant: "b" }], 20_000, { tokens: 0, input: 0, output: 0 });
+    const a = (got.a1 as number) + (got.a2 as number) + (got.a3 as number);
+    for (const id of ["a1", "a2", "a3"]) expect(Math.abs((got[id] as number) - a / 3)).toBeLessThanOrEqual(0.1 * (a / 3));
+    // b was served alone for a long while, then a arrives: a does not get that time back in one burst.
+    let s = state;
+    for (let now = 0; now < 10_000; now += 100) s = lease(s, ask("b1", 50, "b", { tokens: 0, input: 0, output: 0 }), now).state;
+    const first = lease(s, ask("a1", 1_000, "a", { tokens: 0, input: 0, output: 0 }), 10_000);
+    expect(first.lease.granted).toBeLessThanOrEqual(Math.ceil(6_000 / 60 / 2) + 1); // one quantum: half a second's share, not ten seconds' worth
+  });
+});
+
 describe("an answer's remaining count", () => {
   it("does not count the calls leased after the answer came: they are taken from it", () => {
     let state = observe(EMPTY, { requests: { limit: 2_400, remaining: 20 }, at: -10_000 }, -10_000); // learned long ago: the bucket is full (half a second: 20)
