@@ -12,30 +12,32 @@
  *   found by its id in the provider's metadata (OpenAI) and adopted, or its lines go back to
  *   pending uncounted (Anthropic keeps no metadata: a restart in the moment between its answer and
  *   our write submits those lines again).
+ * - Owned: a batch is polled, read and cancelled only with the credential that submitted it (its
+ *   fingerprint is stored with the row, src/llm/batch/owner.ts); once the tenant's credential is
+ *   another, the batch's lines fail for good. The id a submission answers is taken only if the
+ *   provider's view of that batch is the one submitted (OpenAI's metadata, Anthropic's count).
  * - Poll: each running batch when due, with backoff (POLL_MIN_MS × 1.5ⁿ up to POLL_MAX_MS);
- *   BATCH_PROGRESS when its counts change. Once it has ended its results are read, matched to their
- *   tasks by `custom_id` (`s<stage ord>-<index>`), validated like a realtime answer and settled by
- *   the retry policy: an invalid output goes into a later batch with guidance, an expired line
- *   counts as an attempt (`expired` once max_retries is spent), a cancelled or missing line goes
- *   back to pending without counting. BATCH_ENDED comes before its lines' TASK_COMPLETED events (the last of
- *   them may end the job, and MAP_COMPLETED stays the last event).
+ *   BATCH_PROGRESS when its counts change. Once it has ended its results are read as they stream
+ *   in (bounded: src/llm/batch/types.ts), matched to their tasks by `custom_id`
+ *   (`s<stage ord>-<index>`; a repeated one keeps its first valid answer, ./batch-results.ts),
+ *   validated like a realtime answer and settled by the retry policy: an invalid output goes into
+ *   a later batch with guidance, an expired or missing line counts as an attempt (`expired`, or
+ *   `llm_error`, once max_retries is spent); a line of a batch we cancelled goes back to pending
+ *   without counting. BATCH_ENDED comes before its lines' TASK_COMPLETED events (the last of them
+ *   may end the job, and MAP_COMPLETED stays the last event).
  * - Cancel: a cancelled or failed job cancels its open batches at the provider; one whose creation
- *   is under way is marked, and cancelled as soon as the provider's answer gives its id.
- * - Auto (execution mode `auto`): when the deadline comes near — the time left is what the
- *   unfinished items need realtime at the job's concurrency, each call counted at
- *   min(timeout, AUTO_CALL_MS) — the batch stages move to realtime and their open batches are
- *   cancelled. A cancelled batch answers the lines the provider finished (settled as usual); the
- *   others go back to pending (uncounted) and run on the job's slots — at once when the batch
- *   ends, or after a grace (half the time left, at most a minute) if its cancel is slow. A line
- *   answered after its task left for realtime is the item's result if the item still has none
- *   and no call under way; otherwise it was billed for nothing: `usage.duplicated` (and the job's
- *   cost). Never counted twice.
+ *   is under way is marked, and cancelled as soon as the provider's answer gives its id. A
+ *   cancelled batch that has not ended after MAX_CANCEL_WAIT_MS is polled no more.
+ * - Deadlines (./batch-deadlines.ts): `auto` moves to realtime when its deadline comes near;
+ *   `batch` fails what is left `expired` past its deadline. A line answered after its task left
+ *   for realtime is the item's result if the item still has none and no call under way; otherwise
+ *   it was billed for nothing: `usage.duplicated` (and the job's cost). Never counted twice.
  */
 import { renderLimits, readVar } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
-import { compileCall, interpretText, callRequest, failureOutcome, type CompiledCall } from "../../src/engine/attempt";
+import { compileCall, callRequest, failureOutcome, type CompiledCall } from "../../src/engine/attempt";
 import type { AttemptOutcome } from "../../src/engine/retry-policy";
-import type { Operator, StageWork } from "../../src/engine/types";
+import type { ErrorKind, Operator, StageWork } from "../../src/engine/types";
 import type { JobSpec } from "../../src/operators/registry";
 import { parseModel } from "../../src/llm/models";
 import { endpointFrom, endpointData } from "../../src/llm/call-model";
@@ -51,14 +53,17 @@ import type { TaskEvent } from "../../src/engine/task-machine";
 import type { UsageSums } from "../../src/engine/counters";
 import type { AttemptFacts, Stepped, StepWrite } from "./task-steps";
 import { WorkBudget } from "../../src/engine/work-budget";
+import { credentialFingerprint, DISOWNED_MESSAGE } from "../../src/llm/batch/owner";
+import { lineOutcome, matchResults, missingLine } from "./batch-results";
+import { BatchDeadlines } from "./batch-deadlines";
 
 const POLL_MIN_MS = 5_000; // the first poll after a submission; BATCH_POLL_MS overrides it (tests)
 const POLL_MAX_MS = 60_000; // a long batch is polled once a minute
 const MAX_BATCH_BYTES = 32 * 1024 * 1024; // one batch's JSONL in memory: well under a Durable Object's 128 MB
-const AUTO_CALL_MS = 10_000; // auto: a realtime call's time when the fallback is planned (the call's timeout if shorter)
-const MAX_CANCEL_GRACE_MS = 60_000; // auto: how long a cancelled batch's lines wait for its answer before they run realtime
+const MAX_CANCEL_WAIT_MS = 60 * 60_000; // a cancelled batch still not ended after this is polled no more (its lines never ran, as far as we know)
 
 type BatchWork = Extract<StageWork, { kind: "batch" }>;
+type StageProvider = { api: BatchApi; endpoint: ProviderEndpoint; work: BatchWork; fingerprint: string };
 
 /** What the runner needs of its job. */
 export interface BatchHost {
@@ -79,6 +84,8 @@ export interface BatchHost {
   startedAt(): number;
   /** Nothing fits the budget and nothing is under way: the job pauses or fails. */
   budgetExhausted(): void;
+  /** A pending task fails where it waits, without a call (the batch mode's deadline passed). */
+  giveUp(task: TaskRow, error: string, errorKind: ErrorKind): Promise<void>;
   /** The job's status: new batches start only while it runs. */
   status(): string;
 }
@@ -88,8 +95,11 @@ export class BatchRunner {
   readonly #submitting = new Set<string>(); // batches this instance is submitting now (a `submitting` row outside it was lost to a restart)
   readonly #compiled = new Map<string, CompiledCall>();
 
+  readonly #deadlines: BatchDeadlines;
+
   constructor(host: BatchHost) {
     this.#host = host;
+    this.#deadlines = new BatchDeadlines(host, { stages: () => this.stages(), cancelOpen: () => this.cancelOpen(), timeoutOf: (stage) => this.#work(stage).call.timeoutMs });
   }
 
   /** The stages whose ready tasks go out in provider batches. */
@@ -112,17 +122,19 @@ export class BatchRunner {
   /** Polls the batches that are due, then submits what is ready; answers when it needs the alarm next (null: not for batches). */
   async tick(now: number): Promise<number | null> {
     const { store } = this.#host;
-    const fallback = this.#fallbackAt();
-    if (fallback !== null && now >= fallback) await this.#fallBack(now);
+    const fallback = this.#deadlines.fallbackAt();
+    if (fallback !== null && now >= fallback) await this.#deadlines.fallBack(now);
     const grace = store.getMeta("cancel_grace_until_ms") ?? null;
-    if (grace !== null && now >= grace) this.#leaveCancelled();
+    if (grace !== null && now >= grace) this.#deadlines.leaveCancelled();
     for (const batch of store.batches.open()) {
       if (batch.status === "submitting" && !this.#submitting.has(batch.id)) await this.#guarded(() => this.#recoverLost(batch));
       else if (batch.status === "running" && batch.next_poll_at <= now) await this.#guarded(() => this.#poll(batch));
     }
     const work = new WorkBudget(); // the renders of this alarm's submissions
-    if (this.#host.status() === "running") for (const stage of this.stages()) await this.#guarded(() => this.#submitStage(stage, work));
-    const times = [store.batches.nextPollAt(), this.#fallbackAt(), store.getMeta("cancel_grace_until_ms") ?? null].filter((t): t is number => t !== null);
+    const deadline = this.#deadlines.batchDeadline();
+    if (deadline !== null && now >= deadline) await this.#guarded(() => this.#deadlines.expire());
+    else if (this.#host.status() === "running") for (const stage of this.stages()) await this.#guarded(() => this.#submitStage(stage, work));
+    const times = [store.batches.nextPollAt(), this.#deadlines.fallbackAt(), store.getMeta("cancel_grace_until_ms") ?? null].filter((t): t is number => t !== null);
     if (work.spent && this.hasReady()) times.push(Date.now()); // the rest of the lines go out from the next alarm
     return times.length === 0 ? null : Math.min(...times);
   }
@@ -134,54 +146,6 @@ export class BatchRunner {
     } catch (err) {
       console.error("a provider batch's turn failed; the next alarm tries again", err);
     }
-  }
-
-  /** Execution mode auto: when the batch stages must move to realtime to meet the deadline (null: not auto, or moved already). */
-  #fallbackAt(): number | null {
-    const spec = this.#host.spec();
-    if (spec.execution?.mode !== "auto") return null;
-    const stages = this.stages();
-    if (stages.length === 0) return null;
-    const { store } = this.#host;
-    const unfinished = stages.reduce((n, name) => {
-      const stage = store.stage(name);
-      return n + (stage ? stage.total - stage.completed : 0);
-    }, 0);
-    const callMs = Math.min(AUTO_CALL_MS, ...stages.map((s) => this.#work(s).call.timeoutMs));
-    const needMs = Math.ceil(unfinished / Math.max(1, spec.concurrency)) * callMs;
-    return this.#host.startedAt() + spec.execution.deadlineSecs * 1000 - needMs;
-  }
-
-  /**
-   * The deadline is near: the batch stages run realtime from now on, and their open batches are
-   * cancelled. Their lines wait for the cancelled batch's answer for a grace period (the lines the
-   * provider finished come back; only the rest need realtime), at most half the time left and a
-   * minute; after it they run realtime all the same.
-   */
-  async #fallBack(now: number): Promise<void> {
-    const { store, realtime } = this.#host;
-    const spec = this.#host.spec();
-    const deadline = this.#host.startedAt() + (spec.execution?.deadlineSecs ?? 0) * 1000;
-    store.transaction(() => {
-      for (const stage of this.stages()) realtime.add(stage);
-      store.setMeta("realtime_stages", [...realtime]);
-      store.setMeta("cancel_grace_until_ms", now + Math.min(MAX_CANCEL_GRACE_MS, Math.max(0, (deadline - now) / 2)));
-    });
-    await this.cancelOpen();
-  }
-
-  /** The grace is over: the lines of cancelled batches not answered yet run realtime (a line billed later counts as duplicated). */
-  #leaveCancelled(): void {
-    const { store, log } = this.#host;
-    store.transaction(() => {
-      for (const batch of store.batches.open()) {
-        if (!batch.cancel_requested) continue;
-        const tasks = store.batches.inBatch(batch.id);
-        for (const task of tasks) this.#host.step(task, { type: "withdraw" }); // pending for a realtime call, still known as the batch's
-        log.bump({ total_attempts: -tasks.length });
-      }
-      store.setMeta("cancel_grace_until_ms", null);
-    });
   }
 
   /** Whether a batch stage has tasks waiting for the next submission. */
@@ -200,8 +164,9 @@ export class BatchRunner {
       }
       store.batches.cancelRequested(batch.id, Date.now() + this.#pollDelay(0)); // its end is read soon: the lines it finished are results
       try {
-        const { api, endpoint } = await this.#provider(batch.stage);
-        await api.cancel(endpoint, batch.provider_batch_id);
+        const owner = await this.#owner(batch);
+        if (!owner) continue; // only its own credential may cancel it; its lines fail at the next poll
+        await owner.api.cancel(owner.endpoint, batch.provider_batch_id);
       } catch (err) {
         console.error("could not cancel a provider batch", batch.provider_batch_id, err);
       }
@@ -230,13 +195,29 @@ export class BatchRunner {
     return compiled;
   }
 
-  async #provider(stage: string): Promise<{ api: BatchApi; endpoint: ProviderEndpoint; work: BatchWork }> {
+  /** The stage's batch API with the tenant's credential now, and that credential's fingerprint (src/llm/batch/owner.ts). */
+  async #provider(stage: string): Promise<StageProvider> {
     const work = this.#work(stage);
     const provider = parseModel(work.call.model).provider;
     const api = batchApiOf(provider);
     const endpoint = endpointFrom(this.#host.env, await endpointData(this.#host.env, work.tenantId, provider));
     if (!api || !endpoint) throw new Error(`${provider} has no batch API`);
-    return { api, endpoint, work };
+    return { api, endpoint, work, fingerprint: await credentialFingerprint(provider, endpoint) };
+  }
+
+  /** The batch's API with the credential that submitted it; null when the tenant's credential is now another (changed, or deleted: the deployment's). */
+  async #owner(batch: BatchRow): Promise<StageProvider | null> {
+    const provider = await this.#provider(batch.stage);
+    return batch.credential === null || batch.credential === provider.fingerprint ? provider : null;
+  }
+
+  /** Its credential is gone: the batch ends `failed` and each line fails for good, never read with another credential. */
+  async #disowned(batch: BatchRow): Promise<void> {
+    const { store, log } = this.#host;
+    const tasks = store.batches.inBatch(batch.id);
+    store.batches.end(batch.id, "failed", Date.now());
+    log.emit("BATCH_ENDED", { job_id: this.#host.spec().jobId, batch: batchView(store.batches.get(batch.id) as BatchRow) });
+    for (const task of tasks) await this.#host.settleLine(task, { kind: "permanent", error: DISOWNED_MESSAGE, errorKind: "llm_error", usage: { input_tokens: 0, output_tokens: 0 } });
   }
 
   #customId(task: TaskRow): string {
@@ -249,7 +230,7 @@ export class BatchRunner {
     const pending = store.batches.pendingOf(stage, 1);
     if (pending.length === 0) return;
     if (work.spent) return;
-    const { api, endpoint, work: calls } = await this.#provider(stage);
+    const { api, endpoint, work: calls, fingerprint } = await this.#provider(stage);
     const compiled = this.#compile(stage, calls);
     const lines: string[] = [];
     const taken: { row: TaskRow; reserved: { tokens: number; usd: number } }[] = [];
@@ -287,7 +268,7 @@ export class BatchRunner {
       return;
     }
     store.transaction(() => {
-      if (taken.length > 0) store.batches.add({ id, stage, provider: parseModel(calls.call.model).provider, requests: taken.length, created_at: now });
+      if (taken.length > 0) store.batches.add({ id, stage, provider: parseModel(calls.call.model).provider, requests: taken.length, created_at: now, credential: fingerprint });
       for (const { row, reserved } of taken) this.#inBatch(row, id, now, reserved);
       for (const { row } of unrenderable) this.#inBatch(row, id, now, { tokens: 0, usd: 0 });
       log.bump({ total_attempts: taken.length + unrenderable.length });
@@ -303,7 +284,13 @@ export class BatchRunner {
       this.#submitting.delete(id);
       return this.#refused(id, failureOutcome(err, calls.call.timeoutMs, "the batch could not be submitted"));
     }
+    // The id is accepted only if the provider's view of that batch is the one submitted (its metadata, its count of lines).
+    const verified = await api.verify(endpoint, providerId, id, taken.length).catch((err: unknown) => {
+      console.error("could not verify a submitted batch; taking the provider's answer", providerId, err);
+      return true;
+    });
     this.#submitting.delete(id);
+    if (!verified) return this.#refused(id, { kind: "transient", error: `The provider answered the batch's submission with ${providerId}, whose metadata or count of lines is not the submitted batch's.`, retryAfterMs: null, usage: { input_tokens: 0, output_tokens: 0 } });
     store.batches.submitted(id, providerId, Date.now(), Date.now() + this.#pollDelay(0));
     log.emit("BATCH_SUBMITTED", { job_id: spec.jobId, batch: batchView(store.batches.get(id) as BatchRow) });
     const ended = this.#host.status() !== "running" && this.#host.status() !== "paused";
@@ -325,6 +312,18 @@ export class BatchRunner {
     return this.#host.store.task(row.stage, row.idx) ?? row;
   }
 
+  /** A cancelled batch the provider never ends: polled no more; its lines are pending again, uncounted (as far as we know they never ran). */
+  #abandon(batch: BatchRow): void {
+    const { store, log } = this.#host;
+    console.error(`a cancelled provider batch did not end within ${MAX_CANCEL_WAIT_MS / 60_000} minutes; it is polled no more`, batch.provider_batch_id);
+    store.transaction(() => {
+      const tasks = store.batches.inBatch(batch.id);
+      for (const task of tasks) this.#unattempted(task);
+      log.bump({ total_attempts: -tasks.length });
+      store.batches.end(batch.id, "failed", Date.now());
+    });
+  }
+
   /** The provider refused the batch as a whole: each line's task takes the refusal as its attempt's outcome. */
   async #refused(id: string, outcome: AttemptOutcome): Promise<void> {
     const { store, log } = this.#host;
@@ -340,8 +339,8 @@ export class BatchRunner {
     const { store, log } = this.#host;
     let providerId: string | null = null;
     try {
-      const { api, endpoint } = await this.#provider(batch.stage);
-      providerId = await api.find(endpoint, batch.id);
+      const owner = await this.#owner(batch); // found only with the credential that submitted it
+      providerId = owner ? await owner.api.find(owner.endpoint, batch.id, batch.created_at) : null;
     } catch (err) {
       console.error("could not look for a lost batch; its lines go out again", err);
     }
@@ -362,7 +361,9 @@ export class BatchRunner {
     const { store, log } = this.#host;
     const spec = this.#host.spec();
     const providerId = batch.provider_batch_id as string;
-    const { api, endpoint, work } = await this.#provider(batch.stage);
+    const owner = await this.#owner(batch);
+    if (!owner) return this.#disowned(batch);
+    const { api, endpoint, work } = owner;
     let state;
     try {
       state = await api.retrieve(endpoint, providerId);
@@ -375,26 +376,32 @@ export class BatchRunner {
     store.batches.polled(batch.id, state, Date.now() + this.#pollDelay(batch.polls + 1));
     if (state.phase === "running") {
       if (changed) log.emit("BATCH_PROGRESS", { job_id: spec.jobId, batch: batchView(store.batches.get(batch.id) as BatchRow) });
+      if (batch.cancel_requested && batch.cancelled_at !== null && Date.now() - batch.cancelled_at > MAX_CANCEL_WAIT_MS) this.#abandon(batch);
       return;
     }
     if (state.phase === "failed") return this.#refused(batch.id, { kind: "transient", error: `The provider refused the batch: ${state.error}`, retryAfterMs: null, usage: { input_tokens: 0, output_tokens: 0 } });
     const compiled = this.#compile(batch.stage, work);
     const forcedTool = work.call.outputSchema?.type === "object";
-    const results = new Map((await api.results(endpoint, providerId, forcedTool)).map((r) => [r.customId, r]));
-    // Ended before its lines are settled: the last line may end the job, whose MAP_COMPLETED stays the last event.
     const tasks = store.batches.inBatch(batch.id);
     const left = batch.cancel_requested ? store.batches.ofBatch(batch.id).filter((t) => t.token !== `batch:${batch.id}`) : [];
+    const byId = new Map([...tasks, ...left].map((t) => [this.#customId(t), t]));
+    const read = await api.results(endpoint, providerId, forcedTool, { wanted: new Set(byId.keys()) });
+    const matched = matchResults(read.lines, (r) => lineOutcome(r, compiled, work));
+    // Ended before its lines are settled: the last line may end the job, whose MAP_COMPLETED stays the last event.
     store.batches.end(batch.id, "ended", Date.now());
     log.emit("BATCH_ENDED", { job_id: spec.jobId, batch: batchView(store.batches.get(batch.id) as BatchRow) });
-    for (const task of left) await this.#late(batch, task, results.get(this.#customId(task)), compiled, work);
+    for (const repeat of matched.repeats) this.#host.duplicated(byId.get(repeat.customId) as TaskRow, repeat.outcome);
+    for (const task of left) await this.#late(batch, task, matched.byId.get(this.#customId(task))?.result, compiled, work);
     for (const task of tasks) {
-      const result = results.get(this.#customId(task));
-      const outcome = result ? lineOutcome(result, compiled, work) : null;
+      const outcome = matched.byId.get(this.#customId(task))?.outcome ?? null;
       if (outcome) await this.#host.settleLine(task, outcome);
-      else store.transaction(() => {
-        this.#unattempted(task);
-        log.bump({ total_attempts: -1 });
-      });
+      else if (batch.cancel_requested) {
+        // A batch we cancelled: its lines that never ran go again (realtime, or in a later batch), not counted.
+        store.transaction(() => {
+          this.#unattempted(task);
+          log.bump({ total_attempts: -1 });
+        });
+      } else await this.#host.settleLine(task, missingLine(read.cut));
     }
   }
 
@@ -435,22 +442,5 @@ function isBatch(op: Operator, spec: JobSpec, stage: string): boolean {
     return op.work(spec, stage).kind === "batch";
   } catch {
     return false;
-  }
-}
-
-/** A line's result as an attempt's outcome (null: the line never ran). */
-function lineOutcome(result: LineResult, compiled: CompiledCall, work: BatchWork): AttemptOutcome | null {
-  const none = { input_tokens: 0, output_tokens: 0 };
-  switch (result.kind) {
-    case "answer":
-      return interpretText(result.response.text, compiled, work.call.maxOutputBytes, result.response.usage);
-    case "error":
-      return result.permanent
-        ? { kind: "permanent", error: result.message, errorKind: "llm_error", usage: none }
-        : { kind: "transient", error: result.message, retryAfterMs: null, usage: none };
-    case "expired":
-      return { kind: "expired", error: "The provider's batch window closed before this line ran.", usage: none };
-    case "cancelled":
-      return null;
   }
 }

@@ -24,6 +24,10 @@ export type BatchRow = {
   next_poll_at: number;
   polls: number;
   cancel_requested: number;
+  /** The fingerprint of the credential that submitted it (src/llm/batch/owner.ts); null: a batch stored before it was kept. */
+  credential: string | null;
+  /** When its cancel was asked for (null: never, or before it was kept). */
+  cancelled_at: number | null;
 };
 
 /** A batch as GET /v1/jobs/{id} and the BATCH_* events show it. */
@@ -50,8 +54,8 @@ export class BatchTable<TaskRow extends Record<string, SqlStorageValue> & { stag
     this.#sql = sql;
   }
 
-  add(row: Pick<BatchRow, "id" | "stage" | "provider" | "requests" | "created_at">): void {
-    this.#sql.exec("INSERT INTO batches (id, stage, provider, status, requests, created_at) VALUES (?, ?, ?, 'submitting', ?, ?)", row.id, row.stage, row.provider, row.requests, row.created_at);
+  add(row: Pick<BatchRow, "id" | "stage" | "provider" | "requests" | "created_at" | "credential">): void {
+    this.#sql.exec("INSERT INTO batches (id, stage, provider, status, requests, created_at, credential) VALUES (?, ?, ?, 'submitting', ?, ?, ?)", row.id, row.stage, row.provider, row.requests, row.created_at, row.credential);
   }
 
   get(id: string): BatchRow | null {
@@ -84,8 +88,8 @@ export class BatchTable<TaskRow extends Record<string, SqlStorageValue> & { stag
   }
 
   /** A cancel was asked for: polled again at `pollAt`, its backoff started over. */
-  cancelRequested(id: string, pollAt: number): void {
-    this.#sql.exec("UPDATE batches SET cancel_requested = 1, next_poll_at = ?, polls = 0 WHERE id = ?", pollAt, id);
+  cancelRequested(id: string, pollAt: number, now = Date.now()): void {
+    this.#sql.exec("UPDATE batches SET cancel_requested = 1, cancelled_at = COALESCE(cancelled_at, ?), next_poll_at = ?, polls = 0 WHERE id = ?", now, pollAt, id);
   }
 
   /** A stage's pending tasks, in index order (the next batch's lines). */

@@ -9,7 +9,7 @@ import { renderLimits } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
 import { isThrottle, type AttemptOutcome } from "../../src/engine/retry-policy";
 import type { TaskEnd, TaskEvent, TaskState } from "../../src/engine/task-machine";
-import { isTerminal, type Advance, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef } from "../../src/engine/types";
+import { isTerminal, type Advance, type ErrorKind, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef } from "../../src/engine/types";
 import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
@@ -100,6 +100,7 @@ export class JobRun {
       settleLine: (task, outcome) => settleLine(this, task, outcome),
       duplicated: (task, outcome) => duplicated(this, task, outcome, "batch"),
       budgetExhausted: () => this.#budgetExhausted(),
+      giveUp: (task, error, kind) => this.giveUp(task, error, kind),
       realtime: this.#realtime,
       startedAt: () => this.store.getMeta("started_at_ms") ?? Date.now(),
     });
@@ -345,11 +346,16 @@ export class JobRun {
       const work = this.op.work(this.spec, this.store.workStage(row.stage));
       const executor = executorOf(work);
       if (!executor.paced || !starved.has(executor.call(work).model)) continue;
-      const moved = this.step(row, { type: "give-up", error, errorKind: "rate_limited" });
-      if (moved?.advance) await this.afterChange(moved.advance);
+      await this.giveUp(row, error, "rate_limited");
       if (isTerminal(this.status)) return;
     }
     if (rows.length === GIVE_UP_PER_ALARM) await this.wakeAt(Date.now());
+  }
+
+  /** A pending task fails where it waits, without another call (the task machine's give-up), and what follows is applied. */
+  async giveUp(row: TaskRow, error: string, errorKind: ErrorKind): Promise<void> {
+    const moved = this.step(row, { type: "give-up", error, errorKind });
+    if (moved?.advance) await this.afterChange(moved.advance);
   }
 
   /** The next call does not fit the budget: pause the job (./lifecycle.ts), or end it `failed` (`on_exhausted`). */

@@ -19,6 +19,10 @@
  *      tasks.reserved_usd — the dollars a dispatch under way reserved against `token_budget.usd`
  *   7  batches (the provider batches of a job's batch stages: ./batch-table.ts); tasks.batch_id —
  *      the batch a running task is a line of (null: a slot's or a session's)
+ *   8  stages.step (the pipeline step a stage is part of)
+ *   9  batches.credential — the fingerprint of the credential that submitted the batch
+ *      (src/llm/batch/owner.ts; null: submitted before it was kept); batches.cancelled_at — when
+ *      its cancel was asked for
  */
 type Step = (sql: SqlStorage) => void;
 
@@ -104,6 +108,8 @@ const STEPS: Step[] = [
       CREATE INDEX tasks_batch ON tasks (batch_id) WHERE batch_id IS NOT NULL;`),
   // The step a stage is part of (a pipeline's): a fact, so its name is for people only.
   (sql) => sql.exec("ALTER TABLE stages ADD COLUMN step TEXT"),
+  // The credential a provider batch belongs to: it is polled, read and cancelled with that one only.
+  (sql) => sql.exec("ALTER TABLE batches ADD COLUMN credential TEXT; ALTER TABLE batches ADD COLUMN cancelled_at INTEGER"),
 ];
 
 type Row = Record<string, unknown>;

@@ -19,7 +19,12 @@
  * gate opens). A line with `batch_refuse=1` makes the batch's creation a 400; one with
  * `batch_fail=1` makes an OpenAI batch end `failed` (its validation errors, no output). A line with
  * `create_gate=1` makes the batch's creation answer only once its tag's gate opens — the batch
- * exists (and is billed) from the request on, as when an answer is slow to come back. Cancelled, it is `cancelling` for its lines' `cancel_ms=` (0 by default), then ends:
+ * exists (and is billed) from the request on, as when an answer is slow to come back. A line with
+ * `batch_omit=1` is left out of its ended batch's results (a provider that loses a line); one with
+ * `batch_lie=1` makes the creation answer with the id of another batch (a decoy, with no
+ * metadata and no lines), as a server that names someone else's batch would.
+ * As on the real APIs, a batch and its files are the key's that created them: another key is
+ * answered 404 (OpenAI's batches are a project's, Anthropic's a workspace's). Cancelled, it is `cancelling` for its lines' `cancel_ms=` (0 by default), then ends:
  * the lines done by the cancel are answered (OpenAI keeps them in the output file; Anthropic
  * reports them succeeded), and so are those with `on_cancel=ok` (under way when the cancel came:
  * billed); the others come back cancelled.
@@ -66,7 +71,7 @@ const nextId = (prefix: string) => `${prefix}${Date.now().toString(36)}${(++coun
 
 export class FakeBatches {
   readonly #batches = new Map<string, FakeBatch>();
-  readonly #files = new Map<string, { text: string; filename: string; purpose: string; createdAt: number }>();
+  readonly #files = new Map<string, { text: string; filename: string; purpose: string; createdAt: number; key?: string }>();
   readonly #answer: Answer;
   readonly #delayMs: () => number;
   readonly #gateOpen: (tag: string) => boolean;
@@ -102,7 +107,7 @@ export class FakeBatches {
       const [, id, action] = anthropic;
       if (req.method === "POST" && !id) return run(async () => send(200, await this.#createAnthropic(JSON.parse((await raw()).toString("utf8")) as Json, key, auth)));
       const batch = id ? this.#batches.get(id) : undefined;
-      if (!batch || batch.format !== "anthropic") return (send(404, { type: "error", error: { type: "not_found_error", message: "no such batch" } }), true);
+      if (!batch || batch.format !== "anthropic" || batch.key !== key) return (send(404, { type: "error", error: { type: "not_found_error", message: "no such batch" } }), true);
       if (req.method === "POST" && action === "cancel") batch.cancelledAt ??= Date.now();
       return run(async () => {
         await this.#progress(batch);
@@ -114,11 +119,11 @@ export class FakeBatches {
         send(200, this.#anthropicView(batch, `http://${req.headers.host ?? "127.0.0.1"}`));
       });
     }
-    if (path === "/v1/files" && req.method === "POST") return run(async () => send(200, await this.#upload(req, await raw())));
+    if (path === "/v1/files" && req.method === "POST") return run(async () => send(200, await this.#upload(req, await raw(), key)));
     const content = /^\/v1\/files\/([^/]+)\/content$/.exec(path);
     if (content && req.method === "GET") {
       const file = this.#files.get(content[1] ?? "");
-      if (!file) return (send(404, { error: { message: "No such File object", type: "invalid_request_error" } }), true);
+      if (!file || (file.key !== undefined && file.key !== key)) return (send(404, { error: { message: "No such File object", type: "invalid_request_error" } }), true);
       res.writeHead(200, { "content-type": "application/octet-stream" }).end(file.text);
       return true;
     }
@@ -134,7 +139,7 @@ export class FakeBatches {
     const openai = /^\/v1\/batches\/([^/]+)(?:\/(cancel))?$/.exec(path);
     if (openai) {
       const batch = this.#batches.get(openai[1] ?? "");
-      if (!batch || batch.format !== "openai") return (send(404, { error: { message: "No batch found", type: "invalid_request_error" } }), true);
+      if (!batch || batch.format !== "openai" || batch.key !== key) return (send(404, { error: { message: "No batch found", type: "invalid_request_error" } }), true);
       if (req.method === "POST" && openai[2] === "cancel") batch.cancelledAt ??= Date.now();
       return run(async () => send(200, await this.#openAiView(batch)));
     }
@@ -145,13 +150,13 @@ export class FakeBatches {
     return false;
   }
 
-  async #upload(req: IncomingMessage, body: Buffer) {
+  async #upload(req: IncomingMessage, body: Buffer, key: string) {
     const form = await new Request("http://fake/v1/files", { method: "POST", headers: req.headers as Record<string, string>, body: new Uint8Array(body) }).formData();
     const file = form.get("file");
     if (!(file instanceof Blob)) throw new Error("no file in the upload");
     const id = nextId("file-");
     const filename = file instanceof File ? file.name : "upload.jsonl";
-    this.#files.set(id, { text: await file.text(), filename, purpose: String(form.get("purpose")), createdAt: Date.now() });
+    this.#files.set(id, { text: await file.text(), filename, purpose: String(form.get("purpose")), createdAt: Date.now(), key });
     return { id, object: "file", bytes: file.size, created_at: secs(Date.now()), filename, purpose: String(form.get("purpose")), status: "processed", expires_at: null, status_details: null };
   }
 
@@ -163,7 +168,7 @@ export class FakeBatches {
     const batch = this.#add("openai", key, auth, lines.map((l) => ({ custom_id: l.custom_id, body: l.body })), (body.metadata as Json | null) ?? null);
     batch.inputFileId = String(body.input_file_id);
     await this.#heldCreation(batch);
-    return this.#openAiView(batch);
+    return this.#openAiView(this.#decoyFor(batch) ?? batch);
   }
 
   async #createAnthropic(body: Json, key: string, auth: string) {
@@ -171,7 +176,13 @@ export class FakeBatches {
     refuseIfAsked(requests.map((r) => r.params));
     const batch = this.#add("anthropic", key, auth, requests.map((r) => ({ custom_id: r.custom_id, body: r.params })), null);
     await this.#heldCreation(batch);
-    return this.#anthropicView(batch, "");
+    return this.#anthropicView(this.#decoyFor(batch) ?? batch, "");
+  }
+
+  /** A batch with a `batch_lie=1` line is answered with another batch of the key: a decoy with no lines and no metadata. */
+  #decoyFor(batch: FakeBatch): FakeBatch | null {
+    if (!batch.lines.some((l) => this.#field(l, "batch_lie") === "1")) return null;
+    return this.#add(batch.format, batch.key, batch.auth, [], null);
   }
 
   /** A batch with a `create_gate=1` line is answered once that line's tag's gate opens (it exists meanwhile). */
@@ -228,7 +239,7 @@ export class FakeBatches {
     const bad: string[] = [];
     batch.lines.forEach((line, i) => {
       const a = batch.settled?.[i] as (Answered & { cancelled?: boolean }) | undefined;
-      if (!a || a.cancelled) return;
+      if (!a || a.cancelled || this.#field(line, "batch_omit") === "1") return;
       const id = nextId("batch_req_");
       if (a.expired) bad.push(JSON.stringify({ id, custom_id: line.custom_id, response: null, error: { code: "batch_expired", message: "This request could not be executed before the completion window expired." } }));
       else (a.status === 200 ? ok : bad).push(JSON.stringify({ id, custom_id: line.custom_id, response: { status_code: a.status, request_id: nextId("req_"), body: a.json }, error: null }));
@@ -236,7 +247,7 @@ export class FakeBatches {
     const file = (lines: string[]) => {
       if (lines.length === 0) return null;
       const id = nextId("file-");
-      this.#files.set(id, { text: lines.join("\n") + "\n", filename: `${batch.id}.jsonl`, purpose: "batch_output", createdAt: Date.now() });
+      this.#files.set(id, { text: lines.join("\n") + "\n", filename: `${batch.id}.jsonl`, purpose: "batch_output", createdAt: Date.now(), key: batch.key });
       return id;
     };
     batch.outputFileId = file(ok);
@@ -290,12 +301,14 @@ export class FakeBatches {
   }
 
   #anthropicResults(batch: FakeBatch): string {
-    return batch.lines.map((line, i) => {
+    const lines = batch.lines.filter((line) => this.#field(line, "batch_omit") !== "1").map((line) => {
+      const i = batch.lines.indexOf(line);
       const a = batch.settled?.[i] as Answered & { cancelled?: boolean };
       const result = a.cancelled ? { type: "canceled" } : a.expired ? { type: "expired" }
         : a.status === 200 ? { type: "succeeded", message: a.json }
         : { type: "errored", error: { type: "error", error: (a.json as { error?: unknown } | undefined)?.error ?? { type: "api_error", message: "failed" } } };
       return JSON.stringify({ custom_id: line.custom_id, result });
-    }).join("\n") + "\n";
+    });
+    return lines.map((l) => `${l}\n`).join(""); // JSONL: a line each, nothing when none
   }
 }

@@ -11,7 +11,7 @@ import type { BatchCreateParams } from "@anthropic-ai/sdk/resources/messages/bat
 import { clientFor, messageParams, readMessage } from "../anthropic";
 import { ProviderFailure } from "../errors";
 import type { ModelRequest } from "../types";
-import type { BatchApi, BatchState, LineResult } from "./types";
+import { MAX_RESULT_CHARS, MAX_RESULT_LINE_CHARS, type BatchApi, type BatchState, type LineResult } from "./types";
 
 /** Error types a retry cannot change. */
 const PERMANENT = new Set(["invalid_request_error", "authentication_error", "permission_error", "not_found_error", "request_too_large"]);
@@ -33,11 +33,18 @@ export const anthropicBatch: BatchApi = {
     return { phase: batch.processing_status === "ended" ? "ended" : "running", status: batch.processing_status, completed: c.succeeded, failed: c.errored + c.expired + c.canceled, error: null };
   },
 
-  async results(endpoint, providerId, forcedTool) {
+  async results(endpoint, providerId, forcedTool, read) {
     const out: LineResult[] = [];
+    let left = MAX_RESULT_CHARS;
     for await (const line of await clientFor(endpoint).messages.batches.results(providerId)) {
       const customId = line.custom_id;
+      if (!read.wanted.has(customId)) continue;
       const result = line.result;
+      // The SDK hands the lines parsed, one at a time: each is measured as the JSON it came as.
+      const size = JSON.stringify(result).length;
+      if (size > MAX_RESULT_LINE_CHARS) continue; // missing: sent again in a later batch
+      left -= size;
+      if (left < 0) return { lines: out, cut: true };
       if (result.type === "succeeded") {
         try {
           out.push({ customId, kind: "answer", response: readMessage(result.message as Message, forcedTool) });
@@ -49,7 +56,7 @@ export const anthropicBatch: BatchApi = {
         out.push({ customId, kind: "error", message: `${type}: ${result.error.error.message}`, permanent: PERMANENT.has(type) });
       } else out.push({ customId, kind: result.type === "expired" ? "expired" : "cancelled" });
     }
-    return out;
+    return { lines: out, cut: false };
   },
 
   async cancel(endpoint, providerId) {
@@ -57,4 +64,10 @@ export const anthropicBatch: BatchApi = {
   },
 
   find: async () => null,
+
+  async verify(endpoint, providerId, _localId, requests) {
+    const batch = await clientFor(endpoint).messages.batches.retrieve(providerId);
+    const c = batch.request_counts;
+    return batch.id === providerId && c.processing + c.succeeded + c.errored + c.canceled + c.expired === requests;
+  },
 };

@@ -3,13 +3,18 @@
  * with purpose `batch`, the batch runs `/v1/chat/completions` within the `24h` window and carries
  * `metadata.fanout_batch` (the coordinator's id, so a restart finds it). Results: the output file
  * (status 200 lines) and the error file (failed requests; `batch_expired` for lines the window
- * closed on). Caps: 50,000 requests or 200 MB a batch.
+ * closed on), read as they stream in, never whole (./types.ts bounds what is kept). Caps: 50,000
+ * requests or 200 MB a batch.
  */
 import { toFile } from "openai";
 import { chatParams, clientFor, readCompletion } from "../openai";
 import { ProviderFailure } from "../errors";
 import type { ModelRequest, ProviderEndpoint } from "../types";
-import { isPermanentStatus, type BatchApi, type BatchState, type LineResult } from "./types";
+import { isPermanentStatus, MAX_RESULT_CHARS, MAX_RESULT_LINE_CHARS, type BatchApi, type BatchState, type LineResult, type ResultRead } from "./types";
+import { streamLines, type ReadBudget } from "./stream-lines";
+
+/** How far back a restart's lookup pages through the key's batches (newest first): to its batch's creation, and at most this many. */
+const MAX_FOUND_BATCHES = 5_000;
 
 const ENDED = new Set(["completed", "expired", "cancelled"]);
 
@@ -42,10 +47,15 @@ function lineResult(text: string): LineResult | null {
   return { customId, kind: "error", message: `${status ?? "error"}: ${message}`, permanent: status !== null && isPermanentStatus(status) };
 }
 
-async function fileLines(endpoint: ProviderEndpoint, fileId: string | null | undefined): Promise<LineResult[]> {
-  if (!fileId) return [];
-  const text = await (await clientFor(endpoint).files.content(fileId)).text();
-  return text.split("\n").flatMap((l) => (l.trim() ? (lineResult(l) ?? []) : []));
+/** A file's result lines that `read` wants, read as they stream in within `budget`. */
+async function fileLines(endpoint: ProviderEndpoint, fileId: string | null | undefined, read: ResultRead, budget: ReadBudget): Promise<LineResult[]> {
+  if (!fileId || budget.cut) return [];
+  const out: LineResult[] = [];
+  for await (const text of streamLines(await clientFor(endpoint).files.content(fileId), budget)) {
+    const line = text.trim() ? lineResult(text) : null;
+    if (line && read.wanted.has(line.customId)) out.push(line);
+  }
+  return out;
 }
 
 export const openAiBatch: BatchApi = {
@@ -75,17 +85,29 @@ export const openAiBatch: BatchApi = {
     };
   },
 
-  async results(endpoint, providerId) {
+  async results(endpoint, providerId, _forcedTool, read) {
     const batch = await clientFor(endpoint).batches.retrieve(providerId);
-    return [...(await fileLines(endpoint, batch.output_file_id)), ...(await fileLines(endpoint, batch.error_file_id))];
+    const budget: ReadBudget = { left: MAX_RESULT_CHARS, lineMax: MAX_RESULT_LINE_CHARS, cut: false };
+    const lines = [...(await fileLines(endpoint, batch.output_file_id, read, budget)), ...(await fileLines(endpoint, batch.error_file_id, read, budget))];
+    return { lines, cut: budget.cut };
   },
 
   async cancel(endpoint, providerId) {
     await clientFor(endpoint).batches.cancel(providerId);
   },
 
-  async find(endpoint, localId) {
-    const page = await clientFor(endpoint).batches.list({ limit: 100 });
-    return page.data.find((b) => b.metadata?.fanout_batch === localId)?.id ?? null;
+  async find(endpoint, localId, createdAt) {
+    // Newest first: every batch the key made since this one was created (a minute's slack for clocks), not only the last 100.
+    let seen = 0;
+    for await (const batch of clientFor(endpoint).batches.list({ limit: 100 })) {
+      if (batch.metadata?.fanout_batch === localId) return batch.id;
+      if (batch.created_at * 1000 < createdAt - 60_000 || ++seen >= MAX_FOUND_BATCHES) return null;
+    }
+    return null;
+  },
+
+  async verify(endpoint, providerId, localId) {
+    const batch = await clientFor(endpoint).batches.retrieve(providerId);
+    return batch.id === providerId && batch.metadata?.fanout_batch === localId;
   },
 };
