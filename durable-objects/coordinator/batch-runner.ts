@@ -54,7 +54,8 @@ import type { UsageSums } from "../../src/engine/counters";
 import type { AttemptFacts, Stepped, StepWrite } from "./task-steps";
 import { WorkBudget } from "../../src/engine/work-budget";
 import { credentialFingerprint, DISOWNED_MESSAGE } from "../../src/llm/batch/owner";
-import { lineOutcome, matchResults, missingLine } from "./batch-results";
+import { matchResults } from "./batch-results";
+import { lineOutcome, missingLine } from "./batch-lines";
 import { BatchDeadlines } from "./batch-deadlines";
 
 const POLL_MIN_MS = 5_000; // the first poll after a submission; BATCH_POLL_MS overrides it (tests)

@@ -129,11 +129,16 @@ export class FakeBatches {
     }
     if (path === "/v1/batches" && req.method === "POST") return run(async () => send(200, await this.#createOpenAi(JSON.parse((await raw()).toString("utf8")) as Json, key, auth)));
     if (path === "/v1/batches" && req.method === "GET") {
-      const data = [...this.#batches.values()].filter((b) => b.format === "openai" && b.key === key).reverse();
+      // Newest first, a page of `limit` (default 20, at most 100) after the id `after`, as OpenAI pages its list.
+      const all = [...this.#batches.values()].filter((b) => b.format === "openai" && b.key === key).reverse();
+      const after = url.searchParams.get("after");
+      const from = after ? all.findIndex((b) => b.id === after) + 1 : 0;
+      const limit = Math.min(100, Math.max(1, Number(url.searchParams.get("limit") ?? 20) || 20));
+      const data = all.slice(from, from + limit);
       return run(async () => {
         const views = [];
         for (const b of data) views.push(await this.#openAiView(b));
-        send(200, { object: "list", data: views, first_id: views[0]?.id ?? null, last_id: views.at(-1)?.id ?? null, has_more: false });
+        send(200, { object: "list", data: views, first_id: views[0]?.id ?? null, last_id: views.at(-1)?.id ?? null, has_more: from + limit < all.length });
       });
     }
     const openai = /^\/v1\/batches\/([^/]+)(?:\/(cancel))?$/.exec(path);

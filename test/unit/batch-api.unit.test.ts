@@ -49,13 +49,20 @@ describe.each(cases)("%s batches", (name, api, model, endpointOf) => {
     expect((await api.retrieve(endpoint, id)).phase).toBe("running");
     const state = await ended(api, endpoint, id);
     expect(state).toMatchObject({ phase: "ended", completed: 1, failed: name === "OpenAI" ? 2 : 2 });
-    const results = new Map((await api.results(endpoint, id, true)).map((r) => [r.customId, r]));
+    const read = await api.results(endpoint, id, true, { wanted: new Set(["s0-0", "s0-1", "s0-2"]) });
+    expect(read.cut).toBe(false);
+    const results = new Map(read.lines.map((r) => [r.customId, r]));
     const answer = results.get("s0-0");
     expect(answer).toMatchObject({ kind: "answer", response: { finishReason: "stop" } });
     expect(JSON.parse(answer?.kind === "answer" ? answer.response.text : "{}")).toHaveProperty("answer");
     expect(answer?.kind === "answer" && answer.response.usage.input_tokens).toBeGreaterThan(0);
     expect(results.get("s0-1")).toMatchObject({ kind: "error", permanent: true });
     expect(results.get("s0-2")).toEqual({ customId: "s0-2", kind: "expired" });
+    // Only the lines asked for are kept (a provider's file may hold others: they are read past, not kept).
+    expect((await api.results(endpoint, id, true, { wanted: new Set(["s0-1"]) })).lines.map((r) => r.customId)).toEqual(["s0-1"]);
+    // The id is the submitted batch's: its metadata (OpenAI) or its count of lines (Anthropic) say so.
+    expect(await api.verify(endpoint, id, `local-${name}`, 3)).toBe(true);
+    expect(await api.verify(endpoint, id, name === "OpenAI" ? "someone-else" : `local-${name}`, name === "OpenAI" ? 3 : 4)).toBe(false);
   });
 
   it("cancels a batch: its unfinished lines come back cancelled (or not at all)", async () => {
@@ -65,7 +72,7 @@ describe.each(cases)("%s batches", (name, api, model, endpointOf) => {
     await api.cancel(endpoint, id);
     const state = await ended(api, endpoint, id);
     expect(state.phase).toBe("ended");
-    const results = await api.results(endpoint, id, true);
+    const results = (await api.results(endpoint, id, true, { wanted: new Set(["s1-0"]) })).lines;
     expect(results.every((r) => r.kind === "cancelled")).toBe(true);
   });
 });
@@ -74,9 +81,19 @@ describe("finding a lost batch", () => {
   it("finds an OpenAI batch by the coordinator's id in its metadata; Anthropic has none to find by", async () => {
     const endpoint = { apiKey: "sk-find", baseUrl: `${fake.url}/v1` };
     const id = await openAiBatch.submit(endpoint, [openAiBatch.line("s0-0", request({ provider: "openai", name: "gpt-4o-mini" }, "x"))], "lost-7");
-    expect(await openAiBatch.find(endpoint, "lost-7")).toBe(id);
-    expect(await openAiBatch.find(endpoint, "never")).toBeNull();
-    expect(await anthropicBatch.find({ apiKey: "k", baseUrl: fake.url }, "lost-7")).toBeNull();
+    const since = Date.now() - 1_000;
+    expect(await openAiBatch.find(endpoint, "lost-7", since)).toBe(id);
+    expect(await openAiBatch.find(endpoint, "never", since)).toBeNull();
+    expect(await anthropicBatch.find({ apiKey: "k", baseUrl: fake.url }, "lost-7", since)).toBeNull();
+  });
+
+  it("pages back through the key's batches, not only its last 100", async () => {
+    const endpoint = { apiKey: "sk-find-many", baseUrl: `${fake.url}/v1` };
+    const line = openAiBatch.line("s0-0", request({ provider: "openai", name: "gpt-4o-mini" }, "x"));
+    const since = Date.now() - 1_000;
+    const first = await openAiBatch.submit(endpoint, [line], "lost-first");
+    for (let i = 0; i < 120; i++) await openAiBatch.submit(endpoint, [line], `later-${i}`);
+    expect(await openAiBatch.find(endpoint, "lost-first", since)).toBe(first);
   });
 });
 

@@ -11,7 +11,7 @@ import { INVOCATION_RENDER_STEPS, sizeOf, WorkBudget } from "../../../src/engine
 import { DEFAULT_RENDER_LIMITS } from "../../../src/template/budget";
 import { mapOperator } from "../../../src/operators/map/plan";
 import { compileTemplate } from "../../../src/template/jinja";
-import { base, call } from "../engine/specs";
+import { base, call } from "./specs";
 
 const mapSpec = (template: string) => ({ ...base("map"), call: call(template) });
 
