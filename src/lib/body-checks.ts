@@ -5,12 +5,14 @@
  * - its JSON may nest at most MAX_JSON_DEPTH levels and hold at most MAX_JSON_MEMBERS members in
  *   one array or object (400), found by an iterative scan before any parse, so nothing after it
  *   (canonical JSON, schema walking, template values) can overflow the stack, and no parse or
- *   validation spends seconds on millions of members only to refuse them.
+ *   validation spends seconds on millions of members only to refuse them;
+ * - it must be valid UTF-8 (400: never decoded with replacement characters), and hold no number
+ *   past what a double holds (400: `1e309` would silently become null).
  * Hono caches the body read here; the route's own parse reuses it.
  */
 import { createMiddleware } from "hono/factory";
 import { ApiError, unsupportedMediaType } from "./errors";
-import { jsonShape, MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from "./json-depth";
+import { jsonShape, MAX_JSON_DEPTH, MAX_JSON_MEMBERS, overflowingNumber } from "./json-depth";
 import type { AppEnv } from "../app-env";
 
 /** The methods whose body is read (checked here and by the size limit); other methods' bodies are ignored. */
@@ -30,7 +32,12 @@ export const refuseDeepJson = createMiddleware<AppEnv>(async (c, next) => {
     if ((await c.req.arrayBuffer()).byteLength === 0) return next();
     throw unsupportedMediaType();
   }
-  const text = await c.req.text();
+  let text: string;
+  try {
+    text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(await c.req.arrayBuffer());
+  } catch {
+    throw new ApiError(400, "invalid_request", "The body is not valid UTF-8.", { details: [{ path: "(body)", message: "not valid UTF-8" }] });
+  }
   if (text.length === 0) return next();
   const { depth, widest } = jsonShape(text);
   if (depth > MAX_JSON_DEPTH) {
@@ -41,6 +48,12 @@ export const refuseDeepJson = createMiddleware<AppEnv>(async (c, next) => {
   if (widest > MAX_JSON_MEMBERS) {
     throw new ApiError(400, "invalid_request", `An array or object in the JSON body holds more than ${MAX_JSON_MEMBERS} members.`, {
       details: [{ path: "(body)", message: `more than ${MAX_JSON_MEMBERS} members in one array or object (items: at most the deployment's MAX_ITEMS_PER_JOB)` }],
+    });
+  }
+  const huge = overflowingNumber(text);
+  if (huge !== null) {
+    throw new ApiError(400, "invalid_request", `The JSON body holds a number past what a double holds (${huge}); send it as a string.`, {
+      details: [{ path: "(body)", message: `the number ${huge} is out of range` }],
     });
   }
   return next();

@@ -64,3 +64,44 @@ export function jsonShape(text: string, maxDepth = MAX_JSON_DEPTH, maxMembers = 
   }
   return { depth: deepest, widest };
 }
+
+/**
+ * The first number literal of JSON text whose magnitude is past what a double holds (JSON.parse
+ * would make it Infinity, and JSON.stringify then null: `1e309` silently becomes null), or null.
+ * One scan, outside strings: a number's decimal exponent is its integer digits (less leading
+ * zeros) plus its exponent part.
+ */
+export function overflowingNumber(text: string): string | null {
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (inString) {
+      if (ch === 92) i++;
+      else if (ch === 34) inString = false;
+      continue;
+    }
+    if (ch === 34) {
+      inString = true;
+      continue;
+    }
+    if (ch !== 45 && (ch < 48 || ch > 57)) continue;
+    const start = i;
+    if (ch === 45) i++;
+    while (i < text.length && text.charCodeAt(i) === 48) i++; // leading zeros
+    let digits = 0;
+    while (i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) (i++, digits++);
+    if (text.charCodeAt(i) === 46) for (i++; i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57; ) i++;
+    let exponent = 0;
+    if (text.charCodeAt(i) === 101 || text.charCodeAt(i) === 69) {
+      i++;
+      const sign = text.charCodeAt(i) === 45 ? -1 : 1;
+      if (text.charCodeAt(i) === 45 || text.charCodeAt(i) === 43) i++;
+      let e = 0;
+      while (i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) e = Math.min(1e6, e * 10 + (text.charCodeAt(i++) - 48));
+      exponent = sign * e;
+    }
+    if (digits > 0 && digits - 1 + exponent >= 308 && !Number.isFinite(Number(text.slice(start, i)))) return text.slice(start, Math.min(i, start + 40));
+    i--; // the loop's i++ moves past the number
+  }
+  return null;
+}

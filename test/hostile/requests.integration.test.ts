@@ -70,6 +70,49 @@ describe("refused before anything is stored", () => {
   });
 });
 
+describe("values that would change on the way in are refused, not changed", () => {
+  it.each([
+    ["1e309 in an item", '{"inputs": [{"n": 1e309}], "prompt_template": "{{ item }}", "model": "openai/x"}', /1e309/],
+    ["a 400-digit integer", `{"inputs": [${"9".repeat(400)}], "prompt_template": "{{ item }}", "model": "openai/x"}`, /out of range|past what a double holds/],
+    ["-2e308 in metadata", '{"inputs": ["a"], "prompt_template": "{{ item }}", "model": "openai/x", "metadata": {"m": -2e308}}', /-2e308/],
+  ])("%s → 400, nothing stored", async (_name, raw, message) => {
+    const { key } = await tenantWithKey();
+    const before = await countRows("jobs");
+    const res = await request("POST", "/v1/map", { token: key, raw });
+    await expectRefusal(res, 400, "invalid_request", "(body)");
+    expect(res.body.error.message).toMatch(message);
+    expect(await countRows("jobs")).toBe(before);
+  });
+
+  it("numbers a double holds, and strings that look like huge numbers, pass", async () => {
+    const { key } = await tenantWithKey();
+    const raw = '{"inputs": [{"a": 1.7976931348623157e308, "b": 1e-400, "c": "1e309", "d": 0.000001e310}], "prompt_template": "{{ item }}", "model": "openai/x"}';
+    const res = await request("POST", "/v1/map?dry_run=true", { token: key, raw });
+    // Past the body's checks (this deployment has no OpenAI key: the model is what it refuses).
+    expect(res.body.error?.details?.[0]?.path, JSON.stringify(res.body)).toBe("model");
+  });
+
+  it("a body that is not valid UTF-8 → 400, never decoded with replacement characters", async () => {
+    const { key } = await tenantWithKey();
+    const before = await countRows("jobs");
+    const text = new TextEncoder().encode('{"inputs": ["caf\u00e9 ?"], "prompt_template": "{{ item }}", "model": "openai/x"}');
+    const bytes = new Uint8Array([...text]);
+    bytes[bytes.indexOf(63)] = 0xff; // the ? becomes a byte no UTF-8 text holds
+    const res = await request("POST", "/v1/map", { token: key, bytes });
+    await expectRefusal(res, 400, "invalid_request", "(body)");
+    expect(res.body.error.message).toMatch(/not valid UTF-8/);
+    expect(await countRows("jobs")).toBe(before);
+  });
+
+  it("a category named __proto__, constructor or prototype → 400 at its path", async () => {
+    const { key } = await tenantWithKey();
+    for (const name of ["__proto__", "constructor", "prototype"]) {
+      const res = await request("POST", "/v1/classify", { token: key, body: { inputs: ["a"], model: "openai/x", categories: [{ name: "ok" }, { name }] } });
+      await expectRefusal(res, 400, "invalid_request", "categories[1].name");
+    }
+  });
+});
+
 describe("admission cannot be raced past", () => {
   it("20 concurrent submissions against a limit of 2 start exactly 2 jobs; the rest are 429 with Retry-After", async () => {
     const { key, tenantId } = await tenantWithKey();

@@ -8,11 +8,11 @@ export const ADMIN = "fanout-local-admin-token";
 export async function request(
   method: string,
   path: string,
-  options: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {},
+  options: { token?: string; body?: unknown; raw?: string; bytes?: Uint8Array; headers?: Record<string, string> } = {},
 ): Promise<{ status: number; body: any; headers: Headers }> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  const payload = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+  const payload = options.bytes ?? options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   if (payload !== undefined) headers["content-type"] ??= "application/json";
   const res = await exports.default.fetch(new Request(`http://fanout.test${path}`, { method, headers, body: payload }));
   const text = await res.text();

@@ -4,6 +4,7 @@ import { baseJobFields } from "../base-fields";
 import { MAX_MAP_CONCURRENCY } from "../../engine/limits";
 import { CascadeSchema } from "../cascade-field";
 import { executionField } from "../execution-field";
+import { PROTOTYPE_NAMES } from "../../lib/records";
 
 export const MAX_CATEGORIES = 200;
 export const DEFAULT_CLASSIFY_TEMPLATE = "Classify this item:\n{{ item }}";
@@ -27,6 +28,8 @@ export const ClassifyRequestSchema = z
         const seen = new Set<string>();
         list.forEach((c, i) => {
           if (seen.has(c.name)) ctx.addIssue({ code: "custom", path: [i, "name"], message: `the name "${c.name}" is used twice` });
+          // A label is a key of the job's counts: never one of an object's own names.
+          if (PROTOTYPE_NAMES.has(c.name)) ctx.addIssue({ code: "custom", path: [i, "name"], message: `"${c.name}" cannot be a category name` });
           seen.add(c.name);
         });
       })
