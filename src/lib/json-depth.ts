@@ -89,7 +89,7 @@ export function overflowingNumber(text: string): string | null {
     if (ch === 45) i++;
     while (i < text.length && text.charCodeAt(i) === 48) i++; // leading zeros
     let digits = 0;
-    while (i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57) (i++, digits++);
+    for (; i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57; i++) digits++;
     if (text.charCodeAt(i) === 46) for (i++; i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57; ) i++;
     let exponent = 0;
     if (text.charCodeAt(i) === 101 || text.charCodeAt(i) === 69) {
