@@ -1012,7 +1012,7 @@ export interface components {
         /** @description How the job's independent calls run: `realtime` (default); `batch`, through the provider's batch API (OpenAI Batch, Anthropic Message Batches: half the price, results within the provider's 24 h window; 400 `unsupported_execution_mode` for a provider without one); `auto`, batch first, the unfinished items realtime when the deadline comes near (realtime where the provider has no batch API). A fold's reductions and agent turns always run realtime. */
         ExecutionRequest: {
             /**
-             * @description auto: by when, from the job's start, every item should have a result, in seconds (up to 7 days). The unfinished items move to realtime when the time left is what they need there: one call (at most 10 s, or the call's timeout) per concurrency slot in turn
+             * @description By when, from the job's start, every item should have a result, in seconds (up to 7 days). auto: the unfinished items move to realtime when the time left is what they need there (one call, at most 10 s or the call's timeout, per concurrency slot in turn). batch: past it the open provider batches are cancelled and the items without a result fail `expired`
              * @default 86400
              */
             deadline_secs?: number;
