@@ -87,6 +87,34 @@ describe("a provider's retry-after on a pacer shared by tenants", () => {
   });
 });
 
+describe("the tokens a lease reserves", () => {
+  it("are corrected by the provider's count of the prompts: a measured ratio, once three calls have reported", async () => {
+    const coordinator = env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(`job_ratio_${crypto.randomUUID()}`)) as DurableObjectStub<JobCoordinator>;
+    const credential = `cred_ratio_${crypto.randomUUID()}`;
+    await runInDurableObject(coordinator, async () => {
+      let opened = 0;
+      const kept = { credential: null as string | null, paces: false, view: NO_PACING };
+      // Each prompt is estimated at 10 tokens; the provider counts 40 (a tokenizer's count, a schema sent with it).
+      const link = new PacingLink(env, { get: () => kept, set: (part) => Object.assign(kept, part) }, { nextCall: () => ({ prompt: 10, maxTokens: null }), roomOpened: () => opened++, inFlight: () => 0 }, () => undefined, "openai/gpt-x", new OwnLimit());
+      const spec = { jobId: "job_ratio", tenantId: "ten_a", model: "openai/gpt-x", concurrency: 16 } as JobSpecBase;
+      await link.join(spec, credential, { rpm: 60_000, tpm: 12_000 }); // a bucket of 100 tokens: 10 calls of 10, 2 of 40
+      const leased = async () => {
+        const before = opened;
+        link.want(spec, 10);
+        await expect.poll(() => opened).toBeGreaterThan(before);
+        const room = link.room(spec);
+        for (let i = 0; i < room; i++) link.started(spec);
+        return room;
+      };
+      expect(await leased()).toBe(10);
+      const report = { kind: "success", output: {}, usage: { input_tokens: 40, output_tokens: 0 } } as const;
+      for (let i = 0; i < 3; i++) link.observe(spec, report);
+      await new Promise((r) => setTimeout(r, 1_100)); // the bucket refills (100 tokens in half a second)
+      expect(await leased()).toBeLessThanOrEqual(3); // 40 a call now: 2 fit, and what refills while the ask is under way
+    });
+  });
+});
+
 describe("a job's pacing when its pacer cannot be asked", () => {
   it("sends its calls unpaced for a while, without asking again meanwhile", async () => {
     const coordinator = env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(`job_pacing_${crypto.randomUUID()}`)) as DurableObjectStub<JobCoordinator>;
