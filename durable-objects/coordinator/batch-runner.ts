@@ -61,7 +61,7 @@ import { BatchDeadlines } from "./batch-deadlines";
 const POLL_MIN_MS = 5_000; // the first poll after a submission; BATCH_POLL_MS overrides it (tests)
 const POLL_MAX_MS = 60_000; // a long batch is polled once a minute
 const MAX_BATCH_BYTES = 32 * 1024 * 1024; // one batch's JSONL in memory: well under a Durable Object's 128 MB
-const MAX_CANCEL_WAIT_MS = 60 * 60_000; // a cancelled batch still not ended after this is polled no more (its lines never ran, as far as we know)
+const MAX_CANCEL_WAIT_MS = 60 * 60_000; // a cancelled batch still not ended after this is polled no more (its lines never ran, as far as we know); BATCH_CANCEL_WAIT_MS overrides it (tests)
 
 type BatchWork = Extract<StageWork, { kind: "batch" }>;
 type StageProvider = { api: BatchApi; endpoint: ProviderEndpoint; work: BatchWork; fingerprint: string };
@@ -176,6 +176,10 @@ export class BatchRunner {
 
   views() {
     return this.#host.store.batches.all().map(batchView);
+  }
+
+  #cancelWaitMs(): number {
+    return Number(readVar(this.#host.env, "BATCH_CANCEL_WAIT_MS") ?? MAX_CANCEL_WAIT_MS) || MAX_CANCEL_WAIT_MS;
   }
 
   #pollDelay(polls: number): number {
@@ -316,7 +320,7 @@ export class BatchRunner {
   /** A cancelled batch the provider never ends: polled no more; its lines are pending again, uncounted (as far as we know they never ran). */
   #abandon(batch: BatchRow): void {
     const { store, log } = this.#host;
-    console.error(`a cancelled provider batch did not end within ${MAX_CANCEL_WAIT_MS / 60_000} minutes; it is polled no more`, batch.provider_batch_id);
+    console.error(`a cancelled provider batch did not end within ${this.#cancelWaitMs() / 1000} s; it is polled no more`, batch.provider_batch_id);
     store.transaction(() => {
       const tasks = store.batches.inBatch(batch.id);
       for (const task of tasks) this.#unattempted(task);
@@ -377,7 +381,7 @@ export class BatchRunner {
     store.batches.polled(batch.id, state, Date.now() + this.#pollDelay(batch.polls + 1));
     if (state.phase === "running") {
       if (changed) log.emit("BATCH_PROGRESS", { job_id: spec.jobId, batch: batchView(store.batches.get(batch.id) as BatchRow) });
-      if (batch.cancel_requested && batch.cancelled_at !== null && Date.now() - batch.cancelled_at > MAX_CANCEL_WAIT_MS) this.#abandon(batch);
+      if (batch.cancel_requested && batch.cancelled_at !== null && Date.now() - batch.cancelled_at > this.#cancelWaitMs()) this.#abandon(batch);
       return;
     }
     if (state.phase === "failed") return this.#refused(batch.id, { kind: "transient", error: `The provider refused the batch: ${state.error}`, retryAfterMs: null, usage: { input_tokens: 0, output_tokens: 0 } });

@@ -72,6 +72,17 @@ describe("lines a batch leaves out, and the batch mode's deadline", () => {
     expect(await fakeBatches(tag)).toHaveLength(2); // the first batch, then one more for the missing line's retry
   });
 
+  it("a cancelled batch the provider never ends is polled no more after the wait (BATCH_CANCEL_WAIT_MS here, an hour by default)", async () => {
+    const tenant = await ownKeyTenant();
+    const tag = uniqueTag("batch-stuck");
+    const created = await call(base(), "POST", "/v1/map", { token: tenant.key, body: job(tag, ["steps=ok batch_ms=600000 cancel_ms=600000"]) });
+    await submitted(tenant.key, created.body.job_id);
+    expect((await call(base(), "POST", `/v1/jobs/${created.body.job_id}/cancel`, { token: tenant.key })).status).toBe(202);
+    await expect.poll(async () => (await call(base(), "GET", `/v1/jobs/${created.body.job_id}`, { token: tenant.key })).body.batches?.[0]?.status, { timeout: 30_000 }).toBe("failed");
+    const [batch] = await fakeBatches(tag);
+    expect(batch).toMatchObject({ cancelled: true, ended: false }); // still "cancelling" at the provider: we stopped asking
+  });
+
   it("execution mode batch past its deadline_secs: the open batch is cancelled and the items without a result fail expired", async () => {
     const tenant = await ownKeyTenant();
     const tag = uniqueTag("batch-deadline");
