@@ -40,7 +40,7 @@ export async function setup(project: TestProject): Promise<void> {
       SSE_KEEPALIVE_SECS: "1",
       WEBHOOK_RETRY_SCHEDULE_SECS: "1,1,2",
       BATCH_POLL_MS: "100", // provider batches polled every 100 ms at first (the fake's end after 300 ms)
-      BATCH_CANCEL_WAIT_MS: "3000", // a cancelled batch that has not ended after 3 s is polled no more
+      BATCH_CANCEL_WAIT_MS: "8000", // a cancelled batch that has not ended after 8 s is polled no more (the slowest cancel the tests script is 4 s)
     },
   });
   project.provide("fanoutUrl", fanout.url);
