@@ -9,11 +9,11 @@
  * - S13: three tenants on one deployment key of 6,000 RPM, S13_ITEMS (default 1,000) small items
  *   each, started together: each tenant's calls while all three run, as a share of the limit;
  *   then one tenant alone.
- * - S15: fairness on a slow shared key (120 RPM on the deployment key's S15 model): tenant A runs
+ * - S18: fairness on a slow shared key (120 RPM on the deployment key's S18 model): tenant A runs
  *   three jobs of 60 items; once they are under way tenant B submits 10. B's wall time against the
  *   10 s its half of the key takes, and each tenant's share of the calls while B ran (#48: a tenant
  *   with more jobs took ~88 %, and B took 31.7 s).
- * PACING_ONLY=S12,S13,S15 runs some of them (all by default).
+ * PACING_ONLY=S12,S13,S18 runs some of them (all by default).
  * The pacer's round trips: each job's coordinator logs how often it asked its pacer when it ends
  * (durable-objects/coordinator/pacing.ts); the table shows them as asks a second over the run.
  */
@@ -35,8 +35,8 @@ const S12_LIMITS: LimitConfig = { rpm: Number(process.env.S12_RPM ?? 600), tpm: 
 const S12_CONCURRENCY = Number(process.env.S12_CONCURRENCY ?? 16);
 const S13_LIMITS: LimitConfig = { rpm: 6_000, tpm: null, headers: "openai", burst_secs: 1 };
 const DEPLOYMENT_KEY = `sk-bench-deployment-${Date.now()}`;
-const S15_MODEL = "gpt-4.1-mini";
-const S15_LIMITS: LimitConfig = { rpm: 120, tpm: null, headers: "openai", burst_secs: 1 };
+const S18_MODEL = "gpt-4.1-mini";
+const S18_LIMITS: LimitConfig = { rpm: 120, tpm: null, headers: "openai", burst_secs: 1 };
 const ONLY = process.env.PACING_ONLY ? new Set(process.env.PACING_ONLY.split(",")) : null;
 const runs = (scenario: string): boolean => ONLY === null || ONLY.has(scenario);
 
@@ -110,15 +110,15 @@ async function s13(tenants: number) {
   return { secs, perTenant, asks: await pacerAsks(jobs.map((j) => j.body.job_id as string)), rate_limited: all.reduce((n, s) => n + s.rate_limited, 0), calls: all.reduce((n, s) => n + s.requests, 0) };
 }
 
-/** S15: tenant A's three jobs on a slow shared key, then tenant B's ten items: B's wall time, and the tenants' shares while B ran. */
-async function s15() {
+/** S18: tenant A's three jobs on a slow shared key, then tenant B's ten items: B's wall time, and the tenants' shares while B ran. */
+async function s18() {
   const [a, b] = [await newTenant(fanout.url), await newTenant(fanout.url)];
   const stamp = Date.now();
-  const body = (tag: string, n: number) => ({ inputs: Array.from({ length: n }, (_, j) => j), prompt_template: `Item {{ item }} <<fake tag=${tag} id={{ item }}>>`, model: `openai/${S15_MODEL}`, concurrency: 16 });
-  const aTags = [0, 1, 2].map((i) => `s15-a${i}-${stamp}`);
+  const body = (tag: string, n: number) => ({ inputs: Array.from({ length: n }, (_, j) => j), prompt_template: `Item {{ item }} <<fake tag=${tag} id={{ item }}>>`, model: `openai/${S18_MODEL}`, concurrency: 16 });
+  const aTags = [0, 1, 2].map((i) => `s18-a${i}-${stamp}`);
   const aJobs = await Promise.all(aTags.map((tag) => call(fanout.url, "POST", "/v1/map", { token: a.key, body: body(tag, 60) })));
   await new Promise((r) => setTimeout(r, 5_000)); // A's jobs under way at the key's pace
-  const bTag = `s15-b-${stamp}`;
+  const bTag = `s18-b-${stamp}`;
   const started = performance.now();
   const bJob = await call(fanout.url, "POST", "/v1/map", { token: b.key, body: body(bTag, 10) });
   const done = await waitForJob(fanout.url, b.key, bJob.body.job_id, 600_000);
@@ -137,7 +137,7 @@ const perSec = (asks: number | null, secs: number): string => (asks === null ? "
 const rows: string[] = [];
 try {
   await limitedKey(DEPLOYMENT_KEY, S13_LIMITS);
-  await fetch(`${fake.url}/_fake/limits`, { method: "POST", body: JSON.stringify({ key: DEPLOYMENT_KEY, limits: S15_LIMITS, model: S15_MODEL }) });
+  await fetch(`${fake.url}/_fake/limits`, { method: "POST", body: JSON.stringify({ key: DEPLOYMENT_KEY, limits: S18_LIMITS, model: S18_MODEL }) });
   const tokens = Math.ceil(s12Prompt("s12-x", 0).length / 4);
   const s12Ideal = ideal(S12_ITEMS, tokens, S12_LIMITS);
   const s12 = [[`Fanout (C=${S12_CONCURRENCY})`, () => s12Fanout(`s12-fanout-${Date.now()}`)] as const, ...S12_LOOP.map((c) => [`p-limit + SDK (C=${c})`, () => s12Loop(`s12-loop${c}-${Date.now()}`, c)] as const)];
@@ -151,9 +151,9 @@ try {
     rows.push(`| S13 | Fanout, ${n} tenant${n > 1 ? "s" : ""} × ${S13_ITEMS} | shares of the limit while all ran: ${r.perTenant.map((p) => p.toFixed(3)).join(", ")} | ${r.secs.toFixed(1)} | ${((n * S13_ITEMS) / S13_LIMITS.rpm * 60).toFixed(1)} | | ${r.calls} | ${r.rate_limited} | ${perSec(r.asks, r.secs)} |`);
     console.log(rows.at(-1));
   }
-  if (runs("S15")) {
-    const r = await s15();
-    rows.push(`| S15 | Fanout, B's 10 items while A's 3 jobs run (120 RPM) | ${r.succeeded}/10; shares while B ran: B ${r.bShare.toFixed(3)}, A ${r.aShare.toFixed(3)} | ${r.secs.toFixed(1)} | 10.0 | ${(r.secs / 10).toFixed(3)} | | ${r.rate_limited} | |`);
+  if (runs("S18")) {
+    const r = await s18();
+    rows.push(`| S18 | Fanout, B's 10 items while A's 3 jobs run (120 RPM) | ${r.succeeded}/10; shares while B ran: B ${r.bShare.toFixed(3)}, A ${r.aShare.toFixed(3)} | ${r.secs.toFixed(1)} | 10.0 | ${(r.secs / 10).toFixed(3)} | | ${r.rate_limited} | |`);
     console.log(rows.at(-1));
   }
 } finally {
