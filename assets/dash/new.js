@@ -57,8 +57,10 @@ export async function showNewJob(view) {
     try {
       const { estimate } = await api("POST", "/v1/map?dry_run=true", body());
       const cost = estimate.cost_usd_by_mode?.realtime;
-      const dollars = cost === null || cost === undefined ? "" : ` About $${cost.toFixed(6)} realtime, $${(estimate.cost_usd_by_mode.batch ?? 0).toFixed(6)} through the provider's batch API.`;
-      fill(status, h("p", { id: "estimate-result", role: "status" }, `Estimate: ${num(estimate.calls)} calls, ${num(estimate.input_tokens)} input + ${num(estimate.output_tokens)} output tokens (${num(estimate.total_tokens)} in all).${dollars}`));
+      const most = estimate.cost_usd_max_by_mode?.realtime;
+      const dollars = cost === null || cost === undefined ? "" : ` About $${cost.toFixed(6)} realtime (at most $${(most ?? cost).toFixed(6)}), $${(estimate.cost_usd_by_mode.batch ?? 0).toFixed(6)} through the provider's batch API.`;
+      // The expected output beside its bound (max_tokens): what a budget reserves is the bound, what the job is likely to cost the expected figure.
+      fill(status, h("p", { id: "estimate-result", role: "status" }, `Estimate: ${num(estimate.calls)} calls, ${num(estimate.input_tokens)} input + about ${num(estimate.output_tokens)} output tokens (at most ${num(estimate.output_tokens_max ?? estimate.output_tokens)}).${dollars}`));
     } catch (err) {
       fill(status, notice(errorText(err)));
     }

@@ -978,10 +978,15 @@ export interface components {
                         /** @description Of input_tokens: expected reads of the provider's prompt cache (each stage's shared prefix after its first call) */
                         cached_input_tokens: number;
                         calls: number;
-                        /** @description US dollars at the shipped or deployment prices (batch calls at the batch discount); null when a call used a model with no price */
+                        /** @description Expected dollars in realtime (null: a model without a price) */
                         cost_usd: number | null;
+                        /** @description Dollars in realtime at the output bound */
+                        cost_usd_max: number | null;
                         input_tokens: number;
+                        /** @description The output tokens expected: each call's answer sized from its output schema (a quarter of max_tokens without one), at most its max_tokens (`method` says how) */
                         output_tokens: number;
+                        /** @description The upper bound: each call's max_tokens (1,024 when unset), as budgets reserve it */
+                        output_tokens_max: number;
                     };
                 };
                 /** @description Of input_tokens: expected writes to it (Anthropic) */
@@ -991,16 +996,27 @@ export interface components {
                 /** @description Of input_tokens: expected reads of the provider's prompt cache (each stage's shared prefix after its first call) */
                 cached_input_tokens: number;
                 calls: number;
-                /** @description The estimate's dollars in realtime; null when a model has no price */
+                /** @description The expected dollars in realtime; null when a model has no price */
                 cost_usd: number | null;
-                /** @description The same calls' dollars in realtime and through the provider's batch API (its discount) */
+                /** @description The expected dollars in realtime and through the provider's batch API (its discount) */
                 cost_usd_by_mode: {
+                    batch: number | null;
+                    realtime: number | null;
+                };
+                /** @description The dollars at the output bound (realtime): what a dollar budget reserves and the 422 check uses */
+                cost_usd_max: number | null;
+                /** @description The same at the output bound */
+                cost_usd_max_by_mode: {
                     batch: number | null;
                     realtime: number | null;
                 };
                 input_tokens: number;
                 method: string;
+                /** @description The output tokens expected: each call's answer sized from its output schema (a quarter of max_tokens without one), at most its max_tokens (`method` says how) */
                 output_tokens: number;
+                /** @description The upper bound: each call's max_tokens (1,024 when unset), as budgets reserve it */
+                output_tokens_max: number;
+                /** @description input_tokens + output_tokens_max: what a token budget must hold (the 422 check compares it with token_budget.total) */
                 total_tokens: number;
             };
         };

@@ -10,7 +10,7 @@
 import { costOf, usd, type Price } from "../llm/prices";
 import type { Estimate, StageEstimate, TaskEstimate } from "./estimate-job";
 
-const EMPTY = (): StageEstimate => ({ calls: 0, input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, cost_usd: 0, batch_cost_usd: 0 });
+const EMPTY = (): StageEstimate => ({ calls: 0, input_tokens: 0, output_tokens: 0, output_tokens_max: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, cost_usd: 0, cost_usd_max: 0, batch_cost_usd: 0, batch_cost_usd_max: 0 });
 
 const plus = (a: number | null, b: number | null): number | null => (a === null || b === null ? null : a + b);
 const rounded = (n: number | null): number | null => (n === null ? null : usd(n));
@@ -38,18 +38,25 @@ export function summarize(
     cacheNote ||= shared !== null;
     stage.input_tokens += task.input_tokens;
     stage.output_tokens += task.output_tokens;
+    stage.output_tokens_max += task.output_tokens_max;
     stage.cached_input_tokens += read;
     stage.cache_write_input_tokens += write;
     const p = price(task.model);
     const usage = { input_tokens: task.input_tokens, output_tokens: task.output_tokens, cache_read_tokens: read, cache_write_tokens: write };
+    const bound = { ...usage, output_tokens: task.output_tokens_max };
     stage.cost_usd = plus(stage.cost_usd, p ? costOf(p, usage) : null);
+    stage.cost_usd_max = plus(stage.cost_usd_max, p ? costOf(p, bound) : null);
     stage.batch_cost_usd = plus(stage.batch_cost_usd, p ? costOf(p, usage, "batch") : null);
+    stage.batch_cost_usd_max = plus(stage.batch_cost_usd_max, p ? costOf(p, bound, "batch") : null);
   });
   const stages = Object.values(byStage);
   const sum = (f: (s: StageEstimate) => number) => stages.reduce((n, s) => n + f(s), 0);
   const input = sum((s) => s.input_tokens);
   const output = sum((s) => s.output_tokens);
-  const realtime = rounded(stages.reduce<number | null>((n, s) => plus(n, s.cost_usd), 0));
+  const outputMax = sum((s) => s.output_tokens_max);
+  const dollars = (f: (s: StageEstimate) => number | null) => rounded(stages.reduce<number | null>((n, s) => plus(n, f(s)), 0));
+  const realtime = dollars((s) => s.cost_usd);
+  const realtimeMax = dollars((s) => s.cost_usd_max);
   const notes = [...estimates.notes];
   if (cached.size > 0) notes.push("calls the response cache already answers count no tokens");
   if (cacheNote) notes.push("the provider's prompt cache is assumed to hold each stage's shared prefix after the stage's first call");
@@ -58,12 +65,15 @@ export function summarize(
     cached_calls: cached.size,
     input_tokens: input,
     output_tokens: output,
-    total_tokens: input + output,
+    output_tokens_max: outputMax,
+    total_tokens: input + outputMax,
     cached_input_tokens: sum((s) => s.cached_input_tokens),
     cache_write_input_tokens: sum((s) => s.cache_write_input_tokens),
     cost_usd: realtime,
-    cost_usd_by_mode: { realtime, batch: rounded(stages.reduce<number | null>((n, s) => plus(n, s.batch_cost_usd), 0)) },
-    by_stage: Object.fromEntries(Object.entries(byStage).map(([name, { batch_cost_usd: _, ...s }]) => [name, { ...s, cost_usd: rounded(s.cost_usd) }])),
+    cost_usd_max: realtimeMax,
+    cost_usd_by_mode: { realtime, batch: dollars((s) => s.batch_cost_usd) },
+    cost_usd_max_by_mode: { realtime: realtimeMax, batch: dollars((s) => s.batch_cost_usd_max) },
+    by_stage: Object.fromEntries(Object.entries(byStage).map(([name, { batch_cost_usd: _, batch_cost_usd_max: __, ...s }]) => [name, { ...s, cost_usd: rounded(s.cost_usd), cost_usd_max: rounded(s.cost_usd_max) }])),
     method: notes.join("; "),
   };
 }

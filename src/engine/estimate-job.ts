@@ -9,6 +9,7 @@ import type { RenderLimits } from "../template/budget";
 import { ESTIMATE_METHOD, outputBound, promptTokens, renderedPrompt, StageTemplates } from "./estimate";
 import { fitPrompts, renderOrder, sampleNote, scaledTokens, sizeOf, type PromptFit } from "./estimate-sample";
 import { WorkBudget } from "./work-budget";
+import { expectedOutputTokens, OUTPUT_SIZE_NOTE } from "./output-size";
 import type { CallSpec, JobSpecBase, Operator, Plan } from "./types";
 import { executorOf } from "./executors";
 import { sharedPrefix, type SharedPrefix } from "../llm/prompt-cache";
@@ -16,11 +17,15 @@ import { sharedPrefix, type SharedPrefix } from "../llm/prompt-cache";
 export interface StageEstimate {
   calls: number;
   input_tokens: number;
+  /** Expected (./output-size.ts); `output_tokens_max`: the bound budgets reserve. */
   output_tokens: number;
+  output_tokens_max: number;
   cached_input_tokens: number; // of input_tokens: read from the provider's prompt cache
   cache_write_input_tokens: number; // of input_tokens: written to it
-  cost_usd: number | null; // realtime; null: a model without a price
+  cost_usd: number | null; // realtime, expected; null: a model without a price
+  cost_usd_max: number | null; // realtime, at the output bound
   batch_cost_usd: number | null; // the same calls through the provider's batch API
+  batch_cost_usd_max: number | null;
 }
 
 export interface Estimate {
@@ -28,12 +33,16 @@ export interface Estimate {
   cached_calls: number; // of `calls`: those the response cache already answers (prompts known before the job runs)
   input_tokens: number;
   output_tokens: number;
+  output_tokens_max: number;
+  /** input_tokens + output_tokens_max: what a token budget must hold (the 422 check). */
   total_tokens: number;
   cached_input_tokens: number;
   cache_write_input_tokens: number;
   cost_usd: number | null;
+  cost_usd_max: number | null;
   cost_usd_by_mode: { realtime: number | null; batch: number | null };
-  by_stage: Record<string, Omit<StageEstimate, "batch_cost_usd">>;
+  cost_usd_max_by_mode: { realtime: number | null; batch: number | null };
+  by_stage: Record<string, Omit<StageEstimate, "batch_cost_usd" | "batch_cost_usd_max">>;
   method: string;
 }
 
@@ -43,7 +52,9 @@ export interface TaskEstimate {
   model: string;
   calls: number;
   input_tokens: number;
+  /** Expected (./output-size.ts), and the bound (`max_tokens`, 1,024 when unset). */
   output_tokens: number;
+  output_tokens_max: number;
   /** Its prompt's prefix shared with the stage's other calls, as the provider's prompt cache keeps it (./estimate-cost.ts). */
   sharedPrefix: SharedPrefix | null;
   exact: { call: CallSpec; prompt: string } | null;
@@ -117,11 +128,12 @@ export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, p
       sharedPrefix: prefix,
       calls,
       input_tokens: (tokens + boundTokens) * calls,
-      output_tokens: outputBound(call.maxTokens) * calls,
+      output_tokens: expectedOutputTokens(stageWork.kind === "agent" ? null : stageWork.call.outputSchema, call.maxTokens) * calls,
+      output_tokens_max: outputBound(call.maxTokens) * calls,
       exact: executor.cacheable && stageWork.kind === "call" && boundTokens === 0 && (!assumed || ("exact" in task && task.exact === true)) && typeof prompt === "string" ? { call: stageWork.call, prompt } : null,
     };
   });
-  const notes = [`${ESTIMATE_METHOD}: prompts rendered and counted at ceil(characters / 4); outputs at max_tokens (1,024 when unset)`];
+  const notes = [`${ESTIMATE_METHOD}: prompts rendered and counted at ceil(characters / 4); ${OUTPUT_SIZE_NOTE}`];
   if (rendered < facts.length) notes.push(sampleNote(rendered, facts.length, fits.values()));
   if (bounded) notes.push("prompts that hold earlier outputs count those outputs at their max_tokens bound");
   if (assumed?.note) notes.push(assumed.note);
@@ -132,7 +144,7 @@ export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, p
 /** What a user can change when the estimate is over the budget. */
 export function budgetSuggestions(estimate: Estimate, budget: number): string[] {
   const out = [`Raise token_budget.total to at least ${estimate.total_tokens} (the estimate).`];
-  if (estimate.output_tokens > estimate.input_tokens) {
+  if (estimate.output_tokens_max > estimate.input_tokens) {
     out.push("Set a lower max_tokens: each call's output is counted at that bound (1,024 when unset).");
   }
   const share = budget / Math.max(1, estimate.total_tokens);
@@ -142,8 +154,8 @@ export function budgetSuggestions(estimate: Estimate, budget: number): string[] 
 
 /** What a user can change when the estimate's dollars are over `token_budget.usd`. */
 export function usdSuggestions(estimate: Estimate, usd: number): string[] {
-  const out = [`Raise token_budget.usd to at least ${estimate.cost_usd} (the estimate).`];
-  const batch = estimate.cost_usd_by_mode.batch;
+  const out = [`Raise token_budget.usd to at least ${estimate.cost_usd_max} (the estimate's bound).`];
+  const batch = estimate.cost_usd_max_by_mode.batch;
   if (batch !== null && batch <= usd) out.push(`Run it with execution.mode "batch" (estimated $${batch}), where the provider has a batch API.`);
   out.push("Set a lower max_tokens (each call's output is counted at that bound), or use a cheaper model.");
   return out;

@@ -158,8 +158,8 @@ export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: strin
       });
     }
     const usd = spec.budget?.usd ?? null;
-    // A batch job is billed at the batch price; auto may run any item realtime.
-    const cost = spec.execution?.mode === "batch" ? estimate.cost_usd_by_mode.batch : estimate.cost_usd;
+    // A batch job is billed at the batch price; auto may run any item realtime. The bound, as the budget reserves it.
+    const cost = spec.execution?.mode === "batch" ? estimate.cost_usd_max_by_mode.batch : estimate.cost_usd_max;
     if (usd !== null && cost !== null && cost > usd) {
       throw new ApiError(422, "token_budget_exceeded", `The job's estimate ($${cost}) is over its token_budget.usd ($${usd}).`, {
         details: { estimate, budget_usd: usd, suggestions: usdSuggestions(estimate, usd) },

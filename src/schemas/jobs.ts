@@ -94,13 +94,21 @@ const estimateCacheFields = {
   cache_write_input_tokens: z.number().int().openapi({ description: "Of input_tokens: expected writes to it (Anthropic)" }),
 };
 
+const estimateOutputFields = {
+  output_tokens: z.number().int().openapi({ description: "The output tokens expected: each call's answer sized from its output schema (a quarter of max_tokens without one), at most its max_tokens (`method` says how)" }),
+  output_tokens_max: z.number().int().openapi({ description: "The upper bound: each call's max_tokens (1,024 when unset), as budgets reserve it" }),
+};
+
 const StageEstimateSchema = z.object({
   calls: z.number().int(),
   input_tokens: z.number().int(),
-  output_tokens: z.number().int(),
+  ...estimateOutputFields,
   ...estimateCacheFields,
-  cost_usd: CostUsdSchema,
+  cost_usd: CostUsdSchema.openapi({ description: "Expected dollars in realtime (null: a model without a price)" }),
+  cost_usd_max: CostUsdSchema.openapi({ description: "Dollars in realtime at the output bound" }),
 });
+
+const ByModeSchema = z.object({ realtime: z.number().nullable(), batch: z.number().nullable() });
 
 export const EstimateSchema = z
   .object({
@@ -108,13 +116,13 @@ export const EstimateSchema = z
       calls: z.number().int(),
       cached_calls: z.number().int().openapi({ description: "Of `calls`, those the job's response cache already answers (prompts known before the job runs); they count no tokens" }),
       input_tokens: z.number().int(),
-      output_tokens: z.number().int(),
-      total_tokens: z.number().int(),
+      ...estimateOutputFields,
+      total_tokens: z.number().int().openapi({ description: "input_tokens + output_tokens_max: what a token budget must hold (the 422 check compares it with token_budget.total)" }),
       ...estimateCacheFields,
-      cost_usd: CostUsdSchema.openapi({ description: "The estimate's dollars in realtime; null when a model has no price" }),
-      cost_usd_by_mode: z
-        .object({ realtime: z.number().nullable(), batch: z.number().nullable() })
-        .openapi({ description: "The same calls' dollars in realtime and through the provider's batch API (its discount)" }),
+      cost_usd: CostUsdSchema.openapi({ description: "The expected dollars in realtime; null when a model has no price" }),
+      cost_usd_max: CostUsdSchema.openapi({ description: "The dollars at the output bound (realtime): what a dollar budget reserves and the 422 check uses" }),
+      cost_usd_by_mode: ByModeSchema.openapi({ description: "The expected dollars in realtime and through the provider's batch API (its discount)" }),
+      cost_usd_max_by_mode: ByModeSchema.openapi({ description: "The same at the output bound" }),
       by_stage: z.record(z.string(), StageEstimateSchema),
       method: z.string(),
     }),

@@ -57,7 +57,7 @@ describe("client: reduce, dry runs, recover", () => {
     };
     const estimate = await fanout.dryRun("reduce", options);
     expectTypeOf(estimate).toEqualTypeOf<Estimate>();
-    expect(estimate).toMatchObject({ calls: 4, output_tokens: 120 });
+    expect(estimate).toMatchObject({ calls: 4, output_tokens_max: 120 });
     expect((await fanout.jobs()).jobs).toEqual([]);
     const job = fanout.reduce(options);
     const failed = await job.output().then(() => job.status());

@@ -82,7 +82,7 @@ describe("the dashboard", () => {
     await page.getByLabel("Retries").fill("0");
     await page.getByRole("button", { name: "Estimate" }).click();
     await expect.poll(() => page.locator("#estimate-result").textContent()).toContain("5 calls");
-    expect(await page.locator("#estimate-result").textContent()).toMatch(/About \$0\.\d{6} realtime, \$0\.\d{6} through the provider's batch API\./);
+    expect(await page.locator("#estimate-result").textContent()).toMatch(/about [\d,]+ output tokens \(at most [\d,]+\)\. About \$0\.\d{6} realtime \(at most \$0\.\d{6}\), \$0\.\d{6} through the provider's batch API\./);
     await page.getByRole("button", { name: "Start job" }).click();
     await page.waitForURL(/\/jobs\/job_/);
 

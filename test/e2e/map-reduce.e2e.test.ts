@@ -238,7 +238,7 @@ describe("POST /v1/map-reduce", () => {
     });
     // 3 mapper batches; reduce sized as if each batch made a group: fan_in 2 → 2 calls, then 1; synthesis 1.
     expect(estimate.body.estimate).toMatchObject({ calls: 7, by_stage: { map: { calls: 3 }, shuffle: { calls: 0 }, reduce: { calls: 3 }, synthesis: { calls: 1 } } });
-    expect(estimate.body.estimate.by_stage.reduce.output_tokens).toBe(60);
+    expect(estimate.body.estimate.by_stage.reduce.output_tokens_max).toBe(60);
     expect(estimate.body.estimate.method).toMatch(/one group per mapper batch/);
     const single = await call(base(), "POST", "/v1/map-reduce?dry_run=true", { token: key, body: { ...ok, docs_per_mapper: 1, mapper: { prompt_template: "{{ item }}" } } });
     expect(single.status).toBe(200); // with one document per mapper, `item` will do

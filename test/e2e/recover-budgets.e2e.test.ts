@@ -60,11 +60,15 @@ describe("token budgets and dry runs", () => {
     const res = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body });
     expect(res.status).toBe(200);
     const e = res.body.estimate;
-    expect(e).toMatchObject({ calls: 3, output_tokens: 300 });
+    // The expected output is sized from the schema ({echo: string, length: integer}: 23 tokens an answer); the bound is max_tokens.
+    expect(e).toMatchObject({ calls: 3, output_tokens: 3 * 23, output_tokens_max: 300 });
     expect(e.input_tokens).toBeGreaterThan(3 * 5);
-    expect(e.total_tokens).toBe(e.input_tokens + e.output_tokens);
-    expect(e.by_stage.items).toEqual({ calls: 3, input_tokens: e.input_tokens, output_tokens: 300, cached_input_tokens: 0, cache_write_input_tokens: 0, cost_usd: e.cost_usd });
-    expect(e.method).toMatch(/chars\/4/);
+    expect(e.total_tokens).toBe(e.input_tokens + e.output_tokens_max); // what a budget must hold
+    expect(e.cost_usd).toBeLessThan(e.cost_usd_max);
+    expect(e.cost_usd_by_mode.realtime).toBe(e.cost_usd);
+    expect(e.cost_usd_max_by_mode.realtime).toBe(e.cost_usd_max);
+    expect(e.by_stage.items).toEqual({ calls: 3, input_tokens: e.input_tokens, output_tokens: 69, output_tokens_max: 300, cached_input_tokens: 0, cache_write_input_tokens: 0, cost_usd: e.cost_usd, cost_usd_max: e.cost_usd_max });
+    expect(e.method).toMatch(/chars\/4.*expected outputs sized from each call's output schema/);
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
     const invalid = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body: { ...body, prompt_template: "no item" } });
     expect(invalid.status).toBe(400); // every check a real submission runs
@@ -73,7 +77,7 @@ describe("token budgets and dry runs", () => {
       token: key,
       body: { inputs: ["a", "b"], inner_task: { prompt_template: "{{ item }}", max_tokens: 50 }, reduction_task: { prompt_template: "{{ accumulator }} {{ current_result }}", max_tokens: 70 }, model: "openai/gpt-4o-mini" },
     });
-    expect(reduce.body.estimate).toMatchObject({ calls: 4, output_tokens: 240, by_stage: { inner: { calls: 2 }, reduction: { calls: 2 } } });
+    expect(reduce.body.estimate).toMatchObject({ calls: 4, output_tokens_max: 240, by_stage: { inner: { calls: 2 }, reduction: { calls: 2 } } });
     // Reduction 1 holds the accumulator (≤ 70) and the inner result (≤ 50); reduction 0 the inner result.
     expect(reduce.body.estimate.by_stage.reduction.input_tokens).toBeGreaterThanOrEqual(70 + 2 * 50);
     expect(reduce.body.estimate.method).toMatch(/max_tokens bound/);
@@ -86,7 +90,7 @@ describe("token budgets and dry runs", () => {
     expect(res.status).toBe(422);
     expect(res.body.error.code).toBe("token_budget_exceeded");
     expect(res.body.error.details.budget).toBe(100);
-    expect(res.body.error.details.estimate.output_tokens).toBe(2 * 1024); // unset max_tokens counts 1,024
+    expect(res.body.error.details.estimate.output_tokens_max).toBe(2 * 1024); // unset max_tokens counts 1,024
     expect(res.body.error.details.suggestions.length).toBeGreaterThan(0);
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
   });

@@ -94,10 +94,10 @@ describe("the response cache", () => {
     const body = scriptedMap(tag, ["ok", "ok", "ok"], { ...CACHE, max_tokens: 50 });
     const res = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body });
     expect(res.status).toBe(200);
-    expect(res.body.estimate).toMatchObject({ calls: 3, cached_calls: 2, output_tokens: 50 });
+    expect(res.body.estimate).toMatchObject({ calls: 3, cached_calls: 2, output_tokens_max: 50 });
     expect(res.body.estimate.method).toContain("response cache");
     const without = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body: scriptedMap(tag, ["ok", "ok", "ok"], { max_tokens: 50 }) });
-    expect(without.body.estimate).toMatchObject({ calls: 3, cached_calls: 0, output_tokens: 150 });
+    expect(without.body.estimate).toMatchObject({ calls: 3, cached_calls: 0, output_tokens_max: 150 });
     // A budget that only the uncached call fits is accepted.
     const budgeted = await call(base(), "POST", "/v1/map", { token: key, body: { ...body, token_budget: { total: res.body.estimate.total_tokens } } });
     expect(budgeted.status).toBe(202);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { summarize } from "../../../src/engine/estimate-cost";
 import type { TaskEstimate } from "../../../src/engine/estimate-job";
 
-const task = (over: Partial<TaskEstimate>): TaskEstimate => ({ stage: "items", model: "openai/gpt-4o-mini", calls: 1, input_tokens: 2_000, output_tokens: 100, sharedPrefix: null, exact: null, ...over });
+const task = (over: Partial<TaskEstimate>): TaskEstimate => ({ stage: "items", model: "openai/gpt-4o-mini", calls: 1, input_tokens: 2_000, output_tokens: 100, output_tokens_max: 400, sharedPrefix: null, exact: null, ...over });
 const PRICE = { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15, batch: 0.5 };
 const price = (model: string) => (model === "anthropic/claude-sonnet-4-5" ? PRICE : null);
 
@@ -16,6 +16,10 @@ describe("an estimate's prompt cache and dollars", () => {
     const realtime = (1_500 * 3 + 3_000 * 0.3 + 1_500 * 3.75 + 300 * 15) / 1e6;
     expect(e.cost_usd).toBeCloseTo(realtime, 8);
     expect(e.cost_usd_by_mode.batch).toBeCloseTo(realtime / 2, 8);
+    // The bound: the same with each call's output at max_tokens (400): 900 more output tokens at $15.
+    expect(e).toMatchObject({ output_tokens_max: 1_200, total_tokens: 6_000 + 1_200 });
+    expect(e.cost_usd_max).toBeCloseTo(realtime + (900 * 15) / 1e6, 8);
+    expect(e.cost_usd_max_by_mode.batch).toBeCloseTo((realtime + (900 * 15) / 1e6) / 2, 8);
     expect(e.by_stage.items).toMatchObject({ cached_input_tokens: 3_000, cache_write_input_tokens: 1_500 });
     expect(e.method).toMatch(/prompt cache is assumed/);
   });
