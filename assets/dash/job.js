@@ -186,6 +186,7 @@ function renderHead(el, state) {
   const paced = pacingText(job);
   fill(
     el,
+    job.name ? h("h2", { class: "job-name" }, job.name) : null,
     h("p", { class: "job-id" }, h("code", {}, job.id), " ", jobBadge(job), " ", h("span", { class: "muted" }, job.type.replace("_", "-"), " · ", job.model)),
     h(
       "dl",

@@ -53,7 +53,7 @@ function table(jobs) {
           h(
             "tr",
             {},
-            h("td", {}, h("a", { href: `/jobs/${encodeURIComponent(job.id)}` }, job.id)),
+            h("td", {}, h("a", { href: `/jobs/${encodeURIComponent(job.id)}` }, job.name ?? job.id), job.name ? h("div", { class: "muted small" }, job.id) : null),
             h("td", {}, job.type),
             h("td", {}, jobBadge(job)),
             h("td", { class: "progress-cell" }, bar("Done", job.completed, job.total, undefined, job.failed)),

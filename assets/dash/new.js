@@ -12,6 +12,7 @@ export async function showNewJob(view) {
   const field = (/** @type {string} */ id, /** @type {string} */ label, /** @type {HTMLElement} */ input, /** @type {string} */ hint = "") =>
     h("div", { class: "field" }, h("label", { for: id }, label), hint ? h("p", { class: "hint", id: `${id}-hint` }, hint) : null, input);
   const model = /** @type {HTMLInputElement} */ (h("input", { id: "model", name: "model", required: true, value: "openai/gpt-4o-mini", autocomplete: "off" }));
+  const jobName = /** @type {HTMLInputElement} */ (h("input", { id: "job-name", name: "job-name", maxlength: 200, autocomplete: "off", placeholder: "Q3 support tickets" }));
   const template = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "template", name: "template", required: true, rows: 4, "aria-describedby": "template-hint" }, "Summarise in one sentence: {{ item }}"));
   const schema = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "schema", name: "schema", rows: 4, "aria-describedby": "schema-hint" }));
   const inputs = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "inputs", name: "inputs", rows: 6, "aria-describedby": "inputs-hint" }));
@@ -28,6 +29,7 @@ export async function showNewJob(view) {
     h(
       "form",
       { class: "card", id: "new-job" },
+      field("job-name", "Name (optional)", jobName),
       field("model", "Model", model),
       field("template", "Prompt template", template, "Jinja2; each input is `item`."),
       field("schema", "Output schema (optional)", schema, "A JSON Schema the output must match."),
@@ -44,6 +46,7 @@ export async function showNewJob(view) {
   const body = () => {
     const outputSchema = schema.value.trim() ? parseJson(schema.value, "The output schema") : undefined;
     return {
+      name: jobName.value.trim() || undefined,
       model: model.value.trim(),
       prompt_template: template.value,
       output_schema: outputSchema,

@@ -546,6 +546,11 @@ export interface components {
              * @example openai/gpt-4o-mini
              */
             model: string;
+            /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
             /** @default false */
             read_only?: boolean;
             subtasks?: components["schemas"]["Subtasks"];
@@ -814,6 +819,11 @@ export interface components {
              */
             multi_label?: boolean;
             /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
+            /**
              * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
              * @default true
              */
@@ -909,6 +919,11 @@ export interface components {
              * @default false
              */
             multi_label?: boolean;
+            /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
             /** @description A Jinja2 template that must read `item` (default `Classify this item:\n{{ item }}`) */
             prompt_template?: string;
             system_prompt?: string | null;
@@ -1075,6 +1090,11 @@ export interface components {
              */
             model: string;
             /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
+            /**
              * @description A Jinja2 template that must read `item`: the condition an item must meet to be kept, with the item. The model answers `{"keep": bool, "reason"}`.
              * @example Is this paper about machine translation? {{ item.title }}: {{ item.abstract }}
              */
@@ -1127,6 +1147,11 @@ export interface components {
              * @example openai/gpt-4o-mini
              */
             model?: string;
+            /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
             /**
              * @description A Jinja2 template that must read `item`: the condition an item must meet to be kept, with the item. The model answers `{"keep": bool, "reason"}`.
              * @example Is this paper about machine translation? {{ item.title }}: {{ item.abstract }}
@@ -1186,6 +1211,8 @@ export interface components {
                 [key: string]: unknown;
             };
             model: string;
+            /** @description The name the job was submitted with (null: none) */
+            name: string | null;
             output?: unknown;
             pacing: components["schemas"]["Pacing"];
             pause_reason: string | null;
@@ -1472,6 +1499,11 @@ export interface components {
              */
             model: string;
             /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
+            /**
              * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
              * @default true
              */
@@ -1604,6 +1636,11 @@ export interface components {
              * @example openai/gpt-4o-mini
              */
             model: string;
+            /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
             /**
              * @description JSON Schema (2020-12 or draft-07) every output must match. Omitted: `output` is the text.
              * @example {
@@ -1799,6 +1836,11 @@ export interface components {
              */
             model: string;
             /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
+            /**
              * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
              * @default true
              */
@@ -1923,6 +1965,11 @@ export interface components {
              */
             model: string;
             /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
+            /**
              * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
              * @default true
              */
@@ -1983,6 +2030,11 @@ export interface components {
              * @example openai/gpt-4o-mini
              */
             model?: string;
+            /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
             /** @description How an item is shown for its score: a Jinja2 template that must read `item` (default `Item:\n{{ item }}`) */
             prompt_template?: string;
             system_prompt?: string | null;
@@ -2078,6 +2130,11 @@ export interface components {
              * @example openai/gpt-4o-mini
              */
             model: string;
+            /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
             /**
              * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
              * @default true
@@ -2209,6 +2266,11 @@ export interface components {
              * @example openai/gpt-4o-mini
              */
             model: string;
+            /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
             /** @description JSON Schema of a resolution's output (with `resolution_template`) */
             output_schema?: {
                 [key: string]: unknown;
@@ -2273,6 +2335,11 @@ export interface components {
              * @example openai/gpt-4o-mini
              */
             model?: string;
+            /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
             /** @description JSON Schema of a resolution's output (with `resolution_template`) */
             output_schema?: {
                 [key: string]: unknown;

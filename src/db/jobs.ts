@@ -21,6 +21,7 @@ export interface JobRow extends JobCounts {
   model: string;
   total: number;
   metadata: string;
+  name: string | null;
   idempotency_key: string | null;
   request_hash: string;
   created_ms: number;
@@ -64,6 +65,7 @@ export interface NewJob {
   total: number;
   mainStage: string;
   metadata: Record<string, unknown>;
+  name: string | null;
   idempotencyKey: string | null;
   requestHash: string;
   webhookUrl: string | null;
@@ -79,13 +81,13 @@ export async function insertJob(db: D1Database, job: NewJob, now: Date, maxActiv
   const result = await db
     .prepare(
       `INSERT INTO jobs (id, tenant_id, type, status, model, total, main_stage, metadata, idempotency_key, request_hash, created_ms,
-         created_at, webhook_url, webhook_secret_enc)
-       SELECT ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+         created_at, webhook_url, webhook_secret_enc, name)
+       SELECT ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
        WHERE (SELECT COUNT(*) FROM jobs WHERE tenant_id = ? AND status IN ('queued', 'running')) < ?
        ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
     )
     .bind(job.id, job.tenantId, job.type, job.model, job.total, job.mainStage, JSON.stringify(job.metadata), job.idempotencyKey,
-      job.requestHash, now.getTime(), now.toISOString(), job.webhookUrl, job.webhookSecretEnc, job.tenantId, maxActive)
+      job.requestHash, now.getTime(), now.toISOString(), job.webhookUrl, job.webhookSecretEnc, job.name, job.tenantId, maxActive)
     .run();
   return result.meta.changes > 0;
 }

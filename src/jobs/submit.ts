@@ -187,6 +187,7 @@ export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: strin
       total,
       mainStage: op.mainStage(spec),
       metadata: body.metadata,
+      name: body.name ?? null,
       idempotencyKey,
       requestHash,
       webhookUrl: body.webhook?.url ?? null,

@@ -15,6 +15,7 @@ const parsed = <T>(json: string | null): T | null => (json === null ? null : (JS
 export function jobView(row: JobRow) {
   return {
     id: row.id,
+    name: row.name ?? null,
     type: row.type as JobType,
     status: row.status as (typeof JOB_STATUSES)[number],
     model: row.model,

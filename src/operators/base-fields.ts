@@ -55,6 +55,12 @@ export const sharedJobFields = {
   webhook: WebhookSchema.nullish(),
   metadata: z.record(z.string(), z.unknown()).default({}),
   token_budget: TokenBudgetSchema.nullish(),
+  name: z
+    .string()
+    .max(200)
+    .regex(/^[^\u0000-\u001f\u007f]*$/, "no control characters")
+    .nullish()
+    .openapi({ description: "A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard", example: "Q3 support tickets" }),
 };
 
 /** The provider's prompt cache, for operators whose tasks are single model calls (contract v3, "Prompt caching"). */
@@ -104,6 +110,7 @@ export interface CommonJobRequest {
   concurrency: number;
   webhook?: { url: string; secret?: string } | null;
   metadata: Record<string, unknown>;
+  name?: string | null;
   token_budget?: { total?: number; usd?: number; on_exhausted: "pause" | "fail" } | null;
   cache?: { ttl_secs: number } | null;
   prompt_cache?: boolean;

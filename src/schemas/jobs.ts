@@ -169,6 +169,7 @@ export const ExecutionViewSchema = z
 export const JobSchema = z
   .object({
     id: z.string(),
+    name: z.string().nullable().openapi({ description: "The name the job was submitted with (null: none)" }),
     type: z.enum(JOB_TYPES),
     status: z.enum(JOB_STATUSES),
     model: z.string(),

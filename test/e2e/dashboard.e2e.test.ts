@@ -80,11 +80,13 @@ describe("the dashboard", () => {
     await page.getByLabel("Prompt template").fill("Summarize {{ item.t }} {{ item.d }}");
     await page.getByLabel("Inputs", { exact: true }).fill(lines.join("\n"));
     await page.getByLabel("Retries").fill("0");
+    await page.getByLabel("Name (optional)").fill("Five papers");
     await page.getByRole("button", { name: "Estimate" }).click();
     await expect.poll(() => page.locator("#estimate-result").textContent()).toContain("5 calls");
     expect(await page.locator("#estimate-result").textContent()).toMatch(/about [\d,]+ output tokens \(at most [\d,]+\)\. About \$0\.\d{6} realtime \(at most \$0\.\d{6}\), \$0\.\d{6} through the provider's batch API\./);
     await page.getByRole("button", { name: "Start job" }).click();
     await page.waitForURL(/\/jobs\/job_/);
+    await expect.poll(() => page.locator(".job-name").textContent()).toBe("Five papers"); // the job's name, above its id
 
     await expect.poll(() => overall(page).textContent(), { timeout: 30_000 }).toContain("5 / 5 (100 %)");
     await expect.poll(() => overall(page).textContent()).toContain("4 succeeded · 1 failed");
