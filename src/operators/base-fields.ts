@@ -58,7 +58,7 @@ export const sharedJobFields = {
   name: z
     .string()
     .max(200)
-    .regex(/^[^\u0000-\u001f\u007f]*$/, "no control characters")
+    .refine((name) => ![...name].some((ch) => ch.charCodeAt(0) < 32 || ch.charCodeAt(0) === 127), "no control characters")
     .nullish()
     .openapi({ description: "A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard", example: "Q3 support tickets" }),
 };
