@@ -33,10 +33,17 @@ const applied = /About to apply (\d+) migration/.exec(migrate.stdout)?.[1];
 console.log(applied ? `database: ${applied} migrations applied` : "database: up to date");
 
 const extra = [];
+const DEFAULT_FAKE_PORT = 8790;
 let fakeServer;
 if (fake) {
   const { startFakeModelServer } = await import("../test/fake-model/server.ts");
-  fakeServer = await startFakeModelServer({ port: Number(process.env.FAKE_LLM_PORT ?? 0), latencyMs: 200 });
+  // A fixed port by default, so DEMO_TOOLS stays the same across restarts; a free one if it is taken.
+  const port = Number(process.env.FAKE_LLM_PORT ?? DEFAULT_FAKE_PORT);
+  fakeServer = await startFakeModelServer({ port, latencyMs: 200 }).catch((err) => {
+    if (err?.code !== "EADDRINUSE" || process.env.FAKE_LLM_PORT) throw err;
+    process.stderr.write(`npm start: port ${port} is taken; the fake model server takes a free one (set FAKE_LLM_PORT to choose)\n`);
+    return startFakeModelServer({ port: 0, latencyMs: 200 });
+  });
   extra.push(
     "--var", `OPENAI_BASE_URL:${fakeServer.url}/v1`, "--var", "OPENAI_API_KEY:sk-fake",
     "--var", `ANTHROPIC_BASE_URL:${fakeServer.url}`, "--var", "ANTHROPIC_API_KEY:sk-ant-fake",

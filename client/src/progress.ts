@@ -37,6 +37,7 @@ export class Progress {
   readonly #tty: boolean;
   readonly #started = Date.now();
   #lastPlain = 0;
+  #lastLine = ""; // a plain line is not written twice in a row (the final forced one after the last result's)
 
   constructor(out: NodeJS.WriteStream = process.stderr) {
     this.#out = out;
@@ -49,8 +50,12 @@ export class Progress {
       const filled = state.total === 0 ? BAR_WIDTH : Math.round((state.done / state.total) * BAR_WIDTH);
       this.#out.write(`\r[${"#".repeat(filled)}${"-".repeat(BAR_WIDTH - filled)}] ${describe(state, elapsed)}\u001b[K`);
     } else if (force || elapsed - this.#lastPlain >= PLAIN_EVERY_MS) {
+      const line = `progress: ${describe(state, elapsed)}\n`;
+      // The same counts, just later (a rate or ETA moved): not news.
+      if (line === this.#lastLine || line.replace(/, [\d.]+\/s, ETA \S+/, "") === this.#lastLine.replace(/, [\d.]+\/s, ETA \S+/, "")) return;
       this.#lastPlain = elapsed;
-      this.#out.write(`progress: ${describe(state, elapsed)}\n`);
+      this.#lastLine = line;
+      this.#out.write(line);
     }
   }
 
@@ -92,7 +97,7 @@ export function trackPacing(job: { on(handlers: Pick<EventHandlers<unknown>, "PA
 /** Follows a job's provider batches (execution mode batch or auto) with a line for each as it is sent and as it ends. */
 export function trackBatches(job: { on(handlers: Pick<EventHandlers<unknown>, "BATCH_SUBMITTED" | "BATCH_ENDED">): unknown }, out: NodeJS.WritableStream = process.stderr): void {
   job.on({
-    BATCH_SUBMITTED: (e) => out.write(`batch ${e.batch.id}: sent to the provider (${e.batch.provider_batch_id}), ${e.batch.requests} requests of stage ${e.batch.stage}\n`),
+    BATCH_SUBMITTED: (e) => out.write(`batch ${e.batch.id}: sent to the provider (${e.batch.provider_batch_id}), ${e.batch.requests} request${e.batch.requests === 1 ? "" : "s"} of stage ${e.batch.stage}\n`),
     BATCH_ENDED: (e) => out.write(`batch ${e.batch.id}: ${e.batch.status}, ${e.batch.completed} completed, ${e.batch.failed} failed\n`),
   });
 }

@@ -316,7 +316,8 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     }
   });
   server.keepAliveTimeout = 60_000;
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject); // a port in use: the caller may try another
     server.listen(options.port ?? 0, "127.0.0.1", () => {
       const address = server.address();
       const port = typeof address === "object" && address ? address.port : 0;

@@ -69,6 +69,19 @@ describe("progress", () => {
     plain.update({ done: 1, failed: 0, total: 2 }, true);
     plain.update({ done: 2, failed: 0, total: 2 }); // within 2 s of the last line: not written
     expect(written).toEqual([expect.stringMatching(/^progress: 1\/2 done/)]);
+    plain.update({ done: 2, failed: 0, total: 2 }, true); // the final line
+    plain.update({ done: 2, failed: 0, total: 2 }, true); // the same counts again: not written twice
+    expect(written).toEqual([expect.stringMatching(/^progress: 1\/2 done/), expect.stringMatching(/^progress: 2\/2 done/)]);
+  });
+
+  it("says one batch request in the singular", async () => {
+    const { trackBatches } = await import("../../client/src/progress.ts");
+    const written: string[] = [];
+    let handlers: Record<string, (e: unknown) => void> = {};
+    trackBatches({ on: (h: Record<string, (e: unknown) => void>) => (handlers = h) } as never, { write: (s: string) => written.push(s) } as never);
+    handlers.BATCH_SUBMITTED?.({ batch: { id: "b1", provider_batch_id: "batch_1", requests: 1, stage: "items" } });
+    handlers.BATCH_SUBMITTED?.({ batch: { id: "b2", provider_batch_id: "batch_2", requests: 2, stage: "items" } });
+    expect(written).toEqual(["batch b1: sent to the provider (batch_1), 1 request of stage items\n", "batch b2: sent to the provider (batch_2), 2 requests of stage items\n"]);
   });
 });
 
