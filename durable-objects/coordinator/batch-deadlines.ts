@@ -1,9 +1,11 @@
 /**
  * When a job's provider batches run out of time (contract v3, "Execution modes"):
  * - auto: when the deadline comes near — the time left is what the unfinished items need realtime
- *   at the job's concurrency, each call counted at min(timeout, AUTO_CALL_MS) — the batch stages
- *   move to realtime and their open batches are cancelled; their lines wait a grace for the
- *   cancelled batch's answer, then run realtime all the same;
+ *   at the job's concurrency, each call counted at min(timeout, AUTO_CALL_MS), and a grace (a
+ *   quarter of the deadline, at most a minute) — the open batches are read, then the batch stages
+ *   move to realtime and their open batches are cancelled; their lines wait out the grace for the
+ *   cancelled batch's answer (its finished lines are the items' results, billed once), then run
+ *   realtime all the same;
  * - batch: past `deadline_secs` the open batches are cancelled and the items without a result
  *   fail `expired` where they wait, never submitted again.
  */
@@ -57,10 +59,25 @@ export class BatchDeadlines {
     }
   }
 
-  /** Execution mode auto: when the batch stages must move to realtime to meet the deadline (null: not auto, or moved already). */
+  /**
+   * Execution mode auto: when the batch stages must move to realtime to meet the deadline (null: not
+   * auto, or moved already) — early enough for the unfinished items' realtime calls and, before
+   * them, a grace for the cancelled batches to answer with the lines the provider finished.
+   */
   fallbackAt(): number | null {
     const spec = this.#host.spec();
     if (spec.execution?.mode !== "auto") return null;
+    const need = this.#realtimeNeedMs();
+    if (need === null) return null;
+    return this.#deadline() - need - Math.min(MAX_CANCEL_GRACE_MS, (spec.execution.deadlineSecs * 1000) / 4);
+  }
+
+  #deadline(): number {
+    return this.#host.startedAt() + (this.#host.spec().execution?.deadlineSecs ?? 0) * 1000;
+  }
+
+  /** What the unfinished items of the batch stages need realtime at the job's concurrency (null: no batch stage). */
+  #realtimeNeedMs(): number | null {
     const stages = this.#runner.stages();
     if (stages.length === 0) return null;
     const { store } = this.#host;
@@ -69,24 +86,23 @@ export class BatchDeadlines {
       return n + (stage ? stage.total - stage.completed : 0);
     }, 0);
     const callMs = Math.min(AUTO_CALL_MS, ...stages.map((s) => this.#runner.timeoutOf(s)));
-    const needMs = Math.ceil(unfinished / Math.max(1, spec.concurrency)) * callMs;
-    return this.#host.startedAt() + spec.execution.deadlineSecs * 1000 - needMs;
+    return Math.ceil(unfinished / Math.max(1, this.#host.spec().concurrency)) * callMs;
   }
 
   /**
-   * The deadline is near: the batch stages run realtime from now on, and their open batches are
-   * cancelled. Their lines wait for the cancelled batch's answer for a grace period (the lines the
-   * provider finished come back; only the rest need realtime), at most half the time left and a
-   * minute; after it they run realtime all the same.
+   * The deadline is near: the batch stages run realtime from now on, and their open batches (read
+   * just before, so one that ended has its lines kept) are cancelled. Their lines wait for the
+   * cancelled batch's answer — the lines the provider finished come back, billed once — for as long
+   * as the deadline leaves beyond the realtime calls' need (at most a minute); after it they run
+   * realtime all the same, and a line billed later counts as duplicated.
    */
   async fallBack(now: number): Promise<void> {
     const { store, realtime } = this.#host;
-    const spec = this.#host.spec();
-    const deadline = this.#host.startedAt() + (spec.execution?.deadlineSecs ?? 0) * 1000;
+    const need = this.#realtimeNeedMs() ?? 0;
     store.transaction(() => {
       for (const stage of this.#runner.stages()) realtime.add(stage);
       store.setMeta("realtime_stages", [...realtime]);
-      store.setMeta("cancel_grace_until_ms", now + Math.min(MAX_CANCEL_GRACE_MS, Math.max(0, (deadline - now) / 2)));
+      store.setMeta("cancel_grace_until_ms", now + Math.min(MAX_CANCEL_GRACE_MS, Math.max(0, this.#deadline() - now - need)));
     });
     await this.#runner.cancelOpen();
   }

@@ -124,13 +124,14 @@ export class BatchRunner {
   async tick(now: number): Promise<number | null> {
     const { store } = this.#host;
     const fallback = this.#deadlines.fallbackAt();
-    if (fallback !== null && now >= fallback) await this.#deadlines.fallBack(now);
-    const grace = store.getMeta("cancel_grace_until_ms") ?? null;
-    if (grace !== null && now >= grace) this.#deadlines.leaveCancelled();
+    const falling = fallback !== null && now >= fallback; // auto moves to realtime: every open batch is read first (one that ended keeps its lines)
     for (const batch of store.batches.open()) {
       if (batch.status === "submitting" && !this.#submitting.has(batch.id)) await this.#guarded(() => this.#recoverLost(batch));
-      else if (batch.status === "running" && batch.next_poll_at <= now) await this.#guarded(() => this.#poll(batch));
+      else if (batch.status === "running" && (falling || batch.next_poll_at <= now)) await this.#guarded(() => this.#poll(batch));
     }
+    if (falling) await this.#deadlines.fallBack(now);
+    const grace = store.getMeta("cancel_grace_until_ms") ?? null;
+    if (grace !== null && now >= grace) this.#deadlines.leaveCancelled();
     const work = new WorkBudget(); // the renders of this alarm's submissions
     const deadline = this.#deadlines.batchDeadline();
     if (deadline !== null && now >= deadline) await this.#guarded(() => this.#deadlines.expire());

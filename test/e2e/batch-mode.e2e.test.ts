@@ -151,14 +151,14 @@ describe("execution mode batch", () => {
     const tag = uniqueTag("batch-auto");
     // Lines 0 and 1 are done at the fake's batch delay (300 ms); line 2 would take ten minutes.
     const inputs = [0, 1, 2].map((i) => `item ${i} <<fake tag=${tag} id=${i} steps=ok${i === 2 ? " batch_ms=600000" : ""}>>`);
-    // Three items at concurrency 16, calls of at most 4 s: realtime needs 4 s, so the move comes at 2 s of a 6 s deadline.
+    // Three items at concurrency 16, calls of at most 4 s: realtime needs 4 s and the cancel's grace 1.5 s (a quarter of the deadline), so the move comes at 0.5 s of a 6 s deadline.
     const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", timeout_secs: 4, execution: { mode: "auto", deadline_secs: 6 } };
     const created = await call(base(), "POST", "/v1/map", { token: key, body });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
     const job = await waitForJob(base(), key, created.body.job_id);
     expect(job).toMatchObject({ status: "completed", succeeded: 3, execution: { mode: "auto", deadline_secs: 6 } });
     const ended = Date.parse(job.completed_at) - Date.parse(job.created_at);
-    expect(ended).toBeGreaterThanOrEqual(1_500); // batch first: the move came near the deadline
+    expect(ended).toBeGreaterThanOrEqual(500); // batch first: the move came at its planned time, not at once
     const provider = (await fakeBatches()).find((b) => b.id === job.batches[0].provider_batch_id);
     expect(provider, JSON.stringify(provider)).toMatchObject({ requests: 3, cancelled: true });
     const stats = await fakeStats(tag);
@@ -177,7 +177,7 @@ describe("execution mode batch", () => {
     const tag = uniqueTag("batch-auto-slow");
     // No line is done in time; the cancel takes 4 s (past the grace), and line 0 was under way (billed all the same).
     const inputs = [0, 1].map((i) => `item ${i} <<fake tag=${tag} id=${i} steps=ok batch_ms=600000 cancel_ms=4000${i === 0 ? " on_cancel=ok" : ""}>>`);
-    // The move at 2 s of a 6 s deadline (calls of at most 4 s); the grace is half the time left: 2 s.
+    // The move at 0.5 s of a 6 s deadline (calls of at most 4 s, and a grace of a quarter of the deadline: 1.5 s).
     const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", timeout_secs: 4, execution: { mode: "auto", deadline_secs: 6 } };
     const created = await call(base(), "POST", "/v1/map", { token: key, body });
     const job = await waitForJob(base(), key, created.body.job_id);
@@ -192,8 +192,29 @@ describe("execution mode batch", () => {
     const sum = results.reduce((n, r) => n + r.cost_usd, 0);
     expect(billed.cost_usd).toBeCloseTo(sum + billed.usage.duplicated.cost_usd, 7);
     expect((await fakeStats(tag)).batched).toBe(1); // the one line billed after its item ran realtime
-    // The grace (half the time left) did not wait for the 2 s cancel: the job ended before its cancelled batch did.
+    // The grace (1.5 s) did not wait for the 4 s cancel: the job ended before its cancelled batch did.
     expect(Date.parse(billed.batches[0].ended_at)).toBeGreaterThan(Date.parse(job.completed_at));
+  });
+
+  it("auto: the lines the provider finished are kept, not paid twice — the move leaves the cancelled batch a grace within the deadline", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("batch-auto-kept");
+    // Lines 0 and 1 are done at once, line 2 never; a cancel takes 1 s. Deadline 8 s, calls of at most 2 s:
+    // the move comes at 4 s (2 s for the realtime calls, 2 s of grace), so the cancelled batch's answer comes
+    // before its lines leave for realtime. (With the grace cut from the realtime calls' time, both finished
+    // lines went realtime too and their batch answers were billed twice.)
+    const inputs = [0, 1, 2].map((i) => `item ${i} <<fake tag=${tag} id=${i} steps=ok cancel_ms=1000${i === 2 ? " batch_ms=600000" : ""}>>`);
+    const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", timeout_secs: 2, execution: { mode: "auto", deadline_secs: 8 } };
+    const created = await call(base(), "POST", "/v1/map", { token: key, body });
+    const job = await waitForJob(base(), key, created.body.job_id);
+    expect(job).toMatchObject({ status: "completed", succeeded: 3 });
+    const ended = await until(async () => {
+      const now = (await call(base(), "GET", `/v1/jobs/${job.id}`, { token: key })).body;
+      return now.batches[0]?.ended_at ? now : null;
+    });
+    expect(ended.usage.duplicated).toEqual({ input_tokens: 0, output_tokens: 0, cost_usd: 0 });
+    expect((await fakeStats(tag)).batched).toBe(2); // the two finished lines are the items' results; only line 2 ran realtime
+    expect((await allResults(base(), key, job.id)).map((r) => r.attempts)).toEqual([1, 1, 1]);
   });
 
   it("a batch the provider refuses is each line's failed attempt; one that fails its validation goes again; a dollar budget reserves each line at submission", async () => {
