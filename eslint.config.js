@@ -12,7 +12,7 @@ export default tseslint.config(
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_" }],
     },
   },
-  { files: ["scripts/**/*.mjs", "bench/**/*.mjs"], languageOptions: { globals: globals.node } },
+  { files: ["scripts/**/*.mjs", "bench/**/*.mjs", "test/**/*.mjs"], languageOptions: { globals: globals.node } },
   // The dashboard's browser modules (checked by assets/tsconfig.json through their JSDoc types).
   { files: ["assets/**/*.js"], languageOptions: { globals: globals.browser } },
   {
