@@ -1,6 +1,7 @@
 // @ts-check
 /**
- * The dashboard's view of the API: the API key (sessionStorage only: never a URL or a cookie),
+ * The dashboard's view of the API: the API key (this tab's sessionStorage, and this device's
+ * localStorage only when the user asks to be remembered: never a URL or a cookie),
  * JSON calls with the bearer token, the contract's error envelope, and a job's Server-Sent Events
  * read through fetch (EventSource cannot send a bearer token), resumed with Last-Event-ID.
  */
@@ -8,16 +9,20 @@
 const KEY = "fanout.apiKey";
 
 export function apiKey() {
-  return sessionStorage.getItem(KEY);
+  return sessionStorage.getItem(KEY) ?? localStorage.getItem(KEY);
 }
 
-/** @param {string} key */
-export function signIn(key) {
+/** The key for this tab; with `remember` (the user's opt-in), also for this device's later tabs (localStorage). @param {string} key @param {boolean} remember */
+export function signIn(key, remember = false) {
   sessionStorage.setItem(KEY, key);
+  if (remember) localStorage.setItem(KEY, key);
+  else localStorage.removeItem(KEY);
 }
 
+/** Forgets the key in this tab and on this device. */
 export function signOut() {
   sessionStorage.removeItem(KEY);
+  localStorage.removeItem(KEY);
 }
 
 export class ApiError extends Error {

@@ -44,7 +44,7 @@ async function submitKey(event, form) {
   const key = input.value.trim();
   try {
     await api("GET", "/v1/jobs?limit=1", undefined, key);
-    signIn(key);
+    signIn(key, /** @type {HTMLInputElement} */ (el("remember-key")).checked);
     form.hidden = true;
     await start();
   } catch (err) {

@@ -8,7 +8,7 @@
 import { api, ENDED_STATUSES, followEvents } from "./api.js";
 import { auditTree } from "./audit.js";
 import { renderOutput } from "./output.js";
-import { bar, brief, duration, errorText, fill, h, jobBadge, notice, num, showJson, when } from "./ui.js";
+import { bar, brief, cardTable, duration, errorText, fill, h, jobBadge, notice, num, showJson, when } from "./ui.js";
 
 const SHOWN_RESULTS = 200; // the newest results listed; every result is in the download
 const ENDED = ENDED_STATUSES;
@@ -317,7 +317,7 @@ function renderFailures(el, state) {
   fill(
     el,
     h("h2", {}, "Failures"),
-    h(
+    cardTable(h(
       "table",
       { id: "failures" },
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Kind"), h("th", { scope: "col" }, "Count"), h("th", { scope: "col" }, "Tasks"), h("th", { scope: "col" }, "First error"))),
@@ -328,7 +328,7 @@ function renderFailures(el, state) {
           h("tr", { "data-kind": kind }, h("td", {}, kind), h("td", {}, num(rows.length)), h("td", {}, rows.slice(0, 20).map((r) => (r.stage === "items" ? `#${r.index}` : `${r.stage}#${r.index}`)).join(", ")), h("td", {}, brief(rows[0].error, 160))),
         ),
       ),
-    ),
+    )),
   );
 }
 
@@ -349,13 +349,13 @@ function renderResults(el, state) {
       : h(
           "div",
           { class: "scroll" },
-          h(
+          cardTable(h(
             "table",
             { id: "results" },
             h("caption", { class: "visually-hidden" }, `The ${SHOWN_RESULTS} newest results; download for all`),
             h("thead", {}, h("tr", {}, ...["Task", "", "Input", "Output", "Error", "Attempts", ""].map((t) => h("th", { scope: "col" }, t)))),
             h("tbody", {}, ...rows.map(resultRow)),
-          ),
+          )),
         ),
   );
 }

@@ -1,7 +1,7 @@
 // @ts-check
 /** The jobs page: the tenant's jobs newest first, filtered by status, a page at a time. */
 import { api } from "./api.js";
-import { bar, errorText, fill, h, jobBadge, notice, num, when } from "./ui.js";
+import { bar, cardTable, errorText, fill, h, jobBadge, notice, num, when } from "./ui.js";
 
 const STATUSES = ["", "queued", "running", "paused", "completed", "failed", "cancelled"];
 const PAGE_SIZE = 20;
@@ -41,7 +41,7 @@ function table(jobs) {
   return h(
     "div",
     { class: "scroll" },
-    h(
+    cardTable(h(
       "table",
       { class: "jobs" },
       h("caption", { class: "visually-hidden" }, "Jobs, newest first"),
@@ -64,7 +64,7 @@ function table(jobs) {
           ),
         ),
       ),
-    ),
+    )),
   );
 }
 

@@ -69,6 +69,8 @@ export function bar(label, done, total, detail, failed = 0) {
     { class: "bar" },
     h("label", { for: id }, h("span", { class: "bar-label" }, label), " ", h("span", { class: "bar-figures" }, `${num(done)} / ${num(total)} (${pct} %)`), detail ? ` · ${detail}` : ""),
     h("progress", { id, class: tone, max: Math.max(total, 1), value: Math.min(done, Math.max(total, 1)), "data-percent": pct }),
+    // The failed part beside it, in red (a meter past its `high`), so the split shows, not one amber bar.
+    failed > 0 ? h("meter", { class: "bar-failures", min: 0, max: Math.max(total, 1), low: 0, high: 0, optimum: 0, value: Math.min(failed, Math.max(total, 1)), title: `${num(failed)} failed`, "aria-label": `${num(failed)} of ${num(total)} failed` }) : null,
   );
 }
 
@@ -109,4 +111,20 @@ export function errorText(err) {
   const e = /** @type {{ message?: string, details?: unknown }} */ (err);
   const details = Array.isArray(e.details) ? e.details.map((d) => (d && typeof d === "object" && "path" in d ? `${d.path}: ${d.message}` : "")).filter(Boolean) : [];
   return [e.message ?? String(err), ...details].join(" — ");
+}
+
+/**
+ * A table that becomes cards on a phone: each body cell gets its column's heading as `data-label`,
+ * and below 40rem the stylesheet lays each row out as a card, each cell under its heading, so no
+ * column is off-screen in a side-scrolled table. @param {HTMLElement} table
+ */
+export function cardTable(table) {
+  const heads = [...table.querySelectorAll("thead th")].map((th) => th.textContent ?? "");
+  table.classList.add("cards");
+  for (const row of table.querySelectorAll("tbody tr")) {
+    [...row.children].forEach((cell, i) => {
+      if (heads[i]) cell.setAttribute("data-label", heads[i]);
+    });
+  }
+  return table;
 }

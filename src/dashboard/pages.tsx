@@ -1,7 +1,8 @@
 /**
  * The dashboard's pages, rendered on the server with Hono's JSX: the layout, the sign-in form and
  * each page's frame. The tenant's data is fetched by the page's module (assets/dash/) with the
- * API key the user signed in with, which lives in sessionStorage only: the server never sees a
+ * API key the user signed in with, which lives in the tab's sessionStorage (and the device's
+ * localStorage when the user asks to be remembered): the server never sees a
  * dashboard session, so every page is the same for everyone and nothing here is secret.
  */
 import type { Child } from "hono/jsx";
@@ -56,9 +57,10 @@ function SignIn() {
   return (
     <form id="sign-in" class="card" hidden>
       <h2>Sign in</h2>
-      <p>Use one of your tenant's API keys. It is kept in this tab only (sessionStorage) and sent as the bearer token.</p>
+      <p>Use one of your tenant's API keys. It is kept in this tab (sessionStorage) and sent as the bearer token; tick the box to keep it on this device too (localStorage) until you sign out.</p>
       <label for="api-key">API key</label>
       <input id="api-key" name="key" type="password" autocomplete="off" required placeholder="fo_…" />
+      <label class="check"><input id="remember-key" name="remember" type="checkbox" /> Remember this key on this device</label>
       <button type="submit">Sign in</button>
       <p id="sign-in-error" class="notice notice-error" role="alert" hidden></p>
     </form>

@@ -12,9 +12,11 @@ const API_INFO = {
   version: "1.0.0",
   description:
     "Run LLM work over lists of items: one model call per item (`/v1/map`), one multi-turn agent per item " +
-    "(`/v1/agentic-map`), an ordered fold (`/v1/reduce`), a corpus map-reduce (`/v1/map-reduce`) or a pipeline of steps " +
-    "(`/v1/pipelines`), with retries, validated structured output, token budgets, dry-run estimates, recovery, live " +
-    "Server-Sent Events and signed webhooks.",
+    "(`/v1/agentic-map`), an ordered fold (`/v1/reduce`), a corpus map-reduce (`/v1/map-reduce`), a pipeline of steps " +
+    "(`/v1/pipelines`), and the semantic operators: keep the items that match (`/v1/filter`), label them " +
+    "(`/v1/classify`), order them (`/v1/rank`) and find the records that are the same entity (`/v1/resolve`) — with " +
+    "retries, validated structured output, token budgets, dry-run estimates, recovery, live Server-Sent Events and " +
+    "signed webhooks.",
   license: { name: "MIT", identifier: "MIT" },
 };
 

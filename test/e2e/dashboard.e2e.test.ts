@@ -10,8 +10,8 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Browser, Page } from "playwright-core";
-import { call, ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
-import { base, fakeStats, openGate, uniqueTag } from "./harness/context.ts";
+import { call, ECHO_SCHEMA, fake, newTenant, waitForJob } from "./harness/api.ts";
+import { base, fakeStats, openGate, scriptedMap, uniqueTag } from "./harness/context.ts";
 import { ROOT } from "./harness/fanout-server.ts";
 import { launchBrowser } from "./harness/browser.ts";
 import { limitedTenant } from "./harness/limited-key.ts";
@@ -34,8 +34,8 @@ afterAll(async () => {
 });
 
 /** A tab signed in with `key` (the key lives in this tab's sessionStorage). */
-async function signedIn(key: string, path = "/"): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+async function signedIn(key: string, path = "/", viewport = { width: 1280, height: 900 }): Promise<Page> {
+  const page = await browser.newPage({ viewport });
   page.on("console", (m) => {
     if (m.type() === "error") problems.push(m.text());
   });
@@ -48,6 +48,70 @@ async function signedIn(key: string, path = "/"): Promise<Page> {
 }
 
 const overall = (page: Page) => page.locator("#overall");
+
+/** Whether the element is on screen horizontally: inside the viewport's width, nothing to scroll sideways for. */
+async function onScreen(page: Page, selector: string): Promise<boolean> {
+  const box = await page.locator(selector).first().boundingBox();
+  const width = page.viewportSize()?.width ?? 0;
+  return box !== null && box.width > 0 && box.x >= 0 && box.x + box.width <= width + 0.5;
+}
+
+describe("the dashboard on a phone and a desktop", () => {
+  it("at 390 px the jobs list and the results are cards: status, progress, output and error on screen; at 1280 px, tables", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("dash-phone");
+    const created = await call(base(), "POST", "/v1/map", { token: key, body: { ...scriptedMap(tag, ["ok", "401"]), max_retries: 0, name: "Phone check" } });
+    const job = await waitForJob(base(), key, created.body.job_id);
+    expect(job).toMatchObject({ succeeded: 1, failed: 1 });
+
+    const phone = await signedIn(key, "/", { width: 390, height: 844 });
+    await phone.locator("table.jobs tbody tr").first().waitFor();
+    expect(await phone.locator("table.jobs tbody tr").first().textContent()).toContain("Phone check"); // the name, not only the id
+    for (const cell of ["table.jobs tbody .badge", "table.jobs tbody progress", "table.jobs tbody td[data-label='Status']", "table.jobs tbody td[data-label='Progress']"]) {
+      expect(await onScreen(phone, cell), cell).toBe(true);
+    }
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390); // nothing off to the side
+
+    await phone.goto(`${base()}/jobs/${job.id}`);
+    await phone.locator("#results tbody tr").nth(1).waitFor();
+    for (const cell of ["#results td[data-label='Output']", "#results td[data-label='Error']", "#results td.row-actions button", "#failures td[data-label='First error']"]) {
+      expect(await onScreen(phone, cell), cell).toBe(true);
+    }
+    expect(await phone.locator("#results td[data-label='Error']").filter({ hasText: "llm_error" }).count()).toBe(1);
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await phone.close();
+
+    const desktop = await signedIn(key, `/jobs/${job.id}`);
+    await desktop.locator("#results tbody tr").nth(1).waitFor();
+    expect(await desktop.locator("#results thead").isVisible()).toBe(true); // a table with its headings
+    expect(await desktop.locator("#results thead th").nth(3).textContent()).toBe("Output");
+    await desktop.close();
+  });
+
+  it("remembers the key on this device only when asked: a new tab is signed in with the box ticked, and asks again without it", async () => {
+    const { key } = await newTenant(base());
+    for (const remember of [true, false]) {
+      const context = await browser.newContext();
+      const first = await context.newPage();
+      await first.goto(`${base()}/`);
+      await first.getByLabel("API key").fill(key);
+      if (remember) await first.getByLabel("Remember this key on this device").check();
+      await first.getByRole("button", { name: "Sign in" }).click();
+      await first.locator("#sign-in").waitFor({ state: "hidden" });
+      const second = await context.newPage();
+      await second.goto(`${base()}/`);
+      await second.locator(remember ? "table.jobs, #view p" : "#sign-in").first().waitFor();
+      expect(await second.locator("#sign-in").isVisible(), `remember: ${remember}`).toBe(!remember);
+      if (remember) {
+        await second.getByRole("button", { name: "Sign out" }).click(); // forgets it on the device too
+        const third = await context.newPage();
+        await third.goto(`${base()}/`);
+        await third.locator("#sign-in").waitFor();
+      }
+      await context.close();
+    }
+  });
+});
 
 describe("the dashboard", () => {
   it("is served at / with a strict Content-Security-Policy, and refuses a wrong key", async () => {
