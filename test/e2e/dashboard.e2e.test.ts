@@ -85,6 +85,7 @@ describe("the dashboard on a phone and a desktop", () => {
     await desktop.locator("#results tbody tr").nth(1).waitFor();
     expect(await desktop.locator("#results thead").isVisible()).toBe(true); // a table with its headings
     expect(await desktop.locator("#results thead th").nth(3).textContent()).toBe("Output");
+    expect(await desktop.locator("#overall meter.bar-failures").getAttribute("value")).toBe("1"); // the failed part, apart from the bar
     await desktop.close();
   });
 
