@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { seeded } from "./seeded";
 import { bounded, declare, EMPTY, lease, MAX_SHARED_BLOCK_MS, limitsOf, observe, paces, settle, type CallCost, type PacerState } from "../../src/engine/pacing";
 
 const COST: CallCost = { tokens: 500, input: 400, output: 100 };
@@ -119,17 +120,6 @@ describe("pacing by rate limits", () => {
 });
 
 describe("fairness between tenants, as a property", () => {
-  /** A seeded generator (mulberry32): the same cases on every run. */
-  function seeded(seed: number): () => number {
-    let a = seed >>> 0;
-    return () => {
-      a = (a + 0x6d2b79f5) >>> 0;
-      let t = a;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-    };
-  }
 
   // ~0.1 s of CPU a seed (a simulated clock, jumping from ask to ask): the test's time is a count of seeds,
   // and its timeout only a ceiling far above it for a machine running two suites beside a CPU hog.

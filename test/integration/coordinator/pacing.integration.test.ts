@@ -44,6 +44,14 @@ describe("the rate pacer of a credential and model", () => {
   });
 });
 
+/** A job's PacingLink for openai/gpt-x, whose next call's prompt is estimated at `prompt` tokens; `opened()`: how often it said there is room. */
+function testLink(prompt = 10) {
+  let opened = 0;
+  const kept = { credential: null as string | null, paces: false, view: NO_PACING };
+  const link = new PacingLink(env, { get: () => kept, set: (part) => Object.assign(kept, part) }, { nextCall: () => ({ prompt, maxTokens: null }), roomOpened: () => opened++, inFlight: () => 0 }, () => undefined, "openai/gpt-x", new OwnLimit());
+  return { link, opened: () => opened };
+}
+
 describe("a provider's retry-after on a pacer shared by tenants", () => {
   const tenDaysMs = 864_000_000;
 
@@ -71,9 +79,7 @@ describe("a provider's retry-after on a pacer shared by tenants", () => {
     const coordinator = env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(`job_starved_${crypto.randomUUID()}`)) as DurableObjectStub<JobCoordinator>;
     const credential = `cred_starved_${crypto.randomUUID()}`;
     await runInDurableObject(coordinator, async () => {
-      let opened = 0;
-      const kept = { credential: null as string | null, paces: false, view: NO_PACING };
-      const link = new PacingLink(env, { get: () => kept, set: (part) => Object.assign(kept, part) }, { nextCall: () => ({ prompt: 10, maxTokens: null }), roomOpened: () => opened++, inFlight: () => 0 }, () => undefined, "openai/gpt-x", new OwnLimit());
+      const { link } = testLink();
       const spec = { jobId: "job_starved", tenantId: "ten_a", model: "openai/gpt-x", concurrency: 4 } as JobSpecBase;
       await link.join(spec, credential, { rpm: 6_000, tpm: null });
       await ratePacer(env, credential, "openai/gpt-x").ask({ ...ask("job_other", 0), tenant: "ten_b" }, { seen: { retryAfterMs: tenDaysMs } });
@@ -92,16 +98,14 @@ describe("the tokens a lease reserves", () => {
     const coordinator = env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(`job_ratio_${crypto.randomUUID()}`)) as DurableObjectStub<JobCoordinator>;
     const credential = `cred_ratio_${crypto.randomUUID()}`;
     await runInDurableObject(coordinator, async () => {
-      let opened = 0;
-      const kept = { credential: null as string | null, paces: false, view: NO_PACING };
       // Each prompt is estimated at 10 tokens; the provider counts 40 (a tokenizer's count, a schema sent with it).
-      const link = new PacingLink(env, { get: () => kept, set: (part) => Object.assign(kept, part) }, { nextCall: () => ({ prompt: 10, maxTokens: null }), roomOpened: () => opened++, inFlight: () => 0 }, () => undefined, "openai/gpt-x", new OwnLimit());
+      const { link, opened: openedCount } = testLink(10);
       const spec = { jobId: "job_ratio", tenantId: "ten_a", model: "openai/gpt-x", concurrency: 16 } as JobSpecBase;
       await link.join(spec, credential, { rpm: 60_000, tpm: 12_000 }); // a bucket of 100 tokens: 10 calls of 10, 2 of 40
       const leased = async () => {
-        const before = opened;
+        const before = openedCount();
         link.want(spec, 10);
-        await expect.poll(() => opened).toBeGreaterThan(before);
+        await expect.poll(() => openedCount()).toBeGreaterThan(before);
         const room = link.room(spec);
         for (let i = 0; i < room; i++) link.started(spec);
         return room;
