@@ -44,6 +44,11 @@ describe("open routes and the error envelope", () => {
     expect(res.body).toContain("/v1/map");
     expect(res.body).toContain(`<a href="#schema-MapRequest">`); // $refs link to their schemas
     expect(res.body).toContain(`id="schema-MapRequest"`);
+    // Read as a reference: a request's fields as a table, the document's `code` as code, not backticks.
+    const mapRequest = res.body.slice(res.body.indexOf(`id="schema-MapRequest"`));
+    expect(mapRequest).toMatch(/<tr><td><code>concurrency<\/code><\/td><td>integer<\/td><td><\/td><td><code>16<\/code><\/td>/);
+    expect(res.body).toContain("<code>/v1/filter</code>");
+    expect(res.body).not.toMatch(/<p>[^<]*`[^`<]+`/); // no literal backticks left in prose
     expect(res.body).not.toMatch(/<script[^>]+src=/);
   });
 
