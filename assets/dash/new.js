@@ -1,10 +1,12 @@
 // @ts-check
 /**
- * A new /v1/map job: model, template, optional schema, inputs pasted as JSONL or uploaded as CSV
- * or JSONL, the execution mode; a dry-run estimate (tokens and dollars, realtime and batch)
- * before submitting. The API's checks answer for the fields.
+ * A new job of any operator (./operators.js): map with its own fields (template, optional schema),
+ * the others with their request's fields as JSON; for all of them a name, the model, inputs pasted
+ * as JSONL or uploaded as CSV or JSONL, the execution mode; a dry-run estimate (tokens and
+ * dollars, realtime and batch) before submitting. The API's checks answer for the fields.
  */
 import { api } from "./api.js";
+import { OPERATORS, operatorBody } from "./operators.js";
 import { errorText, fill, h, notice, num } from "./ui.js";
 
 /** @param {HTMLElement} view */
@@ -13,6 +15,8 @@ export async function showNewJob(view) {
     h("div", { class: "field" }, h("label", { for: id }, label), hint ? h("p", { class: "hint", id: `${id}-hint` }, hint) : null, input);
   const model = /** @type {HTMLInputElement} */ (h("input", { id: "model", name: "model", required: true, value: "openai/gpt-4o-mini", autocomplete: "off" }));
   const jobName = /** @type {HTMLInputElement} */ (h("input", { id: "job-name", name: "job-name", maxlength: 200, autocomplete: "off", placeholder: "Q3 support tickets" }));
+  const operator = /** @type {HTMLSelectElement} */ (h("select", { id: "operator", name: "operator" }, ...Object.entries(OPERATORS).map(([name, op]) => h("option", { value: name }, op.label))));
+  const fields = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "operator-fields", name: "operator-fields", rows: 10, "aria-describedby": "operator-fields-hint" }));
   const template = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "template", name: "template", required: true, rows: 4, "aria-describedby": "template-hint" }, "Summarise in one sentence: {{ item }}"));
   const schema = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "schema", name: "schema", rows: 4, "aria-describedby": "schema-hint" }));
   const inputs = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "inputs", name: "inputs", rows: 6, "aria-describedby": "inputs-hint" }));
@@ -29,10 +33,14 @@ export async function showNewJob(view) {
     h(
       "form",
       { class: "card", id: "new-job" },
+      field("operator", "Operator", operator),
       field("job-name", "Name (optional)", jobName),
       field("model", "Model", model),
-      field("template", "Prompt template", template, "Jinja2; each input is `item`."),
-      field("schema", "Output schema (optional)", schema, "A JSON Schema the output must match."),
+      h("div", { id: "map-fields" },
+        field("template", "Prompt template", template, "Jinja2; each input is `item`."),
+        field("schema", "Output schema (optional)", schema, "A JSON Schema the output must match.")),
+      h("div", { id: "other-fields", hidden: true },
+        field("operator-fields", "The operator's fields (JSON)", fields, "Its request's own fields (docs/operators.md); the inputs, model, name, concurrency, retries and execution come from this form.")),
       field("inputs", "Inputs", inputs, "One JSON value per line (JSONL), or upload a CSV (a header row) or JSONL file below."),
       field("inputs-file", "Upload inputs", file),
       h("div", { class: "row" }, field("concurrency", "Concurrency", concurrency), field("max-retries", "Retries", retries)),
@@ -43,22 +51,30 @@ export async function showNewJob(view) {
   );
   file.addEventListener("change", () => void loadFile(file, inputs, status));
 
+  const chosen = () => OPERATORS[operator.value] ?? OPERATORS.map;
+  operator.addEventListener("change", () => {
+    const op = chosen();
+    /** @type {HTMLElement} */ (form.querySelector("#map-fields")).hidden = op.fields !== null;
+    /** @type {HTMLElement} */ (form.querySelector("#other-fields")).hidden = op.fields === null;
+    if (op.fields) fields.value = JSON.stringify(op.fields, null, 2);
+    fill(status);
+  });
   const body = () => {
-    const outputSchema = schema.value.trim() ? parseJson(schema.value, "The output schema") : undefined;
-    return {
+    const common = {
       name: jobName.value.trim() || undefined,
       model: model.value.trim(),
-      prompt_template: template.value,
-      output_schema: outputSchema,
       inputs: parseInputs(inputs.value),
       concurrency: Number(concurrency.value),
       max_retries: Number(retries.value),
       execution: mode.value === "realtime" ? undefined : { mode: mode.value },
     };
+    if (chosen().fields) return operatorBody(operator.value, parseJson(fields.value, "The operator's fields"), common);
+    const outputSchema = schema.value.trim() ? parseJson(schema.value, "The output schema") : undefined;
+    return { ...common, prompt_template: template.value, output_schema: outputSchema };
   };
   estimateButton.addEventListener("click", async () => {
     try {
-      const { estimate } = await api("POST", "/v1/map?dry_run=true", body());
+      const { estimate } = await api("POST", `${chosen().route}?dry_run=true`, body());
       const cost = estimate.cost_usd_by_mode?.realtime;
       const most = estimate.cost_usd_max_by_mode?.realtime;
       const dollars = cost === null || cost === undefined ? "" : ` About $${cost.toFixed(6)} realtime (at most $${(most ?? cost).toFixed(6)}), $${(estimate.cost_usd_by_mode.batch ?? 0).toFixed(6)} through the provider's batch API.`;
@@ -71,7 +87,7 @@ export async function showNewJob(view) {
   form.addEventListener("submit", async (e) => {
     e.preventDefault();
     try {
-      const created = await api("POST", "/v1/map", body());
+      const created = await api("POST", chosen().route, body());
       location.assign(`/jobs/${encodeURIComponent(created.job_id)}`);
     } catch (err) {
       fill(status, notice(errorText(err)));

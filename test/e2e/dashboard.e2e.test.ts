@@ -114,6 +114,40 @@ describe("the dashboard on a phone and a desktop", () => {
   });
 });
 
+describe("the New-job form, every operator", () => {
+  it("starts a classify job from the operator's example fields: the estimate, then the job to its end", async () => {
+    const { key } = await newTenant(base());
+    const page = await signedIn(key, "/new");
+    await page.getByLabel("Operator", { exact: true }).selectOption("classify");
+    expect(await page.locator("#map-fields").isHidden()).toBe(true);
+    expect(JSON.parse(await page.getByLabel("The operator's fields (JSON)").inputValue())).toHaveProperty("categories");
+    await page.getByLabel("Inputs", { exact: true }).fill(['"The battery died after two days."', '"Does it come in blue?"'].join("\n"));
+    await page.getByLabel("Name (optional)").fill("Two tickets");
+    await page.getByRole("button", { name: "Estimate" }).click();
+    await expect.poll(() => page.locator("#estimate-result").textContent()).toContain("2 calls");
+    await page.getByRole("button", { name: "Start job" }).click();
+    await page.waitForURL(/\/jobs\/job_/);
+    const jobId = page.url().split("/jobs/")[1] as string;
+    const job = await waitForJob(base(), key, decodeURIComponent(jobId));
+    expect(job).toMatchObject({ type: "classify", name: "Two tickets", status: "completed", succeeded: 2 });
+    await page.close();
+  });
+
+  it.each(["filter", "rank", "resolve", "reduce", "pipelines", "map-reduce", "agentic-map"])("%s: its example fields with the form's inputs estimate without an error", async (name) => {
+    const { key } = await newTenant(base());
+    const page = await signedIn(key, "/new");
+    await page.getByLabel("Operator", { exact: true }).selectOption(name);
+    const inputs =
+      name === "map-reduce" ? ['"Revenue grew 12%."', '"Churn fell to 3%."', '"Two regions opened."', '"Margins held."']
+      : name === "resolve" ? ['{"name": "Acme Inc"}', '{"name": "ACME Incorporated"}', '{"name": "Globex"}']
+      : ['"Longformer"', '"ResNet"', '"Transformer-XL"'];
+    await page.getByLabel("Inputs", { exact: true }).fill(inputs.join("\n"));
+    await page.getByRole("button", { name: "Estimate" }).click();
+    await expect.poll(() => page.locator("#form-status").textContent()).toMatch(/Estimate: [\d,]+ calls/);
+    await page.close();
+  });
+});
+
 describe("the dashboard", () => {
   it("is served at / with a strict Content-Security-Policy, and refuses a wrong key", async () => {
     const res = await fetch(`${base()}/`);
