@@ -104,16 +104,52 @@ describe("renders bounded per request and per alarm, not only per item", () => {
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
   });
 
-  it("a batch job's heavy lines go out in several provider batches, one alarm's renders each; every item gets its answer", async () => {
+  it("membership tests are charged per element: a dry run of 20 items scanning 10,000-element lists in a loop answers at once; /healthz answers within 1 s throughout", async () => {
+    const { key } = await newTenant(base(), "membership");
+    const list = Array.from({ length: 10_000 }, (_, i) => -i - 1); // no member: each scan is the whole list
+    const body = { inputs: Array.from({ length: 20 }, () => ({ l: list })), prompt_template: "{% for i in range(10000) %}{% if i in item.l %}x{% endif %}{% endfor %}{{ item.l | length }}", model: "openai/gpt-4o-mini" };
+    let done = false;
+    const busy = [contention()];
+    const watching = healthzWorstMs(() => done);
+    const dry = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body });
+    done = true;
+    busy.push(contention());
+    expect(await watching).toBeLessThan(healthzLimit(busy));
+    expect(dry.status).toBe(200);
+    expect(dry.body.estimate.calls).toBe(20);
+  });
+
+  it("a batch job's heavy lines go out in several provider batches, one alarm's renders each; every item gets its answer; /healthz answers within 1 s throughout", async () => {
     const { key } = await newTenant(base(), "heavy-batch");
     const tag = uniqueTag("heavy-batch");
     const inputs = Array.from({ length: 40 }, (_, i) => `<<fake tag=${tag} id=${i}>>`);
+    let done = false;
+    const busy = [contention()];
+    const watching = healthzWorstMs(() => done);
     const created = await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: heavy, model: "openai/gpt-4o-mini", execution: { mode: "batch" } } });
     expect(created.status).toBe(202);
     const job = await waitForJob(base(), key, created.body.job_id);
+    done = true;
+    busy.push(contention());
+    expect(await watching).toBeLessThan(healthzLimit(busy));
     expect(job).toMatchObject({ status: "completed", succeeded: 40 });
     expect(job.batches.length).toBeGreaterThan(1);
     expect(job.batches.reduce((n: number, b: { requests: number }) => n + b.requests, 0)).toBe(40);
+  });
+});
+
+describe("blocking bounded before it is built", () => {
+  it("a trigram blocking of 1,100 keys of 2,000 characters is a 422 counted before any index; /healthz answers within 1 s throughout", async () => {
+    const { key } = await newTenant(base(), "trigram");
+    const inputs = Array.from({ length: 1_100 }, (_, i) => ({ name: `${i} `.padEnd(2_000, "abcdefghij") }));
+    let done = false;
+    const busy = [contention()];
+    const watching = healthzWorstMs(() => done);
+    const res = await call(base(), "POST", "/v1/resolve", { token: key, body: { inputs, model: "openai/gpt-4o-mini", comparison_template: "{{ item_a }} {{ item_b }}", blocking: { keys: ["name"], method: "trigram" } } });
+    done = true;
+    busy.push(contention());
+    expect(await watching).toBeLessThan(healthzLimit(busy));
+    expect(res).toMatchObject({ status: 422, body: { error: { code: "too_many_comparisons", details: { trigrams: 1_101_100 } } } });
   });
 });
 
