@@ -68,17 +68,19 @@ describe("the dashboard on a phone and a desktop", () => {
     await phone.locator("table.jobs tbody tr").first().waitFor();
     expect(await phone.locator("table.jobs tbody tr").first().textContent()).toContain("Phone check"); // the name, not only the id
     for (const cell of ["table.jobs tbody .badge", "table.jobs tbody progress", "table.jobs tbody td[data-label='Status']", "table.jobs tbody td[data-label='Progress']"]) {
-      expect(await onScreen(phone, cell), cell).toBe(true);
+      // Polled: the page draws a section again as events come in, and a cell measured as it is replaced has no box.
+      await expect.poll(() => onScreen(phone, cell), { message: cell }).toBe(true);
     }
-    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390); // nothing off to the side
+    await expect.poll(() => phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390); // nothing off to the side
 
     await phone.goto(`${base()}/jobs/${job.id}`);
     await phone.locator("#results tbody tr").nth(1).waitFor();
     for (const cell of ["#results td[data-label='Output']", "#results td[data-label='Error']", "#results td.row-actions button", "#failures td[data-label='First error']"]) {
-      expect(await onScreen(phone, cell), cell).toBe(true);
+      // Polled: the page draws a section again as events come in, and a cell measured as it is replaced has no box.
+      await expect.poll(() => onScreen(phone, cell), { message: cell }).toBe(true);
     }
     expect(await phone.locator("#results td[data-label='Error']").filter({ hasText: "llm_error" }).count()).toBe(1);
-    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    await expect.poll(() => phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
     await phone.close();
 
     const desktop = await signedIn(key, `/jobs/${job.id}`);
