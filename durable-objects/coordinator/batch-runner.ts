@@ -12,10 +12,9 @@
  *   found by its id in the provider's metadata (OpenAI) and adopted, or its lines go back to
  *   pending uncounted (Anthropic keeps no metadata: a restart in the moment between its answer and
  *   our write submits those lines again).
- * - Owned: a batch is polled, read and cancelled only with the credential that submitted it (its
- *   fingerprint is stored with the row, src/llm/batch/owner.ts); once the tenant's credential is
- *   another, the batch's lines fail for good. The id a submission answers is taken only if the
- *   provider's view of that batch is the one submitted (OpenAI's metadata, Anthropic's count).
+ * - Owned: polled, read and cancelled only with the credential that submitted it (its fingerprint
+ *   is kept, src/llm/batch/owner.ts; another credential now: its lines fail for good). A
+ *   submission's answer is taken only if the provider's view of that id is the submitted batch.
  * - Poll: each running batch when due, with backoff (POLL_MIN_MS × 1.5ⁿ up to POLL_MAX_MS);
  *   BATCH_PROGRESS when its counts change. Once it has ended its results are read as they stream
  *   in (bounded: src/llm/batch/types.ts), matched to their tasks by `custom_id`
@@ -28,10 +27,9 @@
  * - Cancel: a cancelled or failed job cancels its open batches at the provider; one whose creation
  *   is under way is marked, and cancelled as soon as the provider's answer gives its id. A
  *   cancelled batch that has not ended after MAX_CANCEL_WAIT_MS is polled no more.
- * - Deadlines (./batch-deadlines.ts): `auto` moves to realtime when its deadline comes near;
- *   `batch` fails what is left `expired` past its deadline. A line answered after its task left
- *   for realtime is the item's result if the item still has none and no call under way; otherwise
- *   it was billed for nothing: `usage.duplicated` (and the job's cost). Never counted twice.
+ * - Deadlines (./batch-deadlines.ts): `auto` moves to realtime when its deadline comes near (a
+ *   line answered after its task left is its result if it has none, else `usage.duplicated`);
+ *   `batch` fails what is left `expired` past its deadline. Never counted twice.
  */
 import { renderLimits, readVar } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";

@@ -14,7 +14,7 @@ import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
 import { sendMessage } from "../../src/queue-messages";
-import { BEGINS_PER_INVOCATION, DEFAULT_MAX_WAIT_SECS } from "../../src/engine/limits";
+import { BEGINS_PER_INVOCATION } from "../../src/engine/limits";
 import type { EventHub } from "./event-hub";
 import { CoordinatorStore, type TaskRow } from "./store";
 import { BudgetKeeper } from "./budget";
@@ -41,10 +41,10 @@ import { concurrencyLink, pacingLinks } from "./links";
 import { duplicated, settleLine } from "./batch-settle";
 import { beginJob, finishJob, pauseJob, SWEEP_INTERVAL_MS } from "./lifecycle";
 import { watchWebhook } from "./webhook-sweep";
+import { giveUpStarved } from "./starved";
 
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm alone: Queue delays are whole seconds
 const BATCH_GATHER_MS = 100; // tasks of a batch stage readied within this go out in one provider batch
-const GIVE_UP_PER_ALARM = 200; // starved tasks failed in one alarm: the rest in the next, right away
 
 /** A report that takes its slot's next task in its answer (a call worker's pull). */
 export type Puller = { slot: number; next: PulledTask | null };
@@ -330,28 +330,6 @@ export class JobRun {
     for (const [pacing, calls] of unleased) pacing.want(spec, calls);
   }
 
-  /**
-   * Waiting on the rate pacer counts toward the job's max wait (contract v3): while a model's pacer
-   * has granted the job nothing for longer than `max_wait_secs` (a provider's retry-after blocking
-   * the credential, or the key's leases all taken), the job's pending tasks on that model fail
-   * `rate_limited` where they wait, without another call. At most GIVE_UP_PER_ALARM a turn.
-   */
-  async #giveUpStarved(now: number): Promise<void> {
-    const maxWaitMs = this.spec.maxWaitMs ?? DEFAULT_MAX_WAIT_SECS * 1000;
-    const starved = this.pacing.starved(now, maxWaitMs);
-    if (starved.size === 0) return;
-    const rows = this.store.nextPending(GIVE_UP_PER_ALARM, this.batchStages());
-    const error = `Waited over the job's max_wait_secs (${maxWaitMs / 1000}) for the provider's rate limits: the rate pacer granted no call in that time.`;
-    for (const row of rows) {
-      const work = this.op.work(this.spec, this.store.workStage(row.stage));
-      const executor = executorOf(work);
-      if (!executor.paced || !starved.has(executor.call(work).model)) continue;
-      await this.giveUp(row, error, "rate_limited");
-      if (isTerminal(this.status)) return;
-    }
-    if (rows.length === GIVE_UP_PER_ALARM) await this.wakeAt(Date.now());
-  }
-
   /** A pending task fails where it waits, without another call (the task machine's give-up), and what follows is applied. */
   async giveUp(row: TaskRow, error: string, errorKind: ErrorKind): Promise<void> {
     const moved = this.step(row, { type: "give-up", error, errorKind });
@@ -451,7 +429,7 @@ export class JobRun {
     }
     if (isTerminal(this.status)) return;
     this.store.releaseDue(now);
-    await this.#giveUpStarved(now);
+    await giveUpStarved(this, now);
     if (isTerminal(this.status)) return;
     const batchPoll = this.spec.execution ? await this.batches.tick(now) : null; // ./batch-runner.ts
     if (isTerminal(this.status)) {

@@ -1,0 +1,42 @@
+/**
+ * Waiting on the rate pacer counts toward the job's max wait (contract v3): while a model's pacer
+ * has granted the job nothing for longer than `max_wait_secs` (a provider's retry-after blocking
+ * the credential, or the key's leases all taken), the job's pending tasks on that model fail
+ * `rate_limited` where they wait, without another call (the task machine's give-up). At most
+ * GIVE_UP_PER_ALARM a turn; the rest from the next alarm, right away.
+ */
+import { DEFAULT_MAX_WAIT_SECS } from "../../src/engine/limits";
+import { executorOf } from "../../src/engine/executors";
+import { isTerminal, type ErrorKind, type JobStatus, type Operator } from "../../src/engine/types";
+import type { JobSpec } from "../../src/operators/registry";
+import type { CoordinatorStore, TaskRow } from "./store";
+
+/** What the sweep needs of its job (./job-run.ts). */
+export interface StarvedJob {
+  readonly spec: JobSpec;
+  readonly op: Operator;
+  readonly store: CoordinatorStore;
+  readonly status: JobStatus;
+  readonly pacing: { starved(now: number, maxWaitMs: number): Set<string> };
+  batchStages(): string[];
+  giveUp(row: TaskRow, error: string, errorKind: ErrorKind): Promise<void>;
+  wakeAt(time: number): Promise<void>;
+}
+
+const GIVE_UP_PER_ALARM = 200;
+
+export async function giveUpStarved(run: StarvedJob, now: number): Promise<void> {
+  const maxWaitMs = run.spec.maxWaitMs ?? DEFAULT_MAX_WAIT_SECS * 1000;
+  const starved = run.pacing.starved(now, maxWaitMs);
+  if (starved.size === 0) return;
+  const rows = run.store.nextPending(GIVE_UP_PER_ALARM, run.batchStages());
+  const error = `Waited over the job's max_wait_secs (${maxWaitMs / 1000}) for the provider's rate limits: the rate pacer granted no call in that time.`;
+  for (const row of rows) {
+    const work = run.op.work(run.spec, run.store.workStage(row.stage));
+    const executor = executorOf(work);
+    if (!executor.paced || !starved.has(executor.call(work).model)) continue;
+    await run.giveUp(row, error, "rate_limited");
+    if (isTerminal(run.status)) return;
+  }
+  if (rows.length === GIVE_UP_PER_ALARM) await run.wakeAt(Date.now());
+}
