@@ -34,8 +34,7 @@ export class BatchDeadlines {
 
   /** Execution mode batch: when its `deadline_secs` ends (null: another mode). */
   batchDeadline(): number | null {
-    const execution = this.#host.spec().execution;
-    return execution?.mode === "batch" ? this.#host.startedAt() + execution.deadlineSecs * 1000 : null;
+    return this.#host.spec().execution?.mode === "batch" ? this.#deadline() : null;
   }
 
   /**

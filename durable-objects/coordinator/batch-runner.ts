@@ -158,11 +158,9 @@ export class BatchRunner {
     const { store } = this.#host;
     for (const batch of store.batches.open()) {
       if (batch.cancel_requested) continue;
-      if (batch.provider_batch_id === null) {
-        store.batches.cancelRequested(batch.id, Date.now() + this.#pollDelay(0)); // its creation is under way: cancelled once its id is known
-        continue;
-      }
-      store.batches.cancelRequested(batch.id, Date.now() + this.#pollDelay(0)); // its end is read soon: the lines it finished are results
+      // Its end is read soon: the lines it finished are results. One whose creation is under way is cancelled once its id is known.
+      store.batches.cancelRequested(batch.id, Date.now() + this.#pollDelay(0));
+      if (batch.provider_batch_id === null) continue;
       try {
         const owner = await this.#owner(batch);
         if (!owner) continue; // only its own credential may cancel it; its lines fail at the next poll
@@ -318,13 +316,18 @@ export class BatchRunner {
 
   /** A cancelled batch the provider never ends: polled no more; its lines are pending again, uncounted (as far as we know they never ran). */
   #abandon(batch: BatchRow): void {
-    const { store, log } = this.#host;
     console.error(`a cancelled provider batch did not end within ${this.#cancelWaitMs() / 1000} s; it is polled no more`, batch.provider_batch_id);
+    this.#linesBack(batch, Date.now());
+  }
+
+  /** The batch ends `failed` and its lines go back to pending, their attempts not counted (they never ran, as far as we know). */
+  #linesBack(batch: BatchRow, now: number): void {
+    const { store, log } = this.#host;
     store.transaction(() => {
       const tasks = store.batches.inBatch(batch.id);
       for (const task of tasks) this.#unattempted(task);
       log.bump({ total_attempts: -tasks.length });
-      store.batches.end(batch.id, "failed", Date.now());
+      store.batches.end(batch.id, "failed", now);
     });
   }
 
@@ -340,7 +343,7 @@ export class BatchRunner {
 
   /** A batch left `submitting` by a restart: adopted when the provider has it, else its lines go back to pending uncounted. */
   async #recoverLost(batch: BatchRow): Promise<void> {
-    const { store, log } = this.#host;
+    const { store } = this.#host;
     let providerId: string | null = null;
     try {
       const owner = await this.#owner(batch); // found only with the credential that submitted it
@@ -353,12 +356,7 @@ export class BatchRunner {
       store.batches.submitted(batch.id, providerId, now, now);
       return;
     }
-    store.transaction(() => {
-      const tasks = store.batches.inBatch(batch.id);
-      for (const task of tasks) this.#unattempted(task);
-      log.bump({ total_attempts: -tasks.length });
-      store.batches.end(batch.id, "failed", now);
-    });
+    this.#linesBack(batch, now);
   }
 
   async #poll(batch: BatchRow): Promise<void> {
