@@ -36,8 +36,8 @@ export class RatePacer extends DurableObject<Env> {
   #state: PacerState | null = null;
 
   async #load(): Promise<PacerState> {
-    this.#state ??= (await this.ctx.storage.get<PacerState>("pacer")) ?? EMPTY;
-    this.#state = bounded(this.#state, Date.now());
+    // A state stored before the shared block was bounded may say days: bounded once, as it loads.
+    this.#state ??= bounded((await this.ctx.storage.get<PacerState>("pacer")) ?? EMPTY, Date.now());
     return this.#state;
   }
 

@@ -272,7 +272,7 @@ export class PacingLink {
     if (!this.#credential) return;
     this.#asking = true;
     const next = calls > 0 ? this.job.nextCall() : null; // rendered once: the lease's cost and the estimate's sample
-    const cost = calls > 0 ? this.#cost(next) : NO_COST;
+    const cost = this.#cost(next); // none: NO_COST
     if (next) this.#prompts.estimated = { calls: this.#prompts.estimated.calls + 1, tokens: this.#prompts.estimated.tokens + next.prompt };
     const news: PacerNews = { seen: this.#seen, unused: this.#unused, unleased, ...(this.#answered || this.#seen ? { answered: true } : {}) };
     this.#answered = false;

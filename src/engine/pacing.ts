@@ -176,7 +176,7 @@ export function observe(state: PacerState, seen: RateObservation, now: number): 
   next = { ...next, buckets };
   const retryAfterMs = seen.retryAfterMs;
   if (retryAfterMs && retryAfterMs > 0) next = { ...next, blockedUntil: Math.max(next.blockedUntil, now + Math.min(retryAfterMs, MAX_SHARED_BLOCK_MS)) };
-  return bounded(next, now);
+  return next;
 }
 
 /** The state with its shared values within their bounds: a block ends at most MAX_SHARED_BLOCK_MS from now (a state stored before the bound may say days). */
@@ -245,7 +245,7 @@ export function lease(state: PacerState, ask: LeaseAsk, now: number): { state: P
   const fair = fairDimension(state);
   const unit = costOf(fair, ask.cost);
   const fairBucket = buckets[fair];
-  const queue = fairQueue(jobs, tenants, ask, now, unit, fairBucket?.perMinute ?? 0);
+  const queue = fairQueue(jobs, tenants, ask, unit, fairBucket?.perMinute ?? 0);
   let fairWait = 0;
   if (share < 1 && fairBucket && unit > 0) {
     const allowed = Math.max(0, Math.floor(queue.room / unit));
@@ -280,8 +280,8 @@ export function lease(state: PacerState, ask: LeaseAsk, now: number): { state: P
  * among its tenant's hungry jobs), each lifted to one quantum below the least-served other: the
  * units it may take now (`room`), and its tenant's and its own counts after the lift.
  */
-function fairQueue(jobs: Record<string, JobUse>, tenants: Record<string, TenantUse>, ask: LeaseAsk, now: number, unit: number, perMinute: number) {
-  const hungry = Object.entries(jobs).filter(([id, j]) => id !== ask.jobId && j.hungry && now - j.seen <= ACTIVE_MS);
+function fairQueue(jobs: Record<string, JobUse>, tenants: Record<string, TenantUse>, ask: LeaseAsk, unit: number, perMinute: number) {
+  const hungry = Object.entries(jobs).filter(([id, j]) => id !== ask.jobId && j.hungry); // `jobs`: the active ones only
   const otherTenants = new Set(hungry.map(([, j]) => j.tenant).filter((t) => t !== ask.tenant));
   const hungryTenants = otherTenants.size + 1;
   const mine = hungry.filter(([, j]) => j.tenant === ask.tenant);
