@@ -7,8 +7,7 @@
  * ceil(characters / 4). What was sampled, and how far the rendered prompts stood from the fit,
  * is said in the estimate's `method`.
  */
-import { promptTokens } from "./estimate";
-import { sizeOf } from "./work-budget";
+import { CHARS_PER_TOKEN, promptTokens } from "./estimate";
 
 /** The order to render `n` tasks of one stage in: a stride near n × 0.618 coprime with n, so any first k are spread over the stage. */
 export function spreadOrder(n: number): number[] {
@@ -46,8 +45,6 @@ export interface PromptFit {
   points: number;
 }
 
-const CHARS_PER_TOKEN = 4;
-
 /** The least-squares line through (input size, prompt tokens); a slope below zero or an input of one size: the slope of chars/4 through their mean. */
 export function fitPrompts(points: { size: number; tokens: number }[]): PromptFit | null {
   if (points.length === 0) return null;
@@ -81,4 +78,22 @@ export function sampleNote(rendered: number, total: number, fits: Iterable<Promp
   return parts.join("; ");
 }
 
-export { sizeOf };
+/**
+ * The characters a value takes as JSON, roughly (strings their length, numbers their digits,
+ * structure one per key and element), each object measured once however often it is shared
+ * (`seen`): linear in the distinct data, so measuring every task's variables costs no more than
+ * reading the request did.
+ */
+export function sizeOf(value: unknown, seen: WeakMap<object, number> = new WeakMap()): number {
+  if (typeof value === "string") return value.length + 2;
+  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value).length;
+  if (value === null || typeof value !== "object") return 4;
+  const known = seen.get(value);
+  if (known !== undefined) return known;
+  seen.set(value, 0); // a cycle (none in JSON) counts nothing
+  let size = 2;
+  if (Array.isArray(value)) for (const element of value) size += 1 + sizeOf(element, seen);
+  else for (const [key, element] of Object.entries(value)) size += key.length + 4 + sizeOf(element, seen);
+  seen.set(value, size);
+  return size;
+}

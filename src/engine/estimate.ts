@@ -12,7 +12,7 @@ import { executorOf } from "./executors";
 
 export const DEFAULT_MAX_TOKENS = 1_024; // the contract's bound for calls without max_tokens
 export const ESTIMATE_METHOD = "chars/4";
-const CHARS_PER_TOKEN = 4;
+export const CHARS_PER_TOKEN = 4;
 
 export function promptTokens(prompt: string, system: string | null): number {
   return Math.ceil((prompt.length + (system?.length ?? 0)) / CHARS_PER_TOKEN);

@@ -6,9 +6,8 @@
  * which budgets reserve). A call without a schema is expected to write FREE_TEXT_SHARE of its
  * bound. Bounded work: the walk stops at MAX_DEPTH and MAX_NODES.
  */
-import { outputBound } from "./estimate";
+import { CHARS_PER_TOKEN, outputBound } from "./estimate";
 
-const CHARS_PER_TOKEN = 4;
 const EXPECTED_STRING_TOKENS = 12;
 const ARRAY_ELEMENTS = 3;
 const FREE_TEXT_SHARE = 0.25;

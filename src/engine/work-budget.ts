@@ -32,23 +32,3 @@ export class WorkBudget implements RenderMeter {
     return this.steps >= this.maxSteps || this.chars >= this.maxChars;
   }
 }
-
-/**
- * The characters a value takes as JSON, roughly (strings their length, numbers their digits,
- * structure one per key and element), each object measured once however often it is shared
- * (`seen`): linear in the distinct data, so measuring every task's variables costs no more than
- * reading the request did.
- */
-export function sizeOf(value: unknown, seen: WeakMap<object, number> = new WeakMap()): number {
-  if (typeof value === "string") return value.length + 2;
-  if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint") return String(value).length;
-  if (value === null || typeof value !== "object") return 4;
-  const known = seen.get(value);
-  if (known !== undefined) return known;
-  seen.set(value, 0); // a cycle (none in JSON) counts nothing
-  let size = 2;
-  if (Array.isArray(value)) for (const element of value) size += 1 + sizeOf(element, seen);
-  else for (const [key, element] of Object.entries(value)) size += key.length + 4 + sizeOf(element, seen);
-  seen.set(value, size);
-  return size;
-}

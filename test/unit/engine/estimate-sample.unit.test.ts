@@ -6,8 +6,8 @@
 import { describe, expect, it } from "vitest";
 import { taskEstimates } from "../../../src/engine/estimate-job";
 import { summarize } from "../../../src/engine/estimate-cost";
-import { fitPrompts, renderOrder, spreadOrder } from "../../../src/engine/estimate-sample";
-import { INVOCATION_RENDER_STEPS, sizeOf, WorkBudget } from "../../../src/engine/work-budget";
+import { fitPrompts, renderOrder, sizeOf, spreadOrder } from "../../../src/engine/estimate-sample";
+import { INVOCATION_RENDER_STEPS, WorkBudget } from "../../../src/engine/work-budget";
 import { DEFAULT_RENDER_LIMITS } from "../../../src/template/budget";
 import { mapOperator } from "../../../src/operators/map/plan";
 import { compileTemplate } from "../../../src/template/jinja";
