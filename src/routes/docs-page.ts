@@ -2,6 +2,8 @@
  * A self-contained API reference page rendered on the server from the OpenAPI document:
  * no script or stylesheet from a CDN, so it works offline and under a strict CSP.
  */
+import { schemaType } from "../lib/schema-type";
+
 interface Operation {
   summary?: string;
   description?: string;
@@ -27,21 +29,14 @@ const prose = (text: string): string => escapeHtml(text).replace(/`([^`]+)`/g, "
 
 type Schema = Record<string, unknown>;
 
-const refName = (schema: Schema): string | null => (typeof schema.$ref === "string" ? (schema.$ref.split("/").at(-1) ?? null) : null);
-
 /** A schema's type in a few words, a `$ref` as a link to the schema it names. */
-function typeText(schema: unknown, depth = 0): string {
-  if (!schema || typeof schema !== "object" || depth > 4) return "any";
-  const s = schema as Schema;
-  const ref = refName(s);
-  if (ref) return `<a href="#schema-${escapeHtml(ref)}">${escapeHtml(ref)}</a>`;
-  if (Array.isArray(s.enum)) return s.enum.slice(0, 12).map((v) => `<code>${escapeHtml(JSON.stringify(v))}</code>`).join(" | ") + (s.enum.length > 12 ? " | …" : "");
-  const union = (s.anyOf ?? s.oneOf) as unknown[] | undefined;
-  if (Array.isArray(union)) return union.map((u) => typeText(u, depth + 1)).join(" | ");
-  if (s.type === "array") return `${typeText(s.items, depth + 1)}[]`;
-  const type = Array.isArray(s.type) ? s.type.join(" | ") : typeof s.type === "string" ? s.type : "any";
-  return escapeHtml(type + (s.nullable === true ? " | null" : ""));
-}
+const typeText = (schema: unknown): string =>
+  schemaType(schema, {
+    ref: (name) => `<a href="#schema-${escapeHtml(name)}">${escapeHtml(name)}</a>`,
+    value: (v) => `<code>${escapeHtml(JSON.stringify(v))}</code>`,
+    text: escapeHtml,
+    maxValues: 12,
+  });
 
 /** An object schema's fields as a table (name, type, required, default, description); null for any other schema. */
 function fieldsTable(schema: Schema): string | null {
