@@ -5,7 +5,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chromium, type Browser } from "playwright-core";
+import { chromium, type Browser, type Page } from "playwright-core";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
@@ -34,4 +34,18 @@ export function launchBrowser(): Promise<Browser> {
     headless: true,
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
+}
+
+/** A tab of the dashboard at `base` + `path`, signed in with `key` (it lives in the tab's sessionStorage); its console errors and page errors go to `problems`. */
+export async function signedInPage(browser: Browser, base: string, key: string, path: string, viewport: { width: number; height: number }, problems: string[]): Promise<Page> {
+  const page = await browser.newPage({ viewport });
+  page.on("console", (m) => {
+    if (m.type() === "error") problems.push(m.text());
+  });
+  page.on("pageerror", (e) => problems.push(String(e)));
+  await page.goto(`${base}${path}`);
+  await page.getByLabel("API key").fill(key);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.locator("#sign-in").waitFor({ state: "hidden" });
+  return page;
 }
