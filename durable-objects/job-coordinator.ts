@@ -20,6 +20,7 @@
  * This class is the RPC surface (the job's owner, its workers, the alarm); the job it runs, with
  * its in-memory state and the engine that moves it on, is a JobRun (./coordinator/job-run.ts).
  */
+import { handOver, slotTask } from "./coordinator/hand-over";
 import { DurableObject } from "cloudflare:workers";
 import { sseKeepaliveMs } from "../src/config";
 import type { AttemptOutcome } from "../src/engine/retry-policy";
@@ -124,11 +125,17 @@ export class JobCoordinator extends DurableObject<Env> {
     return run ? run.op.work(run.spec, run.store.workStage(stage)) : null;
   }
 
-  /** The inputs of a current dispatch, or null when the dispatch is stale (do no work); with the stage's setup when asked. */
-  async claim(stage: string, index: number, token: string, wantSetup = false): Promise<TaskClaim | null> {
+  /**
+   * The inputs of a current dispatch, or null when the dispatch is stale (do no work); with the
+   * stage's setup when asked. `unanswered`: the worker's previous claim or report threw in its
+   * current life, so a claim repeated now follows no call (a repeated claim otherwise re-sends a
+   * call cut short by a restart: counted, ./coordinator/hand-over.ts).
+   */
+  async claim(stage: string, index: number, token: string, wantSetup = false, unanswered = false): Promise<TaskClaim | null> {
     const run = this.#run;
     const task = run?.store.task(stage, index);
     if (!run || !task || task.state !== "running" || task.token !== token) return null;
+    if (!(await handOver(run, task, !unanswered))) return null; // taken before: its call is re-sent, counted; or the task ended
     const claim = run.claimOf(task);
     return wantSetup ? { ...claim, setup: await run.setup(stage) } : claim;
   }
@@ -155,7 +162,7 @@ export class JobCoordinator extends DurableObject<Env> {
       // A stale report. From a call worker that asks to pull, it may be a report repeated because
       // the answer handing over the slot's next task was lost: that task is handed again.
       if (pull?.slot === undefined || pull.round === undefined) return null;
-      const again = run.slotTask(pull.slot, pull.round);
+      const again = await slotTask(run, pull.slot, pull.round, !pull.unanswered);
       return again && this.#withSetup(run, again, pull);
     }
     const puller: Puller | null = pull && task.slot !== null && !task.session_id ? { slot: task.slot, next: null } : null;

@@ -54,6 +54,7 @@ export class MapWorker extends DurableObject<Env> {
   #job: string | null = null; // the job whose stages are cached (keyed `<round>:<stage>`)
   #stages = new Map<string, Stage>();
   #begun = 0; // tasks handed to this object by `begin`: a loop that sees it change has lost its slot
+  #unanswered = false; // the last claim or report threw: a task it was to hand over never came (no restart lost it)
 
   async begin(ref: TaskRef): Promise<void> {
     this.#begun++;
@@ -82,8 +83,7 @@ export class MapWorker extends DurableObject<Env> {
     const coordinator = jobCoordinator(this.env, ref.jobId); // the pulled tasks are the same job's
     for (;;) {
       if (!outcome) {
-        // RPC types cannot express `unknown` values; the coordinator returns a TaskClaim.
-        claim ??= (await coordinator.claim(ref.stage, ref.index, ref.token, !this.#holds(ref))) as TaskClaim | null;
+        claim ??= await this.#claim(coordinator, ref);
         if (!claim) return; // a stale dispatch: the coordinator has moved on
         outcome = await this.#attempt(ref, claim);
         // The task with its outcome, one commit per task. Not waited for: the report need not sit
@@ -94,8 +94,17 @@ export class MapWorker extends DurableObject<Env> {
         void this.ctx.storage.put(this.#begun === begun ? { task: ref, outcome: kept } : { outcome: kept }, { allowUnconfirmed: true });
       }
       const pull = Date.now() - started < PULL_FOR_MS;
-      const have: PullRequest | null = pull ? { have: this.#job === ref.jobId ? [...this.#stages.keys()] : [], slot: ref.slot, round: ref.round } : null;
-      const next = (await coordinator.report({ stage: ref.stage, index: ref.index, token: ref.token }, outcome, have)) as PulledTask | null;
+      const have: PullRequest | null = pull
+        ? { have: this.#job === ref.jobId ? [...this.#stages.keys()] : [], slot: ref.slot, round: ref.round, unanswered: this.#unanswered }
+        : null;
+      let next: PulledTask | null;
+      try {
+        next = (await coordinator.report({ stage: ref.stage, index: ref.index, token: ref.token }, outcome, have)) as PulledTask | null;
+      } catch (err) {
+        this.#unanswered = true;
+        throw err;
+      }
+      this.#unanswered = false;
       if (!next) return;
       // Another task was begun here while this one was under way: the object now serves that task
       // (a pool's worker lent to the next job after this job ended). The pulled task is this job's,
@@ -108,6 +117,18 @@ export class MapWorker extends DurableObject<Env> {
       ref = next.ref;
       claim = { ...next.claim, setup: next.setup };
       outcome = undefined;
+    }
+  }
+
+  /** The task's inputs; a claim that throws leaves `#unanswered` set (its retry is no re-sent call). RPC types cannot express `unknown` values: it is a TaskClaim. */
+  async #claim(coordinator: ReturnType<typeof jobCoordinator>, ref: TaskRef): Promise<TaskClaim | null> {
+    try {
+      const claim = (await coordinator.claim(ref.stage, ref.index, ref.token, !this.#holds(ref), this.#unanswered)) as TaskClaim | null;
+      this.#unanswered = false;
+      return claim;
+    } catch (err) {
+      this.#unanswered = true;
+      throw err;
     }
   }
 

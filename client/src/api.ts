@@ -1377,6 +1377,11 @@ export interface components {
                 input_tokens: number;
                 output_tokens: number;
             };
+            /** @description Calls sent again because the first never reported (the service restarted while it was under way): the provider may have billed the first. Each counts as an attempt; input_tokens is what their prompts held (the re-sent call's count of the same prompt); their output is unknown. Not in input_tokens/output_tokens or cost_usd */
+            interrupted: {
+                calls: number;
+                input_tokens: number;
+            };
         };
         /** @description One model call (or one per element, with `batch`) */
         LlmStep: {

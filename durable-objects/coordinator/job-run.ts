@@ -237,22 +237,6 @@ export class JobRun {
     }
   }
 
-  /**
-   * The call task running on `slot` this round, handed again to the slot's worker: it reported
-   * again a task that was settled already, so it never got the answer that handed it this one (a
-   * lost connection, or a restart before the task was stored with its outcome). A slot is one
-   * object per round, so no other worker holds the task. Null when the job is not under way, the
-   * report is from an earlier round, or nothing runs on the slot.
-   */
-  slotTask(slot: number, round: number): PulledTask | null {
-    const spec = this.spec;
-    if ((this.status !== "running" && this.status !== "paused") || round !== this.round()) return null;
-    const row = this.store.runningOn(slot);
-    if (!row?.token) return null;
-    const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts, token: row.token, slot, sessionId: null, round };
-    return { ref, claim: this.claimOf(row), setup: null };
-  }
-
   /** Dispatches, then waits for an end the dispatch began (a budget that ran out with `fail`). */
   async dispatchAndSettle(puller: Puller | null = null): Promise<void> {
     this.#dispatch(puller);
@@ -309,7 +293,7 @@ export class JobRun {
       if (reserved === null) return this.store.reserved().tokens > 0 ? undefined : this.#budgetExhausted();
       const slot = free[i] as number;
       const token = randomBase32(10);
-      if (!this.step(row, { type: "dispatch", slot, token, now }, undefined, undefined, { reserved })) continue;
+      if (!this.step(row, { type: "dispatch", slot, token, now, handed: pulled }, undefined, undefined, { reserved })) continue;
       this.busySlots.add(slot);
       pacing?.started(spec);
       this.log.bump({ total_attempts: 1 });

@@ -58,6 +58,8 @@ export function progressOf(p: {
     duplicated_input_tokens: c.duplicated_input_tokens,
     duplicated_output_tokens: c.duplicated_output_tokens,
     duplicated_cost_usd: c.duplicated_cost_usd,
+    interrupted_calls: c.interrupted_calls,
+    interrupted_input_tokens: c.interrupted_input_tokens,
     completed_at: p.completedAt,
     stage: p.stages.find((s) => s.status === "running")?.name ?? null,
     stages: p.stages,

@@ -23,6 +23,8 @@
  *   9  batches.credential — the fingerprint of the credential that submitted the batch
  *      (src/llm/batch/owner.ts; null: submitted before it was kept); batches.cancelled_at — when
  *      its cancel was asked for
+ *  10  tasks.handed — how many times the running dispatch was handed to its worker; a second
+ *      hand (the first never reported: a restart mid-call) re-sends the call as one more attempt
  */
 type Step = (sql: SqlStorage) => void;
 
@@ -110,6 +112,8 @@ const STEPS: Step[] = [
   (sql) => sql.exec("ALTER TABLE stages ADD COLUMN step TEXT"),
   // The credential a provider batch belongs to: it is polled, read and cancelled with that one only.
   (sql) => sql.exec("ALTER TABLE batches ADD COLUMN credential TEXT; ALTER TABLE batches ADD COLUMN cancelled_at INTEGER"),
+  // How many times a running dispatch was handed to its worker: a second hand re-sends its call, counted.
+  (sql) => sql.exec("ALTER TABLE tasks ADD COLUMN handed INTEGER NOT NULL DEFAULT 0"),
 ];
 
 type Row = Record<string, unknown>;

@@ -17,6 +17,8 @@ export type TaskRow = UsageSums & {
   slot: number | null;
   token: string | null;
   dispatched_at: number | null;
+  /** Times the running dispatch was handed to its worker (a second: its call is re-sent). */
+  handed: number;
   problems: string | null;
   reserved: number;
   reserved_usd: number;
@@ -70,7 +72,7 @@ export function taskView(row: TaskRow): TaskView {
 export function stateOf(row: TaskRow): TaskState {
   return {
     state: row.state, attempts: row.attempts, losses: row.losses, throttles: row.throttles, throttledSince: row.throttled_since,
-    readyAt: row.ready_at, slot: row.slot, token: row.token, dispatchedAt: row.dispatched_at,
+    readyAt: row.ready_at, slot: row.slot, token: row.token, dispatchedAt: row.dispatched_at, handed: row.handed,
     problems: row.problems ? (JSON.parse(row.problems) as string[]) : null,
   };
 }
@@ -79,7 +81,7 @@ export function stateOf(row: TaskRow): TaskState {
 export function withState(row: TaskRow, next: TaskState): TaskRow {
   return {
     ...row, state: next.state, attempts: next.attempts, losses: next.losses, throttles: next.throttles, throttled_since: next.throttledSince,
-    ready_at: next.readyAt, slot: next.slot, token: next.token, dispatched_at: next.dispatchedAt,
+    ready_at: next.readyAt, slot: next.slot, token: next.token, dispatched_at: next.dispatchedAt, handed: next.handed,
     problems: next.problems ? JSON.stringify(next.problems) : null,
   };
 }

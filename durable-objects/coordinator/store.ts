@@ -50,6 +50,7 @@ function stateChanges(row: TaskRow, next: TaskState): { sets: string; args: (str
     ["slot", row.slot, next.slot],
     ["token", row.token, next.token],
     ["dispatched_at", row.dispatched_at, next.dispatchedAt],
+    ["handed", row.handed, next.handed],
     ["problems", row.problems, next.problems ? JSON.stringify(next.problems) : null],
   ];
   const changed = columns.filter(([, was, is]) => was !== is);

@@ -82,8 +82,13 @@ export function stepTask(host: StepHost, row: TaskRow, event: TaskEvent, usage: 
         case "finish":
           finish.end = effect.end;
           break;
+        case "resent":
+          host.log.bump({ total_attempts: 1, interrupted_calls: 1 });
+          break;
       }
     }
+    // The dispatch's call was re-sent: each call interrupted before it sent the same prompt as this one.
+    if (event.type === "report" && row.handed > 1) host.log.bump({ interrupted_input_tokens: (row.handed - 1) * usage.input_tokens });
     return true;
   };
   // One statement is atomic on its own (the hot path: a dispatch, a retry); a spawn writes the child too.

@@ -67,9 +67,17 @@ export interface JobCounts extends UsageSums {
   duplicated_input_tokens: number;
   duplicated_output_tokens: number;
   duplicated_cost_usd: number;
+  /**
+   * Calls sent again because their first hand never reported (a restart mid-call): the provider may
+   * have billed the first. Their input tokens are the re-sent prompt's (the same prompt); their
+   * output is unknown. Not in the tokens above, nor in cost_usd.
+   */
+  interrupted_calls: number;
+  interrupted_input_tokens: number;
 }
 
 type DuplicatedCounts = Pick<JobCounts, "duplicated_input_tokens" | "duplicated_output_tokens" | "duplicated_cost_usd">;
+type InterruptedCounts = Pick<JobCounts, "interrupted_calls" | "interrupted_input_tokens">;
 
 /** A call billed twice (execution mode auto): its tokens apart, its dollars in the job's cost too (the bill). */
 export function duplicatedCounts(usage: UsageSums): Partial<Counters> {
@@ -85,6 +93,7 @@ export const ZERO: Counters = {
   ...NO_USAGE_SUMS, completed: 0, succeeded: 0, failed: 0, total_attempts: 0, seq: 0,
   cached_calls: 0, cached_input_tokens: 0, cached_output_tokens: 0,
   duplicated_input_tokens: 0, duplicated_output_tokens: 0, duplicated_cost_usd: 0,
+  interrupted_calls: 0, interrupted_input_tokens: 0,
 };
 
 /** The counters a task answered from the response cache adds (`cached`: what its original call cost). */
@@ -93,10 +102,11 @@ export function cachedCounts(cached: { input_tokens: number; output_tokens: numb
 }
 
 /** A job's usage as the API shows it: tokens spent, and the cached calls apart (the tokens they saved). */
-export function usageView(c: Pick<Counters, "input_tokens" | "output_tokens" | "cached_calls" | "cached_input_tokens" | "cached_output_tokens"> & Partial<UsageSums & DuplicatedCounts>) {
+export function usageView(c: Pick<Counters, "input_tokens" | "output_tokens" | "cached_calls" | "cached_input_tokens" | "cached_output_tokens"> & Partial<UsageSums & DuplicatedCounts & InterruptedCounts>) {
   return {
     ...usageOut(c),
     duplicated: { input_tokens: c.duplicated_input_tokens ?? 0, output_tokens: c.duplicated_output_tokens ?? 0, cost_usd: usd(c.duplicated_cost_usd ?? 0) },
     cached: { calls: c.cached_calls, input_tokens: c.cached_input_tokens, output_tokens: c.cached_output_tokens },
+    interrupted: { calls: c.interrupted_calls ?? 0, input_tokens: c.interrupted_input_tokens ?? 0 },
   };
 }

@@ -7,6 +7,7 @@
  *                                              ├report→ waiting | pending (a retry; pending when due at once)
  *                                              ├report→ child (an agent waits for its sub-session; the attempt goes on later)
  *                                              ├lost→ pending | done (quarantined: lost LOST_ATTEMPTS_MAX times, or out of attempts)
+ *                                              ├hand→ running (its worker takes it; taken again: the call is re-sent, a lost attempt and a new one) | done
  *                                              ├withdraw→ pending (a batch line never sent: its attempt not counted)
  *                                              └release→ pending (the job paused or ended: the report will be stale)
  *   waiting ─due→ pending          child ─child-ended→ pending          any ─reset→ pending | blocked (recover)
@@ -41,6 +42,12 @@ export interface TaskState {
   slot: number | null;
   token: string | null;
   dispatchedAt: number | null;
+  /**
+   * How many times the running dispatch was handed to its worker (its claim, or the report's answer
+   * that pulled it). A second hand means the first never reported — its worker restarted mid-call,
+   * or the answer was lost — and the call is sent again.
+   */
+  handed: number;
   /** What was wrong with the last output: the next attempt's guidance. */
   problems: string[] | null;
 }
@@ -55,7 +62,9 @@ export interface TaskPolicy {
 export type TaskEvent =
   | { type: "ready" }
   /** Sent to a slot's worker, a session, or (slot null) as a line of a provider batch. */
-  | { type: "dispatch"; slot: number | null; token: string; now: number }
+  | { type: "dispatch"; slot: number | null; token: string; now: number; handed?: boolean }
+  /** The task's worker takes the running dispatch (a call worker's claim, or a pulled task handed again). */
+  | { type: "hand"; why: string; now: number }
   /** An attempt's outcome: a worker's report, or a batch line's answer. `random`: the backoff's jitter. */
   | { type: "report"; outcome: AttemptOutcome; now: number; random: () => number }
   | { type: "lost"; why: string }
@@ -86,7 +95,9 @@ export type TaskEffect =
   /** An agent asked for a child sub-session: start it; the parent's attempt is not counted until it is dispatched again. */
   | { type: "spawn"; spawn: SubtaskSpawn }
   /** The task's session must stop (its task ended without its own report). */
-  | { type: "stop-session" };
+  | { type: "stop-session" }
+  /** The running dispatch's call is sent again (its first never reported): one more attempt, and a call the provider may have billed. */
+  | { type: "resent" };
 
 export interface Transition {
   task: TaskState;
@@ -95,7 +106,7 @@ export interface Transition {
 
 /** A task as planned: nothing tried yet. */
 export function freshTask(blocked = false): TaskState {
-  return { state: blocked ? "blocked" : "pending", attempts: 0, losses: 0, throttles: 0, throttledSince: null, readyAt: 0, slot: null, token: null, dispatchedAt: null, problems: null };
+  return { state: blocked ? "blocked" : "pending", attempts: 0, losses: 0, throttles: 0, throttledSince: null, readyAt: 0, slot: null, token: null, dispatchedAt: null, handed: 0, problems: null };
 }
 
 /** The task after `event`, and what the runner must do; null when the event does not apply to the task's state. */
@@ -105,7 +116,10 @@ export function taskTransition(task: TaskState, event: TaskEvent, policy: TaskPo
       return task.state === "blocked" ? { task: { ...task, state: "pending" }, effects: [] } : null;
     case "dispatch":
       if (task.state !== "pending") return null;
-      return { task: { ...task, state: "running", attempts: task.attempts + 1, slot: event.slot, token: event.token, dispatchedAt: event.now }, effects: [] };
+      return { task: { ...task, state: "running", attempts: task.attempts + 1, slot: event.slot, token: event.token, dispatchedAt: event.now, handed: event.handed ? 1 : 0 }, effects: [] };
+    case "hand":
+      if (task.state !== "running") return null;
+      return task.handed === 0 ? { task: { ...task, handed: 1 }, effects: [] } : resend(task, event.why, event.now, policy);
     case "report":
       return task.state === "running" ? afterReport(task, event.outcome, event.now, event.random, policy) : null;
     case "lost":
@@ -176,4 +190,16 @@ function afterLoss(task: TaskState, why: string, policy: TaskPolicy): Transition
   const error = `The attempt was lost ${losses} time${losses === 1 ? "" : "s"} (${why}); the task is not retried again.`;
   const end: TaskEnd = { success: false, output: null, error, errorKind: "internal" };
   return { task: { ...idle(task), state: "done", losses }, effects: [...effects, { type: "stop-session" }, { type: "finish", end }] };
+}
+
+/**
+ * The running dispatch is handed to its worker again: the first hand never reported (a restart
+ * mid-call), so its attempt is lost, and the call goes again at once on the same slot and token —
+ * one more attempt, as a loss and a new dispatch would count it. A task out of attempts or lost
+ * LOST_ATTEMPTS_MAX times ends as a loss does (the worker gets nothing to run).
+ */
+function resend(task: TaskState, why: string, now: number, policy: TaskPolicy): Transition {
+  const lost = afterLoss(task, why, policy);
+  if (lost.task.state === "done") return lost;
+  return { task: { ...task, losses: lost.task.losses, attempts: task.attempts + 1, dispatchedAt: now, handed: task.handed + 1 }, effects: [{ type: "resent" }] };
 }

@@ -307,6 +307,12 @@ export interface PullRequest {
   have: string[];
   slot?: number; // absent from workers of an earlier deploy: no repeated report is answered for them
   round?: number;
+  /**
+   * The worker's last report got no answer (it threw in this same object's life): a task the
+   * coordinator handed in that answer never reached it, so handing it again re-sends nothing.
+   * Absent after a restart, when the task may have been under way: its call is counted re-sent.
+   */
+  unanswered?: boolean;
 }
 
 /** What a worker holds already: `<round>:<stage>` keys, so the coordinator sends a stage's setup once. */

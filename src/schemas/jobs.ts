@@ -44,6 +44,9 @@ export const JobUsageSchema = CallUsageSchema.extend({
   cached: z
     .object({ calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int() })
     .openapi({ description: "Calls answered from the response cache (no tokens spent; not in input_tokens/output_tokens) and the tokens their original calls cost" }),
+  interrupted: z
+    .object({ calls: z.number().int(), input_tokens: z.number().int() })
+    .openapi({ description: "Calls sent again because the first never reported (the service restarted while it was under way): the provider may have billed the first. Each counts as an attempt; input_tokens is what their prompts held (the re-sent call's count of the same prompt); their output is unknown. Not in input_tokens/output_tokens or cost_usd" }),
 }).openapi("JobUsage");
 
 export const JOB_STATUSES = ["queued", "running", "paused", "completed", "cancelled", "failed"] as const;

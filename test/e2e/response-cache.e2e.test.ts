@@ -42,6 +42,7 @@ describe("the response cache", () => {
       cache_write_input_tokens: 0,
       duplicated: { input_tokens: 0, output_tokens: 0, cost_usd: 0 },
       cached: { calls: 3, input_tokens: first.job.usage.input_tokens, output_tokens: first.job.usage.output_tokens },
+      interrupted: { calls: 0, input_tokens: 0 },
     });
 
     // A changed prompt is a different call; so is a changed temperature.

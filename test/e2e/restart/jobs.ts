@@ -70,9 +70,16 @@ export function mapRunsAgainAtOnce(): Scenario {
       const stats = await fakeStats(tag);
       // ~28 calls at 4 × 250 ms: seconds after the restart; left to their timeout, the 4 slots would stay taken for 120 s.
       expect((stats.times.at(-1) as number) - restart.up).toBeLessThan(30_000);
-      // Only the calls under way at the kill (one per slot) were sent twice.
+      // Only the calls under way at the kill (one per slot) were sent twice, and each is counted:
+      // an attempt more, and an interrupted call the provider may have billed.
       expect(stats.requests).toBeGreaterThanOrEqual(n);
       expect(stats.requests).toBeLessThanOrEqual(n + 4);
+      const resent = (stats.requests as number) - n;
+      expect(job.total_attempts).toBe(n + resent);
+      expect(job.usage.interrupted.calls).toBe(resent);
+      // Each re-sent prompt is the one its interrupted call sent: its tokens, counted by the re-sent call's answer.
+      expect(job.usage.interrupted.input_tokens > 0).toBe(resent > 0);
+      expect(job.usage.interrupted.input_tokens).toBeLessThanOrEqual(job.usage.input_tokens);
     },
   };
 }

@@ -126,8 +126,8 @@ describe("coordinator: a worker's report takes its next task (pull)", () => {
     const pull = (slot: number, round = 1) => ({ have: ["1:items"], slot, round });
     const first = (await stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("x"), pull(0))) as any;
     expect(first.ref).toMatchObject({ index: 2, slot: 0, attempt: 1 });
-    // The same report again (its answer was lost): item 2 again, under the same token, no setup asked for.
-    const again = (await stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("x"), pull(0))) as any;
+    // The same report again (its answer was lost, the worker says so): item 2 again, under the same token, no setup asked for.
+    const again = (await stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("x"), { ...pull(0), unanswered: true })) as any;
     expect(again).toEqual(first);
     // Not to a worker of an earlier round: after a recover, slot 0 may be another object.
     expect(await stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("x"), pull(0, 0))).toBeNull();
@@ -173,7 +173,7 @@ describe("coordinator: agent subtasks", () => {
     expect(names).toEqual(["MAP_STARTED", "SUBTASK_STARTED", "SUBTASK_COMPLETED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]);
     const completed = (await events(stub)).at(-1)!.data;
     expect(completed).toMatchObject({ total: 1, succeeded: 1, total_attempts: 2 });
-    expect(completed.usage).toEqual({ input_tokens: 3 + 3 + 3, output_tokens: 2 + 2 + 2, cached_input_tokens: 0, cache_write_input_tokens: 0, duplicated: { input_tokens: 0, output_tokens: 0, cost_usd: 0 }, cached: { calls: 0, input_tokens: 0, output_tokens: 0 } }); // the spawning report, the child, the last report
+    expect(completed.usage).toEqual({ input_tokens: 3 + 3 + 3, output_tokens: 2 + 2 + 2, cached_input_tokens: 0, cache_write_input_tokens: 0, duplicated: { input_tokens: 0, output_tokens: 0, cost_usd: 0 }, cached: { calls: 0, input_tokens: 0, output_tokens: 0 }, interrupted: { calls: 0, input_tokens: 0 } }); // the spawning report, the child, the last report
   });
 });
 

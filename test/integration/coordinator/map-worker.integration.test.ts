@@ -10,7 +10,8 @@ import { describe, expect, it } from "vitest";
 import type { MapWorker } from "../../../durable-objects/map-worker";
 import type { PulledTask, StageSetup, TaskClaim, TaskRef } from "../../../src/engine/types";
 import { callWorker } from "../../../src/objects";
-import { base, call, startJob, tasks, tick } from "./drive";
+import { base, call, meta, ok, startJob, tasks, tick } from "./drive";
+import type { Counters } from "../../../src/engine/counters";
 
 type Coordinator = ReturnType<typeof env.JOB_COORDINATOR.get>;
 type Hooks = { claim?: () => void; report?: () => Promise<void> | void; answered?: () => void };
@@ -56,8 +57,8 @@ function forwarding(hooks: Hooks): Env {
 }
 
 /** A map job of `items` at concurrency 1 whose first task the test dispatches to a worker of its own (token `test-items-0`). */
-async function jobWithTaskInWorker(items: string[], name: string) {
-  const job = await startJob((jobId, tenantId) => ({ ...base(jobId, tenantId), concurrency: 1, maxRetries: 0, type: "map", call: call() }), items);
+async function jobWithTaskInWorker(items: string[], name: string, maxRetries = 0) {
+  const job = await startJob((jobId, tenantId) => ({ ...base(jobId, tenantId), concurrency: 1, maxRetries, type: "map", call: call() }), items);
   await tick(job.stub);
   const ref: TaskRef = { jobId: job.jobId, stage: "items", index: 0, attempt: 1, token: "test-items-0", slot: 0, sessionId: null, round: 1 };
   const worker = callWorker(env, `${name}-${job.jobId}`) as DurableObjectStub<MapWorker>;
@@ -138,5 +139,51 @@ describe("call worker", () => {
     });
     expect(await runInDurableObject(worker, (_i, state) => state.storage.get("task"))).toMatchObject({ token: "tok-c" });
     expect(await states(job)).toEqual([[0, "done", 1], [1, "running", 1]]); // item 0 reported; item 1 handed out, not run
+  });
+
+  it("counts a call re-sent after a restart: the claim repeated by a worker with no memory of it is one more attempt, and an interrupted call in the job's usage", async () => {
+    const { job, worker } = await jobWithTaskInWorker(["x"], "restarted", 2);
+    // The worker's life before the restart claimed the task and was under way when it died.
+    expect(await job.stub.claim("items", 0, "test-items-0")).not.toBeNull();
+    await runInDurableObject(worker, async (instance) => {
+      forward(instance, {});
+      await instance.alarm(); // after the restart: the stored task, no outcome, claimed again
+    });
+    const [row] = await tasks(job.stub);
+    expect(row).toMatchObject({ state: "done", attempts: 2 }); // the re-sent call failed at once (no endpoint): permanent
+    const counters = (await meta<Counters>(job.stub, "counters")) as Counters;
+    expect(counters).toMatchObject({ total_attempts: 2, interrupted_calls: 1 });
+  });
+
+  it("ends a task whose call is re-sent past its attempts, and counts the interrupted call's prompt from the re-sent call's report", async () => {
+    const { job } = await jobWithTaskInWorker(["x"], "out-of-attempts", 1);
+    expect(await job.stub.claim("items", 0, "test-items-0")).not.toBeNull();
+    expect(await job.stub.claim("items", 0, "test-items-0")).not.toBeNull(); // re-sent: attempt 2 of 2
+    await job.stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("fine"));
+    expect((await tasks(job.stub))[0]).toMatchObject({ state: "done", attempts: 2 });
+    expect(await meta<Counters>(job.stub, "counters")).toMatchObject({ interrupted_calls: 1, interrupted_input_tokens: 3, input_tokens: 3 });
+    // A task at its last attempt whose call is cut short again ends: nothing more is sent.
+    const second = await jobWithTaskInWorker(["y"], "last-attempt", 0);
+    expect(await second.job.stub.claim("items", 0, "test-items-0")).not.toBeNull();
+    expect(await second.job.stub.claim("items", 0, "test-items-0")).toBeNull();
+    expect((await tasks(second.job.stub))[0]).toMatchObject({ state: "done", attempts: 1 });
+    const [result] = (await runInDurableObject(second.job.stub, (_i, state) => state.storage.sql.exec<{ error_kind: string; error: string }>("SELECT error_kind, error FROM tasks").toArray()));
+    expect(result).toMatchObject({ error_kind: "internal" });
+    expect(result?.error).toContain("restarted while its call was under way");
+  });
+
+  it("counts a pulled task handed again to a worker that restarted (its report repeated with no memory of an unanswered one)", async () => {
+    const { job } = await jobWithTaskInWorker(["x", "y"], "pulled-restart", 1);
+    const pull = { have: [], slot: 0, round: 1 };
+    const next = (await job.stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("a"), pull)) as PulledTask | null;
+    expect(next?.ref.index).toBe(1);
+    // The worker restarted during item 1's call: it reports item 0 again, and gets item 1 again, counted.
+    const again = (await job.stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("a"), pull)) as PulledTask | null;
+    expect(again?.ref).toMatchObject({ index: 1, token: next?.ref.token, attempt: 2 });
+    expect((await tasks(job.stub))[1]).toMatchObject({ state: "running", attempts: 2 });
+    expect(await meta<Counters>(job.stub, "counters")).toMatchObject({ interrupted_calls: 1 });
+    // Said unanswered (the answer was lost, the worker did not restart): handed again, not counted.
+    await job.stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("a"), { ...pull, unanswered: true });
+    expect((await tasks(job.stub))[1]).toMatchObject({ state: "running", attempts: 2 });
   });
 });

@@ -95,6 +95,26 @@ describe("task transitions", () => {
     expect(lastAttempt?.task.state).toBe("done");
   });
 
+  it("a dispatch handed to its worker twice re-sends its call: one more attempt on the same slot and token, counted as a loss", () => {
+    const generous = { maxRetries: 10, maxWaitMs: 60_000 };
+    const begun = taskTransition(running({ handed: 0 }), { type: "hand", why: "restarted", now: 5 }, generous);
+    expect(begun).toEqual({ task: running({ handed: 1 }), effects: [] }); // the first hand: nothing else changes
+    const again = taskTransition(begun?.task as TaskState, { type: "hand", why: "restarted", now: 9 }, generous);
+    expect(again?.task).toMatchObject({ state: "running", attempts: 2, losses: 1, handed: 2, slot: 3, token: "tok", dispatchedAt: 9 });
+    expect(again?.effects).toEqual([{ type: "resent" }]);
+    // A pulled task is handed by the answer that dispatched it: its next hand is a re-send.
+    const pulled = taskTransition({ ...freshTask(), state: "pending" }, { type: "dispatch", slot: 1, token: "p", now: 0, handed: true }, generous);
+    expect(taskTransition(pulled?.task as TaskState, { type: "hand", why: "restarted", now: 1 }, generous)?.effects).toEqual([{ type: "resent" }]);
+    // Lost LOST_ATTEMPTS_MAX times in all, or out of attempts: the task ends where it is, its slot freed.
+    const third = taskTransition(again?.task as TaskState, { type: "hand", why: "restarted", now: 12 }, generous);
+    expect(third?.task).toMatchObject({ state: "done", losses: LOST_ATTEMPTS_MAX });
+    expect(third?.effects.at(-1)).toEqual({ type: "finish", end: { success: false, output: null, error: "The attempt was lost 2 times (restarted); the task is not retried again.", errorKind: "internal" } });
+    expect(third?.effects[0]).toEqual({ type: "free-slot", slot: 3 });
+    const last = taskTransition(running({ attempts: 3, handed: 1 }), { type: "hand", why: "restarted", now: 1 }, policy);
+    expect(last?.task.state).toBe("done");
+    for (const state of phases.filter((p) => p !== "running")) expect(taskTransition({ ...freshTask(), state }, { type: "hand", why: "x", now: 1 }, policy)).toBeNull();
+  });
+
   it("a batch line (no slot) frees nothing; withdrawn, its attempt is not counted", () => {
     const line = running({ slot: null, token: "batch:b1" });
     expect(taskTransition(line, report(ok()), policy)?.effects).toEqual([{ type: "finish", end: { success: true, output: "ok", error: null, errorKind: null } }]);
