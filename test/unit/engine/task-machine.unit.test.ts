@@ -4,7 +4,8 @@
  * providers — throttles, invalid output, server errors, timeouts, crashes, attempts that never
  * report — checking what must hold whatever the provider does: every task ends exactly once, no
  * more calls in flight than the job's concurrency, retries within max_retries (throttles apart),
- * a throttle fails a task only after its max wait, a lost attempt is quarantined at the second loss.
+ * a throttle fails a task only after its max wait, a lost or re-sent attempt is quarantined at the
+ * second loss, and every call sent (re-sent ones too) is an attempt.
  */
 import { describe, expect, it } from "vitest";
 import { freshTask, taskTransition, type TaskEvent, type TaskPhase, type TaskState } from "../../../src/engine/task-machine";
@@ -148,7 +149,10 @@ describe("whole jobs run in memory against scripted providers", () => {
       const concurrency = 1 + Math.floor(rand() * 8);
       const sim = simulate({
         tasks: 40, concurrency, policy, random: rand,
-        provider: () => (rand() < 0.03 ? "lost" : (mix[Math.floor(rand() * mix.length)] as () => ReturnType<typeof ok>)()),
+        provider: () => {
+          const r = rand();
+          return r < 0.03 ? "lost" : r < 0.06 ? "restart" : (mix[Math.floor(rand() * mix.length)] as () => ReturnType<typeof ok>)();
+        },
       });
       expect(sim.refused, `seed ${seed}`).toEqual([]);
       expect(sim.early, `seed ${seed}`).toBe(0);

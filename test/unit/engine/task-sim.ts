@@ -3,14 +3,16 @@
  * it (durable-objects/coordinator/task-steps.ts, job-run.ts: dispatch into free slots, reports,
  * the alarm's sweep for lost attempts and due retries) with a fake clock and a scripted provider:
  * each dispatched attempt gets an outcome from `provider` and reports after `latencyMs`, or never
- * (lost) — then the sweep finds it `lostAfterMs` after its dispatch. No runtime, no storage, no
- * timers: thousands of tasks' lives in milliseconds.
+ * (lost) — then the sweep finds it `lostAfterMs` after its dispatch — or its worker restarts
+ * mid-call (restart): it claims the task again, and the call goes again under the same token (the
+ * machine's `hand`, as hand-over.ts applies it). No runtime, no storage, no timers: thousands of
+ * tasks' lives in milliseconds.
  */
 import { freshTask, taskTransition, type TaskEnd, type TaskEvent, type TaskPolicy, type TaskState } from "../../../src/engine/task-machine";
 import type { AttemptOutcome } from "../../../src/engine/retry-policy";
 
-/** What the provider does with one attempt: its outcome, or `lost` (no report ever). */
-export type Script = (task: number, attempt: number, now: number) => AttemptOutcome | "lost";
+/** What the provider does with one attempt: its outcome, `lost` (no report ever), or `restart` (its worker restarts mid-call and claims it again). */
+export type Script = (task: number, attempt: number, now: number) => AttemptOutcome | "lost" | "restart";
 
 export interface SimOptions {
   tasks: number;
@@ -45,7 +47,7 @@ export interface SimResult {
   early: number;
 }
 
-type Pending = { at: number; task: number; token: string; outcome: AttemptOutcome | "lost" };
+type Pending = { at: number; task: number; token: string; outcome: AttemptOutcome | "lost" | "restart" };
 
 import { seeded } from "../seeded";
 export { seeded };
@@ -98,10 +100,25 @@ export function simulate(options: SimOptions): SimResult {
       if (!apply(i, { type: "dispatch", slot, token, now })) continue;
       busy.add(slot);
       result.maxBusy = Math.max(result.maxBusy, busy.size);
-      task.dispatches.push(now);
-      const outcome = provider(i, task.state.attempts, now);
-      inFlight.push({ at: outcome === "lost" ? now + lostAfter : now + latency, task: i, token, outcome });
+      apply(i, { type: "hand", why: "restarted", now }); // its worker's claim
+      send(i, token);
     }
+  };
+
+  /** The task's call goes out (again, after a restart): an attempt under way. */
+  const send = (i: number, token: string) => {
+    const task = tasks[i] as SimTask;
+    task.dispatches.push(now);
+    const outcome = provider(i, task.state.attempts, now);
+    inFlight.push({ at: outcome === "lost" ? now + lostAfter : now + latency, task: i, token, outcome });
+  };
+
+  /** An attempt's end: its report, its loss found by the sweep, or its worker's restart and second claim. */
+  const settle = (p: Pending) => {
+    if (p.outcome === "lost") return apply(p.task, { type: "lost", why: "no report in time" });
+    if (p.outcome !== "restart") return apply(p.task, { type: "report", outcome: p.outcome, now, random });
+    if (apply(p.task, { type: "hand", why: "restarted", now }) && tasks[p.task]?.state.state === "running") send(p.task, p.token);
+    return true;
   };
 
   dispatch();
@@ -115,7 +132,7 @@ export function simulate(options: SimOptions): SimResult {
       inFlight.splice(inFlight.indexOf(p), 1);
       const task = tasks[p.task] as SimTask;
       if (task.state.token !== p.token) continue; // stale
-      apply(p.task, p.outcome === "lost" ? { type: "lost", why: "no report in time" } : { type: "report", outcome: p.outcome, now, random });
+      settle(p);
     }
     for (const [i, task] of tasks.entries()) if (task.state.state === "waiting" && task.state.readyAt <= now) apply(i, { type: "due", now });
     dispatch();
