@@ -2,7 +2,7 @@
  * `npm run bench:cost` — S14 (#34): what 1,000 items cost, from the shipped prices and the usage the
  * fake model reports (its prompt cache and batch APIs behave like the providers'). COST_ITEMS items
  * (default 10,000) of ~40 tokens behind a shared instruction of ~1,500 tokens (the system prompt),
- * each answered with a short JSON label, on anthropic/claude-sonnet-4-5 ($3 / $15 per million,
+ * each answered with a short JSON label, on anthropic/claude-sonnet-4-6 ($3 / $15 per million,
  * cache reads $0.30, 5-minute cache writes $3.75, batches half):
  * - a p-limit loop of the Anthropic SDK (concurrency 32): what users write, no cache_control;
  * - Fanout realtime without and with prompt caching (`prompt_cache` false / the default);
@@ -23,7 +23,7 @@ import { anthropicUsage } from "../src/llm/anthropic.ts";
 const N = Number(process.env.COST_ITEMS ?? 10_000);
 /** COST_ONLY=5,6: those runs only (1 the loop … 6 auto). */
 const ONLY = process.env.COST_ONLY ? new Set(process.env.COST_ONLY.split(",").map(Number)) : null;
-const MODEL = "claude-sonnet-4-5";
+const MODEL = "claude-sonnet-4-6";
 const PRICE = priceOf({}, `anthropic/${MODEL}`);
 if (!PRICE) throw new Error("the shipped table has no price for the bench's model");
 const CONCURRENCY = 128;

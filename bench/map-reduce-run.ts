@@ -40,7 +40,7 @@ export function idealMs(w: CorpusWorkload): number {
 export async function runCorpus(base: string, key: string, w: CorpusWorkload) {
   const body = {
     inputs: documents(w),
-    model: "openai/gpt-4o-mini",
+    model: "openai/gpt-6-luna",
     mapper: { prompt_template: "{% for d in items %}{{ d }}\n{% endfor %}" },
     docs_per_mapper: w.perMapper,
     max_parallel_mappers: w.mappers,

@@ -74,7 +74,7 @@ async function s12Fanout(tag: string) {
   const started = performance.now();
   const created = await call(fanout.url, "POST", "/v1/map", {
     token: key,
-    body: { inputs: Array.from({ length: S12_ITEMS }, (_, i) => i), prompt_template: `Summarize item {{ item }}: ${FILLER} <<fake tag=${tag} id={{ item }}>>`, model: "openai/gpt-4o-mini", concurrency: S12_CONCURRENCY },
+    body: { inputs: Array.from({ length: S12_ITEMS }, (_, i) => i), prompt_template: `Summarize item {{ item }}: ${FILLER} <<fake tag=${tag} id={{ item }}>>`, model: "openai/gpt-6-luna", concurrency: S12_CONCURRENCY },
   });
   const job = await waitForJob(fanout.url, key, created.body.job_id, 3_600_000);
   const secs = (performance.now() - started) / 1000;
@@ -86,7 +86,7 @@ async function s12Loop(tag: string, concurrency: number) {
   const limit = pLimit(concurrency);
   const started = performance.now();
   const outcomes = await Promise.all(
-    Array.from({ length: S12_ITEMS }, (_, i) => limit(() => client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: s12Prompt(tag, i) }] }).then(() => true, () => false))),
+    Array.from({ length: S12_ITEMS }, (_, i) => limit(() => client.chat.completions.create({ model: "gpt-6-luna", messages: [{ role: "user", content: s12Prompt(tag, i) }] }).then(() => true, () => false))),
   );
   return { succeeded: outcomes.filter(Boolean).length, secs: (performance.now() - started) / 1000, asks: null, ...(await stats(tag)) };
 }
@@ -98,7 +98,7 @@ async function s13(tenants: number) {
   const started = performance.now();
   const jobs = await Promise.all(tags.map((tag, i) => call(fanout.url, "POST", "/v1/map", {
     token: owners[i]!.key,
-    body: { inputs: Array.from({ length: S13_ITEMS }, (_, j) => j), prompt_template: `Item {{ item }} <<fake tag=${tag} id={{ item }}>>`, model: "openai/gpt-4o-mini", concurrency: 32 },
+    body: { inputs: Array.from({ length: S13_ITEMS }, (_, j) => j), prompt_template: `Item {{ item }} <<fake tag=${tag} id={{ item }}>>`, model: "openai/gpt-6-luna", concurrency: 32 },
   })));
   await Promise.all(jobs.map((j, i) => waitForJob(fanout.url, owners[i]!.key, j.body.job_id, 3_600_000)));
   const secs = (performance.now() - started) / 1000;

@@ -19,7 +19,7 @@ export const pipelineIdealMs = (w: PipelineWorkload): number => (2 + Math.ceil(w
 export async function runPipeline(base: string, key: string, w: PipelineWorkload) {
   const fake = (id: string) => `<<fake tag=${w.tag} id=${id} ms=${w.latencyMs}>>`;
   const body = {
-    model: "openai/gpt-4o-mini",
+    model: "openai/gpt-6-luna",
     concurrency: w.maxConcurrent,
     inputs: { items: Array.from({ length: w.n }, (_, i) => `item ${i}`) },
     steps: [

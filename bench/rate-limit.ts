@@ -33,7 +33,7 @@ async function throughFanout(limits: LimitConfig, tag: string) {
   const started = performance.now();
   const created = await call(fanout.url, "POST", "/v1/map", {
     token: key,
-    body: { inputs: Array.from({ length: ITEMS }, (_, i) => i), prompt_template: `Summarize item {{ item }} <<fake tag=${tag} id={{ item }}>>`, model: "openai/gpt-4o-mini", concurrency: CONCURRENCY },
+    body: { inputs: Array.from({ length: ITEMS }, (_, i) => i), prompt_template: `Summarize item {{ item }} <<fake tag=${tag} id={{ item }}>>`, model: "openai/gpt-6-luna", concurrency: CONCURRENCY },
   });
   const job = await waitForJob(fanout.url, key, created.body.job_id, 600_000);
   const stats = await (await fetch(`${fake.url}/_fake/stats?tag=${tag}`)).json();
@@ -45,7 +45,7 @@ async function throughLoop(limits: LimitConfig, tag: string) {
   const limit = pLimit(CONCURRENCY);
   const started = performance.now();
   const outcomes = await Promise.all(
-    Array.from({ length: ITEMS }, (_, i) => limit(() => client.chat.completions.create({ model: "gpt-4o-mini", messages: [{ role: "user", content: prompt(i, tag) }] }).then(() => true, () => false))),
+    Array.from({ length: ITEMS }, (_, i) => limit(() => client.chat.completions.create({ model: "gpt-6-luna", messages: [{ role: "user", content: prompt(i, tag) }] }).then(() => true, () => false))),
   );
   const stats = await (await fetch(`${fake.url}/_fake/stats?tag=${tag}`)).json();
   const succeeded = outcomes.filter(Boolean).length;

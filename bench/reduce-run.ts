@@ -24,7 +24,7 @@ export async function runFold(base: string, key: string, w: FoldWorkload) {
       prompt_template: `{{ (accumulator.length if accumulator else 0) + 1 }} <<fake tag=${w.tag} id=r{{ index }} ms=${w.reductionMs}>> {{ current_result.echo }}`,
       output_schema: SCHEMA,
     },
-    model: "openai/gpt-4o-mini",
+    model: "openai/gpt-6-luna",
     concurrency: w.concurrency,
   };
   const started = performance.now();

@@ -18,7 +18,7 @@ const N = Number(process.env.SEM_ITEMS ?? 2_000);
 const ONLY = new Set((process.env.SEM_ONLY ?? "classify,filter,rank,resolve").split(","));
 const LATENCY_MS = 200;
 const BIG = "openai/gpt-4o";
-const CHEAP = "openai/gpt-4o-mini";
+const CHEAP = "openai/gpt-6-luna";
 const json = (value: unknown) => `json:${encodeURIComponent(JSON.stringify(value))}`;
 
 const fake = await startFakeModelServer({ latencyMs: LATENCY_MS });

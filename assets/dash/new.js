@@ -13,7 +13,7 @@ import { errorText, fill, h, notice, num } from "./ui.js";
 export async function showNewJob(view) {
   const field = (/** @type {string} */ id, /** @type {string} */ label, /** @type {HTMLElement} */ input, /** @type {string} */ hint = "") =>
     h("div", { class: "field" }, h("label", { for: id }, label), hint ? h("p", { class: "hint", id: `${id}-hint` }, hint) : null, input);
-  const model = /** @type {HTMLInputElement} */ (h("input", { id: "model", name: "model", required: true, value: "openai/gpt-4o-mini", autocomplete: "off" }));
+  const model = /** @type {HTMLInputElement} */ (h("input", { id: "model", name: "model", required: true, value: "openai/gpt-6-luna", autocomplete: "off" }));
   const jobName = /** @type {HTMLInputElement} */ (h("input", { id: "job-name", name: "job-name", maxlength: 200, autocomplete: "off", placeholder: "Q3 support tickets" }));
   const operator = /** @type {HTMLSelectElement} */ (h("select", { id: "operator", name: "operator" }, ...Object.entries(OPERATORS).map(([name, op]) => h("option", { value: name }, op.label))));
   const fields = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "operator-fields", name: "operator-fields", rows: 10, "aria-describedby": "operator-fields-hint" }));

@@ -543,7 +543,7 @@ export interface components {
             };
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model: string;
             /**
@@ -613,7 +613,7 @@ export interface components {
             max_turns?: number;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model?: string;
             prompt_template: string;
@@ -718,7 +718,7 @@ export interface components {
         /**
          * @description A model cascade: the cheaper model answers every item first; only the items it is unsure of go on to the job's `model`. Each result says `decided_by` (`cascade` or `model`); the `cascade` stage holds the cheaper calls and their usage.
          * @example {
-         *       "model": "openai/gpt-4o-mini",
+         *       "model": "openai/gpt-6-luna",
          *       "accept_above": 0.9,
          *       "reject_below": 0.1
          *     }
@@ -731,7 +731,7 @@ export interface components {
             accept_above?: number;
             /**
              * @description The cheaper model that answers every item first, with a confidence
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model: string;
             /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this */
@@ -742,7 +742,7 @@ export interface components {
             /**
              * @description A cheaper model labels every item first; its label is the item's when its confidence is at least `accept_above`, else the job's model labels it (`reject_below` is the filter's: nothing is rejected here)
              * @example {
-             *       "model": "openai/gpt-4o-mini",
+             *       "model": "openai/gpt-6-luna",
              *       "accept_above": 0.9,
              *       "reject_below": 0.1
              *     }
@@ -755,7 +755,7 @@ export interface components {
                 accept_above?: number;
                 /**
                  * @description The cheaper model that answers every item first, with a confidence
-                 * @example openai/gpt-4o-mini
+                 * @example openai/gpt-6-luna
                  */
                 model: string;
                 /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this */
@@ -810,7 +810,7 @@ export interface components {
             };
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model: string;
             /**
@@ -852,7 +852,7 @@ export interface components {
             /**
              * @description A cheaper model labels every item first; its label is the item's when its confidence is at least `accept_above`, else the job's model labels it (`reject_below` is the filter's: nothing is rejected here)
              * @example {
-             *       "model": "openai/gpt-4o-mini",
+             *       "model": "openai/gpt-6-luna",
              *       "accept_above": 0.9,
              *       "reject_below": 0.1
              *     }
@@ -865,7 +865,7 @@ export interface components {
                 accept_above?: number;
                 /**
                  * @description The cheaper model that answers every item first, with a confidence
-                 * @example openai/gpt-4o-mini
+                 * @example openai/gpt-6-luna
                  */
                 model: string;
                 /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this */
@@ -911,7 +911,7 @@ export interface components {
             max_tokens?: number | null;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model?: string;
             /**
@@ -1086,7 +1086,7 @@ export interface components {
             };
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model: string;
             /**
@@ -1144,7 +1144,7 @@ export interface components {
             max_tokens?: number | null;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model?: string;
             /**
@@ -1226,6 +1226,8 @@ export interface components {
             /** @enum {string} */
             type: "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline" | "filter" | "classify" | "rank" | "resolve";
             usage: components["schemas"]["JobUsage"];
+            /** @description What the job was told when it was submitted: a model that retires soon (empty: nothing) */
+            warnings: components["schemas"]["ModelWarning"][];
         };
         JobCreated: {
             job_id: string;
@@ -1236,6 +1238,8 @@ export interface components {
             };
             status: string;
             total: number;
+            /** @description A model of the job that shuts down within 30 days or before its deadline (empty: none) */
+            warnings: components["schemas"]["ModelWarning"][];
         };
         /** @description Why a job failed, and where */
         JobError: {
@@ -1401,7 +1405,7 @@ export interface components {
             max_tokens?: number | null;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model?: string;
             output_schema?: {
@@ -1471,7 +1475,7 @@ export interface components {
                 max_tokens?: number | null;
                 /**
                  * @description `<provider>/<model name>`, at most 200 characters
-                 * @example openai/gpt-4o-mini
+                 * @example openai/gpt-6-luna
                  */
                 model?: string;
                 output_schema?: {
@@ -1500,7 +1504,7 @@ export interface components {
             };
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model: string;
             /**
@@ -1525,7 +1529,7 @@ export interface components {
                 max_tokens?: number | null;
                 /**
                  * @description `<provider>/<model name>`, at most 200 characters
-                 * @example openai/gpt-4o-mini
+                 * @example openai/gpt-6-luna
                  */
                 model?: string;
                 output_schema?: {
@@ -1573,7 +1577,7 @@ export interface components {
                 max_tokens?: number | null;
                 /**
                  * @description `<provider>/<model name>`, at most 200 characters
-                 * @example openai/gpt-4o-mini
+                 * @example openai/gpt-6-luna
                  */
                 model?: string;
                 output_schema?: {
@@ -1638,7 +1642,7 @@ export interface components {
             };
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model: string;
             /**
@@ -1740,6 +1744,16 @@ export interface components {
             /** @description The tokens per minute (Anthropic: input tokens) they are paced to (null: no token limit known) */
             tpm: number | null;
         };
+        /** @description A model of the job shuts down within 30 days, or before the job's deadline */
+        ModelWarning: {
+            /** @enum {string} */
+            code: "model_retiring";
+            model: string;
+            /** @description The model the provider recommends instead (null: none named) */
+            replacement: string | null;
+            /** @description The day the provider stops serving the model (YYYY-MM-DD, UTC) */
+            shutdown_date: string;
+        };
         /** @description How the job's calls are paced by the provider's rate limits (contract v3): its own model's, and each other model's in `models` */
         Pacing: components["schemas"]["ModelPacing"] & {
             /** @description The pacing of each other model the job's stages call (a cascade's cheaper model, a pipeline step's or a task's own), by model id; absent when the job calls only its own model. The fields above are the job's own model's */
@@ -1773,7 +1787,7 @@ export interface components {
             max_tokens?: number | null;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model?: string;
             output_schema?: {
@@ -1795,7 +1809,7 @@ export interface components {
             max_tokens?: number | null;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model?: string;
             output_schema?: {
@@ -1837,7 +1851,7 @@ export interface components {
             };
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model: string;
             /**
@@ -1966,7 +1980,7 @@ export interface components {
             };
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model: string;
             /**
@@ -2032,7 +2046,7 @@ export interface components {
             max_tokens?: number | null;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model?: string;
             /**
@@ -2083,7 +2097,7 @@ export interface components {
             max_retries?: number;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model?: string;
             timeout_secs?: number;
@@ -2104,7 +2118,7 @@ export interface components {
                 max_tokens?: number | null;
                 /**
                  * @description `<provider>/<model name>`, at most 200 characters
-                 * @example openai/gpt-4o-mini
+                 * @example openai/gpt-6-luna
                  */
                 model?: string;
                 output_schema?: {
@@ -2132,7 +2146,7 @@ export interface components {
             };
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model: string;
             /**
@@ -2157,7 +2171,7 @@ export interface components {
                 max_tokens?: number | null;
                 /**
                  * @description `<provider>/<model name>`, at most 200 characters
-                 * @example openai/gpt-4o-mini
+                 * @example openai/gpt-6-luna
                  */
                 model?: string;
                 output_schema?: {
@@ -2189,7 +2203,7 @@ export interface components {
                 max_tokens?: number | null;
                 /**
                  * @description `<provider>/<model name>`, at most 200 characters
-                 * @example openai/gpt-4o-mini
+                 * @example openai/gpt-6-luna
                  */
                 model?: string;
                 output_schema?: {
@@ -2268,7 +2282,7 @@ export interface components {
             };
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model: string;
             /**
@@ -2337,7 +2351,7 @@ export interface components {
             max_tokens?: number | null;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
-             * @example openai/gpt-4o-mini
+             * @example openai/gpt-6-luna
              */
             model?: string;
             /**
@@ -2614,6 +2628,7 @@ export type MapResult = components['schemas']['MapResult'];
 export type MapStartedEvent = components['schemas']['MapStartedEvent'];
 export type McpServer = components['schemas']['McpServer'];
 export type ModelPacing = components['schemas']['ModelPacing'];
+export type ModelWarning = components['schemas']['ModelWarning'];
 export type Pacing = components['schemas']['Pacing'];
 export type PacingChangedEvent = components['schemas']['PacingChangedEvent'];
 export type PipelineBatch = components['schemas']['PipelineBatch'];

@@ -1,4 +1,5 @@
 /** Jobs and results in D1: created by the API, kept current by each job's coordinator. */
+import type { ModelWarning } from "../llm/lifecycle";
 import type { JobCounts } from "../engine/counters";
 import type { TaskResult } from "../engine/types";
 /** A finished task result waiting in a coordinator's outbox to be copied here. */
@@ -22,6 +23,8 @@ export interface JobRow extends JobCounts {
   total: number;
   metadata: string;
   name: string | null;
+  /** JSON: the ModelWarnings of its submission (null: none). */
+  warnings: string | null;
   idempotency_key: string | null;
   request_hash: string;
   created_ms: number;
@@ -66,6 +69,7 @@ export interface NewJob {
   mainStage: string;
   metadata: Record<string, unknown>;
   name: string | null;
+  warnings: ModelWarning[];
   idempotencyKey: string | null;
   requestHash: string;
   webhookUrl: string | null;
@@ -81,13 +85,14 @@ export async function insertJob(db: D1Database, job: NewJob, now: Date, maxActiv
   const result = await db
     .prepare(
       `INSERT INTO jobs (id, tenant_id, type, status, model, total, main_stage, metadata, idempotency_key, request_hash, created_ms,
-         created_at, webhook_url, webhook_secret_enc, name)
-       SELECT ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+         created_at, webhook_url, webhook_secret_enc, name, warnings)
+       SELECT ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
        WHERE (SELECT COUNT(*) FROM jobs WHERE tenant_id = ? AND status IN ('queued', 'running')) < ?
        ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
     )
     .bind(job.id, job.tenantId, job.type, job.model, job.total, job.mainStage, JSON.stringify(job.metadata), job.idempotencyKey,
-      job.requestHash, now.getTime(), now.toISOString(), job.webhookUrl, job.webhookSecretEnc, job.name, job.tenantId, maxActive)
+      job.requestHash, now.getTime(), now.toISOString(), job.webhookUrl, job.webhookSecretEnc, job.name,
+      job.warnings.length > 0 ? JSON.stringify(job.warnings) : null, job.tenantId, maxActive)
     .run();
   return result.meta.changes > 0;
 }

@@ -18,6 +18,7 @@ import { secretProblem } from "../webhooks/signing";
 import { budgetSuggestions, taskEstimates, usdSuggestions, type Estimate } from "../engine/estimate-job";
 import { summarize } from "../engine/estimate-cost";
 import { priceOf } from "../llm/prices";
+import { lifecycleOf, type ModelWarning } from "../llm/lifecycle";
 import { batchApiOf } from "../llm/batch/registry";
 import { executionSpec } from "../operators/execution-field";
 import { cachedTasks } from "../cache/estimate";
@@ -28,7 +29,7 @@ import { jobCoordinator } from "../objects";
 
 const ACTIVE_JOBS_RETRY_AFTER_SECS = 10;
 
-export type Submission = { created: true; job: { id: string; total: number } } | { created: false; job: JobRow };
+export type Submission = { created: true; job: { id: string; total: number; warnings: ModelWarning[] } } | { created: false; job: JobRow };
 export type SubmitAnswer = Submission | { dryRun: Estimate };
 
 function checkSizes(env: Env, values: unknown[]): void {
@@ -99,6 +100,29 @@ function modelsOf(spec: JobSpecBase): Set<string> {
   return models;
 }
 
+/**
+ * A model past its provider's shutdown is refused (400 `model_retired`, with the replacement the
+ * provider recommends); one that shuts down within 30 days or before the job's deadline is a warning.
+ */
+function lifecycleWarnings(env: Env, spec: JobSpecBase, now: number): ModelWarning[] {
+  const deadline = spec.execution ? now + spec.execution.deadlineSecs * 1000 : null;
+  const warnings: ModelWarning[] = [];
+  for (const model of modelsOf(spec)) {
+    const life = lifecycleOf(env, model, now, deadline);
+    if (!life) continue;
+    const { shutdown_date, replacement } = life.retirement;
+    if (life.state === "retiring") {
+      warnings.push({ code: "model_retiring", model, shutdown_date, replacement });
+      continue;
+    }
+    const instead = replacement ? `; its provider recommends ${replacement}` : "";
+    throw new ApiError(400, "model_retired", `${model} was shut down by its provider on ${shutdown_date}${instead}.`, {
+      details: { model, shutdown_date, replacement },
+    });
+  }
+  return warnings;
+}
+
 /** `batch` needs a provider with a batch API for every model of the job; `auto` runs realtime where one has none. */
 function checkExecution(spec: JobSpecBase): void {
   if (!spec.execution) return;
@@ -131,6 +155,7 @@ export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: strin
   const { spec, body } = prepared;
   checkSizes(env, prepared.values);
   checkWebhook(env, body.webhook);
+  const warnings = lifecycleWarnings(env, spec, Date.now());
   const baseUrls = new Map<string, string | null>();
   for (const name of modelsOf(spec)) {
     const model = parseModel(name);
@@ -188,6 +213,7 @@ export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: strin
       mainStage: op.mainStage(spec),
       metadata: body.metadata,
       name: body.name ?? null,
+      warnings,
       idempotencyKey,
       requestHash,
       webhookUrl: body.webhook?.url ?? null,
@@ -211,7 +237,7 @@ export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: strin
     await deleteJob(env.DB, spec.jobId); // the job never started: leave nothing behind
     throw err;
   }
-  return { created: true, job: { id: spec.jobId, total } };
+  return { created: true, job: { id: spec.jobId, total, warnings } };
 }
 
 function replay(existing: JobRow, requestHash: string): Submission {

@@ -1,5 +1,6 @@
 /** Shapes stored rows into the API's response bodies, and encodes opaque cursors. */
 import type { JobRow } from "../db/jobs";
+import type { ModelWarning } from "../llm/lifecycle";
 import { costOut, usageView } from "../engine/counters";
 import type { JobType } from "../operators/registry";
 import { ApiError } from "../lib/errors";
@@ -17,6 +18,7 @@ export function jobView(row: JobRow) {
     id: row.id,
     name: row.name ?? null,
     type: row.type as JobType,
+    warnings: warningsOf(row),
     status: row.status as (typeof JOB_STATUSES)[number],
     model: row.model,
     total: row.total,
@@ -40,6 +42,11 @@ export function jobView(row: JobRow) {
     execution: parsed<z.infer<typeof ExecutionViewSchema>>(row.execution) ?? REALTIME,
     batches: parsed<z.infer<typeof ProviderBatchSchema>[]>(row.batches) ?? [],
   };
+}
+
+/** The model warnings a job was submitted with (a row from before they were kept: none). */
+export function warningsOf(row: Pick<JobRow, "warnings">): ModelWarning[] {
+  return parsed<ModelWarning[]>(row.warnings ?? null) ?? [];
 }
 
 export function jobLinks(jobId: string) {

@@ -17,6 +17,7 @@ export const ERROR_CODES = {
   template_syntax: "400: a template does not parse",
   unsupported_template_feature: "400: a template names a filter or test the renderer does not have (the list of those it has is below); refused at submission, never item by item",
   invalid_output_schema: "400: `output_schema` is not a valid JSON Schema",
+  model_retired: "400: a model of the job is past the shutdown date its provider announced; `details.replacement` names the model the provider recommends (when it named one)",
   unknown_provider: "400: the model's provider is not openai, anthropic, openai-compatible or workers-ai",
   unauthorized: "401: no API key, an unknown or revoked one (or a wrong admin token)",
   not_found: "404: no such route, job, session or tenant (another tenant's job is not found either)",

@@ -27,12 +27,16 @@ export interface Price {
 export type ExecutionMode = "realtime" | "batch";
 
 /** The date the shipped prices were read from the providers' pricing pages. */
-export const PRICES_READ_ON = "2026-11-26";
+export const PRICES_READ_ON = "2026-11-28";
 
 const HALF = 0.5; // OpenAI Batch and Anthropic Message Batches: 50 % of every token kind
 
-/** OpenAI: [input, cached input, output]; cache writes cost the input price. */
-const OPENAI: Record<string, [number, number, number]> = {
+/** OpenAI: [input, cached input, output, cache write?]; without a cache write price, writes cost the input price (GPT-5.6 and later: 1.25×). */
+const OPENAI: Record<string, [number, number, number, number?]> = {
+  "gpt-6-luna": [0.1, 0.01, 0.5, 0.125],
+  "gpt-6-sol": [2, 0.2, 10, 2.5],
+  "gpt-5.6-luna": [0.2, 0.02, 1.2, 0.25],
+  "gpt-5.6-terra": [2, 0.2, 12, 2.5],
   "gpt-4o": [2.5, 1.25, 10],
   "gpt-4o-mini": [0.15, 0.075, 0.6],
   "gpt-4.1": [2, 0.5, 8],
@@ -60,8 +64,8 @@ const ANTHROPIC: Record<string, [number, number]> = {
 
 function shipped(): Map<string, Price> {
   const table = new Map<string, Price>();
-  for (const [name, [input, cached, output]] of Object.entries(OPENAI)) {
-    table.set(`openai/${name}`, { input, cached_input: cached, cache_write: input, output, batch: HALF });
+  for (const [name, [input, cached, output, write]] of Object.entries(OPENAI)) {
+    table.set(`openai/${name}`, { input, cached_input: cached, cache_write: write ?? input, output, batch: HALF });
   }
   for (const [name, [input, output]] of Object.entries(ANTHROPIC)) {
     table.set(`anthropic/${name}`, { input, cached_input: input * 0.1, cache_write: input * 1.25, output, batch: HALF });

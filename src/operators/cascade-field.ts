@@ -11,7 +11,7 @@ export const CascadeSchema = z
   })
   .openapi("Cascade", {
     description: "A model cascade: the cheaper model answers every item first; only the items it is unsure of go on to the job's `model`. Each result says `decided_by` (`cascade` or `model`); the `cascade` stage holds the cheaper calls and their usage.",
-    example: { model: "openai/gpt-4o-mini", accept_above: 0.9, reject_below: 0.1 },
+    example: { model: "openai/gpt-6-luna", accept_above: 0.9, reject_below: 0.1 },
   });
 
 export type CascadeRequest = z.infer<typeof CascadeSchema>;

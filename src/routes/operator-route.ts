@@ -9,7 +9,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { limits } from "../config";
 import { getJob } from "../db/jobs";
 import { openEventStream, type Submission, type SubmitAnswer } from "../jobs/submit";
-import { jobLinks, jobView } from "../jobs/views";
+import { jobLinks, jobView, warningsOf } from "../jobs/views";
 import { jsonBody, newRouter } from "../lib/router";
 import { jobCoordinator } from "../objects";
 import { BatchSchema, EstimateSchema, JobSchema } from "../schemas/jobs";
@@ -48,7 +48,8 @@ export async function answerSubmission(
     if (job) return Response.json(jobView(job), { status: 200 });
   }
   const status = submission.created ? "queued" : submission.job.status;
-  const body = { job_id: jobId, status, total: submission.job.total, links: jobLinks(jobId) };
+  const warnings = submission.created ? submission.job.warnings : warningsOf(submission.job);
+  const body = { job_id: jobId, status, total: submission.job.total, links: jobLinks(jobId), warnings };
   return Response.json(body, { status: submission.created ? 202 : 200 });
 }
 

@@ -51,7 +51,7 @@ export const ModelSchema = z
   .min(1)
   .max(MAX_MODEL_CHARS)
   .refine((s) => ![...s].some((ch) => (ch.codePointAt(0) ?? 0) < 0x20 || ch === "\u007f"), "must not contain control characters")
-  .openapi({ example: "openai/gpt-4o-mini", description: "`<provider>/<model name>`, at most 200 characters" });
+  .openapi({ example: "openai/gpt-6-luna", description: "`<provider>/<model name>`, at most 200 characters" });
 
 export const HttpUrlSchema = z.url({ protocol: /^https?$/ }).max(MAX_URL_CHARS);
 

@@ -1,4 +1,5 @@
 /** Schemas of the job routes' responses and query parameters. */
+import { ModelWarningSchema } from "./warnings";
 import { z } from "@hono/zod-openapi";
 import { CallUsageSchema, CostUsdSchema, ErrorKindSchema, MapResultSchema, UsageSchema } from "./map";
 import { AgentMapResultSchema } from "./agentic";
@@ -173,6 +174,7 @@ export const JobSchema = z
   .object({
     id: z.string(),
     name: z.string().nullable().openapi({ description: "The name the job was submitted with (null: none)" }),
+    warnings: z.array(ModelWarningSchema).openapi({ description: "What the job was told when it was submitted: a model that retires soon (empty: nothing)" }),
     type: z.enum(JOB_TYPES),
     status: z.enum(JOB_STATUSES),
     model: z.string(),

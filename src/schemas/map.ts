@@ -4,6 +4,7 @@ import { baseJobFields } from "../operators/base-fields";
 import { BEGINS_PER_INVOCATION, MAX_MAP_CONCURRENCY } from "../engine/limits";
 import { ERROR_KINDS } from "../engine/types";
 import { executionField } from "../operators/execution-field";
+import { ModelWarningSchema } from "./warnings";
 
 export { DEFAULT_RETRY_GUIDANCE, WebhookSchema } from "../operators/base-fields";
 
@@ -76,5 +77,6 @@ export const JobCreatedSchema = z
     status: z.string(),
     total: z.number().int(),
     links: z.object({ self: z.string(), events: z.string(), results: z.string() }),
+    warnings: z.array(ModelWarningSchema).openapi({ description: "A model of the job that shuts down within 30 days or before its deadline (empty: none)" }),
   })
   .openapi("JobCreated");

@@ -13,7 +13,7 @@ import { ownKeyTenant } from "./harness/limited-key.ts";
 
 // An OpenAI-like server that sends no rate-limit headers (vLLM, say): adaptive concurrency is its only limit,
 // and a fresh key of it is not probed by the rate pacer (a fresh OpenAI key's first call would go alone).
-const MODEL = "openai-compatible/gpt-4o-mini";
+const MODEL = "openai-compatible/gpt-6-luna";
 /** `n` items for the fake model; `fake`: the directives each answer follows (by default a provider with room for 4). */
 const job = (tag: string, n: number, concurrency: number, fake = "cap=4 ms=150") => ({
   inputs: Array.from({ length: n }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ${fake}>>`),

@@ -13,7 +13,7 @@ describe("recover on an agentic-map job", () => {
     const body = {
       inputs: [{ d: fake(tag, 0, "text:fine") }, { d: fake(tag, 1, "401,text:now_fine") }],
       agent_prompt_template: "Work on {{ item.d }}",
-      model: "openai/gpt-4o-mini",
+      model: "openai/gpt-6-luna",
     };
     const created = await call(base(), "POST", "/v1/agentic-map", { token: key, body });
     const first = await waitForJob(base(), key, created.body.job_id);

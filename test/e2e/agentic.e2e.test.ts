@@ -37,7 +37,7 @@ async function runAgent(steps: string, overrides: Record<string, unknown> = {}) 
   const body = {
     inputs: [{ task: "Investigate the item", d: fake(tag, 0, steps) }],
     agent_prompt_template: "{{ item.task }} {{ item.d }}",
-    model: "openai/gpt-4o-mini",
+    model: "openai/gpt-6-luna",
     ...overrides,
   };
   const created = await call(base(), "POST", "/v1/agentic-map", { token: key, body });
@@ -79,7 +79,7 @@ describe("POST /v1/agentic-map", () => {
     expect(stats.requests).toBe(3);
   });
 
-  it.each(["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5"])("runs a tool loop over http tools with %s", async (model) => {
+  it.each(["openai/gpt-6-luna", "anthropic/claude-sonnet-4-6"])("runs a tool loop over http tools with %s", async (model) => {
     const before = tools.calls.length;
     const { result, session, stats } = await runAgent("call:weather:paris,text:It_is_sunny", { model, tools: [httpTool("weather", true)] });
     expect(result).toMatchObject({ success: true, stop_reason: "natural", turns: 2, output_text: "It is sunny" });
@@ -199,7 +199,7 @@ describe("cancelling an agentic job", () => {
     const body = {
       inputs: [0, 1].map((i) => ({ task: "Keep working", d: fake(tag, i, "text:working", 300) })),
       agent_prompt_template: "{{ item.task }} {{ item.d }}",
-      model: "openai/gpt-4o-mini",
+      model: "openai/gpt-6-luna",
       continuation_message: "Go on.",
       max_turns: 50,
       concurrency: 2,

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob, waitForStatus } from "./harness/api.ts";
 import { base, fakeStats, fakeUrl, openGate, uniqueTag } from "./harness/context.ts";
 
-const MINI = { input: 0.15, output: 0.6 }; // openai/gpt-4o-mini, USD per million tokens
+const MINI = { input: 0.1, output: 0.5 }; // openai/gpt-6-luna, USD per million tokens
 const SCHEMA = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] };
 
 async function fakeBatches(): Promise<{ id: string; provider: string; requests: number; custom_ids: string[]; tags: (string | null)[]; cancelled: boolean }[]> {
@@ -24,7 +24,7 @@ describe("execution mode batch", () => {
     const tag = uniqueTag("batch-oai");
     const steps = ["ok", "prose,ok", "expire,ok", "expire", "400"];
     const body = {
-      inputs: steps.map((s, i) => `item ${i} ${fake(tag, i, s)}`), prompt_template: "Answer: {{ item }}", model: "openai/gpt-4o-mini",
+      inputs: steps.map((s, i) => `item ${i} ${fake(tag, i, s)}`), prompt_template: "Answer: {{ item }}", model: "openai/gpt-6-luna",
       output_schema: SCHEMA, max_retries: 1, execution: { mode: "batch" },
     };
     const created = await call(base(), "POST", "/v1/map", { token: key, body });
@@ -77,7 +77,7 @@ describe("execution mode batch", () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("batch-steps");
     const pipeline = {
-      model: "openai/gpt-4o-mini",
+      model: "openai/gpt-6-luna",
       inputs: { topics: ["a", "b", "c"] },
       steps: [
         { id: "each", type: "llm", prompt_template: `Say {{ t }} ${fake(tag, "each")}`, batch: { items: "${topics}", as: "t" }, execution: { mode: "batch" } },
@@ -103,7 +103,7 @@ describe("execution mode batch", () => {
   it("recover re-submits only what failed, as a new provider batch", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("batch-recover");
-    const body = { inputs: [0, 1, 2].map((i) => `item ${i} ${fake(tag, i, i === 1 ? "400,ok" : "ok")}`), prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", max_retries: 0, execution: { mode: "batch" } };
+    const body = { inputs: [0, 1, 2].map((i) => `item ${i} ${fake(tag, i, i === 1 ? "400,ok" : "ok")}`), prompt_template: "{{ item }}", model: "openai/gpt-6-luna", max_retries: 0, execution: { mode: "batch" } };
     const job = await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body })).body.job_id);
     expect(job).toMatchObject({ status: "completed", succeeded: 2, failed: 1 });
     expect((await call(base(), "POST", `/v1/jobs/${job.id}/recover`, { token: key })).body).toMatchObject({ recovering: 1 });
@@ -116,7 +116,7 @@ describe("execution mode batch", () => {
   it("cancels the provider batch when the job is cancelled", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("batch-cancel");
-    const body = { inputs: [`x <<fake tag=${tag} id=0 steps=ok batch_ms=600000>>`], prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", execution: { mode: "batch" } };
+    const body = { inputs: [`x <<fake tag=${tag} id=0 steps=ok batch_ms=600000>>`], prompt_template: "{{ item }}", model: "openai/gpt-6-luna", execution: { mode: "batch" } };
     const created = await call(base(), "POST", "/v1/map", { token: key, body });
     const running = await waitForBatch(key, created.body.job_id);
     const cancel = await call(base(), "POST", `/v1/jobs/${created.body.job_id}/cancel`, { token: key });
@@ -130,7 +130,7 @@ describe("execution mode batch", () => {
   it("a cancel while the provider is creating the batch cancels that batch at the provider once its id comes back", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("batch-cancel-create");
-    const body = { inputs: [`x <<fake tag=${tag} id=0 steps=ok batch_ms=600000 create_gate=1>>`], prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", execution: { mode: "batch" } };
+    const body = { inputs: [`x <<fake tag=${tag} id=0 steps=ok batch_ms=600000 create_gate=1>>`], prompt_template: "{{ item }}", model: "openai/gpt-6-luna", execution: { mode: "batch" } };
     const created = await call(base(), "POST", "/v1/map", { token: key, body });
     expect(created.status).toBe(202);
     // The provider has the batch; its answer to the creation is held, so the job's batch is still `submitting`.
@@ -152,7 +152,7 @@ describe("execution mode batch", () => {
     // Lines 0 and 1 are done at the fake's batch delay (300 ms); line 2 would take ten minutes.
     const inputs = [0, 1, 2].map((i) => `item ${i} <<fake tag=${tag} id=${i} steps=ok${i === 2 ? " batch_ms=600000" : ""}>>`);
     // Three items at concurrency 16, calls of at most 4 s: realtime needs 4 s and the cancel's grace 1.5 s (a quarter of the deadline), so the move comes at 0.5 s of a 6 s deadline.
-    const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", timeout_secs: 4, execution: { mode: "auto", deadline_secs: 6 } };
+    const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-6-luna", timeout_secs: 4, execution: { mode: "auto", deadline_secs: 6 } };
     const created = await call(base(), "POST", "/v1/map", { token: key, body });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
     const job = await waitForJob(base(), key, created.body.job_id);
@@ -178,7 +178,7 @@ describe("execution mode batch", () => {
     // No line is done in time; the cancel takes 4 s (past the grace), and line 0 was under way (billed all the same).
     const inputs = [0, 1].map((i) => `item ${i} <<fake tag=${tag} id=${i} steps=ok batch_ms=600000 cancel_ms=4000${i === 0 ? " on_cancel=ok" : ""}>>`);
     // The move at 0.5 s of a 6 s deadline (calls of at most 4 s, and a grace of a quarter of the deadline: 1.5 s).
-    const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", timeout_secs: 4, execution: { mode: "auto", deadline_secs: 6 } };
+    const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-6-luna", timeout_secs: 4, execution: { mode: "auto", deadline_secs: 6 } };
     const created = await call(base(), "POST", "/v1/map", { token: key, body });
     const job = await waitForJob(base(), key, created.body.job_id);
     expect(job).toMatchObject({ status: "completed", succeeded: 2 });
@@ -204,7 +204,7 @@ describe("execution mode batch", () => {
     // before its lines leave for realtime. (With the grace cut from the realtime calls' time, both finished
     // lines went realtime too and their batch answers were billed twice.)
     const inputs = [0, 1, 2].map((i) => `item ${i} <<fake tag=${tag} id=${i} steps=ok cancel_ms=1000${i === 2 ? " batch_ms=600000" : ""}>>`);
-    const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", timeout_secs: 2, execution: { mode: "auto", deadline_secs: 8 } };
+    const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-6-luna", timeout_secs: 2, execution: { mode: "auto", deadline_secs: 8 } };
     const created = await call(base(), "POST", "/v1/map", { token: key, body });
     const job = await waitForJob(base(), key, created.body.job_id);
     expect(job).toMatchObject({ status: "completed", succeeded: 3 });
@@ -222,7 +222,7 @@ describe("execution mode batch", () => {
     const tag = uniqueTag("batch-refused");
     const body = (extra: string, more: Record<string, unknown> = {}) => ({
       inputs: [0, 1].map((i) => `item ${i} <<fake tag=${tag} id=${extra.length}-${i} steps=ok ${extra}>>`), prompt_template: "{{ item }}",
-      model: "openai/gpt-4o-mini", max_retries: 1, execution: { mode: "batch" }, ...more,
+      model: "openai/gpt-6-luna", max_retries: 1, execution: { mode: "batch" }, ...more,
     });
     // Refused at its creation (400: permanent): both items fail at once, none of their lines ran.
     const refused = await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body: body("batch_refuse=1") })).body.job_id);

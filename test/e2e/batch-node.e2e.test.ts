@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { allResults, call, ECHO_SCHEMA, newTenant, waitForJob } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
 
-const MODEL = "openai/gpt-4o-mini";
+const MODEL = "openai/gpt-6-luna";
 const json = (value: unknown) => `json:${encodeURIComponent(JSON.stringify(value))}`;
 let key: string;
 const tags = { b1: uniqueTag("bn1"), rest: uniqueTag("bnr"), ff: uniqueTag("bnff") };

@@ -18,7 +18,7 @@ const fakeBatches = async (tag: string): Promise<FakeBatch[]> => ((await (await 
 const job = (tag: string, lines: string[], extra: Record<string, unknown> = {}) => ({
   inputs: lines.map((directive, i) => `item ${i} <<fake tag=${tag} id=${i} ${directive}>>`),
   prompt_template: "{{ item }}",
-  model: "openai/gpt-4o-mini",
+  model: "openai/gpt-6-luna",
   execution: { mode: "batch" },
   ...extra,
 });
@@ -48,7 +48,7 @@ describe("provider batches are the credential's that submitted them", () => {
     expect(batch?.ended).toBe(false); // nobody read it: the fake ends a batch when its own key looks at it after its time
   });
 
-  it.each(["openai/gpt-4o-mini", "anthropic/claude-haiku-4-5"])("%s: a submission answered with another batch's id is refused, its lines counted and sent again", async (model) => {
+  it.each(["openai/gpt-6-luna", "anthropic/claude-haiku-4-5"])("%s: a submission answered with another batch's id is refused, its lines counted and sent again", async (model) => {
     const tenant = await ownKeyTenant();
     const tag = uniqueTag("batch-lie");
     const created = await call(base(), "POST", "/v1/map", { token: tenant.key, body: job(tag, ["steps=ok batch_lie=1"], { model, max_retries: 1 }) });
@@ -61,7 +61,7 @@ describe("provider batches are the credential's that submitted them", () => {
 });
 
 describe("lines a batch leaves out, and the batch mode's deadline", () => {
-  it.each(["openai/gpt-4o-mini", "anthropic/claude-haiku-4-5"])("%s: a line missing from an ended batch is an attempt: retried while max_retries allows, then failed, never resubmitted uncounted", async (model) => {
+  it.each(["openai/gpt-6-luna", "anthropic/claude-haiku-4-5"])("%s: a line missing from an ended batch is an attempt: retried while max_retries allows, then failed, never resubmitted uncounted", async (model) => {
     const tenant = await ownKeyTenant();
     const tag = uniqueTag("batch-omit");
     const created = await call(base(), "POST", "/v1/map", { token: tenant.key, body: job(tag, ["steps=ok", "steps=ok batch_omit=1"], { model, max_retries: 1 }) });

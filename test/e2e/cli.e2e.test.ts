@@ -36,7 +36,7 @@ describe("fanout CLI", () => {
     writeFileSync(join(dir, "items.csv"), `title,d\n${rows.join("\n")}\n`);
     const out = join(dir, "results.jsonl");
     const run = await fanoutCli(
-      ["map", "--model", "openai/gpt-4o-mini", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.csv"), "--out", out, "--concurrency", "2"],
+      ["map", "--model", "openai/gpt-6-luna", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.csv"), "--out", out, "--concurrency", "2"],
       env,
     );
     expect(run.code).toBe(0);
@@ -55,14 +55,14 @@ describe("fanout CLI", () => {
     const tag = uniqueTag("cli-batch");
     writeFileSync(join(dir, "items.jsonl"), [0, 1, 2].map((i) => JSON.stringify({ title: `t${i}`, d: fake(tag, i) })).join("\n") + "\n");
     const run = await fanoutCli(
-      ["map", "--model", "openai/gpt-4o-mini", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.jsonl"), "--mode", "batch", "--budget-usd", "1"],
+      ["map", "--model", "openai/gpt-6-luna", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.jsonl"), "--mode", "batch", "--budget-usd", "1"],
       env,
     );
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/^batch b\w+: sent to the provider \(batch_\w+\), 3 requests of stage items$/m);
     expect(run.stderr).toMatch(/^batch b\w+: ended, 3 completed, 0 failed$/m);
     expect(run.stderr).toMatch(/^done: 3\/3 items, 3 succeeded, 0 failed, 3 attempts, cost \$0\.\d{6}, job job_\w+ completed$/m);
-    const bad = await fanoutCli(["map", "--model", "openai/gpt-4o-mini", "--template", join(dir, "prompt.j2"), "--input", join(dir, "items.jsonl"), "--mode", "later"], env);
+    const bad = await fanoutCli(["map", "--model", "openai/gpt-6-luna", "--template", join(dir, "prompt.j2"), "--input", join(dir, "items.jsonl"), "--mode", "later"], env);
     expect([bad.code, bad.stderr.split("\n")[0]]).toEqual([2, "error: --mode is realtime, batch or auto"]);
   });
 
@@ -73,7 +73,7 @@ describe("fanout CLI", () => {
     const rows = Array.from({ length: 12 }, (_, i) => JSON.stringify({ title: `part ${i}`, d: `<<fake tag=${tag} id=${i} cap=2 ms=200>>` }));
     writeFileSync(join(dir, "items.jsonl"), `${rows.join("\n")}\n`);
     const run = await fanoutCli(
-      ["map", "--model", "openai/gpt-4o-mini", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.jsonl"), "--concurrency", "6", "--max-retries", "10"],
+      ["map", "--model", "openai/gpt-6-luna", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.jsonl"), "--concurrency", "6", "--max-retries", "10"],
       env,
     );
     expect(run.code).toBe(0);
@@ -132,7 +132,7 @@ describe("fanout CLI", () => {
     const tag = uniqueTag("cli-filter");
     const drop = `json:${encodeURIComponent(JSON.stringify({ keep: false }))}`;
     writeFileSync(join(dir, "papers.jsonl"), [0, 1, 2].map((i) => JSON.stringify({ title: `paper ${i}`, d: fake(tag, i, i === 1 ? drop : "ok") })).join("\n"));
-    const filter = await fanoutCli(["filter", join(dir, "papers.jsonl"), "--predicate", "About translation? {{ item.title }} {{ item.d }}", "--model", "openai/gpt-4o-mini"], env);
+    const filter = await fanoutCli(["filter", join(dir, "papers.jsonl"), "--predicate", "About translation? {{ item.title }} {{ item.d }}", "--model", "openai/gpt-6-luna"], env);
     expect(filter.code, filter.stderr).toBe(0);
     expect(JSON.parse(filter.stdout)).toEqual({ kept: [0, 2], dropped: 1, failed: 0 });
     const jobId = (await fanoutCli(["jobs", "--limit", "1"], env)).stdout.split("\t")[0] as string;
@@ -141,10 +141,10 @@ describe("fanout CLI", () => {
 
     const labelled = uniqueTag("cli-classify");
     writeFileSync(join(dir, "reviews.jsonl"), [0, 1, 2].map((i) => JSON.stringify({ title: `review ${i}`, d: fake(labelled, i) })).join("\n"));
-    const classify = await fanoutCli(["classify", "--input", join(dir, "reviews.jsonl"), "--categories", "nlp, vision", "--model", "openai/gpt-4o-mini", "--template", join(dir, "prompt.j2")], env);
+    const classify = await fanoutCli(["classify", "--input", join(dir, "reviews.jsonl"), "--categories", "nlp, vision", "--model", "openai/gpt-6-luna", "--template", join(dir, "prompt.j2")], env);
     expect(classify.code, classify.stderr).toBe(0);
     expect(JSON.parse(classify.stdout)).toEqual({ counts: { nlp: 3, vision: 0 }, failed: 0 }); // the fake answers the first label
-    const noPredicate = await fanoutCli(["filter", join(dir, "papers.jsonl"), "--model", "openai/gpt-4o-mini"], env);
+    const noPredicate = await fanoutCli(["filter", join(dir, "papers.jsonl"), "--model", "openai/gpt-6-luna"], env);
     expect(noPredicate.code).toBe(2);
     expect(noPredicate.stderr).toContain("--predicate is required");
   });
@@ -155,13 +155,13 @@ describe("fanout CLI", () => {
     const score = (n: number) => `json:${encodeURIComponent(JSON.stringify({ score: n }))}`;
     writeFileSync(join(dir, "papers.jsonl"), [2, 9, 5].map((n, i) => JSON.stringify({ title: `paper ${i}`, d: fake(tag, i, score(n)) })).join("\n"));
     writeFileSync(join(dir, "item.j2"), "{{ item.title }} {{ item.d }}");
-    const rank = await fanoutCli(["rank", join(dir, "papers.jsonl"), "--criteria", "newest", "--k", "2", "--template", join(dir, "item.j2"), "--model", "openai/gpt-4o-mini"], env);
+    const rank = await fanoutCli(["rank", join(dir, "papers.jsonl"), "--criteria", "newest", "--k", "2", "--template", join(dir, "item.j2"), "--model", "openai/gpt-6-luna"], env);
     expect(rank.code, rank.stderr).toBe(0);
     expect(JSON.parse(rank.stdout)).toEqual([{ index: 1, score: 9 }, { index: 2, score: 5 }]);
 
     writeFileSync(join(dir, "companies.jsonl"), ["Acme Inc", "ACME inc", "Globex"].map((name) => JSON.stringify({ name })).join("\n"));
     writeFileSync(join(dir, "compare.j2"), `{{ item_a.name }} / {{ item_b.name }} ${fake(uniqueTag("cli-resolve"), "pair")}`);
-    const resolve = await fanoutCli(["resolve", join(dir, "companies.jsonl"), "--comparison-template", join(dir, "compare.j2"), "--block-keys", "name", "--block-method", "exact", "--model", "openai/gpt-4o-mini"], env);
+    const resolve = await fanoutCli(["resolve", join(dir, "companies.jsonl"), "--comparison-template", join(dir, "compare.j2"), "--block-keys", "name", "--block-method", "exact", "--model", "openai/gpt-6-luna"], env);
     expect(resolve.code, resolve.stderr).toBe(0);
     expect(JSON.parse(resolve.stdout)).toEqual({ clusters: [[0, 1], [2]], resolved: null, failed: 0 });
     const badMethod = await fanoutCli(["resolve", join(dir, "companies.jsonl"), "--comparison-template", join(dir, "compare.j2"), "--block-keys", "name", "--block-method", "soundex", "--model", "m"], env);
@@ -173,7 +173,7 @@ describe("fanout CLI", () => {
     const { dir, env } = await setup();
     const tag = uniqueTag("cli-cache");
     writeFileSync(join(dir, "items.jsonl"), [0, 1].map((i) => JSON.stringify({ title: `t${i}`, d: fake(tag, i) })).join("\n"));
-    const args = ["--model", "openai/gpt-4o-mini", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.jsonl"), "--cache", "3600"];
+    const args = ["--model", "openai/gpt-6-luna", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.jsonl"), "--cache", "3600"];
     expect((await fanoutCli(["map", ...args], env)).code).toBe(0);
     const estimate = await fanoutCli(["estimate", "map", ...args], env);
     expect(JSON.parse(estimate.stdout)).toMatchObject({ calls: 2, cached_calls: 2, total_tokens: 0 });

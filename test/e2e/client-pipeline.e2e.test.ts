@@ -10,7 +10,7 @@ import { removeTempDirs, tempDir } from "./harness/temp-dir.ts";
 
 afterAll(removeTempDirs); // the input files of the CLI runs
 
-const MODEL = "openai/gpt-4o-mini";
+const MODEL = "openai/gpt-6-luna";
 
 describe("client: pipelines", () => {
   it("runs a typed pipeline (camelCase steps), yields every task, and returns the last step's output", async () => {

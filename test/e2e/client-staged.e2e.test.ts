@@ -10,7 +10,7 @@ import { removeTempDirs, tempDir } from "./harness/temp-dir.ts";
 
 afterAll(removeTempDirs); // the input files of the CLI runs
 
-const MODEL = "openai/gpt-4o-mini";
+const MODEL = "openai/gpt-6-luna";
 const foldTemplate = (tag: string) =>
   `{{ accumulator.echo if accumulator else '' }}+{{ current_result.echo }} <<fake tag=${tag} id=r{{ index }} steps={{ original_input.steps or 'ok' }}>>`;
 

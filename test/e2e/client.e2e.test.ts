@@ -23,7 +23,7 @@ describe("client: map", () => {
       inputs: inputs(tag, ["slow:600", "ok", "slow:300"]),
       promptTemplate: "Summarize {{ item.text }} {{ item.d }}",
       outputSchema: Echo,
-      model: "openai/gpt-4o-mini",
+      model: "openai/gpt-6-luna",
       concurrency: 3,
       onEvent: {
         MAP_STARTED: (e) => seen.push(`started ${e.total}`),
@@ -78,7 +78,7 @@ describe("client: map", () => {
     const job = fanout.map({
       inputs: inputs(tag, Array(8).fill("slow:300")),
       promptTemplate: "Summarize {{ item.text }} {{ item.d }}",
-      model: "openai/gpt-4o-mini",
+      model: "openai/gpt-6-luna",
       concurrency: 1, // a 2.4 s job: both drops happen while it runs
     });
     const indexes: number[] = [];

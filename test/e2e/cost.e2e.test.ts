@@ -9,8 +9,8 @@ import { describe, expect, it } from "vitest";
 import { allResults, call, fake, newTenant, waitForJob } from "./harness/api.ts";
 import { base, uniqueTag } from "./harness/context.ts";
 
-const MINI = { input: 0.15, cached_input: 0.075, output: 0.6 }; // openai/gpt-4o-mini, USD per million tokens
-const SONNET = { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 }; // anthropic/claude-sonnet-4-5
+const MINI = { input: 0.1, cached_input: 0.01, output: 0.5 }; // openai/gpt-6-luna, USD per million tokens
+const SONNET = { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 }; // anthropic/claude-sonnet-4-6
 
 type Usage = { input_tokens: number; output_tokens: number; cached_input_tokens: number; cache_write_input_tokens: number };
 const dollars = (u: Usage, p: { input: number; cached_input: number; cache_write?: number; output: number }) =>
@@ -32,7 +32,7 @@ describe("cost in dollars", () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("cost");
     const inputs = [0, 1, 2].map((i) => `item ${i} ${fake(tag, i)}`);
-    const { job, results } = await runMap(key, { inputs, prompt_template: "Say ok: {{ item }}", model: "openai/gpt-4o-mini" });
+    const { job, results } = await runMap(key, { inputs, prompt_template: "Say ok: {{ item }}", model: "openai/gpt-6-luna" });
     expect(job.status).toBe("completed");
     let sum = 0;
     for (const r of results) {
@@ -55,9 +55,9 @@ describe("prompt caching", () => {
   it("marks Anthropic's shared prefix: the first call writes it, the others read it, at a tenth of the price; prompt_cache false sends no mark", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("pcache");
-    const prefix = longPrefix(tag, 1_200);
+    const prefix = longPrefix(tag, 2_200); // Sonnet 4.6 caches prefixes of 2,048 tokens and more
     const inputs = [0, 1, 2].map((i) => `item ${i} ${fake(tag, i)}`);
-    const body = { inputs, prompt_template: `${prefix}{{ item }}`, model: "anthropic/claude-sonnet-4-5" };
+    const body = { inputs, prompt_template: `${prefix}{{ item }}`, model: "anthropic/claude-sonnet-4-6" };
     const dry = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body });
     expect(dry.status).toBe(200);
     const e = dry.body.estimate;
@@ -85,7 +85,7 @@ describe("prompt caching", () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("pcache-oai");
     const inputs = [0, 1].map((i) => `item ${i} ${fake(tag, i)}`);
-    const { results } = await runMap(key, { inputs, system_prompt: longPrefix(tag, 1_300), prompt_template: "{{ item }}", model: "openai/gpt-4o-mini" });
+    const { results } = await runMap(key, { inputs, system_prompt: longPrefix(tag, 1_300), prompt_template: "{{ item }}", model: "openai/gpt-6-luna" });
     expect(results[0].usage.cached_input_tokens).toBe(0);
     expect(results[1].usage.cached_input_tokens).toBeGreaterThanOrEqual(1_024);
     expect(results[1].usage.cached_input_tokens % 128).toBe(0);
@@ -98,7 +98,7 @@ describe("token_budget.usd", () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("usd");
     const inputs = [0, 1].map((i) => `item ${i} ${fake(tag, i)}`);
-    const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", max_tokens: 50 };
+    const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-6-luna", max_tokens: 50 };
     const { job } = await runMap(key, { ...body, token_budget: { usd: 1 } });
     expect(job.status).toBe("completed");
     expect(job.budget).toMatchObject({ total: null, usd: { limit: 1, reserved: 0 } });

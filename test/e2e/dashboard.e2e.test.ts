@@ -101,7 +101,7 @@ describe("the dashboard", () => {
     expect(rows.map((r) => [r.index, r.success])).toEqual([0, 1, 2, 3, 4].map((i) => [i, true]));
 
     // The jobs list: newest first, with its status; the filter keeps only that status.
-    const slow = { inputs: [0, 1, 2, 3].map((i) => ({ d: fake(tag, `s${i}`, "ok", 2_000) })), prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 1 };
+    const slow = { inputs: [0, 1, 2, 3].map((i) => ({ d: fake(tag, `s${i}`, "ok", 2_000) })), prompt_template: "{{ item.d }}", model: "openai/gpt-6-luna", concurrency: 1 };
     const running = await call(base(), "POST", "/v1/map", { token: key, body: slow });
     await page.getByRole("link", { name: "Jobs", exact: true }).click();
     await expect.poll(() => page.locator("table.jobs tbody tr").first().textContent()).toContain(running.body.job_id);
@@ -155,7 +155,7 @@ describe("the dashboard", () => {
     const tag = uniqueTag("dash-count");
     // Held at the fake model's gate until the page watches: a busy machine can take longer to open the page than the job to run.
     const inputs = Array.from({ length: 30 }, (_, i) => ({ d: fake(tag, i, i % 7 === 3 ? "401" : "ok", 150).replace(">>", " gate=0>>") }));
-    const created = await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 3, max_retries: 0 } });
+    const created = await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: "{{ item.d }}", model: "openai/gpt-6-luna", concurrency: 3, max_retries: 0 } });
     const page = await signedIn(key, `/jobs/${created.body.job_id}`);
     // Every text the overall bar and the attempts showed, as the page rendered them.
     await page.evaluate(() => {
@@ -180,7 +180,7 @@ describe("the dashboard", () => {
     const { key } = await newTenant(base());
     const ids: string[] = [];
     for (const i of [0, 1, 2]) {
-      const res = await call(base(), "POST", "/v1/map?wait=true", { token: key, body: { inputs: [i], prompt_template: "{{ item }}", model: "openai/gpt-4o-mini" } });
+      const res = await call(base(), "POST", "/v1/map?wait=true", { token: key, body: { inputs: [i], prompt_template: "{{ item }}", model: "openai/gpt-6-luna" } });
       ids.push(res.body.job_id);
     }
     const page = await signedIn(key, "/?limit=2");
@@ -198,7 +198,7 @@ describe("the dashboard", () => {
     const tag = uniqueTag("dash-sse");
     const created = await call(base(), "POST", "/v1/map", {
       token: key,
-      body: { inputs: [0, 1, 2].map((i) => ({ d: fake(tag, i, "ok", 600) })), prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 1 },
+      body: { inputs: [0, 1, 2].map((i) => ({ d: fake(tag, i, "ok", 600) })), prompt_template: "{{ item.d }}", model: "openai/gpt-6-luna", concurrency: 1 },
     });
     const page = await browser.newPage();
     const asked: (string | null)[] = [];
@@ -227,7 +227,7 @@ describe("the dashboard", () => {
     const { key } = await newTenant(base());
     const json = (v: unknown) => `json:${encodeURIComponent(JSON.stringify(v))}`;
     const tag = uniqueTag("dash-out");
-    const model = "openai/gpt-4o-mini";
+    const model = "openai/gpt-6-luna";
     const submit = async (path: string, body: Record<string, unknown>) => (await call(base(), "POST", `${path}?wait=true`, { token: key, body: { model, ...body } })).body.id as string;
     const filter = await submit("/v1/filter", { inputs: [0, 1, 2].map((i) => fake(tag, `f${i}`, i === 1 ? json({ keep: false }) : "ok")), predicate_template: "{{ item }}", execution: { mode: "batch" } });
     const classify = await submit("/v1/classify", { inputs: [0, 1, 2].map((i) => fake(tag, `c${i}`, i === 2 ? json({ label: "b", confidence: 0.5 }) : "ok")), categories: [{ name: "a" }, { name: "b" }], prompt_template: "{{ item }}" });
@@ -250,21 +250,21 @@ describe("the dashboard", () => {
   });
 
   it("shows what paces a job: its key's limits from the provider's headers, and a cascade's cheaper model's beside them", async () => {
-    const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-4o-mini": { rpm: 30_000, tpm: null, headers: "openai", burst_secs: 1 } });
+    const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-6-luna": { rpm: 30_000, tpm: null, headers: "openai", burst_secs: 1 } });
     const tag = uniqueTag("dash-pacing");
     const sure = `json:${encodeURIComponent(JSON.stringify({ keep: true, confidence: 0.5 }))}`; // unsure: the job's model decides too
-    const body = { inputs: [0, 1, 2].map((i) => ({ d: fake(tag, i, sure) })), predicate_template: "Keep {{ item.d }}?", model: "openai/gpt-4o", cascade: { model: "openai/gpt-4o-mini" } };
+    const body = { inputs: [0, 1, 2].map((i) => ({ d: fake(tag, i, sure) })), predicate_template: "Keep {{ item.d }}?", model: "openai/gpt-4o", cascade: { model: "openai/gpt-6-luna" } };
     const created = await call(base(), "POST", "/v1/filter?wait=true", { token: key, body });
     expect(created.body.status).toBe("completed");
     const page = await signedIn(key, `/jobs/${created.body.id}`);
-    await expect.poll(() => page.locator("#pacing").textContent()).toBe("60,000 requests/min (the provider's headers); openai/gpt-4o-mini: 30,000 requests/min (the provider's headers)");
+    await expect.poll(() => page.locator("#pacing").textContent()).toBe("60,000 requests/min (the provider's headers); openai/gpt-6-luna: 30,000 requests/min (the provider's headers)");
     await page.close();
   });
 
   it("shows the token budget, and resumes a job paused on it", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("dash-budget");
-    const body = { inputs: [0, 1, 2].map((i) => ({ d: fake(tag, i, "bad,ok") })), prompt_template: "{{ item.d }}", output_schema: ECHO_SCHEMA, model: "openai/gpt-4o-mini", max_tokens: 20, concurrency: 1, max_retries: 1 };
+    const body = { inputs: [0, 1, 2].map((i) => ({ d: fake(tag, i, "bad,ok") })), prompt_template: "{{ item.d }}", output_schema: ECHO_SCHEMA, model: "openai/gpt-6-luna", max_tokens: 20, concurrency: 1, max_retries: 1 };
     const total = (await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body })).body.estimate.total_tokens;
     const created = await call(base(), "POST", "/v1/map", { token: key, body: { ...body, token_budget: { total } } });
     const page = await signedIn(key, `/jobs/${created.body.job_id}`);
@@ -307,7 +307,7 @@ describe("the dashboard", () => {
     const tag = uniqueTag("dash-cancel");
     const created = await call(base(), "POST", "/v1/map", {
       token: key,
-      body: { inputs: [0, 1, 2, 3, 4, 5].map((i) => ({ d: fake(tag, i, "ok", 1_500) })), prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 1 },
+      body: { inputs: [0, 1, 2, 3, 4, 5].map((i) => ({ d: fake(tag, i, "ok", 1_500) })), prompt_template: "{{ item.d }}", model: "openai/gpt-6-luna", concurrency: 1 },
     });
     const page = await signedIn(key, `/jobs/${created.body.job_id}`);
     const streams: number[] = [];
@@ -330,7 +330,7 @@ describe("the dashboard", () => {
   it("never shows a job of failures as a green completion: its badge says all failed, its bar is red", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("dash-allfail");
-    const body = (steps: string[]) => ({ inputs: steps.map((s, i) => ({ d: fake(tag, i, s) })), prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", max_retries: 0 });
+    const body = (steps: string[]) => ({ inputs: steps.map((s, i) => ({ d: fake(tag, i, s) })), prompt_template: "{{ item.d }}", model: "openai/gpt-6-luna", max_retries: 0 });
     const failed = await call(base(), "POST", "/v1/map?wait=true", { token: key, body: body(["401", "401"]) });
     const mixed = await call(base(), "POST", "/v1/map?wait=true", { token: key, body: body(["ok", "401"]) });
     const page = await signedIn(key, `/jobs/${failed.body.job_id}`);
@@ -352,7 +352,7 @@ describe("the dashboard", () => {
       const lookup = { type: "http", name: "lookup", description: "looks things up", input_schema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] }, url: tools.url("/lookup"), read_only: true };
       const created = await call(base(), "POST", "/v1/agentic-map", {
         token: key,
-        body: { inputs: [{ task: "Investigate the item", d: fake(tag, 0, "call:lookup:tides,text:All_done_here") }], agent_prompt_template: "{{ item.task }} {{ item.d }}", model: "openai/gpt-4o-mini", tools: [lookup], max_turns: 4 },
+        body: { inputs: [{ task: "Investigate the item", d: fake(tag, 0, "call:lookup:tides,text:All_done_here") }], agent_prompt_template: "{{ item.task }} {{ item.d }}", model: "openai/gpt-6-luna", tools: [lookup], max_turns: 4 },
       });
       expect(created.status).toBe(202);
       const page = await signedIn(key, `/jobs/${created.body.job_id}`);
@@ -379,7 +379,7 @@ describe("the dashboard", () => {
       token: key,
       body: {
         inputs: [0, 1, 2, 3].map((i) => `doc ${i} <<fake tag=${tag} id=m${i} steps=json:${extractions(`n${i}`)}>>`),
-        model: "openai/gpt-4o-mini",
+        model: "openai/gpt-6-luna",
         mapper: { prompt_template: "{{ item }}" },
         docs_per_mapper: 1,
         reducer: { prompt_template: `{% for x in items %}{{ x.name }},{% endfor %} <<fake tag=${tag}>>` },

@@ -31,7 +31,7 @@ describe("DELETE /v1/jobs/{id}", () => {
       const body = {
         inputs: [{ d: fake(tag, 0, "text:done") }],
         agent_prompt_template: "Do it {{ item.d }}",
-        model: "openai/gpt-4o-mini",
+        model: "openai/gpt-6-luna",
         webhook: { url: receiver.url, secret: SECRET },
       };
       const created = await call(base(), "POST", "/v1/agentic-map", { token: key, body, headers });

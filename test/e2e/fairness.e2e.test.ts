@@ -11,7 +11,7 @@ import { base, fakeStats, uniqueTag } from "./harness/context.ts";
 const body = (tag: string, n: number, ms: number, concurrency: number) => ({
   inputs: Array.from({ length: n }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ms=${ms}>>`),
   prompt_template: "{{ item }}",
-  model: "openai/gpt-4o-mini",
+  model: "openai/gpt-6-luna",
   concurrency,
 });
 

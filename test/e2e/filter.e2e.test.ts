@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
 
-const MODEL = "openai/gpt-4o-mini";
+const MODEL = "openai/gpt-6-luna";
 const answer = (value: unknown) => `json:${encodeURIComponent(JSON.stringify(value))}`;
 const DROP = answer({ keep: false, reason: "not about translation" });
 
@@ -69,7 +69,7 @@ describe("POST /v1/filter", () => {
       `${answer({ keep: true, confidence: 0.6 })},${DROP}`, // unsure: the job's model drops it
       `500,${answer({ keep: true })}`, // the cheaper call fails: the job's model keeps it
     ];
-    const body = filterBody(tag, steps, { model: "openai/gpt-4o", cascade: { model: "openai/gpt-4o-mini" } });
+    const body = filterBody(tag, steps, { model: "openai/gpt-4o", cascade: { model: "openai/gpt-6-luna" } });
     const created = await call(base(), "POST", "/v1/filter", { token: key, body });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
     const job = await waitForJob(base(), key, created.body.job_id);
@@ -77,7 +77,7 @@ describe("POST /v1/filter", () => {
     expect(job.stages.map((s: any) => [s.name, s.total, s.succeeded, s.failed])).toEqual([["cascade", 4, 3, 1], ["items", 4, 4, 0]]);
     const stats = await fakeStats(tag);
     expect(stats.requests).toBe(6);
-    expect(stats.models.filter((m: string) => m === "gpt-4o-mini")).toHaveLength(4);
+    expect(stats.models.filter((m: string) => m === "gpt-6-luna")).toHaveLength(4);
     expect(stats.models.filter((m: string) => m === "gpt-4o")).toHaveLength(2);
 
     const results = await allResults(base(), key, job.id);

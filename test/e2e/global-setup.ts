@@ -7,6 +7,14 @@ import { startFanout, type FanoutServer } from "./harness/fanout-server.ts";
 
 let fake: { url: string; process: ChildProcess } | undefined;
 
+const inDays = (days: number) => new Date(Date.now() + days * 86_400_000).toISOString().slice(0, 10);
+
+/** Models of the test deployment that retire (model-lifecycle.e2e.test.ts): one shut down long ago, one within 30 days. */
+const TEST_RETIREMENTS = {
+  "openai/e2e-retired": { shutdown_date: "2001-01-01", replacement: "openai/gpt-6-luna" },
+  "openai/e2e-retiring": { shutdown_date: inDays(10), replacement: null },
+};
+
 /** The fake model server in a process of its own (../fake-model/main.ts): its URL once it listens. */
 async function startFake(): Promise<{ url: string; process: ChildProcess }> {
   const child = spawn(process.execPath, [fileURLToPath(new URL("../fake-model/main.ts", import.meta.url))], { stdio: ["pipe", "pipe", "inherit"] });
@@ -41,6 +49,7 @@ export async function setup(project: TestProject): Promise<void> {
       WEBHOOK_RETRY_SCHEDULE_SECS: "1,1,2",
       BATCH_POLL_MS: "100", // provider batches polled every 100 ms at first (the fake's end after 300 ms)
       BATCH_CANCEL_WAIT_MS: "8000", // a cancelled batch that has not ended after 8 s is polled no more (the slowest cancel the tests script is 4 s)
+      MODEL_RETIREMENTS: JSON.stringify(TEST_RETIREMENTS),
     },
   });
   project.provide("fanoutUrl", fanout.url);

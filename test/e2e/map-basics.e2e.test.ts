@@ -3,7 +3,7 @@ import { allResults, call, newTenant, openEvents, readSse, waitForJob } from "./
 import { base, fakeStats, openGate, scriptedMap, uniqueTag } from "./harness/context.ts";
 
 describe("POST /v1/map end to end", () => {
-  it.each(["openai/gpt-4o-mini", "anthropic/claude-sonnet-4-5", "openai-compatible/llama-3"])(
+  it.each(["openai/gpt-6-luna", "anthropic/claude-sonnet-4-6", "openai-compatible/llama-3"])(
     "maps every item through %s and validates the output",
     async (model) => {
       const { key } = await newTenant(base());
@@ -46,7 +46,7 @@ describe("POST /v1/map end to end", () => {
     const events = await readSse(await openEvents(base(), key, created.body.job_id));
     expect(events.map((e) => e.event)).toEqual(["MAP_STARTED", "MAP_ITEM_COMPLETED", "MAP_ITEM_COMPLETED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]);
     expect(events.map((e) => e.id)).toEqual([1, 2, 3, 4, 5]);
-    expect(events[0].data).toEqual({ job_id: created.body.job_id, total: 3, model: "openai/gpt-4o-mini" });
+    expect(events[0].data).toEqual({ job_id: created.body.job_id, total: 3, model: "openai/gpt-6-luna" });
     expect(events.slice(1, 4).map((e) => e.data.result.index)).toEqual([2, 1, 0]);
     expect(events.slice(1, 4).map((e) => e.data.completed)).toEqual([1, 2, 3]);
     expect(events[4].data).toMatchObject({ status: "completed", total: 3, completed: 3, succeeded: 3, failed: 0, total_attempts: 3 });

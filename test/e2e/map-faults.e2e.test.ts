@@ -68,7 +68,7 @@ describe("retries and failures, through the real SDKs", () => {
   });
 
   it("retries Anthropic's 529 overloaded as transient", async () => {
-    const { result } = await runOne("529,ok", { model: "anthropic/claude-sonnet-4-5" });
+    const { result } = await runOne("529,ok", { model: "anthropic/claude-sonnet-4-6" });
     expect(result).toMatchObject({ success: true, attempts: 2 });
   });
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { allResults, call, ECHO_SCHEMA, newTenant, waitForJob, waitForStatus } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
 
-const MODEL = "openai/gpt-4o-mini";
+const MODEL = "openai/gpt-6-luna";
 
 /** Documents whose first of each batch scripts that batch's mapper answer. */
 function documents(tag: string, batches: unknown[][], perBatch: number, opts: { ms?: number[]; steps?: (string | null)[] } = {}) {

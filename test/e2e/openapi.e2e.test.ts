@@ -98,7 +98,7 @@ describe("the OpenAPI document", () => {
       await readEverything(created.body.job_id);
     }
     // Not the guide's agentic example: its fake-model script runs once per server start, and the guide's test runs it.
-    const agent = await as("/v1/agentic-map", "POST", { inputs: ["Say hello"], agent_prompt_template: "{{ item }}", model: "openai/gpt-4o-mini" });
+    const agent = await as("/v1/agentic-map", "POST", { inputs: ["Say hello"], agent_prompt_template: "{{ item }}", model: "openai/gpt-6-luna" });
     expect(agent.status).toBe(202);
     await readEverything(agent.body.job_id);
     const xml = await call(base(), "POST", "/v1/pipelines", {
@@ -110,10 +110,10 @@ describe("the OpenAPI document", () => {
     await readEverything(xml.body.job_id);
 
     for (const [path, body] of [
-      ["/v1/filter", { inputs: ["a tide pool", "a desert"], predicate_template: "Is {{ item }} wet?", model: "openai/gpt-4o-mini" }],
-      ["/v1/classify", { inputs: ["rain"], categories: [{ name: "wet" }, { name: "dry" }], model: "openai/gpt-4o-mini" }],
-      ["/v1/rank", { inputs: ["a", "b", "c"], criteria: "wetness", k: 2, model: "openai/gpt-4o-mini" }],
-      ["/v1/resolve", { inputs: [{ n: "acme" }, { n: "acme" }, { n: "globex" }], comparison_template: "{{ item_a }} {{ item_b }}", blocking: { keys: ["n"] }, resolution_template: "{{ items }}", model: "openai/gpt-4o-mini" }],
+      ["/v1/filter", { inputs: ["a tide pool", "a desert"], predicate_template: "Is {{ item }} wet?", model: "openai/gpt-6-luna" }],
+      ["/v1/classify", { inputs: ["rain"], categories: [{ name: "wet" }, { name: "dry" }], model: "openai/gpt-6-luna" }],
+      ["/v1/rank", { inputs: ["a", "b", "c"], criteria: "wetness", k: 2, model: "openai/gpt-6-luna" }],
+      ["/v1/resolve", { inputs: [{ n: "acme" }, { n: "acme" }, { n: "globex" }], comparison_template: "{{ item_a }} {{ item_b }}", blocking: { keys: ["n"] }, resolution_template: "{{ items }}", model: "openai/gpt-6-luna" }],
     ] as const) {
       const created = await as(path, "POST", body);
       expect(created.status, path).toBe(202);

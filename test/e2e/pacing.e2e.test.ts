@@ -14,7 +14,7 @@ import { limitedTenant } from "./harness/limited-key.ts";
 const job = (tag: string, n: number, extra: Record<string, unknown>) => ({
   inputs: Array.from({ length: n }, (_, i) => ({ d: fake(tag, i) })),
   prompt_template: "Summarize {{ item.d }}",
-  model: "openai/gpt-4o-mini",
+  model: "openai/gpt-6-luna",
   concurrency: 16,
   max_retries: 0,
   ...extra,
@@ -74,12 +74,12 @@ describe("pacing by the provider's rate limits", () => {
   });
 
   it("a tenant's declared limits pace a key that sends no headers, from the first call", async () => {
-    // The README's declaration, with the fake's limit for gpt-4o-mini.
+    // The README's declaration, with the fake's limit for gpt-6-luna.
     const declared = example("provider-rate-limits").rate_limits as Record<string, { rpm: number; tpm: number }>;
-    const rate_limits = { ...declared, "gpt-4o-mini": { rpm: 1_200 } };
+    const rate_limits = { ...declared, "gpt-6-luna": { rpm: 1_200 } };
     const { key } = await limitedTenant({ rpm: 1_200, tpm: null, headers: "none", burst_secs: 1 }, "openai", { rate_limits });
     const listed = await call(base(), "GET", "/v1/providers", { token: key });
-    expect(listed.body.providers[0].rate_limits).toEqual({ "gpt-4o-mini": { rpm: 1_200, tpm: null }, "*": { rpm: declared["*"]?.rpm, tpm: declared["*"]?.tpm } });
+    expect(listed.body.providers[0].rate_limits).toEqual({ "gpt-6-luna": { rpm: 1_200, tpm: null }, "*": { rpm: declared["*"]?.rpm, tpm: declared["*"]?.tpm } });
     const tag = uniqueTag("pace-decl");
     const { done, stats } = await run(key, tag, job(tag, 60, {}));
     expect(done).toMatchObject({ status: "completed", succeeded: 60, failed: 0 });
@@ -141,14 +141,14 @@ describe("pacing by the provider's rate limits", () => {
   });
 
   it("a cascade's cheaper model is paced by its own limits, apart from the job's model's", async () => {
-    // One key, each model its own windows (as on the real APIs): gpt-4o-mini at 1,200 a minute enforced per second, gpt-4o far above.
+    // One key, each model its own windows (as on the real APIs): gpt-6-luna at 1,200 a minute enforced per second, gpt-4o far above.
     // The 40 cheaper calls go first; leased from gpt-4o's pacer (or with its headers setting gpt-4o's limits), most would meet a 429.
-    const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-4o-mini": { rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 } });
+    const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-6-luna": { rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 } });
     const tag = uniqueTag("pace-cascade");
     const sure = `json:${encodeURIComponent(JSON.stringify({ keep: true, confidence: 0.99 }))}`;
     const body = {
       inputs: Array.from({ length: 40 }, (_, i) => ({ d: fake(tag, i, sure) })), predicate_template: "Keep {{ item.d }}?",
-      model: "openai/gpt-4o", cascade: { model: "openai/gpt-4o-mini" }, concurrency: 16, max_retries: 0,
+      model: "openai/gpt-4o", cascade: { model: "openai/gpt-6-luna" }, concurrency: 16, max_retries: 0,
     };
     const started = Date.now();
     const created = await call(base(), "POST", "/v1/filter", { token: key, body });
@@ -161,20 +161,20 @@ describe("pacing by the provider's rate limits", () => {
     expect(ms).toBeGreaterThanOrEqual(((40 - 20) / 20) * 1_000 * 0.9); // the cheaper model's limit's time: 20 at once, then 20 a second
     expect(done.pacing).toMatchObject({ rpm: null }); // the job's own model has had no call: nothing is known of its limits
     // The cheaper model's pacing is shown beside it, as its headers said.
-    expect(done.pacing.models).toEqual({ "openai/gpt-4o-mini": { rpm: 1_200, tpm: null, source: "headers", share: 1 } });
+    expect(done.pacing.models).toEqual({ "openai/gpt-6-luna": { rpm: 1_200, tpm: null, source: "headers", share: 1 } });
     const events = await readSse(await openEvents(base(), key, done.id));
-    expect(events.filter((e) => e.event === "PACING_CHANGED").map((e) => e.data.pacing.models?.["openai/gpt-4o-mini"]?.rpm)).toContain(1_200);
+    expect(events.filter((e) => e.event === "PACING_CHANGED").map((e) => e.data.pacing.models?.["openai/gpt-6-luna"]?.rpm)).toContain(1_200);
   });
 
   it("a pipeline step on another model is paced by that model's limits, not the job's model's", async () => {
-    const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-4o-mini": { rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 } });
+    const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-6-luna": { rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 } });
     const tag = uniqueTag("pace-step");
     const body = {
       model: "openai/gpt-4o", concurrency: 16, max_retries: 0, inputs: { items: Array.from({ length: 60 }, (_, i) => i) },
       steps: [
         // The job's model first: its pacer learns gpt-4o's high limit. Leased from that pacer, the cheaper step's calls would go out at its pace and meet 429s.
         { id: "first", type: "llm", batch: { items: "${items}", max_concurrent: 16 }, prompt_template: `First {{ item }} <<fake tag=${tag}-big id={{ item }}>>` },
-        { id: "each", type: "llm", model: "openai/gpt-4o-mini", batch: { items: "${items}", max_concurrent: 16 }, prompt_template: `Item {{ item }} <<fake tag=${tag} id={{ item }}>>` },
+        { id: "each", type: "llm", model: "openai/gpt-6-luna", batch: { items: "${items}", max_concurrent: 16 }, prompt_template: `Item {{ item }} <<fake tag=${tag} id={{ item }}>>` },
       ],
     };
     const started = Date.now();
@@ -213,7 +213,7 @@ describe("pacing by the provider's rate limits", () => {
     const { key } = await limitedTenant({ rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 });
     const tag = uniqueTag("pace-agent");
     const started = Date.now();
-    const body = { inputs: Array.from({ length: 60 }, (_, i) => ({ d: fake(tag, i) })), agent_prompt_template: "Answer {{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 16, max_turns: 2 };
+    const body = { inputs: Array.from({ length: 60 }, (_, i) => ({ d: fake(tag, i) })), agent_prompt_template: "Answer {{ item.d }}", model: "openai/gpt-6-luna", concurrency: 16, max_turns: 2 };
     const created = await call(base(), "POST", "/v1/agentic-map", { token: key, body });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
     const done = await waitForJob(base(), key, created.body.job_id);

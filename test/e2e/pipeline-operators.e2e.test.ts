@@ -29,7 +29,7 @@ describe("pipeline operator steps", () => {
       max_retries: 0,
       inputs: { papers, topic: "translation" },
       steps: [
-        { id: "screen", type: "filter", inputs_from: "${papers}", predicate_template: "About {{ topic }}? {{ item.title }} {{ item.d }}", cascade: { model: "openai/gpt-4o-mini" } },
+        { id: "screen", type: "filter", inputs_from: "${papers}", predicate_template: "About {{ topic }}? {{ item.title }} {{ item.d }}", cascade: { model: "openai/gpt-6-luna" } },
         { id: "best", type: "rank", inputs_from: "${screen.items}", criteria: "novelty", k: 1, prompt_template: "{{ item.title }} {{ item.d }}" },
         { id: "report", type: "llm", prompt_template: `Report on {{ best[0].item.title }} <<fake tag=${tag} id=report steps=text:REPORT>>` },
       ],
@@ -63,7 +63,7 @@ describe("pipeline operator steps", () => {
       [0, "screen/items", "cascade", true], [1, "screen/items", "cascade", false], [2, "screen/items", "model", true], [3, "screen/items", "model", false],
     ]);
     const stats = await fakeStats(tag);
-    expect(stats.models.filter((m: string) => m === "gpt-4o-mini")).toHaveLength(4); // the cascade's calls
+    expect(stats.models.filter((m: string) => m === "gpt-6-luna")).toHaveLength(4); // the cascade's calls
     expect(stats.requests).toBe(4 + 2 + 2 + 1);
   });
 
@@ -72,7 +72,7 @@ describe("pipeline operator steps", () => {
     const tag = uniqueTag("pipe-batch");
     const reviews = ["great", "awful", "fine"].map((text, i) => ({ text, d: fake(tag, i, answer({ label: i === 1 ? "neg" : "pos", confidence: 0.9 })) }));
     const body = {
-      model: "openai/gpt-4o-mini",
+      model: "openai/gpt-6-luna",
       inputs: { reviews },
       steps: [
         { id: "labels", type: "classify", inputs_from: "${reviews}", categories: [{ name: "pos" }, { name: "neg" }], prompt_template: "{{ item.text }} {{ item.d }}", execution: { mode: "batch" } },
@@ -95,10 +95,10 @@ describe("pipeline operator steps", () => {
     const { key } = await newTenant(base());
     const records = Array.from({ length: 6 }, (_, i) => ({ name: "acme", i }));
     const step = { id: "entities", type: "resolve", inputs_from: "${records}", comparison_template: "{{ item_a }} {{ item_b }}", blocking: { keys: ["name"] }, max_comparisons: 10 };
-    const over = await call(base(), "POST", "/v1/pipelines", { token: key, body: { model: "openai/gpt-4o-mini", inputs: { records }, steps: [step] } });
+    const over = await call(base(), "POST", "/v1/pipelines", { token: key, body: { model: "openai/gpt-6-luna", inputs: { records }, steps: [step] } });
     expect(over.status).toBe(422);
     expect(over.body.error).toMatchObject({ code: "too_many_comparisons", details: { max_comparisons: 10, step: "steps[0]" } });
-    const jobField = await call(base(), "POST", "/v1/pipelines", { token: key, body: { model: "openai/gpt-4o-mini", inputs: { records }, steps: [{ ...step, max_comparisons: 100, webhook: { url: "https://example.com/h" } }] } });
+    const jobField = await call(base(), "POST", "/v1/pipelines", { token: key, body: { model: "openai/gpt-6-luna", inputs: { records }, steps: [{ ...step, max_comparisons: 100, webhook: { url: "https://example.com/h" } }] } });
     expect(jobField.status).toBe(400);
     expect(jobField.body.error.details).toEqual([{ path: "steps[0].webhook", message: expect.stringContaining("set it on the pipeline") }]);
     const jobs = await call(base(), "GET", "/v1/jobs", { token: key });

@@ -10,7 +10,7 @@ import { allResults, call, ECHO_SCHEMA, newTenant, waitForJob } from "./harness/
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
 
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/pipeline-xml/${name}`, import.meta.url), "utf8");
-const MODEL = "openai/gpt-4o-mini";
+const MODEL = "openai/gpt-6-luna";
 
 function postXml(key: string, xml: string, query = "") {
   return call(base(), "POST", `/v1/pipelines${query}`, { token: key, rawBody: xml, headers: { "content-type": "application/xml" } });

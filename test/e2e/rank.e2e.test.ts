@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { allResults, call, fake, newTenant, waitForJob } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
 
-const MODEL = "openai/gpt-4o-mini";
+const MODEL = "openai/gpt-6-luna";
 const score = (n: number) => `json:${encodeURIComponent(JSON.stringify({ score: n }))}`;
 
 const rankBody = (tag: string, scores: number[], k: number) => ({

@@ -11,7 +11,7 @@ import { limitedTenant, ownKeyTenant } from "./harness/limited-key.ts";
 const job = (tag: string, n: number, extra: Record<string, unknown>) => ({
   inputs: Array.from({ length: n }, (_, i) => ({ d: fake(tag, i) })),
   prompt_template: "Summarize {{ item.d }}",
-  model: "openai/gpt-4o-mini",
+  model: "openai/gpt-6-luna",
   ...extra,
 });
 
@@ -72,7 +72,7 @@ describe("rate limits are back-pressure", () => {
     const tag = uniqueTag(name);
     const created = await call(base(), "POST", "/v1/agentic-map", {
       token: key,
-      body: { inputs: [{ d: fake(tag, 0, steps) }], agent_prompt_template: "Go {{ item.d }}", model: "openai/gpt-4o-mini", ...extra },
+      body: { inputs: [{ d: fake(tag, 0, steps) }], agent_prompt_template: "Go {{ item.d }}", model: "openai/gpt-6-luna", ...extra },
     });
     const done = await waitForJob(base(), key, created.body.job_id);
     const [result] = await allResults(base(), key, created.body.job_id);
@@ -106,13 +106,13 @@ describe("the calls in flight after a rough job (#33's slot report)", () => {
     const rough = uniqueTag("rough");
     const first = await call(base(), "POST", "/v1/map", {
       token: key,
-      body: { inputs: steps.map((s, i) => ({ d: fake(rough, i, s) })), prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 4, max_retries: 0, timeout_secs: 1 },
+      body: { inputs: steps.map((s, i) => ({ d: fake(rough, i, s) })), prompt_template: "{{ item.d }}", model: "openai/gpt-6-luna", concurrency: 4, max_retries: 0, timeout_secs: 1 },
     });
     await waitForJob(base(), key, first.body.job_id);
     const next = uniqueTag("after-rough");
     const second = await call(base(), "POST", "/v1/map", {
       token: key,
-      body: { inputs: Array.from({ length: 30 }, (_, i) => ({ d: fake(next, i, "ok", 300) })), prompt_template: "{{ item.d }}", model: "openai/gpt-4o-mini", concurrency: 4 },
+      body: { inputs: Array.from({ length: 30 }, (_, i) => ({ d: fake(next, i, "ok", 300) })), prompt_template: "{{ item.d }}", model: "openai/gpt-6-luna", concurrency: 4 },
     });
     const done = await waitForJob(base(), key, second.body.job_id);
     const changes = (await readSse(await openEvents(base(), key, second.body.job_id))).filter((e) => e.event === "CONCURRENCY_CHANGED").map((e) => e.data);

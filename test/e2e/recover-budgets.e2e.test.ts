@@ -75,7 +75,7 @@ describe("token budgets and dry runs", () => {
 
     const reduce = await call(base(), "POST", "/v1/reduce?dry_run=true", {
       token: key,
-      body: { inputs: ["a", "b"], inner_task: { prompt_template: "{{ item }}", max_tokens: 50 }, reduction_task: { prompt_template: "{{ accumulator }} {{ current_result }}", max_tokens: 70 }, model: "openai/gpt-4o-mini" },
+      body: { inputs: ["a", "b"], inner_task: { prompt_template: "{{ item }}", max_tokens: 50 }, reduction_task: { prompt_template: "{{ accumulator }} {{ current_result }}", max_tokens: 70 }, model: "openai/gpt-6-luna" },
     });
     expect(reduce.body.estimate).toMatchObject({ calls: 4, output_tokens_max: 240, by_stage: { inner: { calls: 2 }, reduction: { calls: 2 } } });
     // Reduction 1 holds the accumulator (≤ 70) and the inner result (≤ 50); reduction 0 the inner result.

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { allResults, call, ECHO_SCHEMA, newTenant, openEvents, readSse, waitForJob } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
 
-const MODEL = "openai/gpt-4o-mini";
+const MODEL = "openai/gpt-6-luna";
 
 /** A fold whose accumulator's `echo` is "+<inner 0>+<inner 1>…": the order it was built in. */
 function fold(innerTag: string, reductionTag: string, inputs: unknown, overrides: Record<string, unknown> = {}) {

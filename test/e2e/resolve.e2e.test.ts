@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { allResults, call, ECHO_SCHEMA, newTenant, waitForJob } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
 
-const MODEL = "openai/gpt-4o-mini";
+const MODEL = "openai/gpt-6-luna";
 const json = (value: unknown) => `json:${encodeURIComponent(JSON.stringify(value))}`;
 const COMPANIES = [
   { i: 0, g: 1, name: "Acme Inc" },

@@ -111,7 +111,7 @@ describe("the response cache", () => {
     const extractions = (category: string, name: string) => encodeURIComponent(JSON.stringify([{ category, name }]));
     const body = {
       inputs: [`doc 0 <<fake tag=${tm} id=m0 steps=json:${extractions("a", "a1")}>>`, `doc 1 <<fake tag=${tm} id=m1 steps=401,json:${extractions("b", "b1")}>>`],
-      model: "openai/gpt-4o-mini",
+      model: "openai/gpt-6-luna",
       mapper: { prompt_template: "{{ item }}" },
       docs_per_mapper: 1,
       reducer: { prompt_template: `K={{ key }} {% for x in items %}{{ x.name }},{% endfor %} <<fake tag=${tr}>>`, output_schema: ECHO_SCHEMA },
@@ -147,14 +147,14 @@ describe("the response cache", () => {
     const tag = uniqueTag("pipe");
     const pipeline = {
       inputs: { topic: "tides", questions: ["q1", "q2", "q3"] },
-      model: "openai/gpt-4o-mini",
+      model: "openai/gpt-6-luna",
       steps: [
         { id: "outline", type: "llm", prompt_template: `Outline {{ topic }} <<fake tag=${tag}>>`, output_schema: ECHO_SCHEMA },
         { id: "answers", type: "llm", prompt_template: `For {{ outline.echo }}: {{ question }} <<fake tag=${tag}>>`, batch: { items: "${questions}", as: "question" } },
       ],
       ...CACHE,
     };
-    const fold = { inputs: ["a", "b", "c"], model: "openai/gpt-4o-mini", initial_value: "", reduction_task: { prompt_template: `{{ accumulator }}+{{ current_result }} <<fake tag=${tag}>>` }, ...CACHE };
+    const fold = { inputs: ["a", "b", "c"], model: "openai/gpt-6-luna", initial_value: "", reduction_task: { prompt_template: `{{ accumulator }}+{{ current_result }} <<fake tag=${tag}>>` }, ...CACHE };
     const run = async (path: string, body: unknown) => waitForJob(base(), key, (await call(base(), "POST", path, { token: key, body })).body.job_id);
     const firstPipe = await run("/v1/pipelines", pipeline);
     const firstFold = await run("/v1/reduce", fold);
@@ -184,7 +184,7 @@ describe("the response cache", () => {
     }
     const agentic = await call(base(), "POST", "/v1/agentic-map", {
       token: key,
-      body: { inputs: ["x"], agent_prompt_template: `Do {{ item }} ${fake(uniqueTag("ag"), 0)}`, model: "openai/gpt-4o-mini", ...CACHE },
+      body: { inputs: ["x"], agent_prompt_template: `Do {{ item }} ${fake(uniqueTag("ag"), 0)}`, model: "openai/gpt-6-luna", ...CACHE },
     });
     expect(agentic.status).toBe(400);
   });

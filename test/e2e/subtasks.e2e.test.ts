@@ -18,7 +18,7 @@ afterAll(async () => {
   await tools.close();
 });
 
-const MODEL = "openai/gpt-4o-mini";
+const MODEL = "openai/gpt-6-luna";
 /** A spawn_subtask call (a fake step) asking for `description` with `inputs`. */
 export const spawn = (description: string, inputs: Record<string, unknown> = {}) => `spawn:${encodeURIComponent(JSON.stringify({ description, inputs }))}`;
 const directive = (tag: string, id: string, steps: string[], ms?: number) => `<<fake tag=${tag} id=${id} steps=${steps.join(",")}${ms ? ` ms=${ms}` : ""}>>`;

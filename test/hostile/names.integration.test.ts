@@ -13,7 +13,7 @@ import { parseRef } from "../../src/operators/pipeline/refs";
 import { readSteps } from "../../src/operators/pipeline/steps";
 import type { TaskDefaults } from "../../src/operators/task-call";
 
-const DEFAULTS = { model: "openai/gpt-4o-mini", timeout_secs: 60, retry_guidance: "retry" } as TaskDefaults;
+const DEFAULTS = { model: "openai/gpt-6-luna", timeout_secs: 60, retry_guidance: "retry" } as TaskDefaults;
 
 function refusal(inputs: Record<string, unknown>, steps: unknown[]): { path: string; message: string }[] {
   try {
@@ -49,7 +49,7 @@ describe("prototype names", () => {
 
 describe("map-reduce shuffle fields", () => {
   const body = (shuffle: Record<string, unknown>, outputSchema: unknown = null) => ({
-    inputs: ["d"], model: "openai/gpt-4o-mini",
+    inputs: ["d"], model: "openai/gpt-6-luna",
     mapper: { prompt_template: "{{ items }}", output_schema: outputSchema },
     reducer: { prompt_template: "{{ items }}" },
     shuffle,

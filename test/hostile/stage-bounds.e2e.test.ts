@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { call, ECHO_SCHEMA, newTenant, waitForJob } from "../e2e/harness/api.ts";
 import { base, fakeStats, uniqueTag } from "../e2e/harness/context.ts";
 
-const MODEL = "openai/gpt-4o-mini";
+const MODEL = "openai/gpt-6-luna";
 const json = (value: unknown) => `json:${encodeURIComponent(JSON.stringify(value))}`;
 const MAX_ITEMS = 10_000; // MAX_ITEMS_PER_JOB of the e2e server (global-setup.ts)
 

@@ -5,7 +5,7 @@ const valid = {
   inputs: ["a", "b"],
   prompt_template: "Say {{ item }}",
   output_schema: { type: "object", properties: { echo: { type: "string" } }, required: ["echo"] },
-  model: "openai/gpt-4o-mini",
+  model: "openai/gpt-6-luna",
 };
 
 const cases: [string, Record<string, unknown>, number, string, string][] = [

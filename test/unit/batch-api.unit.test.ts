@@ -32,7 +32,7 @@ async function ended(api: BatchApi, endpoint: { apiKey: string; baseUrl: string 
 }
 
 const cases: [string, BatchApi, ModelRequest["model"], () => { apiKey: string; baseUrl: string }][] = [
-  ["OpenAI", openAiBatch, { provider: "openai", name: "gpt-4o-mini" }, () => ({ apiKey: "sk-batch", baseUrl: `${fake.url}/v1` })],
+  ["OpenAI", openAiBatch, { provider: "openai", name: "gpt-6-luna" }, () => ({ apiKey: "sk-batch", baseUrl: `${fake.url}/v1` })],
   ["Anthropic", anthropicBatch, { provider: "anthropic", name: "claude-haiku-4-5" }, () => ({ apiKey: "sk-ant-batch", baseUrl: fake.url })],
 ];
 
@@ -80,7 +80,7 @@ describe.each(cases)("%s batches", (name, api, model, endpointOf) => {
 describe("finding a lost batch", () => {
   it("finds an OpenAI batch by the coordinator's id in its metadata; Anthropic has none to find by", async () => {
     const endpoint = { apiKey: "sk-find", baseUrl: `${fake.url}/v1` };
-    const id = await openAiBatch.submit(endpoint, [openAiBatch.line("s0-0", request({ provider: "openai", name: "gpt-4o-mini" }, "x"))], "lost-7");
+    const id = await openAiBatch.submit(endpoint, [openAiBatch.line("s0-0", request({ provider: "openai", name: "gpt-6-luna" }, "x"))], "lost-7");
     const since = Date.now() - 1_000;
     expect(await openAiBatch.find(endpoint, "lost-7", since)).toBe(id);
     expect(await openAiBatch.find(endpoint, "never", since)).toBeNull();
@@ -89,7 +89,7 @@ describe("finding a lost batch", () => {
 
   it("pages back through the key's batches, not only its last 100", async () => {
     const endpoint = { apiKey: "sk-find-many", baseUrl: `${fake.url}/v1` };
-    const line = openAiBatch.line("s0-0", request({ provider: "openai", name: "gpt-4o-mini" }, "x"));
+    const line = openAiBatch.line("s0-0", request({ provider: "openai", name: "gpt-6-luna" }, "x"));
     const since = Date.now() - 1_000;
     const first = await openAiBatch.submit(endpoint, [line], "lost-first");
     for (let i = 0; i < 120; i++) await openAiBatch.submit(endpoint, [line], `later-${i}`);

@@ -10,7 +10,7 @@ import { postChatCompletion, chatCompletionsUrl } from "../../src/llm/openai-cha
 import { classify, headerOf, isThrottle, retryAfterMs, statusOf } from "../../src/llm/errors";
 import { DestinationRefused } from "../../src/net/destination";
 
-const params = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "hi" }], max_completion_tokens: 20 };
+const params = { model: "gpt-6-luna", messages: [{ role: "user" as const, content: "hi" }], max_completion_tokens: 20 };
 
 type Answer = () => Promise<Response>;
 interface Sent {

@@ -2,7 +2,7 @@
 
     from fanout import Fanout
     fanout = Fanout(api_key="fo_…", base_url="http://localhost:8787")
-    job = fanout.map(inputs=docs, prompt_template="Summarise: {{ item }}", model="openai/gpt-4o-mini",
+    job = fanout.map(inputs=docs, prompt_template="Summarise: {{ item }}", model="openai/gpt-6-luna",
                      output_schema=MyModel)   # a JSON Schema dict, or a pydantic model class
     for result in job:                          # results as they complete, over the job's event stream
         print(result["index"], result["output"])

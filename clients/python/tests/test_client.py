@@ -12,7 +12,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from fanout import Fanout, FanoutError  # noqa: E402
 from fanout.sse import read_events  # noqa: E402
 
-MODEL = "openai/gpt-4o-mini"
+MODEL = "openai/gpt-6-luna"
 ECHO = {"type": "object", "properties": {"echo": {"type": "string"}, "length": {"type": "integer"}}, "required": ["echo", "length"]}
 
 

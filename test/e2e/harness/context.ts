@@ -28,7 +28,7 @@ export function scriptedMap(tag: string, steps: string[], overrides: Record<stri
     inputs: steps.map((s, i) => ({ text: `item ${i}`, d: fake(tag, i, s, ms) })),
     prompt_template: "Summarize {{ item.text }} {{ item.d }}",
     output_schema: ECHO_SCHEMA,
-    model: "openai/gpt-4o-mini",
+    model: "openai/gpt-6-luna",
     ...overrides,
   };
 }

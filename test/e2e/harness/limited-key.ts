@@ -33,7 +33,7 @@ export async function ownKeyTenant(url = base(), providerKeys?: Record<Provider,
   return { ...tenant, providerKeys: keys };
 }
 
-/** `extra`: more of the PUT's body (`rate_limits`, say); `models`: limits of their own for some models (the fake's model names, e.g. `gpt-4o-mini`). */
+/** `extra`: more of the PUT's body (`rate_limits`, say); `models`: limits of their own for some models (the fake's model names, e.g. `gpt-6-luna`). */
 export async function limitedTenant(limits: LimitConfig, provider: Provider = "openai", extra: Record<string, unknown> = {}, models: Record<string, LimitConfig> = {}): Promise<Tenant> {
   const tenant = await newTenant(base());
   const apiKey = `sk-${uniqueTag("limited")}`;

@@ -26,7 +26,7 @@ export function sessionResumes(): Scenario {
       const body = {
         inputs: [{ d: fake(tag, 0, "text:step", 50).replace(">>", " gate=2>>") }],
         agent_prompt_template: "Work on it {{ item.d }}",
-        model: "openai/gpt-4o-mini",
+        model: "openai/gpt-6-luna",
         continuation_message: "Next.",
         max_turns: 8,
         timeout_secs: HELD_TIMEOUT_SECS,
@@ -63,7 +63,7 @@ export function subtaskFinishes(): Scenario {
       const body = {
         inputs: [`Root <<fake tag=${tp} id=p steps=${spawn(child)},text:root_done>>`],
         agent_prompt_template: "{{ item }}",
-        model: "openai/gpt-4o-mini",
+        model: "openai/gpt-6-luna",
         subtasks: {},
         timeout_secs: HELD_TIMEOUT_SECS,
       };
@@ -94,7 +94,7 @@ const N = 40;
 const adaptiveBody = (tag: string) => ({
   inputs: Array.from({ length: N }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} cap=${ROOM} ms=300>>`),
   prompt_template: "{{ item }}",
-  model: "openai-compatible/gpt-4o-mini", // no rate-limit headers, no probe of a fresh key: adaptive concurrency alone
+  model: "openai-compatible/gpt-6-luna", // no rate-limit headers, no probe of a fresh key: adaptive concurrency alone
   concurrency: CONCURRENCY,
   max_retries: 10,
   timeout_secs: HELD_TIMEOUT_SECS,

@@ -102,7 +102,7 @@ export function foldEndsTheSame(): Scenario {
           prompt_template: `{{ accumulator.echo if accumulator else '' }}+{{ current_result.echo }} <<fake tag=${tag} id=r{{ index }} ms=80 gate=20>>`,
           output_schema: ECHO_SCHEMA,
         },
-        model: "openai/gpt-4o-mini",
+        model: "openai/gpt-6-luna",
         concurrency: 4,
         timeout_secs: HELD_TIMEOUT_SECS,
       };
@@ -143,7 +143,7 @@ export function mapReduceRunsNothingTwice(): Scenario {
       const category = (g: number) => encodeURIComponent(JSON.stringify([{ category: `k${String(g).padStart(2, "0")}` }]));
       const body = {
         inputs: Array.from({ length: groups }, (_, g) => `doc <<fake tag=${tm} id=m${g} steps=json:${category(g)}>>`),
-        model: "openai/gpt-4o-mini",
+        model: "openai/gpt-6-luna",
         mapper: { prompt_template: "{{ item }}" },
         docs_per_mapper: 1,
         max_parallel_mappers: 3,
@@ -191,7 +191,7 @@ export function pipelineKilledTwice(): { midBatch: Scenario; betweenSteps: Scena
     async arm(url) {
       ({ key } = await newTenant(url));
       const body = {
-        model: "openai/gpt-4o-mini",
+        model: "openai/gpt-6-luna",
         inputs: { list: Array.from({ length: n }, (_, i) => `e${i}`) },
         timeout_secs: HELD_TIMEOUT_SECS,
         steps: [

@@ -25,7 +25,7 @@ export function cascadeDecidesOnce(): Scenario {
     async arm(url) {
       ({ key } = await newTenant(url));
       const inputs = gated(Array.from({ length: n }, (_, i) => ({ t: `item ${i}`, d: fake(tag, i, steps(i), 50) })), 12);
-      const body = { inputs, predicate_template: "{{ item.t }} {{ item.d }}", model: "openai/gpt-4o", cascade: { model: "openai/gpt-4o-mini" }, concurrency, timeout_secs: HELD_TIMEOUT_SECS };
+      const body = { inputs, predicate_template: "{{ item.t }} {{ item.d }}", model: "openai/gpt-4o", cascade: { model: "openai/gpt-6-luna" }, concurrency, timeout_secs: HELD_TIMEOUT_SECS };
       jobId = (await call(url, "POST", "/v1/filter", { token: key, body })).body.job_id;
       await until("calls held after twelve", () => held(tag));
     },
@@ -62,7 +62,7 @@ export function batchSurvivesKill(): Scenario {
     async arm(url) {
       ({ key } = await newTenant(url));
       const inputs = Array.from({ length: n }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} steps=ok gate=0>>`);
-      const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-4o-mini", execution: { mode: "batch" } };
+      const body = { inputs, prompt_template: "{{ item }}", model: "openai/gpt-6-luna", execution: { mode: "batch" } };
       jobId = (await call(url, "POST", "/v1/map", { token: key, body })).body.job_id;
       await until("the batch submitted", async () => (await call(url, "GET", `/v1/jobs/${jobId}`, { token: key })).body.batches?.[0]?.provider_batch_id);
     },

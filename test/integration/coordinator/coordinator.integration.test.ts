@@ -329,7 +329,7 @@ describe("coordinator: a recover onto another model", () => {
     await report(stub, "items", 0, failed());
     const before = await meta<string>(stub, "credential");
     expect(before).toBeTruthy();
-    expect(await stub.recover({ ...NO_RECOVER, model: "anthropic/claude-sonnet-4-5" })).toEqual({ ok: true, recovering: 1 });
+    expect(await stub.recover({ ...NO_RECOVER, model: "anthropic/claude-sonnet-4-6" })).toEqual({ ok: true, recovering: 1 });
     const after = await meta<string>(stub, "credential");
     expect(after).toBeTruthy();
     expect(after).not.toBe(before); // the code before kept the openai-compatible key's

@@ -2,14 +2,14 @@ import { describe, expect, it } from "vitest";
 import { summarize } from "../../../src/engine/estimate-cost";
 import type { TaskEstimate } from "../../../src/engine/estimate-job";
 
-const task = (over: Partial<TaskEstimate>): TaskEstimate => ({ stage: "items", model: "openai/gpt-4o-mini", calls: 1, input_tokens: 2_000, output_tokens: 100, output_tokens_max: 400, sharedPrefix: null, exact: null, ...over });
+const task = (over: Partial<TaskEstimate>): TaskEstimate => ({ stage: "items", model: "openai/gpt-6-luna", calls: 1, input_tokens: 2_000, output_tokens: 100, output_tokens_max: 400, sharedPrefix: null, exact: null, ...over });
 const PRICE = { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15, batch: 0.5 };
-const price = (model: string) => (model === "anthropic/claude-sonnet-4-5" ? PRICE : null);
+const price = (model: string) => (model === "anthropic/claude-sonnet-4-6" ? PRICE : null);
 
 describe("an estimate's prompt cache and dollars", () => {
   it("writes each stage's shared prefix on its first call and reads it on the others, and prices them realtime and batch", () => {
     const shared = { tokens: 1_500, writes: true };
-    const tasks = [0, 1, 2].map(() => task({ model: "anthropic/claude-sonnet-4-5", sharedPrefix: shared }));
+    const tasks = [0, 1, 2].map(() => task({ model: "anthropic/claude-sonnet-4-6", sharedPrefix: shared }));
     const e = summarize({ tasks, stages: ["items"], notes: ["chars/4"] }, new Set(), price);
     expect(e).toMatchObject({ calls: 3, input_tokens: 6_000, output_tokens: 300, cached_input_tokens: 3_000, cache_write_input_tokens: 1_500 });
     // plain 6,000 − 3,000 − 1,500 = 1,500 × $3; 3,000 × $0.3; 1,500 × $3.75; 300 × $15 (per million)
@@ -25,7 +25,7 @@ describe("an estimate's prompt cache and dollars", () => {
   });
 
   it("is null in dollars when any model has no price, and counts no tokens for calls the response cache answers", () => {
-    const tasks = [task({ model: "anthropic/claude-sonnet-4-5" }), task({ stage: "other", model: "openai/unknown" })];
+    const tasks = [task({ model: "anthropic/claude-sonnet-4-6" }), task({ stage: "other", model: "openai/unknown" })];
     const e = summarize({ tasks, stages: ["items", "other"], notes: [] }, new Set([1]), price);
     expect(e.cost_usd).not.toBeNull(); // the unpriced call is answered by the response cache: it costs nothing
     const all = summarize({ tasks, stages: ["items", "other"], notes: [] }, new Set(), price);

@@ -11,6 +11,8 @@ describe("the price table", () => {
     expect(sonnet).toMatchObject({ input: 3, output: 15, batch: 0.5 });
     expect(sonnet?.cached_input).toBeCloseTo(0.3, 12);
     expect(sonnet?.cache_write).toBeCloseTo(3.75, 12);
+    // GPT-5.6 and later bill a cache write at 1.25× input (their model pages).
+    expect(priceOf(NO_ENV, "openai/gpt-6-luna")).toEqual({ input: 0.1, cached_input: 0.01, cache_write: 0.125, output: 0.5, batch: 0.5 });
   });
 
   it("has no price, never a guess, for a model it does not list: a newer version is not its older one", () => {

@@ -26,8 +26,8 @@ describe("the shared prefix a stage's calls send first", () => {
 
   it("is what OpenAI caches by itself: 1,024 tokens and more, in steps of 128; Anthropic's marked one; no other provider's", () => {
     const prefix = long(1300);
-    expect(sharedPrefix("openai/gpt-4o-mini", null, `${prefix}item`, `${prefix}{{ item }}`)).toEqual({ tokens: 1280, writes: false });
-    expect(sharedPrefix("openai/gpt-4o-mini", null, `${long(1000)}item`, `${long(1000)}{{ item }}`)).toBeNull();
+    expect(sharedPrefix("openai/gpt-6-luna", null, `${prefix}item`, `${prefix}{{ item }}`)).toEqual({ tokens: 1280, writes: false });
+    expect(sharedPrefix("openai/gpt-6-luna", null, `${long(1000)}item`, `${long(1000)}{{ item }}`)).toBeNull();
     expect(sharedPrefix("anthropic/claude-sonnet-4-5", null, `${prefix}item`, `${prefix}{{ item }}`)).toEqual({ tokens: 1300, writes: true });
     expect(sharedPrefix("openai-compatible/m", null, `${prefix}item`, `${prefix}{{ item }}`)).toBeNull();
   });

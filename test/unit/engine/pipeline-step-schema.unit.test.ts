@@ -37,12 +37,12 @@ function guidePipelines(): { name: string; body: { inputs?: Record<string, unkno
 const llm = (id: string, extra: Record<string, unknown> = {}) => ({ id, type: "llm", prompt_template: `About {{ topic }} ${id}`, ...extra });
 
 const EVERY_TYPE: unknown[] = [
-  llm("outline", { model: "openai/gpt-4o-mini", system_prompt: "Be brief", output_schema: { type: "object" }, max_tokens: 100, temperature: 0.2, context_management: { inherit_context: "subset", subset: ["topic"], accumulate_data: true, accumulation_format: "full_output" } }),
+  llm("outline", { model: "openai/gpt-6-luna", system_prompt: "Be brief", output_schema: { type: "object" }, max_tokens: 100, temperature: 0.2, context_management: { inherit_context: "subset", subset: ["topic"], accumulate_data: true, accumulation_format: "full_output" } }),
   llm("each", { prompt_template: "{{ doc }} {{ hint }} {{ n }}", batch: { items: "${docs}", as: "doc", max_concurrent: 4, error_handling: "continue" }, execution: { mode: "batch" }, inputs: { hint: { task: { id: "hinted", prompt_template: "A hint on {{ topic }}", max_tokens: 20 } }, n: 3 } }),
   { id: "helper", type: "agent", prompt_template: "Investigate {{ topic }}", max_turns: 3, tools: [], read_only: true },
   { id: "fold", type: "reduce", inputs_from: "${docs}", initial_value: "", inner_task: { prompt_template: "{{ item }}" }, reduction_task: { prompt_template: "{{ accumulator }} {{ current_result }}" } },
   { id: "outer", type: "sequential", context_management: { inherit_context: "full" }, steps: [llm("inner"), { id: "deeper", type: "sequential", steps: [llm("deepest")] }] },
-  { id: "screen", type: "filter", inputs_from: "${papers}", predicate_template: "Keep {{ item.title }}?", cascade: { model: "openai/gpt-4o-mini", accept_above: 0.9, reject_below: 0.1 } },
+  { id: "screen", type: "filter", inputs_from: "${papers}", predicate_template: "Keep {{ item.title }}?", cascade: { model: "openai/gpt-6-luna", accept_above: 0.9, reject_below: 0.1 } },
   { id: "label", type: "classify", inputs_from: "${papers}", prompt_template: "{{ item.title }}", categories: [{ name: "a" }, { name: "b", description: "the rest" }], model: "openai/gpt-4o" },
   { id: "best", type: "rank", inputs_from: "${screen.items}", k: 1, criteria: "Most influential", prompt_template: "{{ item.title }}" },
   { id: "same", type: "resolve", inputs_from: "${papers}", comparison_template: "{{ item_a.title }} / {{ item_b.title }}", blocking: { keys: ["title"] }, timeout_secs: 30 },
