@@ -35,7 +35,7 @@ const S12_LIMITS: LimitConfig = { rpm: Number(process.env.S12_RPM ?? 600), tpm: 
 const S12_CONCURRENCY = Number(process.env.S12_CONCURRENCY ?? 16);
 const S13_LIMITS: LimitConfig = { rpm: 6_000, tpm: null, headers: "openai", burst_secs: 1 };
 const DEPLOYMENT_KEY = `sk-bench-deployment-${Date.now()}`;
-const S18_MODEL = "gpt-4.1-mini";
+const S18_MODEL = "gpt-6-sol";
 const S18_LIMITS: LimitConfig = { rpm: 120, tpm: null, headers: "openai", burst_secs: 1 };
 const ONLY = process.env.PACING_ONLY ? new Set(process.env.PACING_ONLY.split(",")) : null;
 const runs = (scenario: string): boolean => ONLY === null || ONLY.has(scenario);

@@ -17,7 +17,7 @@ const N = Number(process.env.SEM_ITEMS ?? 2_000);
 /** SEM_ONLY=resolve,rank: those operators only. */
 const ONLY = new Set((process.env.SEM_ONLY ?? "classify,filter,rank,resolve").split(","));
 const LATENCY_MS = 200;
-const BIG = "openai/gpt-4o";
+const BIG = "openai/gpt-6-sol";
 const CHEAP = "openai/gpt-6-luna";
 const json = (value: unknown) => `json:${encodeURIComponent(JSON.stringify(value))}`;
 

@@ -14,7 +14,18 @@ const indices = (list) => (list.length === 0 ? "none" : `#${list.slice(0, LISTED
 /** @param {any} out */
 function decidedBy(out) {
   const by = out?.decided_by;
-  return by ? h("p", { class: "muted", id: "decided-by" }, `Decided by the cascade: ${num(by.cascade)} · by the job's model: ${num(by.model)}`) : null;
+  if (!by) return null;
+  const sampled = by.sample !== undefined ? ` · its sample: ${num(by.sample)}` : "";
+  const line = h("p", { class: "muted", id: "decided-by" }, `Decided by the cascade: ${num(by.cascade)} · by the job's model: ${num(by.model)}${sampled}`);
+  const c = out.cascade;
+  if (!c) return line;
+  const pct = (/** @type {number} */ x) => `${(x * 100).toFixed(1)} %`;
+  const e = c.estimate;
+  const learned = c.met
+    ? `Learned thresholds: accept at ${c.accept_above ?? "never"}, reject at ${c.reject_below ?? "never"}`
+    : "No threshold met the target: the job's model answered every item";
+  const estimate = `${e.metric} against the job's model: ${pct(e.value)} on a sample of ${num(c.sample_size)}, at least ${pct(e.lower_bound)} with ${pct(e.confidence)} confidence`;
+  return h("div", { id: "cascade-target" }, line, h("p", {}, learned), h("p", {}, estimate), h("p", { class: "muted" }, `Calls of the job's model: ${num(c.oracle_calls)} · seed ${c.seed}`));
 }
 
 /** @param {any} job @returns {(HTMLElement | null)[]} */

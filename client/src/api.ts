@@ -716,50 +716,88 @@ export interface components {
             cached_input_tokens: number;
         };
         /**
-         * @description A model cascade: the cheaper model answers every item first; only the items it is unsure of go on to the job's `model`. Each result says `decided_by` (`cascade` or `model`); the `cascade` stage holds the cheaper calls and their usage.
+         * @description A model cascade: the cheaper model answers every item first; only the items it is unsure of go on to the job's `model`. Each result says `decided_by` (`cascade`, `model`, or `sample` with a target); the `cascade` stage holds the cheaper calls and their usage, the `sample` stage the oracle's sampled calls.
          * @example {
          *       "model": "openai/gpt-6-luna",
-         *       "accept_above": 0.9,
-         *       "reject_below": 0.1
+         *       "target": {
+         *         "metric": "accuracy",
+         *         "value": 0.9
+         *       },
+         *       "confidence": 0.95,
+         *       "sample": {
+         *         "size": 200
+         *       },
+         *       "seed": 7
          *     }
          */
         Cascade: {
-            /**
-             * @description Its answer is the item's when its confidence is at least this
-             * @default 0.9
-             */
+            /** @description Fixed thresholds (default 0.9): its answer is the item's when its confidence is at least this. Not with `target` */
             accept_above?: number;
+            /** @description With `target` (default 0.95): the probability the guarantee holds */
+            confidence?: number;
             /**
              * @description The cheaper model that answers every item first, with a confidence
              * @example openai/gpt-6-luna
              */
             model: string;
-            /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this */
+            /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this. Not with `target` */
             reject_below?: number;
+            sample?: components["schemas"]["CascadeSample"];
+            /** @description With `target`: the same seed draws the same sample (default: one drawn at submission, shown in `output.cascade.seed`) */
+            seed?: number;
+            target?: components["schemas"]["CascadeTarget"];
         } | null;
+        /** @description With `target` (default {"size": 200}): the uniform random sample of items the job's model also answers; their answers are the oracle's */
+        CascadeSample: {
+            /** @description How many items the oracle also answers (at most 10000; at most the items) */
+            size: number;
+        } | {
+            /** @description That share of the items, rounded up */
+            fraction: number;
+        };
+        /** @description Learn the thresholds instead, with a guarantee: with probability at least `confidence`, the final answers agree with the job's model's on `metric` at least at `value` */
+        CascadeTarget: {
+            /**
+             * @description Agreement with the job's model (the oracle): `accuracy` (the same answer), `precision` (of the kept, the share the oracle keeps), `recall` (of what the oracle keeps, the share kept). Classify: accuracy only
+             * @enum {string}
+             */
+            metric: "accuracy" | "precision" | "recall";
+            /** @description The least the metric may be, e.g. 0.9 */
+            value: number;
+        };
         ClassifyRequest: {
             cache?: components["schemas"]["CacheConfig"];
             /**
              * @description A cheaper model labels every item first; its label is the item's when its confidence is at least `accept_above`, else the job's model labels it (`reject_below` is the filter's: nothing is rejected here)
              * @example {
              *       "model": "openai/gpt-6-luna",
-             *       "accept_above": 0.9,
-             *       "reject_below": 0.1
+             *       "target": {
+             *         "metric": "accuracy",
+             *         "value": 0.9
+             *       },
+             *       "confidence": 0.95,
+             *       "sample": {
+             *         "size": 200
+             *       },
+             *       "seed": 7
              *     }
              */
             cascade?: {
-                /**
-                 * @description Its answer is the item's when its confidence is at least this
-                 * @default 0.9
-                 */
+                /** @description Fixed thresholds (default 0.9): its answer is the item's when its confidence is at least this. Not with `target` */
                 accept_above?: number;
+                /** @description With `target` (default 0.95): the probability the guarantee holds */
+                confidence?: number;
                 /**
                  * @description The cheaper model that answers every item first, with a confidence
                  * @example openai/gpt-6-luna
                  */
                 model: string;
-                /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this */
+                /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this. Not with `target` */
                 reject_below?: number;
+                sample?: components["schemas"]["CascadeSample"];
+                /** @description With `target`: the same seed draws the same sample (default: one drawn at submission, shown in `output.cascade.seed`) */
+                seed?: number;
+                target?: components["schemas"]["CascadeTarget"];
             } | null;
             /**
              * @description The labels (2–200, unique names); the model's answer is constrained to their names
@@ -853,23 +891,33 @@ export interface components {
              * @description A cheaper model labels every item first; its label is the item's when its confidence is at least `accept_above`, else the job's model labels it (`reject_below` is the filter's: nothing is rejected here)
              * @example {
              *       "model": "openai/gpt-6-luna",
-             *       "accept_above": 0.9,
-             *       "reject_below": 0.1
+             *       "target": {
+             *         "metric": "accuracy",
+             *         "value": 0.9
+             *       },
+             *       "confidence": 0.95,
+             *       "sample": {
+             *         "size": 200
+             *       },
+             *       "seed": 7
              *     }
              */
             cascade?: {
-                /**
-                 * @description Its answer is the item's when its confidence is at least this
-                 * @default 0.9
-                 */
+                /** @description Fixed thresholds (default 0.9): its answer is the item's when its confidence is at least this. Not with `target` */
                 accept_above?: number;
+                /** @description With `target` (default 0.95): the probability the guarantee holds */
+                confidence?: number;
                 /**
                  * @description The cheaper model that answers every item first, with a confidence
                  * @example openai/gpt-6-luna
                  */
                 model: string;
-                /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this */
+                /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this. Not with `target` */
                 reject_below?: number;
+                sample?: components["schemas"]["CascadeSample"];
+                /** @description With `target`: the same seed draws the same sample (default: one drawn at submission, shown in `output.cascade.seed`) */
+                seed?: number;
+                target?: components["schemas"]["CascadeTarget"];
             } | null;
             /**
              * @description The labels (2–200, unique names); the model's answer is constrained to their names
@@ -2597,6 +2645,8 @@ export type Budget = components['schemas']['Budget'];
 export type CacheConfig = components['schemas']['CacheConfig'];
 export type CallUsage = components['schemas']['CallUsage'];
 export type Cascade = components['schemas']['Cascade'];
+export type CascadeSample = components['schemas']['CascadeSample'];
+export type CascadeTarget = components['schemas']['CascadeTarget'];
 export type ClassifyRequest = components['schemas']['ClassifyRequest'];
 export type ClassifyStep = components['schemas']['ClassifyStep'];
 export type ConcurrencyChangedEvent = components['schemas']['ConcurrencyChangedEvent'];

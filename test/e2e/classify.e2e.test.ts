@@ -64,10 +64,10 @@ describe("POST /v1/classify", () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("classify-cascade");
     const steps = [answer({ label: "praise", confidence: 0.95 }), `${answer({ label: "praise", confidence: 0.5 })},${answer({ label: "question", confidence: 0.8 })}`];
-    const { job, results } = await run(key, classifyBody(tag, steps, { model: "openai/gpt-4o", cascade: { model: "openai/gpt-6-luna", accept_above: 0.9 } }));
+    const { job, results } = await run(key, classifyBody(tag, steps, { model: "openai/gpt-6-sol", cascade: { model: "openai/gpt-6-luna", accept_above: 0.9 } }));
     expect(job.output).toEqual({ counts: { complaint: 0, praise: 1, question: 1 }, failed: 0, decided_by: { cascade: 1, model: 1 } });
     expect(results.map((r) => [r.decided_by, r.output.label])).toEqual([["cascade", "praise"], ["model", "question"]]);
-    expect((await fakeStats(tag)).models.sort()).toEqual(["gpt-4o", "gpt-6-luna", "gpt-6-luna"]);
+    expect((await fakeStats(tag)).models.sort()).toEqual(["gpt-6-luna", "gpt-6-luna", "gpt-6-sol"]);
   });
 
   it("refuses a list of one, duplicate names, too many categories and a template without `item`, with nothing stored", async () => {

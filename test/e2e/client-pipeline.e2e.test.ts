@@ -50,7 +50,7 @@ describe("client: pipelines", () => {
       inputs: { papers: ["attention", "ferns", "bert"] },
       steps: [
         // Offline the fake answers from the schema: every paper kept, the cheaper model sure (confidence 1), every score alike.
-        { id: "screen", type: "filter", inputsFrom: "${papers}", predicateTemplate: "About ML? {{ item }}", cascade: { model: "openai/gpt-4o", acceptAbove: 0.9 } },
+        { id: "screen", type: "filter", inputsFrom: "${papers}", predicateTemplate: "About ML? {{ item }}", cascade: { model: "openai/gpt-6-sol", acceptAbove: 0.9 } },
         { id: "best", type: "rank", inputsFrom: "${screen.items}", criteria: "influence", k: 1 },
       ],
     });

@@ -253,7 +253,7 @@ describe("the dashboard", () => {
     const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-6-luna": { rpm: 30_000, tpm: null, headers: "openai", burst_secs: 1 } });
     const tag = uniqueTag("dash-pacing");
     const sure = `json:${encodeURIComponent(JSON.stringify({ keep: true, confidence: 0.5 }))}`; // unsure: the job's model decides too
-    const body = { inputs: [0, 1, 2].map((i) => ({ d: fake(tag, i, sure) })), predicate_template: "Keep {{ item.d }}?", model: "openai/gpt-4o", cascade: { model: "openai/gpt-6-luna" } };
+    const body = { inputs: [0, 1, 2].map((i) => ({ d: fake(tag, i, sure) })), predicate_template: "Keep {{ item.d }}?", model: "openai/gpt-6-sol", cascade: { model: "openai/gpt-6-luna" } };
     const created = await call(base(), "POST", "/v1/filter?wait=true", { token: key, body });
     expect(created.body.status).toBe("completed");
     const page = await signedIn(key, `/jobs/${created.body.id}`);

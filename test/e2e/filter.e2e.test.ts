@@ -69,7 +69,7 @@ describe("POST /v1/filter", () => {
       `${answer({ keep: true, confidence: 0.6 })},${DROP}`, // unsure: the job's model drops it
       `500,${answer({ keep: true })}`, // the cheaper call fails: the job's model keeps it
     ];
-    const body = filterBody(tag, steps, { model: "openai/gpt-4o", cascade: { model: "openai/gpt-6-luna" } });
+    const body = filterBody(tag, steps, { model: "openai/gpt-6-sol", cascade: { model: "openai/gpt-6-luna" } });
     const created = await call(base(), "POST", "/v1/filter", { token: key, body });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
     const job = await waitForJob(base(), key, created.body.job_id);
@@ -78,7 +78,7 @@ describe("POST /v1/filter", () => {
     const stats = await fakeStats(tag);
     expect(stats.requests).toBe(6);
     expect(stats.models.filter((m: string) => m === "gpt-6-luna")).toHaveLength(4);
-    expect(stats.models.filter((m: string) => m === "gpt-4o")).toHaveLength(2);
+    expect(stats.models.filter((m: string) => m === "gpt-6-sol")).toHaveLength(2);
 
     const results = await allResults(base(), key, job.id);
     expect(results.map((r) => [r.index, r.decided_by, r.output?.keep])).toEqual([[0, "cascade", true], [1, "cascade", false], [2, "model", false], [3, "model", true]]);

@@ -141,14 +141,14 @@ describe("pacing by the provider's rate limits", () => {
   });
 
   it("a cascade's cheaper model is paced by its own limits, apart from the job's model's", async () => {
-    // One key, each model its own windows (as on the real APIs): gpt-6-luna at 1,200 a minute enforced per second, gpt-4o far above.
-    // The 40 cheaper calls go first; leased from gpt-4o's pacer (or with its headers setting gpt-4o's limits), most would meet a 429.
+    // One key, each model its own windows (as on the real APIs): gpt-6-luna at 1,200 a minute enforced per second, gpt-6-sol far above.
+    // The 40 cheaper calls go first; leased from gpt-6-sol's pacer (or with its headers setting gpt-6-sol's limits), most would meet a 429.
     const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-6-luna": { rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 } });
     const tag = uniqueTag("pace-cascade");
     const sure = `json:${encodeURIComponent(JSON.stringify({ keep: true, confidence: 0.99 }))}`;
     const body = {
       inputs: Array.from({ length: 40 }, (_, i) => ({ d: fake(tag, i, sure) })), predicate_template: "Keep {{ item.d }}?",
-      model: "openai/gpt-4o", cascade: { model: "openai/gpt-6-luna" }, concurrency: 16, max_retries: 0,
+      model: "openai/gpt-6-sol", cascade: { model: "openai/gpt-6-luna" }, concurrency: 16, max_retries: 0,
     };
     const started = Date.now();
     const created = await call(base(), "POST", "/v1/filter", { token: key, body });
@@ -170,9 +170,9 @@ describe("pacing by the provider's rate limits", () => {
     const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-6-luna": { rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 } });
     const tag = uniqueTag("pace-step");
     const body = {
-      model: "openai/gpt-4o", concurrency: 16, max_retries: 0, inputs: { items: Array.from({ length: 60 }, (_, i) => i) },
+      model: "openai/gpt-6-sol", concurrency: 16, max_retries: 0, inputs: { items: Array.from({ length: 60 }, (_, i) => i) },
       steps: [
-        // The job's model first: its pacer learns gpt-4o's high limit. Leased from that pacer, the cheaper step's calls would go out at its pace and meet 429s.
+        // The job's model first: its pacer learns gpt-6-sol's high limit. Leased from that pacer, the cheaper step's calls would go out at its pace and meet 429s.
         { id: "first", type: "llm", batch: { items: "${items}", max_concurrent: 16 }, prompt_template: `First {{ item }} <<fake tag=${tag}-big id={{ item }}>>` },
         { id: "each", type: "llm", model: "openai/gpt-6-luna", batch: { items: "${items}", max_concurrent: 16 }, prompt_template: `Item {{ item }} <<fake tag=${tag} id={{ item }}>>` },
       ],

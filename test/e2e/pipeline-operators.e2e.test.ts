@@ -24,7 +24,7 @@ describe("pipeline operator steps", () => {
       [answer({ keep: true, confidence: 0.4 }), answer({ keep: false })],
     ].map((steps, i) => ({ title: `paper ${i}`, d: fake(tag, i, steps.join(",")) }));
     const body = {
-      model: "openai/gpt-4o",
+      model: "openai/gpt-6-sol",
       concurrency: 4,
       max_retries: 0,
       inputs: { papers, topic: "translation" },

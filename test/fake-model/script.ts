@@ -16,7 +16,10 @@
  * call asking for what this child session was asked: its description and inputs), expire (a
  * batch line its batch never processed: the batch ends `expired` with the line in its error file,
  * OpenAI, or as an `expired` result, Anthropic). Provider batches also read `batch_ms=` and
- * `on_cancel=ok` (./batches.ts).
+ * `on_cancel=ok` (./batches.ts). A step `MODEL~STEP` is for that model only (the request's `model`):
+ * when any step names a model, each model goes through the steps for it (and the unnamed ones)
+ * with a counter of its own — a cascade's cheaper model and the job's model scripted apart, in any
+ * order of their calls.
  */
 export interface Directive {
   tag: string;

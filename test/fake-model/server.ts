@@ -51,6 +51,8 @@ export interface FakeOptions {
 }
 
 const MAX_PROMPTS_KEPT = 2_000;
+/** A step for one model: `gpt-6-luna~json:…` (the model as the request names it, no provider). */
+const MODEL_STEP = /^([\w.-]+)~(.*)$/;
 
 type Format = "openai" | "anthropic";
 
@@ -168,8 +170,11 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     return s;
   };
 
-  function nextStep(tag: string, id: string, steps: string[], prompt: string): string {
-    const key = `${tag}\u0000${id}`;
+  function nextStep(tag: string, id: string, all: string[], prompt: string, model: string): string {
+    // Steps for one model only (`MODEL~STEP`): each model goes through its own, with its own counter.
+    const byModel = all.some((step) => MODEL_STEP.test(step));
+    const steps = byModel ? all.flatMap((step) => { const m = MODEL_STEP.exec(step); return !m ? [step] : m[1] === model ? [m[2] as string] : []; }) : all;
+    const key = `${tag}\u0000${id}${byModel ? `\u0000${model}` : ""}`;
     const i = cursors.get(key) ?? 0;
     cursors.set(key, i + 1);
     if (steps.length > 0 && !(steps.length === 1 && steps[0] === "ok")) return steps[Math.min(i, steps.length - 1)] ?? "ok";
@@ -223,7 +228,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
       s.served_max_in_flight = Math.max(s.served_max_in_flight, s.in_flight);
       if (live && directive?.gate != null) await gates.pass(tag, directive.gate);
       // A compaction request answers with a summary and does not consume the item's script.
-      const step = compaction ? "text:SUMMARY_OF_EARLIER_TURNS" : nextStep(tag, directive?.id ?? prompt, directive?.steps ?? ["ok"], prompt);
+      const step = compaction ? "text:SUMMARY_OF_EARLIER_TURNS" : nextStep(tag, directive?.id ?? prompt, directive?.steps ?? ["ok"], prompt, String(body.model));
       const answer: StepAnswer = answerFor(step, prompt, directive?.id, requestedSchema(body));
       if (live) await sleep((directive?.ms ?? config.latencyMs) + answer.delayMs);
       if (answer.kind === "error") {

@@ -4,7 +4,8 @@
  * per label (every category listed, 0 included) and the failed ones.
  */
 import type { TaskView } from "../../engine/types";
-import { judgeOperator, type CascadeSpec, type JudgeSpec, type Verdict } from "../judge";
+import type { Thresholds } from "../../engine/cascade-target";
+import { judgeOperator, type JudgeSpec, type Verdict } from "../judge";
 
 export interface ClassifyJobSpec extends JudgeSpec {
   type: "classify";
@@ -32,14 +33,29 @@ export function classifyOutput(spec: ClassifyJobSpec, done: TaskView[]): Classif
   return { counts: Object.fromEntries(counts), failed };
 }
 
-/** A cheaper model's label is the item's when it is sure enough of it. */
-export function classifyVerdict(cascade: CascadeSpec, answer: unknown): Verdict {
-  const confidence = (answer as { confidence?: unknown }).confidence;
-  return typeof confidence === "number" && confidence >= cascade.acceptAbove ? { output: answer } : null;
+/** The confidence a cheaper model gives its label (null: none, or no answer). */
+export function labelConfidence(answer: unknown | null): number | null {
+  const confidence = (answer as { confidence?: unknown } | null)?.confidence;
+  return typeof confidence === "number" ? confidence : null;
+}
+
+/** A cheaper model's label is the item's when it is sure enough of it (null: never). */
+export function classifyVerdict(cascade: Thresholds, answer: unknown): Verdict {
+  const confidence = labelConfidence(answer);
+  return confidence !== null && cascade.acceptAbove !== null && confidence >= cascade.acceptAbove ? { output: answer } : null;
+}
+
+/** The label, or the set of labels, an answer gives (sorted: a set compares by its members). */
+function labelsOf(answer: unknown | null): string {
+  const a = answer as { label?: unknown; labels?: unknown } | null;
+  if (Array.isArray(a?.labels)) return JSON.stringify([...new Set(a.labels.map(String))].sort());
+  return JSON.stringify(a?.label ?? null);
 }
 
 export const classifyOperator = judgeOperator<ClassifyJobSpec>({
   type: "classify",
   decide: classifyVerdict,
+  score: labelConfidence,
+  point: (cheap, oracle) => ({ kind: "label", score: labelConfidence(cheap), agrees: cheap !== null && labelsOf(cheap) === labelsOf(oracle) }),
   output: (spec, done) => ({ ...classifyOutput(spec, done) }),
 });

@@ -4,6 +4,7 @@ import { checkFieldCaps } from "../../jobs/field-caps";
 import { newId } from "../../lib/ids";
 import { invalidRequest } from "../../lib/errors";
 import { itemCall } from "../task-call";
+import { cascadeTarget, DEFAULT_ACCEPT_ABOVE } from "../cascade-field";
 import { classifyOperator, type ClassifyJobSpec } from "./plan";
 import { classifyInstruction, DEFAULT_CLASSIFY_TEMPLATE, labelSchema, type ClassifyRequest } from "./schema";
 
@@ -22,7 +23,8 @@ export function classifySpec(env: Env, body: ClassifyRequest, base: JobBase): Cl
       outputSchema: labelSchema(labels, body.multi_label),
       model,
     });
-  const cascade = body.cascade ? { call: call(body.cascade.model), acceptAbove: body.cascade.accept_above, rejectBelow: null } : null;
+  const target = body.cascade ? cascadeTarget(body.cascade, ["accuracy"]) : null;
+  const cascade = body.cascade ? { call: call(body.cascade.model), acceptAbove: target ? null : (body.cascade.accept_above ?? DEFAULT_ACCEPT_ABOVE), rejectBelow: null, target } : null;
   return { ...base, type: "classify", labels, multiLabel: body.multi_label, call: call(), cascade };
 }
 

@@ -4,7 +4,8 @@
  * how many were dropped (and how many failed: neither kept nor dropped).
  */
 import type { TaskView } from "../../engine/types";
-import { judgeOperator, type CascadeSpec, type JudgeSpec, type Verdict } from "../judge";
+import type { Thresholds } from "../../engine/cascade-target";
+import { judgeOperator, type JudgeSpec, type Verdict } from "../judge";
 
 export interface FilterJobSpec extends JudgeSpec {
   type: "filter";
@@ -26,19 +27,28 @@ export function filterOutput(done: TaskView[]): FilterOutput {
   return out;
 }
 
-/** A cheaper model's `{keep, confidence}` as the confidence that the item should be kept: kept above the cascade's bar, dropped below its floor. */
-export function filterVerdict(cascade: CascadeSpec, answer: unknown): Verdict {
-  const a = answer as { keep?: unknown; confidence?: unknown; reason?: unknown };
-  if (typeof a.confidence !== "number") return null;
-  const keepConfidence = a.keep === true ? a.confidence : 1 - a.confidence;
+/** A cheaper model's `{keep, confidence}` as the confidence that the item should be kept (null: it said none). */
+export function keepConfidence(answer: unknown | null): number | null {
+  const a = answer as { keep?: unknown; confidence?: unknown } | null;
+  if (typeof a?.confidence !== "number") return null;
+  return a.keep === true ? a.confidence : 1 - a.confidence;
+}
+
+/** A cheaper model's answer as the item's: kept at or above the cascade's bar, dropped at or below its floor (null: never). */
+export function filterVerdict(cascade: Thresholds, answer: unknown): Verdict {
+  const keep = keepConfidence(answer);
+  if (keep === null) return null;
+  const a = answer as { reason?: unknown };
   const reason = typeof a.reason === "string" ? { reason: a.reason } : {};
-  if (keepConfidence >= cascade.acceptAbove) return { output: { keep: true, ...reason, confidence: keepConfidence } };
-  if (cascade.rejectBelow !== null && keepConfidence <= cascade.rejectBelow) return { output: { keep: false, ...reason, confidence: 1 - keepConfidence } };
+  if (cascade.acceptAbove !== null && keep >= cascade.acceptAbove) return { output: { keep: true, ...reason, confidence: keep } };
+  if (cascade.rejectBelow !== null && keep <= cascade.rejectBelow) return { output: { keep: false, ...reason, confidence: 1 - keep } };
   return null;
 }
 
 export const filterOperator = judgeOperator<FilterJobSpec>({
   type: "filter",
   decide: filterVerdict,
+  score: keepConfidence,
+  point: (cheap, oracle) => ({ kind: "binary", score: keepConfidence(cheap), oracleKeep: (oracle as { keep?: unknown } | null)?.keep === true }),
   output: (_spec, done) => ({ ...filterOutput(done) }),
 });

@@ -2,7 +2,7 @@
 import { baseSpec, submitJob, type JobBase, type SubmitAnswer } from "../../jobs/submit";
 import { checkFieldCaps } from "../../jobs/field-caps";
 import { newId } from "../../lib/ids";
-import { checkThresholds } from "../cascade-field";
+import { cascadeTarget, checkThresholds, DEFAULT_ACCEPT_ABOVE } from "../cascade-field";
 import { itemCall } from "../task-call";
 import { filterOperator, type FilterJobSpec } from "./plan";
 import { filterInstruction, keepSchema, type FilterRequest } from "./schema";
@@ -16,9 +16,11 @@ export function filterSpec(env: Env, body: FilterRequest, base: JobBase): Filter
   };
   let cascade: FilterJobSpec["cascade"] = null;
   if (body.cascade) {
+    const target = cascadeTarget(body.cascade, ["accuracy", "precision", "recall"]);
+    const acceptAbove = body.cascade.accept_above ?? DEFAULT_ACCEPT_ABOVE;
     const rejectBelow = body.cascade.reject_below ?? DEFAULT_REJECT_BELOW;
-    checkThresholds(body.cascade.accept_above, rejectBelow);
-    cascade = { call: call(true, body.cascade.model), acceptAbove: body.cascade.accept_above, rejectBelow };
+    if (!target) checkThresholds(acceptAbove, rejectBelow);
+    cascade = target ? { call: call(true, body.cascade.model), acceptAbove: null, rejectBelow: null, target } : { call: call(true, body.cascade.model), acceptAbove, rejectBelow };
   }
   return { ...base, type: "filter", call: call(false), cascade };
 }

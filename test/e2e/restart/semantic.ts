@@ -4,6 +4,7 @@ import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob } fr
 import { fakeStats, uniqueTag } from "../harness/context.ts";
 import { gated, HELD_TIMEOUT_SECS } from "./jobs.ts";
 import { held, openGate, until, type Scenario } from "./server.ts";
+import { drawSample, learnThresholds, type SamplePoint } from "../../../src/engine/cascade-target.ts";
 
 const json = (value: unknown) => `json:${encodeURIComponent(JSON.stringify(value))}`;
 
@@ -25,7 +26,7 @@ export function cascadeDecidesOnce(): Scenario {
     async arm(url) {
       ({ key } = await newTenant(url));
       const inputs = gated(Array.from({ length: n }, (_, i) => ({ t: `item ${i}`, d: fake(tag, i, steps(i), 50) })), 12);
-      const body = { inputs, predicate_template: "{{ item.t }} {{ item.d }}", model: "openai/gpt-4o", cascade: { model: "openai/gpt-6-luna" }, concurrency, timeout_secs: HELD_TIMEOUT_SECS };
+      const body = { inputs, predicate_template: "{{ item.t }} {{ item.d }}", model: "openai/gpt-6-sol", cascade: { model: "openai/gpt-6-luna" }, concurrency, timeout_secs: HELD_TIMEOUT_SECS };
       jobId = (await call(url, "POST", "/v1/filter", { token: key, body })).body.job_id;
       await until("calls held after twelve", () => held(tag));
     },
@@ -46,6 +47,57 @@ export function cascadeDecidesOnce(): Scenario {
     },
   };
 }
+
+/**
+ * A filter whose cascade learns its thresholds for a target, killed mid-sample (the gate lets 34
+ * of the 42 cheaper and sampled calls through, and holds the rest): after the restart the same sample is answered (drawn from the seed, stored as the
+ * `sample` stage's tasks), the thresholds are those the answers give, and every item is decided
+ * once — the job ends as an uninterrupted run would.
+ */
+export function cascadeTargetSurvivesKill(): Scenario {
+  const n = 30;
+  const tag = uniqueTag("restart-target");
+  let key = "";
+  let jobId = "";
+  const target = { metric: "accuracy" as const, value: 0.6, confidence: 0.5 };
+  const cheap = (i: number) => (i % 3 === 2 ? { keep: i % 2 !== 0, confidence: 0.55 } : { keep: i % 2 === 0, confidence: 0.95 });
+  const steps = (i: number) => `gpt-6-luna~${json(cheap(i))},gpt-6-sol~${json({ keep: i % 2 === 0 })}`;
+  return {
+    name: "a cascade learning its thresholds for a target, killed mid-sample, draws the same sample and decides every item once",
+    async arm(url) {
+      ({ key } = await newTenant(url));
+      const inputs = gated(Array.from({ length: n }, (_, i) => ({ t: `item ${i}`, d: fake(tag, i, steps(i), 50) })), 34);
+      const cascade = { model: "openai/gpt-6-luna", target: { metric: target.metric, value: target.value }, confidence: target.confidence, sample: { size: 12 }, seed: 5 };
+      const body = { inputs, predicate_template: "{{ item.t }} {{ item.d }}", model: "openai/gpt-6-sol", cascade, concurrency: 4, timeout_secs: HELD_TIMEOUT_SECS };
+      jobId = (await call(url, "POST", "/v1/filter", { token: key, body })).body.job_id;
+      await until("calls held after 34", () => held(tag));
+      const sample = await call(url, "GET", `/v1/jobs/${jobId}`, { token: key });
+      const stage = (name: string) => sample.body.stages.find((s: { name: string }) => s.name === name);
+      expect(stage("sample").completed).toBeLessThan(12); // the kill comes before the sample is answered
+      expect(stage("items").completed).toBe(0); // and before any threshold
+    },
+    release: () => openGate(tag),
+    async check(url) {
+      const job = await waitForJob(url, key, jobId, 120_000);
+      expect(job.status).toBe("completed");
+      // What an uninterrupted run learns from these answers.
+      const sampled = drawSample(n, 12, 5);
+      const points: SamplePoint[] = sampled.map((i) => ({ kind: "binary", score: keepScore(cheap(i)), oracleKeep: i % 2 === 0 }));
+      const others = Array.from({ length: n }, (_, i) => i).filter((i) => !sampled.includes(i)).map((i) => keepScore(cheap(i)));
+      const learned = learnThresholds(target, points, others);
+      expect(job.output.cascade).toMatchObject({ accept_above: learned.acceptAbove, reject_below: learned.rejectBelow, met: learned.met, sample_size: 12, seed: 5 });
+      expect((await allResults(url, key, jobId, "&stage=sample")).map((r) => r.index)).toEqual(sampled);
+      const results = await allResults(url, key, jobId);
+      expect(results.map((r) => r.index)).toEqual(Array.from({ length: n }, (_, i) => i));
+      expect(results.every((r) => r.output.keep === (r.index % 2 === 0))).toBe(true); // the unsure were the oracle's
+      const events = await readSse(await openEvents(url, key, jobId));
+      const items = events.filter((e) => e.event === "TASK_COMPLETED" && e.data.stage === "items").map((e) => e.data.index);
+      expect(items.sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i));
+    },
+  };
+}
+
+const keepScore = (a: { keep: boolean; confidence: number }) => (a.keep ? a.confidence : 1 - a.confidence);
 
 /**
  * A map in batch mode, killed while its provider batch runs (held at the tag's gate): after the

@@ -43,7 +43,7 @@ const EVERY_TYPE: unknown[] = [
   { id: "fold", type: "reduce", inputs_from: "${docs}", initial_value: "", inner_task: { prompt_template: "{{ item }}" }, reduction_task: { prompt_template: "{{ accumulator }} {{ current_result }}" } },
   { id: "outer", type: "sequential", context_management: { inherit_context: "full" }, steps: [llm("inner"), { id: "deeper", type: "sequential", steps: [llm("deepest")] }] },
   { id: "screen", type: "filter", inputs_from: "${papers}", predicate_template: "Keep {{ item.title }}?", cascade: { model: "openai/gpt-6-luna", accept_above: 0.9, reject_below: 0.1 } },
-  { id: "label", type: "classify", inputs_from: "${papers}", prompt_template: "{{ item.title }}", categories: [{ name: "a" }, { name: "b", description: "the rest" }], model: "openai/gpt-4o" },
+  { id: "label", type: "classify", inputs_from: "${papers}", prompt_template: "{{ item.title }}", categories: [{ name: "a" }, { name: "b", description: "the rest" }], model: "openai/gpt-6-sol" },
   { id: "best", type: "rank", inputs_from: "${screen.items}", k: 1, criteria: "Most influential", prompt_template: "{{ item.title }}" },
   { id: "same", type: "resolve", inputs_from: "${papers}", comparison_template: "{{ item_a.title }} / {{ item_b.title }}", blocking: { keys: ["title"] }, timeout_secs: 30 },
 ];
