@@ -743,6 +743,11 @@ export interface components {
             /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this. Not with `target` */
             reject_below?: number;
             sample?: components["schemas"]["CascadeSample"];
+            /**
+             * @description How the cheaper answer's confidence is read: `logprobs`, the probability its tokens give its answer (OpenAI and OpenAI-compatible servers; a model that refuses them answers with `self_reported`); `self_reported`, the confidence the model states. Default: logprobs where the provider has them, else self_reported. Batch lines are always self_reported
+             * @enum {string}
+             */
+            score?: "logprobs" | "self_reported";
             /** @description With `target`: the same seed draws the same sample (default: one drawn at submission, shown in `output.cascade.seed`) */
             seed?: number;
             target?: components["schemas"]["CascadeTarget"];
@@ -795,6 +800,11 @@ export interface components {
                 /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this. Not with `target` */
                 reject_below?: number;
                 sample?: components["schemas"]["CascadeSample"];
+                /**
+                 * @description How the cheaper answer's confidence is read: `logprobs`, the probability its tokens give its answer (OpenAI and OpenAI-compatible servers; a model that refuses them answers with `self_reported`); `self_reported`, the confidence the model states. Default: logprobs where the provider has them, else self_reported. Batch lines are always self_reported
+                 * @enum {string}
+                 */
+                score?: "logprobs" | "self_reported";
                 /** @description With `target`: the same seed draws the same sample (default: one drawn at submission, shown in `output.cascade.seed`) */
                 seed?: number;
                 target?: components["schemas"]["CascadeTarget"];
@@ -915,6 +925,11 @@ export interface components {
                 /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this. Not with `target` */
                 reject_below?: number;
                 sample?: components["schemas"]["CascadeSample"];
+                /**
+                 * @description How the cheaper answer's confidence is read: `logprobs`, the probability its tokens give its answer (OpenAI and OpenAI-compatible servers; a model that refuses them answers with `self_reported`); `self_reported`, the confidence the model states. Default: logprobs where the provider has them, else self_reported. Batch lines are always self_reported
+                 * @enum {string}
+                 */
+                score?: "logprobs" | "self_reported";
                 /** @description With `target`: the same seed draws the same sample (default: one drawn at submission, shown in `output.cascade.seed`) */
                 seed?: number;
                 target?: components["schemas"]["CascadeTarget"];

@@ -1,7 +1,7 @@
 /** A batch line's result as an attempt's outcome, and the outcome of a line an ended batch has none for. */
 import type { AttemptOutcome } from "../../src/engine/retry-policy";
 import type { LineResult } from "../../src/llm/batch/types";
-import { interpretText, type CompiledCall } from "../../src/engine/attempt";
+import { interpretText, scoredByLogprobs, type CompiledCall } from "../../src/engine/attempt";
 import type { StageWork } from "../../src/engine/types";
 
 /**
@@ -21,7 +21,7 @@ export function lineOutcome(result: LineResult, compiled: CompiledCall, work: Ex
   const none = { input_tokens: 0, output_tokens: 0 };
   switch (result.kind) {
     case "answer":
-      return interpretText(result.response.text, compiled, work.call.maxOutputBytes, result.response.usage);
+      return scoredByLogprobs(work.call, result.response, interpretText(result.response.text, compiled, work.call.maxOutputBytes, result.response.usage));
     case "error":
       return result.permanent
         ? { kind: "permanent", error: result.message, errorKind: "llm_error", usage: none }

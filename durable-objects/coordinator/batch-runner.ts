@@ -252,7 +252,8 @@ export class BatchRunner {
       try {
         const prompt = compiled.template.renderVars(vars, work);
         work.produced(prompt);
-        line = api.line(this.#customId(row), callRequest(calls.call, compiled, prompt, problems));
+        // No logprobs in a batch line: a model that refuses them would fail the line, and it cannot be asked again at once.
+        line = api.line(this.#customId(row), { ...callRequest(calls.call, compiled, prompt, problems), logprobs: false });
       } catch (err) {
         const message = err instanceof Error ? err.message : String(err);
         unrenderable.push({ row, outcome: { kind: "permanent", error: `The template could not be rendered for this item: ${message}`, errorKind: "validation", usage: { input_tokens: 0, output_tokens: 0 } } });

@@ -13,7 +13,8 @@ import { classify, describeFailure, headerOf, isThrottle, retryAfterMs } from ".
 import { rateObservation } from "../llm/rate-headers";
 import { parseModel } from "../llm/models";
 import { cacheBreak, templatePrefix } from "../llm/prompt-cache";
-import type { ModelRequest, ProviderEndpoint, Usage } from "../llm/types";
+import type { ModelRequest, ModelResponse, ProviderEndpoint, Usage } from "../llm/types";
+import { valueProbability } from "../llm/logprobs";
 import { promptWithGuidance, type AttemptOutcome } from "./retry-policy";
 import { callKey, lookup, remember, type CacheScope } from "../cache/response-cache";
 import type { CallSpec } from "./types";
@@ -96,7 +97,7 @@ export async function runAttempt(
   }
   try {
     const response = await callModel(env, callRequest(spec, job, rendered, problems), endpoint);
-    const outcome = interpretText(response.text, job, spec.maxOutputBytes, response.usage);
+    const outcome = scoredByLogprobs(spec, response, interpretText(response.text, job, spec.maxOutputBytes, response.usage));
     if (cache && key && outcome.kind === "success") await remember(cache, key, { text: response.text, usage: response.usage });
     return response.rate ? { ...outcome, rate: response.rate } : outcome;
   } catch (err) {
@@ -116,8 +117,21 @@ export function callRequest(spec: CallSpec, job: CompiledCall, rendered: string,
     maxTokens: spec.maxTokens,
     timeoutMs: spec.timeoutMs,
     outputSchema: spec.outputSchema,
+    ...(spec.logprobScore ? { logprobs: true } : {}),
     cacheBreak: spec.promptCache === false ? null : cacheBreak(spec.model, spec.systemPrompt, rendered, job.prefix),
   };
+}
+
+/**
+ * A cascade's cheaper answer scored by its tokens' log-probabilities where the provider gave them:
+ * its `confidence` becomes the probability of its `keep` or `label` value (`confidence_source`
+ * says which it is). Without them the answer keeps the confidence it reports.
+ */
+export function scoredByLogprobs(spec: CallSpec, response: ModelResponse, outcome: AttemptOutcome): AttemptOutcome {
+  if (!spec.logprobScore || outcome.kind !== "success" || typeof outcome.output !== "object" || outcome.output === null) return outcome;
+  const p = response.logprobs ? valueProbability(response.text, response.logprobs, spec.logprobScore) : null;
+  const output = p === null ? { ...outcome.output, confidence_source: "self_reported" } : { ...outcome.output, confidence: p, confidence_source: "logprobs" };
+  return { ...outcome, output };
 }
 
 /** A provider's failure as an attempt's outcome; `context` prefixes its message (a batch's submission). */

@@ -5,6 +5,7 @@
  * the job ends. The coordinator knows no operator: it stores tasks, dispatches ready ones under
  * the concurrency cap, applies the retry policy, and asks the operator what follows.
  */
+import type { ScoredField } from "../llm/logprobs";
 import type { RateLimit } from "./pacing";
 import type { EndpointData } from "../llm/types";
 import type { UsageSums, usageOut } from "./counters";
@@ -37,6 +38,8 @@ export interface CallSpec {
   cacheTtlSecs?: number | null;
   /** false: the request's `prompt_cache: false` (absent: mark the shared prefix for the provider's prompt cache). */
   promptCache?: boolean;
+  /** A cascade's cheaper call scored by token log-probabilities: the answer's `keep` or `label` value (its `confidence` replaced where the provider gives them). */
+  logprobScore?: ScoredField;
 }
 
 export type ToolConfig =

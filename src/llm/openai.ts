@@ -12,6 +12,7 @@ import type {
 import { ProviderFailure } from "./errors";
 import { postChatCompletion } from "./openai-chat";
 import { fromHeaders, rateObservation } from "./rate-headers";
+import { noteLogprobsRefusal, readLogprobs, refusesLogprobs } from "./logprobs";
 import { tokenCount, type ChatMessage, type FinishReason, type ModelRequest, type ModelResponse, type ProviderEndpoint, type Usage } from "./types";
 
 function toOpenAiMessages(system: string | null, messages: ChatMessage[]): ChatCompletionMessageParam[] {
@@ -62,6 +63,10 @@ export function chatParams(request: ModelRequest, options: { nativeJson: boolean
   };
   if (request.temperature !== null) params.temperature = request.temperature;
   if (request.maxTokens !== null) params.max_completion_tokens = request.maxTokens;
+  if (request.logprobs) {
+    params.logprobs = true;
+    params.top_logprobs = TOP_LOGPROBS;
+  }
   if (request.tools?.length) {
     params.tools = request.tools.map((t) => ({
       type: "function",
@@ -76,11 +81,21 @@ export function chatParams(request: ModelRequest, options: { nativeJson: boolean
   return params;
 }
 
-export async function callOpenAi(
-  request: ModelRequest,
-  endpoint: ProviderEndpoint,
-  options: { nativeJson: boolean },
-): Promise<ModelResponse> {
+/** Alternatives asked for at each token: enough for a boolean's other value. */
+const TOP_LOGPROBS = 5;
+
+/** One realtime call; asked for logprobs, a model that refuses them is asked again without (and remembered: ./logprobs.ts). */
+export async function callOpenAi(request: ModelRequest, endpoint: ProviderEndpoint, options: { nativeJson: boolean }): Promise<ModelResponse> {
+  const ask = request.logprobs === true && !refusesLogprobs(request.model.name);
+  try {
+    return await completionOf({ ...request, logprobs: ask }, endpoint, options);
+  } catch (err) {
+    if (ask && noteLogprobsRefusal(request.model.name, err)) return completionOf({ ...request, logprobs: false }, endpoint, options);
+    throw err;
+  }
+}
+
+async function completionOf(request: ModelRequest, endpoint: ProviderEndpoint, options: { nativeJson: boolean }): Promise<ModelResponse> {
   const answer = await postChatCompletion(endpoint, chatParams(request, options), request.timeoutMs);
   let completion: unknown;
   try {
@@ -117,10 +132,12 @@ export function readCompletion(completion: unknown): ModelResponse {
       : [],
   );
   const usage = body?.usage;
+  const logprobs = readLogprobs(choice.logprobs);
   return {
     text: typeof content === "string" ? content : "",
     usage: openAiUsage(usage),
     finishReason: finishReason(choice.finish_reason),
     toolCalls,
+    ...(logprobs ? { logprobs } : {}),
   };
 }

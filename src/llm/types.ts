@@ -1,6 +1,7 @@
 /** The provider-neutral shape of one model call and its answer. */
 import type { RateObservation } from "../engine/pacing";
 import type { ModelRef } from "./models";
+import type { TokenLogprob } from "./logprobs";
 
 export interface ToolSpec {
   name: string;
@@ -29,6 +30,8 @@ export interface ModelRequest {
   /** Ask the provider for JSON matching this schema where it can; we validate regardless. */
   outputSchema?: Record<string, unknown> | null;
   tools?: ToolSpec[];
+  /** Ask for the answer's token log-probabilities (OpenAI; ./logprobs.ts). */
+  logprobs?: boolean;
   /** The shared prefix to mark for the provider's prompt cache (./prompt-cache.ts): the first user message's first `user` characters after the system prompt. */
   cacheBreak?: { user: number } | null;
 }
@@ -57,6 +60,8 @@ export interface ModelResponse {
   toolCalls: ToolCall[];
   /** The answer's rate-limit headers (src/llm/rate-headers.ts). */
   rate?: RateObservation;
+  /** The answer's token log-probabilities, when asked for and given (./logprobs.ts). */
+  logprobs?: TokenLogprob[] | null;
 }
 
 export interface ProviderEndpoint {

@@ -3,6 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { ModelSchema } from "../schemas/common";
 import { invalidRequest } from "../lib/errors";
 import type { CascadeTarget } from "../engine/cascade-target";
+import { parseModel } from "../llm/models";
 
 export const DEFAULT_ACCEPT_ABOVE = 0.9;
 export const DEFAULT_CONFIDENCE = 0.95;
@@ -31,6 +32,7 @@ export const CascadeSchema = z
     target: TargetSchema.optional().openapi({ description: "Learn the thresholds instead, with a guarantee: with probability at least `confidence`, the final answers agree with the job's model's on `metric` at least at `value`" }),
     confidence: z.number().gt(0).lt(1).optional().openapi({ description: "With `target` (default 0.95): the probability the guarantee holds" }),
     sample: SampleSchema.optional().openapi({ description: `With \`target\` (default {"size": ${DEFAULT_SAMPLE_SIZE}}): the uniform random sample of items the job's model also answers; their answers are the oracle's` }),
+    score: z.enum(["logprobs", "self_reported"]).optional().openapi({ description: "How the cheaper answer's confidence is read: `logprobs`, the probability its tokens give its answer (OpenAI and OpenAI-compatible servers; a model that refuses them answers with `self_reported`); `self_reported`, the confidence the model states. Default: logprobs where the provider has them, else self_reported. Batch lines are always self_reported" }),
     seed: z.number().int().min(0).max(2 ** 31 - 1).optional().openapi({ description: "With `target`: the same seed draws the same sample (default: one drawn at submission, shown in `output.cascade.seed`)" }),
   })
   .openapi("Cascade", {
@@ -45,6 +47,18 @@ export function checkThresholds(acceptAbove: number, rejectBelow: number | null)
   if (rejectBelow !== null && rejectBelow >= acceptAbove) {
     throw invalidRequest("cascade.reject_below must be under cascade.accept_above.", [{ path: "cascade.reject_below", message: `${rejectBelow} is not under accept_above ${acceptAbove}` }]);
   }
+}
+
+const LOGPROB_PROVIDERS = new Set(["openai", "openai-compatible"]);
+
+/** Whether the cheaper calls ask for log-probabilities (`score`); 400 for `logprobs` on a provider that has none. */
+export function scoresByLogprobs(cascade: CascadeRequest): boolean {
+  const provider = parseModel(cascade.model).provider;
+  const has = LOGPROB_PROVIDERS.has(provider);
+  if (cascade.score === "logprobs" && !has) {
+    throw invalidRequest(`${provider} answers carry no token log-probabilities: use score "self_reported".`, [{ path: "cascade.score", message: `not available for ${provider}` }]);
+  }
+  return has && cascade.score !== "self_reported";
 }
 
 /** The cascade's learning target, or null for fixed thresholds; 400 when both are asked for, or a target's fields come without one. */

@@ -132,6 +132,36 @@ describe("a cascade with a target", () => {
     expect(step.output.kept).toEqual(Array.from({ length: 30 }, (_, i) => 2 * i));
   });
 
+  it("scores the cheaper answers by their tokens' log-probabilities by default, by the stated confidence when asked, and without them where a model refuses them", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("logprobs");
+    // Each cheaper answer states 0.99, but its tokens give its value 0.55: unsure by its logprobs.
+    const items = (t: string) => Array.from({ length: 4 }, (_, i) => ({ title: `p${i}`, d: fake(t, i, `${json(CHEAP, { keep: true, confidence: 0.99, _p: 0.55 })},${json(ORACLE, { keep: false })}`) }));
+    const body = (t: string, cascade: Record<string, unknown>) => ({ ...filterBody(t, 0, { accept_above: 0.9, ...cascade }), inputs: items(t) });
+    const byTokens = await waitForJob(base(), key, (await call(base(), "POST", "/v1/filter", { token: key, body: body(tag, {}) })).body.job_id);
+    expect(byTokens.output).toMatchObject({ kept: [], decided_by: { cascade: 0, model: 4 } });
+    const cheap = await allResults(base(), key, byTokens.id, "&stage=cascade");
+    expect(cheap.map((r) => [r.output.confidence, r.output.confidence_source])).toEqual(Array.from({ length: 4 }, () => [expect.closeTo(0.55, 6), "logprobs"]));
+    const stated = await waitForJob(base(), key, (await call(base(), "POST", "/v1/filter", { token: key, body: body(uniqueTag("stated"), { score: "self_reported" }) })).body.job_id);
+    expect(stated.output).toMatchObject({ kept: [0, 1, 2, 3], decided_by: { cascade: 4, model: 0 } });
+
+    // A model that refuses the parameter (400, param logprobs) is asked again without it: its stated confidence stands.
+    const refusingTag = uniqueTag("no-logprobs");
+    const refusing = { ...body(refusingTag, { model: "openai/e2e-no-logprobs" }), inputs: items(refusingTag).map((it) => ({ ...it, d: it.d.replaceAll(`${CHEAP}~`, "e2e-no-logprobs~") })) };
+    const job = await waitForJob(base(), key, (await call(base(), "POST", "/v1/filter", { token: key, body: refusing })).body.job_id);
+    expect(job.output).toMatchObject({ kept: [0, 1, 2, 3], decided_by: { cascade: 4, model: 0 } });
+    const answers = await allResults(base(), key, job.id, "&stage=cascade");
+    expect(answers.every((r) => r.success && r.output.confidence_source === "self_reported" && r.attempts === 1)).toBe(true);
+    const requests = (await fakeStats(refusingTag)).requests;
+    expect(requests).toBeGreaterThan(4); // the first call was refused, then answered without logprobs
+    expect(requests).toBeLessThanOrEqual(8); // at most a refused call and its answer each (calls under way before the first refusal was known)
+
+    // Anthropic's answers carry none: asking for them is a 400 at cascade.score.
+    const res = await call(base(), "POST", "/v1/filter", { token: key, body: body(uniqueTag("anthropic"), { model: "anthropic/claude-sonnet-4-6", score: "logprobs" }) });
+    expect(res.status).toBe(400);
+    expect(res.body.error.details[0].path).toBe("cascade.score");
+  });
+
   it.each([
     ["a target with fixed thresholds", "filter", { target: { metric: "accuracy", value: 0.9 }, accept_above: 0.9 }, "cascade.accept_above"],
     ["a sample without a target", "filter", { sample: { size: 10 } }, "cascade.sample"],

@@ -1,5 +1,5 @@
 /**
-^ * The guide's examples (docs/operators.md: reduce, map-reduce, pipelines in JSON and XML, a filter's cascade, resolve, recover, resume, dry run, cache), extracted and sent as written to
+^ * The guide's examples (docs/operators.md: reduce, map-reduce, pipelines in JSON and XML, a filter's cascade (fixed and with a target), resolve, recover, resume, dry run, cache), extracted and sent as written to
  * the test server (whose `openai/…` models are the fake model server).
  */
 import { describe, expect, it } from "vitest";
@@ -34,6 +34,14 @@ describe("the guide's examples (docs/operators.md)", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ type: "filter", status: "completed", output: { kept: [0, 1], dropped: 0, failed: 0, decided_by: { cascade: 2, model: 0 } } });
     expect(res.body.stages.map((s: any) => [s.name, s.total, s.succeeded])).toEqual([["cascade", 2, 2], ["items", 2, 2]]);
+  });
+
+  it("filter with a cascade target: offline the sample of 200 holds both items, so the job's model answers both and the cascade decides nothing", async () => {
+    const { key } = await newTenant(base());
+    const res = await call(base(), "POST", "/v1/filter?wait=true", { token: key, body: example("POST /v1/filter with a cascade target") });
+    expect(res.status).toBe(200);
+    expect(res.body.output).toMatchObject({ decided_by: { cascade: 0, model: 0, sample: 2 }, cascade: { sample_size: 2, oracle_calls: 2, seed: 7, met: false } });
+    expect(res.body.stages.map((s: any) => [s.name, s.total])).toEqual([["cascade", 2], ["sample", 2], ["items", 2]]);
   });
 
   it("resolve: the trigram blocking compares the two Acme records only; their cluster gets one resolution, Globex is its own record", async () => {

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { answerFor, parseDirective, type StepAnswer } from "./script.ts";
 import { SUMMARY_REQUEST } from "../../src/agent/compaction.ts";
 import { openAiBody, openAiStream, anthropicBody, anthropicStream, estimateTokens, type Reply } from "./wire.ts";
+import { logprobsOf, logprobsRefusal, takeProbability } from "./logprobs.ts";
 import { RateLimits, type LimitConfig } from "./limits.ts";
 import { Gates } from "./gates.ts";
 import { FakePromptCache, systemText } from "./prompt-cache.ts";
@@ -215,6 +216,8 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     const admission = live ? limits.admit(key, String(body.model), estimateTokens(counted), Number.isFinite(maxTokens) ? maxTokens : 0) : null;
     const rateHeaders = admission?.headers() ?? {};
     try {
+      const refusal = format === "openai" ? logprobsRefusal(body) : null;
+      if (refusal) return { status: 400, headers: rateHeaders, json: refusal };
       if (admission && !admission.ok) {
         s.rate_limited++;
         return { status: 429, headers: rateHeaders, json: format === "openai"
@@ -244,8 +247,12 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
       }
       if (answer.kind === "expire") return { status: 0, headers: {}, expired: true };
       let reply: Reply;
-      if (answer.kind === "json") reply = { text: JSON.stringify(answer.value), json: answer.value };
-      else if (answer.kind === "tool") reply = { text: "", json: null, toolCall: { id: `call_${s.requests}`, name: answer.name, args: answer.args } };
+      let probability: number | null = null;
+      if (answer.kind === "json") {
+        const scripted = takeProbability(answer.value); // a scripted `_p`: the probability its logprobs give its value
+        probability = scripted.p;
+        reply = { text: JSON.stringify(scripted.value), json: scripted.value };
+      } else if (answer.kind === "tool") reply = { text: "", json: null, toolCall: { id: `call_${s.requests}`, name: answer.name, args: answer.args } };
       else reply = { text: answer.text, json: null, finish: answer.finish };
       admission?.settle(estimateTokens(reply.text) + (reply.toolCall ? 10 : 0));
       const cache = format === "openai" ? promptCache.openai(key, counted) : promptCache.anthropic(key, body);
@@ -253,7 +260,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
       if (live && body.stream === true) {
         return { status: 200, headers: rateHeaders, sse: format === "openai" ? openAiStream(body, count, reply) : anthropicStream(body, count, reply) };
       }
-      return { status: 200, headers: rateHeaders, json: format === "openai" ? openAiBody(body, count, reply) : anthropicBody(body, count, reply) };
+      return { status: 200, headers: rateHeaders, json: format === "openai" ? openAiBody(body, count, reply, logprobsOf(body, reply.text, probability)) : anthropicBody(body, count, reply) };
     } finally {
       s.in_flight--;
     }

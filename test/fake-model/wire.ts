@@ -40,7 +40,8 @@ function forcedAnthropicTool(body: Json): string | null {
   return choice?.type === "tool" && typeof choice.name === "string" ? choice.name : null;
 }
 
-export function openAiBody(body: Json, prompt: PromptCount, reply: Reply): Json {
+/** `logprobs`: the answer's token log-probabilities when the request asked for them (./logprobs.ts). */
+export function openAiBody(body: Json, prompt: PromptCount, reply: Reply, logprobs: Json | null = null): Json {
   if (reply.toolCall) {
     const call = reply.toolCall;
     return {
@@ -62,7 +63,7 @@ export function openAiBody(body: Json, prompt: PromptCount, reply: Reply): Json 
     object: "chat.completion",
     created: Math.floor(Date.now() / 1000),
     model: body.model,
-    choices: [{ index: 0, message: { role: "assistant", content: reply.text, refusal: null }, finish_reason: reply.finish ?? "stop", logprobs: null }],
+    choices: [{ index: 0, message: { role: "assistant", content: reply.text, refusal: null }, finish_reason: reply.finish ?? "stop", logprobs }],
     usage: openAiUsage(prompt, tokens(reply.text)),
   };
 }

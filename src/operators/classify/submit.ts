@@ -4,7 +4,7 @@ import { checkFieldCaps } from "../../jobs/field-caps";
 import { newId } from "../../lib/ids";
 import { invalidRequest } from "../../lib/errors";
 import { itemCall } from "../task-call";
-import { cascadeTarget, DEFAULT_ACCEPT_ABOVE } from "../cascade-field";
+import { cascadeTarget, DEFAULT_ACCEPT_ABOVE, scoresByLogprobs } from "../cascade-field";
 import { classifyOperator, type ClassifyJobSpec } from "./plan";
 import { classifyInstruction, DEFAULT_CLASSIFY_TEMPLATE, labelSchema, type ClassifyRequest } from "./schema";
 
@@ -12,6 +12,9 @@ import { classifyInstruction, DEFAULT_CLASSIFY_TEMPLATE, labelSchema, type Class
 export function classifySpec(env: Env, body: ClassifyRequest, base: JobBase): ClassifyJobSpec {
   if (body.cascade?.reject_below !== undefined) {
     throw invalidRequest("cascade.reject_below is the filter's: a label is the cheaper model's or the job's model's, never rejected.", [{ path: "cascade.reject_below", message: "not used by classify" }]);
+  }
+  if (body.cascade?.score === "logprobs" && body.multi_label) {
+    throw invalidRequest("A multi-label answer has no one label its tokens score: use score \"self_reported\".", [{ path: "cascade.score", message: "not with multi_label" }]);
   }
   const labels = body.categories.map((c) => c.name);
   const instruction = classifyInstruction(body.categories, body.multi_label);
@@ -24,7 +27,9 @@ export function classifySpec(env: Env, body: ClassifyRequest, base: JobBase): Cl
       model,
     });
   const target = body.cascade ? cascadeTarget(body.cascade, ["accuracy"]) : null;
-  const cascade = body.cascade ? { call: call(body.cascade.model), acceptAbove: target ? null : (body.cascade.accept_above ?? DEFAULT_ACCEPT_ABOVE), rejectBelow: null, target } : null;
+  // A multi-label answer has no one label whose tokens score it: its confidence is the one it states.
+  const scored = body.cascade && !body.multi_label && scoresByLogprobs(body.cascade) ? { logprobScore: "label" as const } : {};
+  const cascade = body.cascade ? { call: { ...call(body.cascade.model), ...scored }, acceptAbove: target ? null : (body.cascade.accept_above ?? DEFAULT_ACCEPT_ABOVE), rejectBelow: null, target } : null;
   return { ...base, type: "classify", labels, multiLabel: body.multi_label, call: call(), cascade };
 }
 
