@@ -138,6 +138,7 @@ async function part2(): Promise<string[]> {
       `- dollars at list prices: cheaper stage $${stage("cascade").toFixed(4)} + sample $${stage("sample").toFixed(4)} + items $${stage("items").toFixed(4)} = $${(stage("cascade") + stage("sample") + stage("items")).toFixed(4)}; the oracle alone on every item ≈ $${(perOracleCall * items).toFixed(4)}`,
     ];
   } finally {
+    if (process.env.CASCADE_LOGS) console.log(fanout.logs().split("\n").filter((l) => l.includes("TIMING")).join("\n"));
     await fanout.stop();
     await fake.close();
   }
