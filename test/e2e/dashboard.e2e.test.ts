@@ -249,6 +249,25 @@ describe("the dashboard", () => {
     await expect.poll(() => page.getByRole("dialog").textContent()).toContain('"clusters"');
   });
 
+  it("shows a cascade with a target: who decided, the learned thresholds and the estimate with its bound", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("dash-target");
+    // Two items: both in the sample, so the oracle answers both and no threshold is learned.
+    const cascade = { model: "openai/gpt-6-luna", target: { metric: "accuracy", value: 0.9 }, sample: { size: 5 }, seed: 3 };
+    const body = { inputs: [0, 1].map((i) => ({ d: fake(tag, i) })), predicate_template: "Keep {{ item.d }}?", model: "openai/gpt-6-sol", cascade };
+    const created = await call(base(), "POST", "/v1/filter?wait=true", { token: key, body });
+    expect(created.body.status).toBe("completed");
+    const page = await signedIn(key, `/jobs/${created.body.id}`);
+    await expect.poll(() => page.locator("#decided-by").textContent()).toBe("Decided by the cascade: 0 · by the job's model: 0 · its sample: 2");
+    const lines = await page.locator("#cascade-target p").allTextContents();
+    expect(lines.slice(1)).toEqual([
+      "No threshold met the target: the job's model answered every item",
+      "accuracy against the job's model: 100.0 % on a sample of 2, at least 100.0 % with 95.0 % confidence",
+      "Calls of the job's model: 2 · seed 3",
+    ]);
+    await page.close();
+  });
+
   it("shows what paces a job: its key's limits from the provider's headers, and a cascade's cheaper model's beside them", async () => {
     const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-6-luna": { rpm: 30_000, tpm: null, headers: "openai", burst_secs: 1 } });
     const tag = uniqueTag("dash-pacing");
