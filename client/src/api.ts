@@ -87,6 +87,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/evaluations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Measure a finished job's answers: a judge over a seeded sample (pass rates per criterion), gold labels (accuracy; precision, recall and F1 for filter and classify), or A/B between two jobs with the same inputs (win rate) — every rate with its Wilson interval. A job of type `evaluation`; the evaluated job never changes */
+        post: operations["createEvaluation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/filter": {
         parameters: {
             query?: never;
@@ -647,9 +664,9 @@ export interface components {
             }[];
         };
         Batch: {
-            failures: (components["schemas"]["MapResult"] | components["schemas"]["AgentMapResult"] | components["schemas"]["TaskResult"] | components["schemas"]["PipelineStep"])[];
+            failures: (components["schemas"]["MapResult"] | components["schemas"]["AgentMapResult"] | components["schemas"]["TaskResult"] | components["schemas"]["PipelineStep"] | components["schemas"]["EvaluationItem"])[];
             job_id: string;
-            successes: (components["schemas"]["MapResult"] | components["schemas"]["AgentMapResult"] | components["schemas"]["TaskResult"] | components["schemas"]["PipelineStep"])[];
+            successes: (components["schemas"]["MapResult"] | components["schemas"]["AgentMapResult"] | components["schemas"]["TaskResult"] | components["schemas"]["PipelineStep"] | components["schemas"]["EvaluationItem"])[];
             total: number;
             total_attempts: number;
         };
@@ -1098,6 +1115,157 @@ export interface components {
                 total_tokens: number;
             };
         };
+        EvaluationCriterion: {
+            /**
+             * @description What passing means, said to the judge
+             * @example Every fact in the answer is in the input
+             */
+            description: string;
+            /**
+             * @description How the verdicts and the pass rates name it
+             * @example faithful
+             */
+            name: string;
+        };
+        /** @description An evaluation's item (its `items` stage): the verdicts, gold match and preference of one evaluated result */
+        EvaluationItem: {
+            /** @description The gold label */
+            expected?: unknown;
+            /** @description Some criterion did not pass (`?failed=true` lists these) */
+            failed?: boolean;
+            /** @description The result is what the gold label says (a failed result never is) */
+            gold_match?: boolean;
+            /** @description The evaluated job's item */
+            index: number;
+            /** @description Why the judge gave no verdicts */
+            judge_error?: string | null;
+            /** @description With a gold label: the evaluated result's output */
+            output?: unknown;
+            /** @description A/B: the judge's answer to each order (`ab`: the evaluated job's answer shown as A; `ba`: as B) and the preference they make (a disagreement is a tie; null: a call failed) */
+            preference?: {
+                /** @enum {string|null} */
+                ab: "A" | "B" | "tie" | null;
+                /** @enum {string|null} */
+                ba: "A" | "B" | "tie" | null;
+                /** @enum {string|null} */
+                preferred: "a" | "b" | "tie" | null;
+            };
+            /** @enum {boolean} */
+            success: true;
+            /** @description The judge's verdict on every criterion (null: the judge's call failed; absent: not in the judge's sample) */
+            verdicts?: {
+                [key: string]: {
+                    pass: boolean;
+                    reason: string;
+                };
+            } | null;
+        };
+        /**
+         * @example {
+         *       "job_id": "job_…",
+         *       "judge": {
+         *         "model": "openai/gpt-6-sol",
+         *         "criteria": [
+         *           {
+         *             "name": "faithful",
+         *             "description": "Every fact in the answer is in the input"
+         *           }
+         *         ]
+         *       },
+         *       "sample": {
+         *         "size": 100,
+         *         "seed": 1
+         *       }
+         *     }
+         */
+        EvaluationRequest: {
+            cache?: components["schemas"]["CacheConfig"];
+            /** @description A/B: the judge prefers this job's answer (B) or the evaluated job's (A) for each sampled item, asked in both orders; two orders that disagree are a tie. Both jobs must have the same inputs */
+            compare?: {
+                job_id_b: string;
+            };
+            /**
+             * @description Judge calls in flight at most (1–1000)
+             * @default 16
+             */
+            concurrency?: number;
+            /**
+             * @description Of the Wilson intervals around every rate (default 0.95)
+             * @default 0.95
+             */
+            confidence?: number;
+            execution?: components["schemas"]["ExecutionRequest"];
+            /** @description Expected outputs by item index (at most 10000), compared with the results without a model call: filter `keep` (a boolean, or {keep}); classify the label (or the set of labels); any other job the output, field by field when it is an object */
+            gold?: {
+                expected?: unknown;
+                index: number;
+            }[];
+            /** @description The finished job whose results are evaluated (yours; it is never changed) */
+            job_id: string;
+            /** @description A judge over a sample of the results: each call sees the item's input and its output (or its error) */
+            judge?: {
+                /** @description What the judge checks each sampled result for (1–20, unique names); each answered {pass, reason} */
+                criteria: components["schemas"]["EvaluationCriterion"][];
+                /**
+                 * @description The judge model
+                 * @example openai/gpt-6-luna
+                 */
+                model: string;
+            };
+            /** @default 3 */
+            max_retries?: number;
+            max_tokens?: number | null;
+            /**
+             * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
+             * @default 3600
+             */
+            max_wait_secs?: number;
+            /** @default {} */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
+            /**
+             * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
+             * @default true
+             */
+            prompt_cache?: boolean;
+            /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
+            rate_limit?: {
+                /** @description Requests per minute */
+                rpm?: number | null;
+                /** @description Tokens per minute, counted as the provider counts them (OpenAI: prompt + max_tokens; Anthropic: input tokens) */
+                tpm?: number | null;
+            } | null;
+            /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
+            retry_guidance?: string;
+            /**
+             * @description The seeded uniform sample of results the judge sees
+             * @default {
+             *       "size": 100
+             *     }
+             */
+            sample?: {
+                /** @description The same seed draws the same sample (default: one drawn at submission, in the output) */
+                seed?: number;
+                /**
+                 * @description How many results the judge sees (at most 5000; at most the results)
+                 * @default 100
+                 */
+                size?: number;
+            };
+            system_prompt?: string | null;
+            /** @default 0 */
+            temperature?: number | null;
+            /** @default 60 */
+            timeout_secs?: number;
+            token_budget?: components["schemas"]["TokenBudget"];
+            webhook?: components["schemas"]["WebhookConfig"];
+        };
         Execution: {
             deadline_secs: number;
             /** @enum {string} */
@@ -1267,6 +1435,10 @@ export interface components {
             /** @description The calls the job may have in flight now: its concurrency, or less while the provider throttles this tenant's calls to the model (null until it starts) */
             effective_concurrency: number | null;
             error: components["schemas"]["JobError"];
+            /** @description An evaluation's: the job it evaluates (null: not an evaluation) */
+            evaluates: string | null;
+            /** @description GET /v1/jobs/{id} only: the ids of this job's evaluations, newest first (at most 100) */
+            evaluations?: string[];
             execution: components["schemas"]["Execution"];
             failed: number;
             id: string;
@@ -1287,7 +1459,7 @@ export interface components {
             total: number;
             total_attempts: number;
             /** @enum {string} */
-            type: "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline" | "filter" | "classify" | "rank" | "resolve";
+            type: "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline" | "filter" | "classify" | "rank" | "resolve" | "evaluation";
             usage: components["schemas"]["JobUsage"];
             /** @description What the job was told when it was submitted: a model that retires soon (empty: nothing) */
             warnings: components["schemas"]["ModelWarning"][];
@@ -2441,7 +2613,7 @@ export interface components {
         };
         ResultPage: {
             next_cursor: string | null;
-            results: (components["schemas"]["MapResult"] | components["schemas"]["AgentMapResult"] | components["schemas"]["TaskResult"] | components["schemas"]["PipelineStep"])[];
+            results: (components["schemas"]["MapResult"] | components["schemas"]["AgentMapResult"] | components["schemas"]["TaskResult"] | components["schemas"]["PipelineStep"] | components["schemas"]["EvaluationItem"])[];
         };
         ResumeRequest: {
             token_budget?: {
@@ -2563,7 +2735,7 @@ export interface components {
         TaskCompletedEvent: {
             index: number;
             job_id: string;
-            result: components["schemas"]["TaskResult"] | components["schemas"]["PipelineStep"];
+            result: components["schemas"]["TaskResult"] | components["schemas"]["PipelineStep"] | components["schemas"]["EvaluationItem"];
             stage: string;
             success: boolean;
         };
@@ -2670,6 +2842,9 @@ export type CreatedApiKey = components['schemas']['CreatedApiKey'];
 export type Error = components['schemas']['Error'];
 export type ErrorKind = components['schemas']['ErrorKind'];
 export type Estimate = components['schemas']['Estimate'];
+export type EvaluationCriterion = components['schemas']['EvaluationCriterion'];
+export type EvaluationItem = components['schemas']['EvaluationItem'];
+export type EvaluationRequest = components['schemas']['EvaluationRequest'];
 export type Execution = components['schemas']['Execution'];
 export type ExecutionRequest = components['schemas']['ExecutionRequest'];
 export type FilterRequest = components['schemas']['FilterRequest'];
@@ -3094,6 +3269,129 @@ export interface operations {
             };
             /** @description Missing, unknown or revoked credentials */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body, or one of its fields, too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body that is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used with another body, or the estimate is over `token_budget.total` (`token_budget_exceeded`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many of this tenant's jobs are queued or running (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createEvaluation: {
+        parameters: {
+            query?: {
+                /** @description Validate and estimate only: nothing is stored or started */
+                dry_run?: "true" | "false";
+                /** @description Wait for the job to end */
+                wait?: "true" | "false";
+            };
+            header?: {
+                accept?: string;
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EvaluationRequest"];
+            };
+        };
+        responses: {
+            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCreated"] | components["schemas"]["Batch"] | components["schemas"]["Job"] | components["schemas"]["Estimate"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The job was accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCreated"];
+                };
+            };
+            /** @description Invalid request (see `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such job to evaluate (or to compare with), or not this tenant's */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The job to evaluate (or to compare with) has not ended */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3746,6 +4044,8 @@ export interface operations {
         parameters: {
             query?: {
                 cursor?: string;
+                /** @description Evaluation jobs: only the items the judge failed on some criterion (`true`), or those it passed on every one (`false`) */
+                failed?: "true" | "false";
                 /** @description Filter jobs: only the items the model kept (`true`) or dropped (`false`); failed items are neither */
                 kept?: "true" | "false";
                 /** @description 1–1000, default 100 */

@@ -12,4 +12,5 @@ export const OPERATORS = {
   classify: { type: "classify", path: "/v1/classify", request: "ClassifyRequest" },
   rank: { type: "rank", path: "/v1/rank", request: "RankRequest" },
   resolve: { type: "resolve", path: "/v1/resolve", request: "ResolveRequest" },
+  evaluation: { type: "evaluation", path: "/v1/evaluations", request: "EvaluationRequest" },
 } as const;

@@ -25,6 +25,8 @@ export interface JobRow extends JobCounts {
   name: string | null;
   /** JSON: the ModelWarnings of its submission (null: none). */
   warnings: string | null;
+  /** An evaluation's: the job it evaluates. */
+  evaluates: string | null;
   idempotency_key: string | null;
   request_hash: string;
   created_ms: number;
@@ -70,6 +72,7 @@ export interface NewJob {
   metadata: Record<string, unknown>;
   name: string | null;
   warnings: ModelWarning[];
+  evaluates: string | null;
   idempotencyKey: string | null;
   requestHash: string;
   webhookUrl: string | null;
@@ -85,16 +88,25 @@ export async function insertJob(db: D1Database, job: NewJob, now: Date, maxActiv
   const result = await db
     .prepare(
       `INSERT INTO jobs (id, tenant_id, type, status, model, total, main_stage, metadata, idempotency_key, request_hash, created_ms,
-         created_at, webhook_url, webhook_secret_enc, name, warnings)
-       SELECT ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+         created_at, webhook_url, webhook_secret_enc, name, warnings, evaluates)
+       SELECT ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
        WHERE (SELECT COUNT(*) FROM jobs WHERE tenant_id = ? AND status IN ('queued', 'running')) < ?
        ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
     )
     .bind(job.id, job.tenantId, job.type, job.model, job.total, job.mainStage, JSON.stringify(job.metadata), job.idempotencyKey,
       job.requestHash, now.getTime(), now.toISOString(), job.webhookUrl, job.webhookSecretEnc, job.name,
-      job.warnings.length > 0 ? JSON.stringify(job.warnings) : null, job.tenantId, maxActive)
+      job.warnings.length > 0 ? JSON.stringify(job.warnings) : null, job.evaluates, job.tenantId, maxActive)
     .run();
   return result.meta.changes > 0;
+}
+
+/** The evaluations of a job, newest first (at most `limit`). */
+export async function evaluationsOf(db: D1Database, tenantId: string, jobId: string, limit = 100): Promise<string[]> {
+  const { results } = await db
+    .prepare("SELECT id FROM jobs WHERE tenant_id = ? AND evaluates = ? ORDER BY created_ms DESC, id DESC LIMIT ?")
+    .bind(tenantId, jobId, limit)
+    .all<{ id: string }>();
+  return results.map((r) => r.id);
 }
 
 /** Removes a job whose coordinator never took it: a refused or failed submission leaves no trace. */
@@ -176,7 +188,7 @@ export type ResultOrder = "input" | "completion";
 export async function listResults(
   db: D1Database,
   jobId: string,
-  options: { stage: string; order: ResultOrder; status?: "succeeded" | "failed"; kept?: boolean; limit: number; after?: number },
+  options: { stage: string; order: ResultOrder; status?: "succeeded" | "failed"; kept?: boolean; judgedFailed?: boolean; limit: number; after?: number },
 ): Promise<{ results: StoredResult[]; keys: number[] }> {
   const column = options.order === "input" ? "idx" : "completion_seq";
   const where = ["job_id = ?", "stage = ?"];
@@ -189,6 +201,11 @@ export async function listResults(
     // A filter's output `{keep, reason}` (JSON true and false read as 1 and 0).
     where.push("success = 1", "json_extract(data, '$.output.keep') = ?");
     params.push(options.kept ? 1 : 0);
+  }
+  if (options.judgedFailed !== undefined) {
+    // An evaluation's item: some criterion's verdict did not pass (`failed`).
+    where.push("json_extract(data, '$.failed') = ?");
+    params.push(options.judgedFailed ? 1 : 0);
   }
   if (options.after !== undefined) {
     where.push(`${column} > ?`);

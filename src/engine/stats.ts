@@ -124,9 +124,14 @@ export function normalQuantile(p: number): number {
 /** The two-sided Wilson score interval at `confidence`. [0, 1] with no trial. */
 export function wilsonInterval(successes: number, trials: number, confidence: number): [number, number] {
   checkCounts(successes, trials, confidence);
-  if (trials === 0) return [0, 1];
+  return trials === 0 ? [0, 1] : wilsonAround(successes / trials, trials, confidence);
+}
+
+/** The Wilson interval around an observed share `p` of `trials` (a share of halves: a tie counted half a win). */
+export function wilsonAround(p: number, trials: number, confidence: number): [number, number] {
+  if (!(p >= 0 && p <= 1) || !Number.isInteger(trials) || trials <= 0) throw new RangeError(`a share in [0, 1] of a positive count of trials (got ${p} of ${trials})`);
+  if (!(confidence > 0 && confidence < 1)) throw new RangeError(`confidence must be between 0 and 1 (got ${confidence})`);
   const z = normalQuantile((1 + confidence) / 2);
-  const p = successes / trials;
   const z2n = (z * z) / trials;
   const centre = (p + z2n / 2) / (1 + z2n);
   const half = (z / (1 + z2n)) * Math.sqrt((p * (1 - p)) / trials + z2n / (4 * trials));

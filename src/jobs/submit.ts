@@ -142,6 +142,8 @@ export interface Prepared<S extends JobSpecBase> {
   body: CommonJobRequest;
   inputs: unknown[]; // what the operator's plan takes
   values: unknown[]; // the input values, for the size limits
+  /** An evaluation's: the job it evaluates (whose view lists it). */
+  evaluates?: string;
 }
 
 /** `jobs.request_hash` of a job submitted without an Idempotency-Key: nothing is ever compared with it. */
@@ -214,6 +216,7 @@ export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: strin
       metadata: body.metadata,
       name: body.name ?? null,
       warnings,
+      evaluates: prepared.evaluates ?? null,
       idempotencyKey,
       requestHash,
       webhookUrl: body.webhook?.url ?? null,

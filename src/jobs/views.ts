@@ -19,6 +19,7 @@ export function jobView(row: JobRow) {
     name: row.name ?? null,
     type: row.type as JobType,
     warnings: warningsOf(row),
+    evaluates: row.evaluates ?? null,
     status: row.status as (typeof JOB_STATUSES)[number],
     model: row.model,
     total: row.total,

@@ -18,6 +18,8 @@ export interface OperatorModule<T extends string = string, S extends JobSpecBase
     summary: string;
     /** Other media types the path takes, read by a middleware of the routes before it (the pipelines' XML). */
     otherBodies?: Record<string, { schema: { type: "string"; description: string } }>;
+    /** Answers of its own besides the shared ones, by status. */
+    otherErrors?: Record<number, string>;
   };
   schema: B;
   submit(env: Env, tenantId: string, body: z.infer<B>, idempotencyKey: string | null, dryRun: boolean): Promise<SubmitAnswer>;

@@ -1,6 +1,6 @@
 /** Job routes: list, get, delete, results (per stage, two orders, status filter, cursor pages), batch, events, cancel, recover, resume. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { getJob, listAllResults, listJobs, listResults, type JobRow, type StoredResult } from "../db/jobs";
+import { evaluationsOf, getJob, listAllResults, listJobs, listResults, type JobRow, type StoredResult } from "../db/jobs";
 import { buildAudit } from "../operators/map-reduce/audit";
 import { filterModule } from "../operators/filter/module";
 import { openEventStream } from "../jobs/submit";
@@ -198,19 +198,21 @@ export function jobRoutes() {
     })
     .openapi(getRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
-      return c.json(jobView(job), 200);
+      return c.json({ ...jobView(job), evaluations: await evaluationsOf(c.env.DB, job.tenant_id, job.id) }, 200);
     })
     .openapi(resultsRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
-      const { stage, order, status, kept, limit, cursor } = c.req.valid("query");
+      const { stage, order, status, kept, failed, limit, cursor } = c.req.valid("query");
       if (kept !== undefined && job.type !== filterModule.type) throw invalidRequest("`kept` applies to filter jobs only.", [{ path: "kept", message: `a ${job.type} job's results are not kept or dropped` }]);
+      if (failed !== undefined && job.type !== "evaluation") throw invalidRequest("`failed` applies to evaluation jobs only.", [{ path: "failed", message: `a ${job.type} job's results have no verdicts` }]);
       if (job.type === "pipeline" && stage === STEPS) {
         // Every step, finished or not (at most MAX_STEPS: one page).
         const markers = await listResults(c.env.DB, job.id, { stage: STEPS, order: "input", limit: MAX_STEPS });
         const steps = stepList(jobView(job).stages as Parameters<typeof stepList>[0], markers.results as unknown as StepEntry[]);
         return c.json({ results: steps, next_cursor: null }, 200);
       }
-      const page = await listResults(c.env.DB, job.id, { stage: stage ?? job.main_stage, order, status, kept: kept === undefined ? undefined : kept === "true", limit: limit + 1, after: cursorNumber(cursor) });
+      const flags = { kept: kept === undefined ? undefined : kept === "true", judgedFailed: failed === undefined ? undefined : failed === "true" };
+      const page = await listResults(c.env.DB, job.id, { stage: stage ?? job.main_stage, order, status, ...flags, limit: limit + 1, after: cursorNumber(cursor) });
       const lastKey = page.keys[limit - 1];
       const next = page.results.length > limit && lastKey !== undefined ? encodeCursor([lastKey]) : null;
       return c.json({ results: page.results.slice(0, limit) as ItemResult[], next_cursor: next }, 200);

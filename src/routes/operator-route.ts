@@ -61,6 +61,8 @@ interface OperatorRouteOptions<S extends z.ZodType> {
   submit: Submit<z.infer<S>>;
   /** Other media types the path takes, read by a middleware before this route (the pipelines' XML). */
   otherBodies?: Record<string, { schema: { type: "string"; description: string } }>;
+  /** Answers of its own besides the shared ones, by status (an evaluation's 404 and 409). */
+  otherErrors?: Record<number, string>;
 }
 
 export function operatorRoute<S extends z.ZodType>(options: OperatorRouteOptions<S>) {
@@ -84,6 +86,7 @@ export function operatorRoute<S extends z.ZodType>(options: OperatorRouteOptions
       },
       422: errorResponse("The Idempotency-Key was used with another body, or the estimate is over `token_budget.total` (`token_budget_exceeded`)"),
       429: errorResponse("Too many of this tenant's jobs are queued or running (see Retry-After)"),
+      ...Object.fromEntries(Object.entries(options.otherErrors ?? {}).map(([status, description]) => [status, errorResponse(description)])),
       ...commonErrors,
     },
   });

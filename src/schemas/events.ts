@@ -4,7 +4,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { CostUsdSchema, UsageSchema } from "./map";
-import { ProviderBatchSchema, BudgetSchema, JobErrorSchema, JobUsageSchema, JOB_STATUSES, PacingSchema, PipelineStepSchema, TaskResultSchema } from "./jobs";
+import { ProviderBatchSchema, BudgetSchema, JobErrorSchema, JobUsageSchema, JOB_STATUSES, PacingSchema, PipelineStepSchema, TaskResultSchema, EvaluationItemSchema } from "./jobs";
 
 /** Each event's name on the stream, and the schema of its data. */
 export const EVENT_DATA = {
@@ -31,7 +31,7 @@ export const EVENT_DATA = {
   }),
   STAGE_STARTED: z.object({ job_id: z.string(), stage: z.string(), total: z.number().int() }),
   STAGE_COMPLETED: z.object({ job_id: z.string(), stage: z.string(), succeeded: z.number().int(), failed: z.number().int(), usage: UsageSchema }),
-  TASK_COMPLETED: z.object({ job_id: z.string(), stage: z.string(), index: z.number().int(), success: z.boolean(), result: z.union([TaskResultSchema, PipelineStepSchema]) }),
+  TASK_COMPLETED: z.object({ job_id: z.string(), stage: z.string(), index: z.number().int(), success: z.boolean(), result: z.union([TaskResultSchema, PipelineStepSchema, EvaluationItemSchema]) }),
   JOB_PAUSED: z.object({ job_id: z.string(), reason: z.string(), budget: BudgetSchema.nullable() }),
   JOB_RESUMED: z.object({ job_id: z.string() }),
   JOB_RECOVERING: z.object({ job_id: z.string(), tasks: z.number().int() }),

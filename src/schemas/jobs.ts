@@ -35,7 +35,26 @@ export const PipelineStepSchema = z
   })
   .openapi("PipelineStep", { description: "A step of a pipeline, as `GET /v1/jobs/{id}/results?stage=steps` lists it (and `TASK_COMPLETED` of stage `steps` carries it)" });
 
-const ItemResultSchema = z.union([MapResultSchema, AgentMapResultSchema, TaskResultSchema, PipelineStepSchema]);
+const VerdictSchema = z.object({ pass: z.boolean(), reason: z.string() });
+
+export const EvaluationItemSchema = z
+  .object({
+    index: z.number().int().openapi({ description: "The evaluated job's item" }),
+    success: z.literal(true),
+    verdicts: z.record(z.string(), VerdictSchema).nullable().optional().openapi({ description: "The judge's verdict on every criterion (null: the judge's call failed; absent: not in the judge's sample)" }),
+    judge_error: z.string().nullable().optional().openapi({ description: "Why the judge gave no verdicts" }),
+    failed: z.boolean().optional().openapi({ description: "Some criterion did not pass (`?failed=true` lists these)" }),
+    gold_match: z.boolean().optional().openapi({ description: "The result is what the gold label says (a failed result never is)" }),
+    expected: z.unknown().optional().openapi({ description: "The gold label" }),
+    output: z.unknown().optional().openapi({ description: "With a gold label: the evaluated result's output" }),
+    preference: z
+      .object({ ab: z.enum(["A", "B", "tie"]).nullable(), ba: z.enum(["A", "B", "tie"]).nullable(), preferred: z.enum(["a", "b", "tie"]).nullable() })
+      .optional()
+      .openapi({ description: "A/B: the judge's answer to each order (`ab`: the evaluated job's answer shown as A; `ba`: as B) and the preference they make (a disagreement is a tie; null: a call failed)" }),
+  })
+  .openapi("EvaluationItem", { description: "An evaluation's item (its `items` stage): the verdicts, gold match and preference of one evaluated result" });
+
+const ItemResultSchema = z.union([MapResultSchema, AgentMapResultSchema, TaskResultSchema, PipelineStepSchema, EvaluationItemSchema]);
 export type ItemResult = z.infer<typeof ItemResultSchema>;
 
 export const JobUsageSchema = CallUsageSchema.extend({
@@ -175,6 +194,8 @@ export const JobSchema = z
     id: z.string(),
     name: z.string().nullable().openapi({ description: "The name the job was submitted with (null: none)" }),
     warnings: z.array(ModelWarningSchema).openapi({ description: "What the job was told when it was submitted: a model that retires soon (empty: nothing)" }),
+    evaluates: z.string().nullable().openapi({ description: "An evaluation's: the job it evaluates (null: not an evaluation)" }),
+    evaluations: z.array(z.string()).optional().openapi({ description: "GET /v1/jobs/{id} only: the ids of this job's evaluations, newest first (at most 100)" }),
     type: z.enum(JOB_TYPES),
     status: z.enum(JOB_STATUSES),
     model: z.string(),
@@ -235,6 +256,7 @@ export const ResultsQuery = z.object({
   order: z.enum(["input", "completion"]).default("input"),
   status: z.enum(["succeeded", "failed"]).optional(),
   kept: z.enum(["true", "false"]).optional().openapi({ description: "Filter jobs: only the items the model kept (`true`) or dropped (`false`); failed items are neither" }),
+  failed: z.enum(["true", "false"]).optional().openapi({ description: "Evaluation jobs: only the items the judge failed on some criterion (`true`), or those it passed on every one (`false`)" }),
   limit: limitParam(1000, 100),
   cursor: z.string().optional(),
 });

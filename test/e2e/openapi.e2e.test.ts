@@ -121,6 +121,12 @@ describe("the OpenAPI document", () => {
     }
 
     const jobs = (await as("/v1/jobs?limit=100")).body.jobs as { id: string; type: string }[];
+    // An evaluation of the filter job: a judge over its results, and gold labels.
+    const filtered = jobs.find((j) => j.type === "filter");
+    const evaluation = await as("/v1/evaluations", "POST", { job_id: filtered?.id, judge: { model: "openai/gpt-6-luna", criteria: [{ name: "sound", description: "The answer follows" }] }, gold: [{ index: 0, expected: true }] });
+    expect(evaluation.status).toBe(202);
+    await readEverything(evaluation.body.job_id);
+    expect((await as(`/v1/jobs/${filtered?.id}`)).body.evaluations).toEqual([evaluation.body.job_id]);
     const mapReduce = jobs.find((j) => j.type === "map_reduce");
     expect((await as(`/v1/jobs/${mapReduce?.id}/audit`)).status).toBe(200);
     const agentic = jobs.find((j) => j.type === "agentic_map");

@@ -174,7 +174,7 @@ describe("the client's methods come from the server's operators", () => {
       return new Response(JSON.stringify({ job_id: "job_1" }), { status: 202, headers: { "content-type": "application/json" } });
     };
     const client = new Fanout({ apiKey: "fo_x", baseUrl: "http://fanout.test", fetch: fetch as typeof globalThis.fetch }) as unknown as Record<string, (o: unknown) => { id(): Promise<string> }>;
-    expect(Object.keys(OPERATORS)).toEqual(["map", "agenticMap", "reduce", "mapReduce", "pipeline", "filter", "classify", "rank", "resolve"]);
+    expect(Object.keys(OPERATORS)).toEqual(["map", "agenticMap", "reduce", "mapReduce", "pipeline", "filter", "classify", "rank", "resolve", "evaluation"]);
     for (const method of Object.keys(OPERATORS)) expect(typeof client[method], method).toBe("function");
     // A method made from the list (no line of its own in the client): its fields spelled, its idempotency key a header.
     await client.rank!({ model: "openai/m", inputs: ["a", "b"], criteria: "c", k: 1, comparisonTemplate: "{{ item_a }}", maxWaitSecs: 5, idempotencyKey: "k1" }).id();
