@@ -8,6 +8,7 @@
 import { api, ENDED_STATUSES, followEvents } from "./api.js";
 import { auditTree } from "./audit.js";
 import { renderOutput } from "./output.js";
+import { evaluateForm } from "./evaluate.js";
 import { bar, brief, cardTable, duration, errorText, fill, h, jobBadge, notice, num, showJson, when } from "./ui.js";
 
 const SHOWN_RESULTS = 200; // the newest results listed; every result is in the download
@@ -201,6 +202,10 @@ function renderHead(el, state) {
       h("dt", {}, "Execution"), h("dd", { id: "execution" }, executionText(job)),
       paced ? h("dt", {}, "Paced at") : null,
       paced ? h("dd", { id: "pacing" }, paced) : null,
+      job.evaluates ? h("dt", {}, "Evaluates") : null,
+      job.evaluates ? h("dd", { id: "evaluates" }, jobLink(job.evaluates)) : null,
+      job.evaluations?.length ? h("dt", {}, "Evaluations") : null,
+      job.evaluations?.length ? h("dd", { id: "evaluations" }, ...job.evaluations.flatMap((/** @type {string} */ id, /** @type {number} */ i) => [i > 0 ? ", " : "", jobLink(id)])) : null,
       h("dt", {}, "Updates"), h("dd", { id: "stream-state" }, streamText),
     ),
     job.pause_reason ? notice(`Paused: ${job.pause_reason}`, "ok") : null,
@@ -208,6 +213,9 @@ function renderHead(el, state) {
     state.message,
   );
 }
+
+/** @param {string} id */
+const jobLink = (id) => h("a", { href: `/jobs/${encodeURIComponent(id)}` }, id);
 
 function rate(state) {
   const s = state.samples;
@@ -259,6 +267,7 @@ function renderActions(el, state, act) {
     canRecover ? button(`Recover (re-run ${job.failed > 0 ? `${num(job.failed)} failed` : "unfinished"})`, () => act("Recover", () => api("POST", `/v1/jobs/${id}/recover`))) : null,
     ...(job.status === "paused" ? resumeControls(state, act) : []),
     button("Download results (JSONL)", () => act("Download", () => download(job.id)), "secondary"),
+    ENDED.has(job.status) && job.type !== "evaluation" ? evaluateForm(job) : null,
   );
 }
 

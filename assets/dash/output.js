@@ -5,6 +5,7 @@
  * staged job's value as JSON. Who decided (a cascade's `decided_by`) when the job had one.
  */
 import { brief, fill, h, num, showJson } from "./ui.js";
+import { api } from "./api.js";
 
 const LISTED = 50; // indices and clusters shown; every one is in the job's JSON
 
@@ -51,9 +52,49 @@ function view(job) {
         h("ul", { id: "clusters" }, ...groups.slice(0, LISTED).map((/** @type {number[]} */ c) => h("li", {}, indices(c)))),
       ];
     }
+    case "evaluation":
+      return evaluationView(job);
     default:
       return [h("p", {}, brief(out, 400))];
   }
+}
+
+const pct = (/** @type {number | null} */ x) => (x === null || x === undefined ? "—" : `${(x * 100).toFixed(1)} %`);
+const interval = (/** @type {[number, number] | null} */ i) => (i ? `${pct(i[0])} – ${pct(i[1])}` : "—");
+
+/** An evaluation: each rate with its interval, and the items the judge failed (read from its results). @param {any} job */
+function evaluationView(job) {
+  const out = job.output;
+  const level = `${(out.confidence * 100).toFixed(0)} % interval`;
+  const parts = [];
+  if (out.criteria) {
+    const rows = Object.entries(out.criteria).map(([name, c]) => h("tr", {}, h("td", {}, name), h("td", {}, pct(c.pass_rate)), h("td", {}, interval(c.interval)), h("td", {}, `${num(c.passed)} of ${num(c.judged)}`)));
+    parts.push(h("table", { id: "criteria" }, h("thead", {}, h("tr", {}, h("th", {}, "Criterion"), h("th", {}, "Pass rate"), h("th", {}, level), h("th", {}, "Passed"))), h("tbody", {}, ...rows)));
+    if (out.judge_failed) parts.push(h("p", { class: "muted" }, `The judge gave no verdict on ${num(out.judge_failed)} items`));
+  }
+  if (out.gold) {
+    const g = out.gold;
+    const extra = g.precision !== undefined ? ` · precision ${pct(g.precision)} · recall ${pct(g.recall)} · F1 ${pct(g.f1)}` : "";
+    parts.push(h("p", { id: "gold" }, `Gold: ${pct(g.accuracy)} right (${num(g.matched)} of ${num(g.n)}; ${level} ${interval(g.interval)})${extra}`));
+  }
+  if (out.compare) {
+    const c = out.compare;
+    parts.push(h("p", { id: "compare" }, `A won ${num(c.wins_a)} · B won ${num(c.wins_b)} · ties ${num(c.ties)} · A's win rate ${pct(c.win_rate_a.value)} (${level} ${interval(c.win_rate_a.interval)})`));
+  }
+  if (out.criteria) {
+    const failing = h("ul", { id: "failing" }, h("li", { class: "muted" }, "loading…"));
+    parts.push(h("h3", {}, "Failed by the judge"), failing);
+    api("GET", `/v1/jobs/${encodeURIComponent(job.id)}/results?failed=true&limit=${LISTED}`)
+      .then((/** @type {any} */ page) => {
+        const items = page.results.map((/** @type {any} */ r) => {
+          const why = Object.entries(r.verdicts ?? {}).filter(([, v]) => !v.pass).map(([name, v]) => `${name}: ${v.reason}`).join("; ");
+          return h("li", {}, `#${r.index} · ${why}`);
+        });
+        fill(failing, ...(items.length ? items : [h("li", {}, "none")]));
+      })
+      .catch(() => fill(failing, h("li", {}, "could not be read")));
+  }
+  return parts;
 }
 
 /** Drawn once per job and status: an ended job's output does not change. @param {HTMLElement} el @param {any} job */

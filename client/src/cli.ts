@@ -13,6 +13,7 @@ import {
 } from "./cli-staged.js";
 import { estimatePipeline, runPipeline } from "./cli-pipeline.js";
 import { classifyOptions, filterOptions, rankOptions, resolveOptions, runClassify, runFilter, runRank, runResolve } from "./cli-semantic.js";
+import { runEvaluate } from "./cli-evaluate.js";
 import { parseCsv } from "./csv.js";
 import { costText, Progress, trackBatches, trackConcurrency, trackPacing, type ProgressState } from "./progress.js";
 
@@ -39,13 +40,16 @@ const USAGE = `usage:
   fanout resolve [FILE] --comparison-template FILE --block-keys F1,F2 --model M [--input FILE]
              [--block-method exact|prefix|trigram] [--threshold X] [--resolution-template FILE] [--max-comparisons N]
              [--concurrency N] [--budget TOKENS] [--out FILE]   (prints {clusters, resolved, failed})
+  fanout evaluate JOB_ID --judge M --criterion "name: what passing means" [--criterion …] [--sample N] [--seed S]
+             [--gold FILE(.json|.jsonl of {index, expected})] [--compare JOB_ID_B] [--mode batch|auto] [--out FILE]
+             (prints the pass rates, accuracy or win rate with their intervals; fanout results ID --failed true)
   fanout pipeline run FILE(.json|.xml) [--model M] [--inputs FILE.json] [--out FILE]
              (FILE: the POST /v1/pipelines body, or the XML task format; --model and --inputs fill what it leaves out)
   fanout estimate map|reduce|map-reduce|filter|classify|rank|resolve (the flags of that command, --input FILE): the dry-run estimate, nothing is created
   fanout estimate pipeline FILE [--model M] [--inputs FILE.json]
   fanout jobs [--status S] [--limit N]
   fanout status JOB_ID
-  fanout results JOB_ID [--stage NAME] [--out FILE] [--order input|completion] [--kept true|false]
+  fanout results JOB_ID [--stage NAME] [--out FILE] [--order input|completion] [--kept true|false] [--failed true|false]
   fanout cancel JOB_ID
   fanout delete JOB_ID             (an ended job, with its results, sessions and events)
   fanout recover JOB_ID [--error-kinds K1,K2] [--model M] [--max-retries N] [--timeout SECS] [--budget TOKENS]
@@ -164,7 +168,7 @@ async function runMap(client: Fanout, values: Flags): Promise<number> {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
+  const { values: parsed, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -220,11 +224,19 @@ export async function main(argv: string[]): Promise<number> {
       "block-method": { type: "string" },
       threshold: { type: "string" },
       "max-comparisons": { type: "string" },
+      judge: { type: "string" },
+      criterion: { type: "string", multiple: true },
+      sample: { type: "string" },
+      seed: { type: "string" },
+      gold: { type: "string" },
+      compare: { type: "string" },
+      failed: { type: "string" },
       "api-key": { type: "string" },
       url: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
+  const { criterion, ...values } = parsed; // the one flag given many times: evaluate's
   const [command, id, file] = positionals;
   if (values.help || !command) {
     process.stdout.write(`${USAGE}\n`);
@@ -250,6 +262,8 @@ export async function main(argv: string[]): Promise<number> {
       return runResolve(client, values, readInputs(need(values.input ?? id, "FILE or --input")));
     case "estimate":
       return id === "pipeline" ? estimatePipeline(client, file, values) : runEstimate(client, id, values);
+    case "evaluate":
+      return runEvaluate(client, id, values, criterion ?? []);
     case "pipeline":
       if (id !== "run") throw new UsageError("fanout pipeline run FILE");
       return runPipeline(client, file, values);
@@ -268,7 +282,9 @@ export async function main(argv: string[]): Promise<number> {
     case "results": {
       const order = values.order === "completion" ? "completion" : "input";
       if (values.kept !== undefined && values.kept !== "true" && values.kept !== "false") throw new UsageError("--kept is true or false");
-      await writeLines(values.out, await client.job(need(id, "JOB_ID")).results({ order, stage: values.stage, kept: values.kept === undefined ? undefined : values.kept === "true" }));
+      if (values.failed !== undefined && values.failed !== "true" && values.failed !== "false") throw new UsageError("--failed is true or false");
+      const flag = (v: string | undefined) => (v === undefined ? undefined : v === "true");
+      await writeLines(values.out, await client.job(need(id, "JOB_ID")).results({ order, stage: values.stage, kept: flag(values.kept), failed: flag(values.failed) }));
       return 0;
     }
     case "delete":

@@ -285,14 +285,17 @@ export class JobHandle<R> implements AsyncIterable<R> {
   }
 
   /** Every stored result (all pages) of a stage (default: the job's main stage), in input or completion order. */
-  /** Every result of a stage (the job's main stage by default); `kept`: a filter job's kept (true) or dropped (false) items only. */
-  async results(options: { stage?: string; order?: "input" | "completion"; status?: "succeeded" | "failed"; kept?: boolean } = {}): Promise<R[]> {
+  /**
+   * Every result of a stage (the job's main stage by default); `kept`: a filter job's kept (true) or
+   * dropped (false) items only; `failed`: an evaluation's items the judge failed (true) or passed (false).
+   */
+  async results(options: { stage?: string; order?: "input" | "completion"; status?: "succeeded" | "failed"; kept?: boolean; failed?: boolean } = {}): Promise<R[]> {
     const jobId = await this.id();
     const out: R[] = [];
     let cursor: string | null = null;
     do {
       const query = new URLSearchParams(
-        compact({ stage: options.stage, order: options.order, status: options.status, kept: options.kept === undefined ? undefined : String(options.kept), limit: "1000", cursor: cursor ?? undefined }) as Record<string, string>,
+        compact({ stage: options.stage, order: options.order, status: options.status, kept: options.kept === undefined ? undefined : String(options.kept), failed: options.failed === undefined ? undefined : String(options.failed), limit: "1000", cursor: cursor ?? undefined }) as Record<string, string>,
       );
       const page: { results: R[]; next_cursor: string | null } = await this.#client.request("GET", `/v1/jobs/${jobId}/results?${query}`);
       out.push(...page.results.map(this.#parse));

@@ -149,6 +149,24 @@ describe("fanout CLI", () => {
     expect(noPredicate.stderr).toContain("--predicate is required");
   });
 
+  it("evaluate JOB_ID --judge --criterion prints the pass rates with their intervals; results --failed true lists the items the judge failed", async () => {
+    const { dir, env } = await setup();
+    const tag = uniqueTag("cli-eval");
+    const verdict = (pass: boolean) => `gpt-6-sol~json:${encodeURIComponent(JSON.stringify({ verdicts: { sound: { pass, reason: "r" } } }))}`;
+    writeFileSync(join(dir, "claims.jsonl"), [0, 1, 2].map((i) => JSON.stringify(`claim ${i} ${fake(tag, i, `gpt-6-luna~ok,${verdict(i !== 2)}`)}`)).join("\n"));
+    const filter = await fanoutCli(["filter", join(dir, "claims.jsonl"), "--predicate", "True? {{ item }}", "--model", "openai/gpt-6-luna"], env);
+    expect(filter.code, filter.stderr).toBe(0);
+    const jobId = (await fanoutCli(["jobs", "--limit", "1"], env)).stdout.split("\t")[0] as string;
+    const evaluated = await fanoutCli(["evaluate", jobId, "--judge", "openai/gpt-6-sol", "--criterion", "sound: The answer follows from the claim", "--sample", "3", "--seed", "2"], env);
+    expect(evaluated.code, evaluated.stderr).toBe(0);
+    expect(JSON.parse(evaluated.stdout)).toMatchObject({ sample_size: 3, seed: 2, criteria: { sound: { passed: 2, judged: 3, pass_rate: 2 / 3 } } });
+    const evaluationId = (await fanoutCli(["jobs", "--limit", "1"], env)).stdout.split("\t")[0] as string;
+    const failing = await fanoutCli(["results", evaluationId, "--failed", "true"], env);
+    expect(failing.stdout.trim().split("\n").map((l) => JSON.parse(l).index)).toEqual([2]);
+    const noCriterion = await fanoutCli(["evaluate", jobId, "--judge", "openai/gpt-6-sol"], env);
+    expect([noCriterion.code, noCriterion.stderr.split("\n")[0]]).toEqual([2, 'error: --judge needs at least one --criterion "name: what passing means"']);
+  });
+
   it("rank FILE --criteria --k prints the top k; resolve --block-keys prints the clusters", async () => {
     const { dir, env } = await setup();
     const tag = uniqueTag("cli-rank");

@@ -268,6 +268,28 @@ describe("the dashboard", () => {
     await page.close();
   });
 
+  it("evaluates an ended job from its page: the evaluation's page shows each pass rate with its interval and the items the judge failed; the job links to it", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("dash-eval");
+    const judge = (pass: boolean) => `gpt-6-sol~json:${encodeURIComponent(JSON.stringify({ verdicts: { correct: { pass, reason: pass ? "fine" : "it missed the point" } } }))}`;
+    const inputs = [0, 1, 2, 3].map((i) => `paper ${i} <<fake tag=${tag} id=${i} steps=gpt-6-luna~ok,${judge(i !== 2)}>>`);
+    const created = await call(base(), "POST", "/v1/filter?wait=true", { token: key, body: { inputs, predicate_template: "Keep? {{ item }}", model: "openai/gpt-6-luna" } });
+    expect(created.body.status).toBe("completed");
+    const page = await signedIn(key, `/jobs/${created.body.id}`);
+    await page.locator("#evaluate summary").click();
+    await page.getByLabel("Criteria (one a line: name: what passing means)").fill("correct: The answer is right for its input");
+    await page.getByLabel("Sample size").fill("4");
+    await page.getByRole("button", { name: "Start evaluation" }).click();
+    await page.waitForURL((url) => url.pathname.startsWith("/jobs/") && !url.pathname.endsWith(created.body.id));
+    await expect.poll(() => page.locator("#criteria tbody tr").allTextContents(), { timeout: 30_000 }).toEqual([expect.stringMatching(/^correct75\.0 %\d+\.\d %\s–\s\d+\.\d %3 of 4$/)]);
+    await expect.poll(() => page.locator("#failing li").allTextContents()).toEqual(["#2 · correct: it missed the point"]);
+    const evaluationId = decodeURIComponent(page.url().split("/jobs/")[1] as string);
+    expect(await page.locator("#evaluates a").textContent()).toBe(created.body.id);
+    await page.goto(`${base()}/jobs/${created.body.id}`);
+    await expect.poll(() => page.locator("#evaluations a").allTextContents()).toEqual([evaluationId]);
+    await page.close();
+  });
+
   it("shows what paces a job: its key's limits from the provider's headers, and a cascade's cheaper model's beside them", async () => {
     const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-6-luna": { rpm: 30_000, tpm: null, headers: "openai", burst_secs: 1 } });
     const tag = uniqueTag("dash-pacing");

@@ -8,7 +8,7 @@ import { base, uniqueTag } from "./harness/context.ts";
 import { ROOT } from "./harness/fanout-server.ts";
 
 describe("the Python client", () => {
-  it("passes its tests: map, run_all, pydantic schemas, event resume, the v2 operators, filter and classify, batch mode and cost, typed errors, delete", async () => {
+  it("passes its tests: map, run_all, pydantic schemas, event resume, the v2 operators, filter and classify, evaluations, batch mode and cost, typed errors, delete", async () => {
     const { key } = await newTenant(base());
     const result = spawnSync("python3", ["-m", "unittest", "discover", "-s", "tests", "-v"], {
       cwd: join(ROOT, "clients/python"),
@@ -17,7 +17,7 @@ describe("the Python client", () => {
       timeout: 120_000,
     });
     expect(result.status, `${result.stdout}\n${result.stderr}`).toBe(0);
-    expect(result.stderr).toMatch(/Ran 8 tests/);
+    expect(result.stderr).toMatch(/Ran 9 tests/);
     expect(result.stderr).toMatch(/\nOK/);
   }, 150_000);
 

@@ -123,6 +123,12 @@ class Fanout:
         """Entity resolution: output() is {clusters, resolved, failed}."""
         return self._create("/v1/resolve", {"inputs": inputs, "comparison_template": comparison_template, "blocking": blocking, "model": model, **options}, idempotency_key)
 
+    def evaluate(self, job_id: str, judge: Optional[Dict[str, Any]] = None, gold: Optional[List[Dict[str, Any]]] = None, compare_with: Optional[str] = None, sample: Optional[Dict[str, Any]] = None, idempotency_key: Optional[str] = None, **options: Any) -> "Job":
+        """An evaluation of an ended job: `judge` ({"model", "criteria": [{"name", "description"}]}) over a seeded `sample`,
+        `gold` ([{"index", "expected"}]), or A/B against `compare_with`; output() holds the rates with their Wilson intervals."""
+        body = {"job_id": job_id, "judge": judge, "gold": gold, "compare": {"job_id_b": compare_with} if compare_with else None, "sample": sample, **options}
+        return self._create("/v1/evaluations", body, idempotency_key)
+
     def dry_run(self, kind: str, body: Dict[str, Any]) -> Dict[str, Any]:
         """The estimate of a job (`kind`: map, agentic-map, reduce, map-reduce, pipelines, filter, classify, rank, resolve); nothing is created."""
         return self.request("POST", f"/v1/{kind}?dry_run=true", {k: v for k, v in body.items() if v is not None})["estimate"]
@@ -209,12 +215,13 @@ class Job:
     def status(self) -> Dict[str, Any]:
         return self.client.request("GET", f"/v1/jobs/{self.id}")
 
-    def results(self, stage: Optional[str] = None, order: str = "input", kept: Optional[bool] = None) -> List[Dict[str, Any]]:
-        """Every result of a stage (the job's main stage by default); `kept`: a filter job's kept (True) or dropped (False) items only."""
+    def results(self, stage: Optional[str] = None, order: str = "input", kept: Optional[bool] = None, failed: Optional[bool] = None) -> List[Dict[str, Any]]:
+        """Every result of a stage (the job's main stage by default); `kept`: a filter job's kept (True) or dropped (False) items only;
+        `failed`: an evaluation's items the judge failed (True) or passed (False)."""
         out: List[Dict[str, Any]] = []
         cursor: Optional[str] = None
         while True:
-            query = f"order={order}&limit=1000" + (f"&stage={stage}" if stage else "") + (f"&kept={'true' if kept else 'false'}" if kept is not None else "") + (f"&cursor={cursor}" if cursor else "")
+            query = f"order={order}&limit=1000" + (f"&stage={stage}" if stage else "") + (f"&kept={'true' if kept else 'false'}" if kept is not None else "") + (f"&failed={'true' if failed else 'false'}" if failed is not None else "") + (f"&cursor={cursor}" if cursor else "")
             page = self.client.request("GET", f"/v1/jobs/{self.id}/results?{query}")
             out.extend(self._parsed(r) for r in page["results"])
             cursor = page.get("next_cursor")

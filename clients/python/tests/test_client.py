@@ -98,6 +98,18 @@ class ClientTest(unittest.TestCase):
                                    blocking={"keys": ["n"]}, model=MODEL)
         self.assertEqual(same.output(), {"clusters": [[0, 1], [2]], "resolved": None, "failed": 0})
 
+    def test_evaluate(self) -> None:
+        t = tag()
+        judged = lambda ok: "gpt-6-sol~json:" + urllib.parse.quote(json.dumps({"verdicts": {"sound": {"pass": ok, "reason": "r"}}}))
+        source = self.fanout.filter(inputs=[fake(t, f"e{i}", f"{MODEL.split('/')[1]}~ok,{judged(i != 1)}") for i in range(3)], predicate_template="Keep {{ item }}?", model=MODEL)
+        source.wait()
+        evaluation = self.fanout.evaluate(source.id, judge={"model": "openai/gpt-6-sol", "criteria": [{"name": "sound", "description": "It follows"}]},
+                                          gold=[{"index": 0, "expected": True}], sample={"size": 3, "seed": 1})
+        out = evaluation.output()
+        self.assertEqual(out["criteria"]["sound"]["passed"], 2)
+        self.assertEqual(out["gold"]["n"], 1)
+        self.assertEqual([r["index"] for r in evaluation.results(failed=True)], [1])
+
     def test_batch_mode_and_cost(self) -> None:
         t = tag()
         job = self.fanout.map(inputs=[fake(t, str(i)) for i in range(2)], prompt_template="{{ item }}", model=MODEL, output_schema=ECHO,
