@@ -17,8 +17,8 @@ const verdicts = (faithful: boolean) => ({ verdicts: { faithful: { pass: faithfu
 const CRITERIA = [{ name: "faithful", description: "Only facts from the input" }, { name: "brief", description: "One sentence" }];
 
 /** A finished filter job of `n` items: item i is kept when even; the judge finds item i unfaithful when i % 4 = 0. */
-async function filterJob(key: string, tag: string, n: number, extra: (i: number) => string = () => "") {
-  const inputs = Array.from({ length: n }, (_, i) => `paper ${i} <<fake tag=${tag} id=${i} steps=${json("gpt-6-luna", { keep: i % 2 === 0, reason: "r" })},${json(JUDGE, verdicts(i % 4 !== 0))}${extra(i)}>>`);
+async function filterJob(key: string, tag: string, n: number) {
+  const inputs = Array.from({ length: n }, (_, i) => `paper ${i} <<fake tag=${tag} id=${i} steps=${json("gpt-6-luna", { keep: i % 2 === 0, reason: "r" })},${json(JUDGE, verdicts(i % 4 !== 0))}>>`);
   const created = await call(base(), "POST", "/v1/filter", { token: key, body: { inputs, predicate_template: "Keep? {{ item }}", model: "openai/gpt-6-luna", max_retries: 0 } });
   expect(created.status, JSON.stringify(created.body)).toBe(202);
   return waitForJob(base(), key, created.body.job_id);
@@ -86,6 +86,24 @@ describe("evaluations", () => {
     const refused = await call(base(), "POST", "/v1/evaluations", { token: key, body: { ...body, compare: { job_id_b: other.id } } });
     expect(refused.status).toBe(400);
     expect(refused.body.error.details[0].path).toBe("compare.job_id_b");
+  });
+
+  it("recovers a judge call that failed: asked again, its item decided again, the rates made anew", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("eval-recover");
+    // Item 1's judge answers 400 first (a permanent failure with max_retries 0), then a verdict.
+    const judged = `${JUDGE}~400,${json(JUDGE, verdicts(false))}`;
+    const inputs = [0, 1, 2].map((i) => `claim ${i} <<fake tag=${tag} id=${i} steps=gpt-6-luna~ok,${i === 1 ? judged : json(JUDGE, verdicts(true))}>>`);
+    const target = await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: "{{ item }}", model: "openai/gpt-6-luna" } })).body.job_id);
+    expect(target.status).toBe("completed");
+    const body = { job_id: target.id, judge: { model: `openai/${JUDGE}`, criteria: CRITERIA }, sample: { size: 3 }, max_retries: 0 };
+    const first = await waitForJob(base(), key, (await call(base(), "POST", "/v1/evaluations", { token: key, body })).body.job_id);
+    expect(first.output).toMatchObject({ sample_size: 2, judge_failed: 1, criteria: { faithful: { passed: 2, judged: 2 } } });
+    expect((await allResults(base(), key, first.id)).find((r) => r.index === 1)).toMatchObject({ verdicts: null, judge_error: expect.stringContaining("400") });
+    expect((await call(base(), "POST", `/v1/jobs/${first.id}/recover`, { token: key, body: {} })).status).toBe(202);
+    const again = await waitForJob(base(), key, first.id);
+    expect(again.output).toMatchObject({ sample_size: 3, judge_failed: 0, criteria: { faithful: { passed: 2, judged: 3 } } });
+    expect((await allResults(base(), key, first.id, "&failed=true")).map((r) => r.index)).toEqual([1]);
   });
 
   it("runs its judge calls through the provider's batch API at the batch price", async () => {
