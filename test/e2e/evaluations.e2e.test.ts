@@ -88,6 +88,24 @@ describe("evaluations", () => {
     expect(refused.body.error.details[0].path).toBe("compare.job_id_b");
   });
 
+  it("compares gold labels alone without a model call, and a judge that always names the first position gives only ties", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("eval-gold");
+    const source = await filterJob(key, tag, 4);
+    const before = (await fakeStats(tag)).requests;
+    const gold = await waitForJob(base(), key, (await call(base(), "POST", "/v1/evaluations", { token: key, body: { job_id: source.id, gold: [0, 1, 2, 3].map((index) => ({ index, expected: index % 2 === 0 })) } })).body.job_id);
+    expect(gold.output.gold).toMatchObject({ n: 4, matched: 4, accuracy: 1, precision: 1, recall: 1, f1: 1 });
+    expect(gold.total_attempts).toBe(0);
+    expect((await fakeStats(tag)).requests).toBe(before); // no call at all
+
+    const first = uniqueTag("eval-first");
+    const inputs = [0, 1, 2, 3].map((i) => `q${i} <<fake tag=${first} id=${i} steps=gpt-6-luna~ok,${json(JUDGE, { winner: "A" })}>>`);
+    const run = async () => (await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: "{{ item }}", model: "openai/gpt-6-luna" } })).body.job_id)).id;
+    const [a, b] = [await run(), await run()];
+    const biased = await waitForJob(base(), key, (await call(base(), "POST", "/v1/evaluations", { token: key, body: { job_id: a, compare: { job_id_b: b }, judge: { model: `openai/${JUDGE}`, criteria: [CRITERIA[0]] }, sample: { size: 4 } } })).body.job_id);
+    expect(biased.output.compare).toMatchObject({ wins_a: 0, wins_b: 0, ties: 4, win_rate_a: { value: 0.5 } });
+  });
+
   it("recovers a judge call that failed: asked again, its item decided again, the rates made anew", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("eval-recover");

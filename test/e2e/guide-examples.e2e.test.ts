@@ -44,6 +44,15 @@ describe("the guide's examples (docs/operators.md)", () => {
     expect(res.body.stages.map((s: any) => [s.name, s.total])).toEqual([["cascade", 2], ["sample", 2], ["items", 2]]);
   });
 
+  it("evaluations: the example runs as written over the cascade example's job (its id put in)", async () => {
+    const { key } = await newTenant(base());
+    const source = await call(base(), "POST", "/v1/filter?wait=true", { token: key, body: example("POST /v1/filter with a cascade") });
+    const body = { ...example("POST /v1/evaluations"), job_id: source.body.id };
+    const res = await call(base(), "POST", "/v1/evaluations?wait=true", { token: key, body });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ type: "evaluation", status: "completed", evaluates: source.body.id, output: { sample_size: 2, seed: 1, criteria: { faithful: { judged: 2 } } } });
+  });
+
   it("resolve: the trigram blocking compares the two Acme records only; their cluster gets one resolution, Globex is its own record", async () => {
     const { key } = await newTenant(base());
     const created = await call(base(), "POST", "/v1/resolve", { token: key, body: example("POST /v1/resolve") });
