@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { seeded } from "./seeded";
-import { betaQuantile, clopperPearsonInterval, clopperPearsonLower, clopperPearsonUpper, incompleteBeta, logGamma, normalQuantile, wilsonInterval } from "../../src/engine/stats";
+import { betaQuantile, clopperPearsonInterval, clopperPearsonLower, clopperPearsonUpper, incompleteBeta, logGamma, normalQuantile, wilsonAround, wilsonInterval } from "../../src/engine/stats";
 
 describe("the building blocks", () => {
   it("ln Γ and the incomplete beta function", () => {
@@ -88,5 +88,15 @@ describe("Wilson", () => {
     const [cl, cu] = clopperPearsonInterval(30, 40, 0.95);
     expect(wu - wl).toBeLessThan(cu - cl);
     expect(wilsonInterval(0, 0, 0.95)).toEqual([0, 1]);
+  });
+
+  it("takes a share of halves (a tie counted half a win): 2.5 of 4 lies between 2 of 4 and 3 of 4, and a bad share is refused", () => {
+    const [lo, hi] = wilsonAround(2.5 / 4, 4, 0.95);
+    expect(lo).toBeGreaterThan(wilsonInterval(2, 4, 0.95)[0]);
+    expect(lo).toBeLessThan(wilsonInterval(3, 4, 0.95)[0]);
+    expect(hi).toBeGreaterThan(wilsonInterval(2, 4, 0.95)[1]);
+    expect(wilsonAround(0.5, 100, 0.95)).toEqual(wilsonInterval(50, 100, 0.95));
+    expect(() => wilsonAround(1.5, 4, 0.95)).toThrow(RangeError);
+    expect(() => wilsonAround(0.5, 0, 0.95)).toThrow(RangeError);
   });
 });
