@@ -15,6 +15,7 @@ import { canonicalJson } from "../../lib/canonical-json";
 import { drawSample } from "../../engine/cascade-target";
 import { isTerminal } from "../../engine/types";
 import { itemCall } from "../task-call";
+import { limits } from "../../config";
 import { evaluationOperator, type EvaluationJobSpec } from "./plan";
 import type { EvalItem } from "./summary";
 import { COMPARE_TEMPLATE, compareInstruction, JUDGE_TEMPLATE, judgeInstruction, PREFERENCE_SCHEMA, verdictSchema, type EvaluationRequest } from "./schema";
@@ -78,6 +79,14 @@ export async function submitEvaluationJob(env: Env, tenantId: string, body: Eval
     return item;
   });
 
+  // The items go to the coordinator in one call, as a job's inputs do: at most the deployment's request size.
+  const bytes = items.reduce((n, item) => n + JSON.stringify(item).length, 0);
+  const { maxRequestBytes } = limits(env);
+  if (bytes > maxRequestBytes) {
+    throw new ApiError(413, "payload_too_large", `The evaluated items hold ${bytes} characters of JSON; at most ${maxRequestBytes}: take a smaller sample or fewer gold labels.`, {
+      details: [{ path: body.gold ? "gold" : "sample.size", message: `${items.length} items, ${bytes} characters` }],
+    });
+  }
   const model = body.judge?.model ?? source.model;
   const request = { ...body, model };
   const criteria = body.judge?.criteria ?? [];
