@@ -6,6 +6,7 @@
  * its own (`<job id>:<slot>`), as they always were. Every block a job used is remembered
  * (`workers_used`): a delete wipes what the job left in them.
  */
+import { operatorFor } from "../../src/operators/registry";
 import type { JobSpecBase as JobSpec } from "../../src/engine/types";
 import { workerName, type Block } from "../../src/engine/worker-blocks";
 import { callWorker, workerPool } from "../../src/objects";
@@ -21,9 +22,9 @@ export class WorkerLink {
     this.#block = store.getMeta("workers") ?? null;
   }
 
-  /** Borrows the job's block for round `round`; on failure the job runs on objects of its own. */
+  /** Borrows the job's block for round `round`; on failure the job runs on objects of its own. None for an operator of sessions only. */
   async lease(spec: JobSpec, round: number): Promise<void> {
-    if (spec.type === "agentic_map") return;
+    if (operatorFor(spec).callWorkers === false) return;
     let block: Block | null = null;
     try {
       block = await workerPool(this.env, spec.tenantId).lease(spec.jobId, spec.concurrency, round);

@@ -185,10 +185,17 @@ export async function writeJobProgress(db: D1Database, jobId: string, progress: 
 
 export type ResultOrder = "input" | "completion";
 
+/** A boolean filter of results, as an operator declares it (src/operators/define.ts: ResultFlag). */
+export interface ResultFlagQuery {
+  path: string;
+  value: boolean;
+  succeededOnly: boolean;
+}
+
 export async function listResults(
   db: D1Database,
   jobId: string,
-  options: { stage: string; order: ResultOrder; status?: "succeeded" | "failed"; kept?: boolean; judgedFailed?: boolean; limit: number; after?: number },
+  options: { stage: string; order: ResultOrder; status?: "succeeded" | "failed"; flags?: ResultFlagQuery[]; limit: number; after?: number },
 ): Promise<{ results: StoredResult[]; keys: number[] }> {
   const column = options.order === "input" ? "idx" : "completion_seq";
   const where = ["job_id = ?", "stage = ?"];
@@ -197,15 +204,11 @@ export async function listResults(
     where.push("success = ?");
     params.push(options.status === "succeeded" ? 1 : 0);
   }
-  if (options.kept !== undefined) {
-    // A filter's output `{keep, reason}` (JSON true and false read as 1 and 0).
-    where.push("success = 1", "json_extract(data, '$.output.keep') = ?");
-    params.push(options.kept ? 1 : 0);
-  }
-  if (options.judgedFailed !== undefined) {
-    // An evaluation's item: some criterion's verdict did not pass (`failed`).
-    where.push("json_extract(data, '$.failed') = ?");
-    params.push(options.judgedFailed ? 1 : 0);
+  for (const flag of options.flags ?? []) {
+    // The operator's boolean at a JSON path of the stored result (JSON true and false read as 1 and 0).
+    if (flag.succeededOnly) where.push("success = 1");
+    where.push("json_extract(data, ?) = ?");
+    params.push(flag.path, flag.value ? 1 : 0);
   }
   if (options.after !== undefined) {
     where.push(`${column} > ?`);

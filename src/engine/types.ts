@@ -241,6 +241,8 @@ export interface Operator<S extends JobSpecBase = JobSpecBase> {
   readonly v1: boolean;
   /** What MAP_STARTED adds to `{job_id, total, model}` (v1 map: nothing; the others their `type`). */
   readonly startedFields: Record<string, unknown>;
+  /** false: the operator's tasks all run in agent sessions, so the job borrows no call workers from the tenant's pool. */
+  readonly callWorkers?: boolean;
   mainStage(spec: S): string;
   plan(spec: S, inputs: unknown[]): Plan;
   /** After `trigger` finished (null: re-evaluate everything, after a recover or resume). */

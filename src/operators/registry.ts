@@ -4,7 +4,7 @@
  * look operators up here and otherwise know none of them.
  */
 import type { JobSpecBase, Operator } from "../engine/types";
-import type { SpecOf } from "./define";
+import type { OperatorViews, SpecOf } from "./define";
 import { mapModule } from "./map/module";
 import { agenticMapModule } from "./agentic-map/module";
 import { reduceModule } from "./reduce/module";
@@ -39,3 +39,13 @@ export function operatorFor(spec: JobSpecBase): Operator {
 
 /** v1's operators (map, agentic-map) keep v1's shapes: `?wait=true` answers their batch. */
 export const isV1 = (type: string): boolean => OPERATORS.get(type)?.v1 === true;
+
+/** The module of a job type (its views: what the generic job routes show of it); undefined for a type no longer served. */
+export function moduleOf(type: string): (typeof OPERATOR_MODULES)[number] | undefined {
+  return OPERATOR_MODULES.find((m) => m.type === type);
+}
+
+/** The job types whose results a flag filters (for the refusal's message). */
+export function typesWithFlag(name: string): string[] {
+  return OPERATOR_MODULES.filter((m) => (m as { views?: OperatorViews }).views?.resultFlags?.some((f) => f.name === name)).map((m) => m.type);
+}

@@ -1,8 +1,8 @@
 /** Job routes: list, get, delete, results (per stage, two orders, status filter, cursor pages), batch, events, cancel, recover, resume. */
 import { createRoute, z } from "@hono/zod-openapi";
-import { evaluationsOf, getJob, listAllResults, listJobs, listResults, type JobRow, type StoredResult } from "../db/jobs";
-import { buildAudit } from "../operators/map-reduce/audit";
-import { filterModule } from "../operators/filter/module";
+import { evaluationsOf, getJob, listAllResults, listJobs, listResults, type JobRow, type ResultFlagQuery, type StoredResult } from "../db/jobs";
+import { moduleOf, typesWithFlag } from "../operators/registry";
+import type { OperatorViews } from "../operators/define";
 import { openEventStream } from "../jobs/submit";
 import { isTerminal } from "../engine/types";
 import { decodeCursor, encodeCursor, jobView } from "../jobs/views";
@@ -15,9 +15,6 @@ import {
 } from "../schemas/jobs";
 import { eventStreamContent } from "../schemas/events";
 import { bearerSecurity, commonErrors, errorResponse, zodIssues } from "../schemas/common";
-import { STEPS } from "../operators/pipeline/plan";
-import { stepList, type StepEntry } from "../operators/pipeline/step-list";
-import { MAX_STEPS } from "../operators/pipeline/steps";
 import { deleteJob } from "../jobs/delete";
 
 const BATCH_PAGE = 1000;
@@ -177,6 +174,16 @@ export function batchView(job: JobRow, stored: StoredResult[]) {
   };
 }
 
+/** The boolean filters asked for, as the job's operator declares them; 400 for one it does not answer. */
+function resultFlags(type: string, views: OperatorViews | undefined, asked: Record<string, string | undefined>): ResultFlagQuery[] {
+  return Object.entries(asked).flatMap(([name, value]) => {
+    if (value === undefined) return [];
+    const flag = views?.resultFlags?.find((f) => f.name === name);
+    if (!flag) throw invalidRequest(`\`${name}\` applies to ${typesWithFlag(name).join(", ")} jobs only.`, [{ path: name, message: `a ${type} job's results have no \`${name}\`` }]);
+    return [{ path: flag.path, value: value === "true", succeededOnly: flag.succeededOnly ?? false }];
+  });
+}
+
 export function jobRoutes() {
   const router = newRouter();
   router.openAPIRegistry.register("RecoverRequest", RecoverRequestSchema);
@@ -202,17 +209,12 @@ export function jobRoutes() {
     })
     .openapi(resultsRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
-      const { stage, order, status, kept, failed, limit, cursor } = c.req.valid("query");
-      if (kept !== undefined && job.type !== filterModule.type) throw invalidRequest("`kept` applies to filter jobs only.", [{ path: "kept", message: `a ${job.type} job's results are not kept or dropped` }]);
-      if (failed !== undefined && job.type !== "evaluation") throw invalidRequest("`failed` applies to evaluation jobs only.", [{ path: "failed", message: `a ${job.type} job's results have no verdicts` }]);
-      if (job.type === "pipeline" && stage === STEPS) {
-        // Every step, finished or not (at most MAX_STEPS: one page).
-        const markers = await listResults(c.env.DB, job.id, { stage: STEPS, order: "input", limit: MAX_STEPS });
-        const steps = stepList(jobView(job).stages as Parameters<typeof stepList>[0], markers.results as unknown as StepEntry[]);
-        return c.json({ results: steps, next_cursor: null }, 200);
-      }
-      const flags = { kept: kept === undefined ? undefined : kept === "true", judgedFailed: failed === undefined ? undefined : failed === "true" };
-      const page = await listResults(c.env.DB, job.id, { stage: stage ?? job.main_stage, order, status, ...flags, limit: limit + 1, after: cursorNumber(cursor) });
+      const { stage, order, status, limit, cursor, ...asked } = c.req.valid("query");
+      const views = moduleOf(job.type)?.views;
+      const flags = resultFlags(job.type, views, asked);
+      const own = views?.stageList;
+      if (own && stage === own.stage) return c.json({ results: (await own.list(c.env.DB, job)) as ItemResult[], next_cursor: null }, 200);
+      const page = await listResults(c.env.DB, job.id, { stage: stage ?? job.main_stage, order, status, flags, limit: limit + 1, after: cursorNumber(cursor) });
       const lastKey = page.keys[limit - 1];
       const next = page.results.length > limit && lastKey !== undefined ? encodeCursor([lastKey]) : null;
       return c.json({ results: page.results.slice(0, limit) as ItemResult[], next_cursor: next }, 200);
@@ -240,8 +242,9 @@ export function jobRoutes() {
     })
     .openapi(auditRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
-      if (job.type !== "map_reduce") throw new ApiError(404, "not_found", "Only map-reduce jobs have an audit.");
-      return c.json(buildAudit(await listAllResults(c.env.DB, job.id)), 200);
+      const audit = moduleOf(job.type)?.views?.audit;
+      if (!audit) throw new ApiError(404, "not_found", "Only map-reduce jobs have an audit.");
+      return c.json(audit(await listAllResults(c.env.DB, job.id)) as z.infer<typeof AuditSchema>, 200);
     })
     .openapi(recoverRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);

@@ -14,6 +14,7 @@ export interface AgentJobSpec extends JobSpecBase {
 
 export const agenticMapOperator: Operator<AgentJobSpec> = {
   v1: true,
+  callWorkers: false, // every item is a session's (AgentSession), never a call worker's
   startedFields: { type: "agentic" }, // as v1 sends it
   mainStage: () => ITEMS_STAGE,
   plan: (_spec, inputs) => itemsPlan(inputs, () => newId("ses")),

@@ -15,4 +15,6 @@ export const evaluationModule = defineOperator({
   schema: EvaluationRequestSchema,
   submit: submitEvaluationJob,
   operator: evaluationOperator,
+  // `?failed=true|false`: the items the judge failed on some criterion, or passed on every one.
+  views: { resultFlags: [{ name: "failed", path: "$.failed" }] },
 });

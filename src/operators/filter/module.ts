@@ -10,4 +10,6 @@ export const filterModule = defineOperator({
   schema: FilterRequestSchema,
   submit: submitFilterJob,
   operator: filterOperator,
+  // `?kept=true|false`: a filter's kept or dropped items (a failed item is neither).
+  views: { resultFlags: [{ name: "kept", path: "$.output.keep", succeededOnly: true }] },
 });

@@ -3,6 +3,7 @@ import { defineOperator } from "../define";
 import { mapReduceOperator } from "./plan";
 import { MapReduceRequestSchema } from "./schema";
 import { submitMapReduceJob } from "./submit";
+import { buildAudit } from "./audit";
 
 export const mapReduceModule = defineOperator({
   type: "map_reduce",
@@ -10,4 +11,5 @@ export const mapReduceModule = defineOperator({
   schema: MapReduceRequestSchema,
   submit: submitMapReduceJob,
   operator: mapReduceOperator,
+  views: { audit: buildAudit },
 });
