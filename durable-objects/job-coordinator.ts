@@ -5,13 +5,10 @@
  * no operator: after every finished task it asks the job's operator which tasks become ready and
  * whether the job has ended.
  *
- * Task states (./coordinator/store.ts):
- *   blocked ──(operator: inputs ready)──▶ pending ──dispatch──▶ running ──report──▶ done
- *                                           ▲                     │ └─(lost: no report in time, or dispatch failed)─▶ pending
- *                                           └──── waiting ◀───────┘ retry with backoff (Queue message + alarm sweep)
- * A lost dispatch counts as an attempt: after 1 + max_retries of them the task fails `internal`.
- * Job status: queued → running ⇄ paused (budget) → completed | failed | cancelled; recover takes an
- * ended job back to running. A retry that waits holds no slot.
+ * A task's life is the task machine's (../src/engine/task-machine.ts: its states, the retries, a
+ * lost or re-sent attempt, quarantine); the job's, the job machine's (../src/engine/job-machine.ts:
+ * queued → running ⇄ paused → completed | failed | cancelled, recover back to running). A retry
+ * that waits holds no slot.
  *
  * The coordinator's storage is the truth; the Queue is only a timer. The alarm sweeps while the
  * job runs, so a lost Queue message or a restarted server loses nothing, and each task ends with
@@ -20,8 +17,8 @@
  * This class is the RPC surface (the job's owner, its workers, the alarm); the job it runs, with
  * its in-memory state and the engine that moves it on, is a JobRun (./coordinator/job-run.ts).
  */
-import { handOver, slotTask } from "./coordinator/hand-over";
 import { DurableObject } from "cloudflare:workers";
+import { handOver, slotTask } from "./coordinator/hand-over";
 import { sseKeepaliveMs } from "../src/config";
 import type { AttemptOutcome } from "../src/engine/retry-policy";
 import { type JobSpecBase, type PulledTask, type PullRequest, type StageWork, type TaskClaim, type TaskRef, setupKey } from "../src/engine/types";

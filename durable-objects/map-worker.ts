@@ -43,7 +43,7 @@ type StoredOutcome = { token: string; outcome: AttemptOutcome };
 function storedOutcome(ref: TaskRef, stored: StoredOutcome | AttemptOutcome | null | undefined): AttemptOutcome | undefined {
   if (!stored) return undefined;
   // Written by an earlier deploy, which cleared the outcome whenever it stored a task: the current
-  // task's. The next task stored clears it (`legacy` in the alarm).
+  // task's. The next task stored with its outcome replaces it.
   if ("kind" in stored) return stored;
   return stored.token === ref.token ? stored.outcome : undefined;
 }
