@@ -245,6 +245,7 @@ function renderProgress(el, state) {
       ? h("div", { class: "stages" }, h("h3", {}, "Stages"), ...stages.map((s) => bar(s.name, s.completed, s.total, `${s.status}${s.failed ? ` · ${s.failed} failed` : ""}`)))
       : null,
     job.budget ? h("div", { class: "budget" }, bar("Token budget", job.budget.spent, job.budget.total, `${num(job.budget.reserved)} reserved`)) : null,
+    job.expected ? h("p", { id: "expected", class: "muted" }, `Expected at the end, from the finished calls: ${dollars(job.expected.cost_usd)} · ${num(job.expected.input_tokens + job.expected.output_tokens)} tokens`) : null,
   );
 }
 

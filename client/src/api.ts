@@ -1440,6 +1440,12 @@ export interface components {
             /** @description GET /v1/jobs/{id} only: the ids of this job's evaluations, newest first (at most 100) */
             evaluations?: string[];
             execution: components["schemas"]["Execution"];
+            /** @description While the job runs (or is paused): what it is expected to have spent when it ends — each stage's spend so far plus its tasks left at the mean of its finished tasks. Null until every stage with tasks left has finished one, and once the job has ended (its usage is then what it spent). A stage not sized yet (a later reduce level) is not counted */
+            expected: {
+                cost_usd: number | null;
+                input_tokens: number;
+                output_tokens: number;
+            } | null;
             failed: number;
             id: string;
             metadata: {

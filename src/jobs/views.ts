@@ -10,6 +10,7 @@ import { DEFAULT_DEADLINE_SECS } from "../operators/execution-field";
 
 const REALTIME = { mode: "realtime" as const, deadline_secs: DEFAULT_DEADLINE_SECS };
 import { NO_PACING } from "../engine/pacing";
+import { expectedOf, type StageSpend } from "./expected";
 
 const parsed = <T>(json: string | null): T | null => (json === null ? null : (JSON.parse(json) as T));
 
@@ -42,6 +43,7 @@ export function jobView(row: JobRow) {
     pacing: parsed<z.infer<typeof PacingSchema>>(row.pacing) ?? NO_PACING,
     execution: parsed<z.infer<typeof ExecutionViewSchema>>(row.execution) ?? REALTIME,
     batches: parsed<z.infer<typeof ProviderBatchSchema>[]>(row.batches) ?? [],
+    expected: row.status === "running" || row.status === "paused" ? expectedOf(JSON.parse(row.stages) as StageSpend[]) : null,
   };
 }
 

@@ -223,6 +223,13 @@ export const JobSchema = z
     pacing: PacingSchema,
     execution: ExecutionViewSchema,
     batches: z.array(ProviderBatchSchema).openapi({ description: "The job's provider batches, oldest first (empty in realtime)" }),
+    expected: z
+      .object({ input_tokens: z.number().int(), output_tokens: z.number().int(), cost_usd: z.number().nullable() })
+      .nullable()
+      .openapi({
+        description:
+          "While the job runs (or is paused): what it is expected to have spent when it ends — each stage's spend so far plus its tasks left at the mean of its finished tasks. Null until every stage with tasks left has finished one, and once the job has ended (its usage is then what it spent). A stage not sized yet (a later reduce level) is not counted",
+      }),
   })
   .openapi("Job");
 

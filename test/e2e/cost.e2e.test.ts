@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { allResults, call, fake, newTenant, waitForJob } from "./harness/api.ts";
-import { base, uniqueTag } from "./harness/context.ts";
+import { base, openGate, uniqueTag } from "./harness/context.ts";
 
 const MINI = { input: 0.1, cached_input: 0.01, output: 0.5 }; // openai/gpt-6-luna, USD per million tokens
 const SONNET = { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 }; // anthropic/claude-sonnet-4-6
@@ -114,5 +114,28 @@ describe("token_budget.usd", () => {
     expect(empty.status).toBe(400);
     const jobs = await call(base(), "GET", "/v1/jobs", { token: key });
     expect(jobs.body.jobs).toHaveLength(1); // only the first job: the refused ones stored nothing
+  });
+});
+
+describe("what a running job is expected to spend", () => {
+  it("projects each stage's tasks left at the mean of its finished ones, and says nothing once the job has ended", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("expected");
+    // Six items of one size; the fake lets three calls through and holds the rest at its gate.
+    const inputs = Array.from({ length: 6 }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} gate=3>>`);
+    const created = await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: "Say ok: {{ item }}", model: "openai/gpt-6-luna", concurrency: 6, max_retries: 0 } });
+    expect(created.status).toBe(202);
+    let job = created.body;
+    for (let i = 0; i < 600 && job.completed !== 3; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      job = (await call(base(), "GET", `/v1/jobs/${created.body.job_id}`, { token: key })).body;
+    }
+    expect(job).toMatchObject({ status: "running", completed: 3 });
+    // Half done: twice what it spent so far.
+    expect(job.expected).toEqual({ input_tokens: 2 * job.usage.input_tokens, output_tokens: 2 * job.usage.output_tokens, cost_usd: expect.closeTo(2 * job.cost_usd, 8) });
+    await openGate(tag);
+    const ended = await waitForJob(base(), key, created.body.job_id);
+    expect(ended).toMatchObject({ status: "completed", expected: null });
+    expect(ended.usage.input_tokens).toBe(job.expected.input_tokens); // the projection was right
   });
 });
