@@ -138,6 +138,14 @@ export class JobRun {
       if (!live || current?.state !== "running" || current.token !== task.token) return;
       task = current;
     }
+    if (outcome.kind === "permanent" && outcome.quota) {
+      // The credential's quota is spent (contract v4): the call was not billed and nothing will pass
+      // until someone pays; the task waits as it was (its attempt not counted) and the job pauses
+      // (`provider_quota`) until resume.
+      this.step(task, { type: "withdraw" });
+      if (this.status === "running") pauseJob(this, "provider_quota");
+      return;
+    }
     const now = Date.now();
     const moved = this.step(task, { type: "report", outcome, now, random: Math.random }, usage, attemptFacts(outcome));
     if (!moved) return;

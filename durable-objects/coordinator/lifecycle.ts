@@ -6,7 +6,7 @@
  * that only the job knows. The coordinator's RPCs and the run call these.
  */
 import { newId } from "../../src/lib/ids";
-import { jobTransition, type EndStatus, type JobEffect, type JobEvent, type JobState, type JobStep } from "../../src/engine/job-machine";
+import { jobTransition, type EndStatus, type JobEffect, type JobEvent, type JobState, type JobStep, type PauseReason } from "../../src/engine/job-machine";
 import type { Advance, JobStatus, Operator, PlanReader } from "../../src/engine/types";
 import type { JobSpec } from "../../src/operators/registry";
 import { withBudgetChange, withOverrides, type BudgetChange, type RecoverOptions, type RecoverAnswer, type ResumeAnswer } from "../../src/engine/recovery";
@@ -162,9 +162,9 @@ export async function beginJob(run: LifecycleRun): Promise<void> {
 }
 
 /** The next call does not fit the budget and the job pauses (`on_exhausted: pause`) until a resume or a cancel. Synchronous: the dispatch that found it stops at once. */
-export function pauseJob(run: LifecycleRun): void {
+export function pauseJob(run: LifecycleRun, reason: PauseReason = "budget_exhausted"): void {
   const budget = run.budget.view(run.spec.budget);
-  commit(run, { type: "pause", reason: "budget_exhausted" }, { JOB_PAUSED: { reason: "budget_exhausted", budget } }, () => run.store.setMeta("pause_reason", "budget_exhausted"));
+  commit(run, { type: "pause", reason }, { JOB_PAUSED: { reason, budget } }, () => run.store.setMeta("pause_reason", reason));
   run.mirror.schedule();
 }
 

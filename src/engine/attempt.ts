@@ -9,7 +9,7 @@ import { compileOutputSchema, type OutputValidator } from "../output/validate";
 import { compileTemplate, type CompiledTemplate } from "../template/jinja";
 import type { RenderLimits } from "../template/budget";
 import { callModel } from "../llm/call-model";
-import { classify, describeFailure, headerOf, isThrottle, retryAfterMs } from "../llm/errors";
+import { classify, describeFailure, headerOf, isQuotaSpent, isThrottle, retryAfterMs } from "../llm/errors";
 import { rateObservation } from "../llm/rate-headers";
 import { parseModel } from "../llm/models";
 import { cacheBreak, templatePrefix } from "../llm/prompt-cache";
@@ -143,6 +143,6 @@ export function failureOutcome(err: unknown, timeoutMs: number, context?: string
     case "transient":
       return { kind: "transient", error, retryAfterMs: retryAfterMs(err) ?? null, throttled: isThrottle(err), usage: NO_USAGE };
     case "permanent":
-      return { kind: "permanent", error, errorKind: "llm_error", usage: NO_USAGE };
+      return isQuotaSpent(err) ? { kind: "permanent", error, errorKind: "llm_error", usage: NO_USAGE, quota: true } : { kind: "permanent", error, errorKind: "llm_error", usage: NO_USAGE };
   }
 }

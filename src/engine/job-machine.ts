@@ -3,7 +3,7 @@
  * the effects its runner applies (durable-objects/coordinator/lifecycle.ts), or the reason the
  * event is refused (what the API answers with a 409).
  *
- *   queued ─begin→ running ⇄ paused (pause: the budget cannot fit the next call; resume)
+ *   queued ─begin→ running ⇄ paused (pause: the budget cannot fit the next call, or the provider's quota is spent; resume)
  *   queued | running | paused ─end→ completed | failed | cancelled ─finalize→ (finalized: MAP_COMPLETED sent)
  *   completed | failed | cancelled, finalized ─recover→ running (a new round)
  *
@@ -15,6 +15,9 @@ import { isTerminal, type JobStatus } from "./types";
 
 export type EndStatus = Extract<JobStatus, "completed" | "failed" | "cancelled">;
 
+/** Why a running job paused: its budget cannot fit the next call, or its provider credential's quota is spent. */
+export type PauseReason = "budget_exhausted" | "provider_quota";
+
 export interface JobState {
   status: JobStatus;
   /** The end is complete: MAP_COMPLETED stored and sent, the shared objects left. */
@@ -23,7 +26,7 @@ export interface JobState {
 
 export type JobEvent =
   | { type: "begin" }
-  | { type: "pause"; reason: "budget_exhausted" }
+  | { type: "pause"; reason: PauseReason }
   | { type: "resume" }
   | { type: "end"; status: EndStatus }
   | { type: "finalize" }

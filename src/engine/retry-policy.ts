@@ -52,7 +52,7 @@ export type AttemptOutcome = (
   | { kind: "invalid"; error: string; problems: string[]; usage: Usage }
   | { kind: "transient"; error: string; retryAfterMs: number | null; throttled?: boolean; usage: Usage } // throttled: the provider pushed back (429/529/503+Retry-After)
   | { kind: "timeout"; error: string; usage: Usage }
-  | ({ kind: "permanent"; error: string; errorKind: ErrorKind; usage: Usage } & Details)
+  | ({ kind: "permanent"; error: string; errorKind: ErrorKind; usage: Usage; quota?: true } & Details) // quota: the credential's quota is spent (the job pauses)
   | { kind: "crash"; error: string; usage: Usage }
   | { kind: "spawn"; spawn: SubtaskSpawn; usage: Usage } // an agent waits for a child sub-session
   | { kind: "expired"; error: string; usage: Usage } // a batch line the provider's window closed on: an attempt, retried in a later batch

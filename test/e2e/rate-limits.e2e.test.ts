@@ -4,7 +4,7 @@
  * not use up `max_retries`; an item fails `rate_limited` only after the job's `max_wait_secs`.
  */
 import { describe, expect, it } from "vitest";
-import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob } from "./harness/api.ts";
+import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob, waitForStatus } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
 import { limitedTenant, ownKeyTenant } from "./harness/limited-key.ts";
 
@@ -44,15 +44,22 @@ describe("rate limits are back-pressure", () => {
     expect(failed).toMatchObject({ error_kind: "rate_limited", error: expect.stringMatching(/^Rate limited for \d+ s \(the job's max_wait_secs is 1\)/) });
   });
 
-  it("a spent quota (OpenAI's insufficient_quota, with a ten-day retry-after) fails its item at once with a clear error: it is no back-pressure", async () => {
+  it("a spent quota (OpenAI's insufficient_quota, with a ten-day retry-after) pauses the job (provider_quota) instead of waiting or failing; resume goes on", async () => {
     const { key } = await ownKeyTenant();
     const tag = uniqueTag("rl-quota");
-    const created = await call(base(), "POST", "/v1/map", { token: key, body: { ...job(tag, 1, { max_retries: 3 }), inputs: [{ d: fake(tag, 0, "quota:864000") }] } });
+    // Item 1's first call meets the spent quota; once paid (resumed), it answers.
+    const inputs = [0, 1, 2].map((i) => ({ d: fake(tag, i, i === 1 ? "quota:864000,ok" : "ok") }));
+    const created = await call(base(), "POST", "/v1/map", { token: key, body: { ...job(tag, 3, { max_retries: 3, concurrency: 3 }), inputs } });
+    const paused = await waitForStatus(base(), key, created.body.job_id, ["paused"]);
+    expect(paused).toMatchObject({ status: "paused", pause_reason: "provider_quota" });
+    const events = await readSse(await openEvents(base(), key, created.body.job_id), { stopWhen: (e) => e.event === "JOB_PAUSED" });
+    expect(events.at(-1)).toMatchObject({ event: "JOB_PAUSED", data: { reason: "provider_quota" } });
+    expect((await call(base(), "POST", `/v1/jobs/${created.body.job_id}/resume`, { token: key, body: {} })).status).toBe(202);
     const done = await waitForJob(base(), key, created.body.job_id);
-    expect(done).toMatchObject({ status: "completed", failed: 1, total_attempts: 1 });
-    const [result] = await allResults(base(), key, created.body.job_id);
-    expect(result).toMatchObject({ success: false, error_kind: "llm_error", attempts: 1, error: expect.stringMatching(/quota for this credential is spent \(insufficient_quota.*You exceeded your current quota/) });
-    expect((await fakeStats(tag)).requests).toBe(1);
+    expect(done).toMatchObject({ status: "completed", succeeded: 3, failed: 0, pause_reason: null });
+    const item = (await allResults(base(), key, created.body.job_id)).find((r) => r.index === 1);
+    expect(item).toMatchObject({ success: true, attempts: 1 }); // the refused call was not billed: no attempt
+    expect((await fakeStats(tag)).requests).toBe(4);
   });
 
   it("a ten-day retry-after on a paced key ends the job at its max_wait_secs: waiting on the rate pacer counts", async () => {
