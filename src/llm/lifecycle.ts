@@ -10,7 +10,7 @@
  * A job on a model past its shutdown is 400 `model_retired`; one whose model shuts down within
  * RETIRING_WITHIN_DAYS, or before the job's deadline, runs with a `model_retiring` warning.
  */
-import { readVar } from "../config";
+import { deploymentTable, modelEntries, snapshotOf } from "./model-tables";
 import { ConfigurationError } from "../lib/errors";
 
 /** The date the shipped table was read from the providers' deprecation pages. */
@@ -53,7 +53,6 @@ const SHIPPED: Record<string, Retirement> = {
   "anthropic/claude-sonnet-4-5": { shutdown_date: "2026-11-30", replacement: "anthropic/claude-sonnet-4-6" },
 };
 
-const SNAPSHOT = /^(.+)-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const MAX_OVERRIDES = 1_000;
 
@@ -63,14 +62,7 @@ function validDate(text: unknown): text is string {
 
 /** The deployment's `MODEL_RETIREMENTS`, parsed (a ConfigurationError names what is wrong). */
 export function parseRetirements(text: string): Map<string, Retirement | null> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new ConfigurationError('MODEL_RETIREMENTS must be JSON: {"<provider>/<model>": {"shutdown_date": "YYYY-MM-DD", "replacement"?} | null}');
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new ConfigurationError("MODEL_RETIREMENTS must be a JSON object keyed by model");
-  const entries = Object.entries(parsed as Record<string, unknown>);
+  const entries = modelEntries(text, "MODEL_RETIREMENTS", '{"<provider>/<model>": {"shutdown_date": "YYYY-MM-DD", "replacement"?} | null}');
   if (entries.length > MAX_OVERRIDES) throw new ConfigurationError(`MODEL_RETIREMENTS holds at most ${MAX_OVERRIDES} models`);
   const out = new Map<string, Retirement | null>();
   for (const [model, raw] of entries) {
@@ -89,14 +81,7 @@ export function parseRetirements(text: string): Map<string, Retirement | null> {
   return out;
 }
 
-let overrides: { text: string; table: Map<string, Retirement | null> } | null = null; // parsed once per isolate and value
-
-function deploymentRetirements(env: object): Map<string, Retirement | null> | null {
-  const text = readVar(env, "MODEL_RETIREMENTS");
-  if (!text) return null;
-  if (overrides?.text !== text) overrides = { text, table: parseRetirements(text) };
-  return overrides.table;
-}
+const deploymentRetirements = deploymentTable("MODEL_RETIREMENTS", parseRetirements);
 
 function lookup(own: Map<string, Retirement | null> | null, model: string): Retirement | null | undefined {
   if (own?.has(model)) return own.get(model);
@@ -108,7 +93,7 @@ export function retirementOf(env: object, model: string): Retirement | null {
   const own = deploymentRetirements(env);
   const exact = lookup(own, model);
   if (exact !== undefined) return exact;
-  const snapshot = SNAPSHOT.exec(model)?.[1];
+  const snapshot = snapshotOf(model);
   return snapshot ? (lookup(own, snapshot) ?? null) : null;
 }
 

@@ -11,7 +11,7 @@
  * A model matches its table name exactly or with a dated snapshot suffix (`gpt-4o-2024-08-06`,
  * `claude-sonnet-4-5-20250929`); any other model has no price, and its cost is null — never a guess.
  */
-import { readVar } from "../config";
+import { deploymentTable, modelEntries, snapshotOf } from "./model-tables";
 import { ConfigurationError } from "../lib/errors";
 import type { Usage } from "./types";
 
@@ -74,7 +74,6 @@ function shipped(): Map<string, Price> {
 }
 
 const SHIPPED = shipped();
-const SNAPSHOT = /^(.+)-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$/; // a dated snapshot of a table model
 
 const MAX_PRICE = 1e6; // USD per million tokens: far above any model; bounds a mistyped override
 
@@ -88,15 +87,8 @@ function priceField(raw: Record<string, unknown>, field: string, model: string, 
 
 /** The deployment's `PRICES`, parsed (a ConfigurationError names what is wrong). */
 export function parsePrices(text: string): Map<string, Price> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    throw new ConfigurationError("PRICES must be JSON: {\"<provider>/<model>\": {\"input\", \"output\", …}}");
-  }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new ConfigurationError("PRICES must be a JSON object keyed by model");
   const out = new Map<string, Price>();
-  for (const [model, raw] of Object.entries(parsed as Record<string, unknown>)) {
+  for (const [model, raw] of modelEntries(text, "PRICES", '{"<provider>/<model>": {"input", "output", …}}')) {
     if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new ConfigurationError(`PRICES: "${model}" must be an object`);
     const fields = raw as Record<string, unknown>;
     const input = priceField(fields, "input", model);
@@ -113,21 +105,14 @@ export function parsePrices(text: string): Map<string, Price> {
   return out;
 }
 
-let overrides: { text: string; table: Map<string, Price> } | null = null; // parsed once per isolate and value
-
-function deploymentPrices(env: object): Map<string, Price> | null {
-  const text = readVar(env, "PRICES");
-  if (!text) return null;
-  if (overrides?.text !== text) overrides = { text, table: parsePrices(text) };
-  return overrides.table;
-}
+const deploymentPrices = deploymentTable("PRICES", parsePrices);
 
 /** The price of a model (`<provider>/<name>`), or null when neither the deployment nor the shipped table has it. */
 export function priceOf(env: object, model: string): Price | null {
   const own = deploymentPrices(env);
   const exact = own?.get(model) ?? SHIPPED.get(model);
   if (exact) return exact;
-  const snapshot = SNAPSHOT.exec(model)?.[1];
+  const snapshot = snapshotOf(model);
   return snapshot ? (own?.get(snapshot) ?? SHIPPED.get(snapshot) ?? null) : null;
 }
 
