@@ -6,6 +6,7 @@
 import type { TaskView } from "../../engine/types";
 import type { Thresholds } from "../../engine/cascade-target";
 import { judgeOperator, type JudgeSpec, type Verdict } from "../judge";
+import { sameLabels } from "./labels";
 
 export interface ClassifyJobSpec extends JudgeSpec {
   type: "classify";
@@ -45,17 +46,10 @@ export function classifyVerdict(cascade: Thresholds, answer: unknown): Verdict {
   return confidence !== null && cascade.acceptAbove !== null && confidence >= cascade.acceptAbove ? { output: answer } : null;
 }
 
-/** The label, or the set of labels, an answer gives (sorted: a set compares by its members). */
-function labelsOf(answer: unknown | null): string {
-  const a = answer as { label?: unknown; labels?: unknown } | null;
-  if (Array.isArray(a?.labels)) return JSON.stringify([...new Set(a.labels.map(String))].sort());
-  return JSON.stringify(a?.label ?? null);
-}
-
 export const classifyOperator = judgeOperator<ClassifyJobSpec>({
   type: "classify",
   decide: classifyVerdict,
   score: labelConfidence,
-  point: (cheap, oracle) => ({ kind: "label", score: labelConfidence(cheap), agrees: cheap !== null && labelsOf(cheap) === labelsOf(oracle) }),
+  point: (cheap, oracle) => ({ kind: "label", score: labelConfidence(cheap), agrees: sameLabels(cheap, oracle) }),
   output: (spec, done) => ({ ...classifyOutput(spec, done) }),
 });

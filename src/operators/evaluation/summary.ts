@@ -7,6 +7,7 @@
 import { wilsonAround, wilsonInterval } from "../../engine/stats";
 import { canonicalJson } from "../../lib/canonical-json";
 import type { TaskView } from "../../engine/types";
+import { labelsOf, sameLabels } from "../classify/labels";
 
 /** One evaluated item: the evaluated job's result, whether the judge sees it, the expected output, the other job's result. */
 export interface EvalItem {
@@ -49,25 +50,13 @@ export function preferenceOf(ab: TaskView, ba: TaskView): NonNullable<ItemVerdic
 }
 
 const same = (x: unknown, y: unknown) => canonicalJson(x) === canonicalJson(y);
-const labelsOf = (value: unknown): string[] | null => {
-  if (typeof value === "string") return [value];
-  if (Array.isArray(value) && value.every((v) => typeof v === "string")) return [...new Set(value as string[])].sort();
-  const o = value as { label?: unknown; labels?: unknown } | null;
-  if (typeof o?.label === "string") return [o.label];
-  if (Array.isArray(o?.labels)) return labelsOf(o.labels);
-  return null;
-};
 const keepOf = (value: unknown): boolean | null => (typeof value === "boolean" ? value : typeof (value as { keep?: unknown } | null)?.keep === "boolean" ? ((value as { keep: boolean }).keep) : null);
 
 /** Whether the item's result is what the gold label says (a failed result never is). */
 export function goldMatch(sourceType: string, item: EvalItem): boolean {
   if (!item.success) return false;
   if (sourceType === "filter") return keepOf(item.output) !== null && keepOf(item.output) === keepOf(item.expected);
-  if (sourceType === "classify") {
-    const got = labelsOf(item.output);
-    const want = labelsOf(item.expected);
-    return got !== null && want !== null && same(got, want);
-  }
+  if (sourceType === "classify") return sameLabels(item.output, item.expected);
   const expected = item.expected;
   if (isObject(expected) && isObject(item.output)) return Object.entries(expected).every(([k, v]) => same((item.output as Record<string, unknown>)[k], v));
   return same(item.output, expected);
