@@ -20,7 +20,6 @@ function decidedBy(out) {
   const line = h("p", { class: "muted", id: "decided-by" }, `Decided by the cascade: ${num(by.cascade)} · by the job's model: ${num(by.model)}${sampled}`);
   const c = out.cascade;
   if (!c) return line;
-  const pct = (/** @type {number} */ x) => `${(x * 100).toFixed(1)} %`;
   const e = c.estimate;
   const learned = c.met
     ? `Learned thresholds: accept at ${c.accept_above ?? "never"}, reject at ${c.reject_below ?? "never"}`

@@ -103,30 +103,19 @@ function tally(metric: TargetMetric, t: Thresholds, points: SamplePoint[]): Tall
 
 /** How many of the other items each candidate sends to the oracle, from their cheaper scores (sorted once). */
 function oracleCalls(t: Thresholds, sorted: number[], failed: number): number {
-  const atLeast = (x: number) => sorted.length - lowerBound(sorted, x);
-  const atMost = (x: number) => upperBound(sorted, x);
-  const accepted = t.acceptAbove === null ? 0 : atLeast(t.acceptAbove);
-  const rejected = t.rejectBelow === null ? 0 : atMost(t.rejectBelow);
+  const accepted = t.acceptAbove === null ? 0 : sorted.length - countBelow(sorted, t.acceptAbove, false);
+  const rejected = t.rejectBelow === null ? 0 : countBelow(sorted, t.rejectBelow, true);
   return failed + sorted.length - accepted - rejected;
 }
 
-function lowerBound(sorted: number[], x: number): number {
+/** How many of the sorted scores are below `x` (or at most `x`, `inclusive`): a binary search. */
+function countBelow(sorted: number[], x: number, inclusive: boolean): number {
   let lo = 0;
   let hi = sorted.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if ((sorted[mid] as number) < x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-function upperBound(sorted: number[], x: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if ((sorted[mid] as number) <= x) lo = mid + 1;
+    const v = sorted[mid] as number;
+    if (v < x || (inclusive && v === x)) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -104,10 +104,10 @@ function modelsOf(spec: JobSpecBase): Set<string> {
  * A model past its provider's shutdown is refused (400 `model_retired`, with the replacement the
  * provider recommends); one that shuts down within 30 days or before the job's deadline is a warning.
  */
-function lifecycleWarnings(env: Env, spec: JobSpecBase, now: number): ModelWarning[] {
+function lifecycleWarnings(env: Env, spec: JobSpecBase, models: Set<string>, now: number): ModelWarning[] {
   const deadline = spec.execution ? now + spec.execution.deadlineSecs * 1000 : null;
   const warnings: ModelWarning[] = [];
-  for (const model of modelsOf(spec)) {
+  for (const model of models) {
     const life = lifecycleOf(env, model, now, deadline);
     if (!life) continue;
     const { shutdown_date, replacement } = life.retirement;
@@ -124,9 +124,9 @@ function lifecycleWarnings(env: Env, spec: JobSpecBase, now: number): ModelWarni
 }
 
 /** `batch` needs a provider with a batch API for every model of the job; `auto` runs realtime where one has none. */
-function checkExecution(spec: JobSpecBase): void {
+function checkExecution(spec: JobSpecBase, models: Set<string>): void {
   if (!spec.execution) return;
-  const lacking = [...modelsOf(spec)].filter((m) => !batchApiOf(parseModel(m).provider));
+  const lacking = [...models].filter((m) => !batchApiOf(parseModel(m).provider));
   if (lacking.length === 0) return;
   if (spec.execution.mode === "auto") {
     spec.execution = null;
@@ -157,9 +157,10 @@ export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: strin
   const { spec, body } = prepared;
   checkSizes(env, prepared.values);
   checkWebhook(env, body.webhook);
-  const warnings = lifecycleWarnings(env, spec, Date.now());
+  const models = modelsOf(spec); // every model the job calls, walked once
+  const warnings = lifecycleWarnings(env, spec, models, Date.now());
   const baseUrls = new Map<string, string | null>();
-  for (const name of modelsOf(spec)) {
+  for (const name of models) {
     const model = parseModel(name);
     const endpoint = await resolveEndpoint(env, tenantId, model.provider);
     const problem = endpointProblem(model.provider, endpoint, env);
@@ -170,7 +171,7 @@ export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: strin
       throw new ApiError(400, "invalid_request", `The job's token_budget.usd cannot be enforced: ${message}.`, { details: [{ path: "token_budget.usd", message }] });
     }
   }
-  checkExecution(spec);
+  checkExecution(spec, models);
   const op = prepared.operator;
   const plan = op.plan(spec, prepared.inputs);
   if (dryRun || spec.budget) {
