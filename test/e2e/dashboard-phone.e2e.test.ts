@@ -3,24 +3,16 @@
  * form for every operator, in real Chromium against `wrangler dev` and the fake model (split from
  * ./dashboard.e2e.test.ts, which holds the rest of the dashboard's tests).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser, Page } from "playwright-core";
+import { describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
 import { call, newTenant, waitForJob } from "./harness/api.ts";
 import { base, scriptedMap, uniqueTag } from "./harness/context.ts";
-import { launchBrowser, signedInPage } from "./harness/browser.ts";
+import { fileBrowser, signedInPage } from "./harness/browser.ts";
 
-let browser: Browser;
+const browser = fileBrowser();
 const problems: string[] = [];
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, 600_000); // a first run may install Chromium
-
-afterAll(async () => {
-  await browser?.close();
-});
-
-const signedIn = (key: string, path = "/", viewport = { width: 1280, height: 900 }): Promise<Page> => signedInPage(browser, base(), key, path, viewport, problems);
+const signedIn = (key: string, path = "/", viewport = { width: 1280, height: 900 }): Promise<Page> => signedInPage(browser(), base(), key, path, viewport, problems);
 
 /** Whether the element is on screen horizontally: inside the viewport's width, nothing to scroll sideways for. */
 async function onScreen(page: Page, selector: string): Promise<boolean> {
@@ -67,7 +59,7 @@ describe("the dashboard on a phone and a desktop", () => {
   it("remembers the key on this device only when asked: a new tab is signed in with the box ticked, and asks again without it", async () => {
     const { key } = await newTenant(base());
     for (const remember of [true, false]) {
-      const context = await browser.newContext();
+      const context = await browser().newContext();
       const first = await context.newPage();
       await first.goto(`${base()}/`);
       await first.getByLabel("API key").fill(key);

@@ -8,12 +8,12 @@
  */
 import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { Browser, Page } from "playwright-core";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
 import { call, ECHO_SCHEMA, fake, newTenant } from "./harness/api.ts";
 import { base, fakeStats, openGate, uniqueTag } from "./harness/context.ts";
 import { ROOT } from "./harness/fanout-server.ts";
-import { launchBrowser, signedInPage } from "./harness/browser.ts";
+import { fileBrowser, signedInPage } from "./harness/browser.ts";
 import { limitedTenant } from "./harness/limited-key.ts";
 import { startToolServer } from "./harness/tool-server.ts";
 import { removeTempDirs, tempDir } from "./harness/temp-dir.ts";
@@ -21,20 +21,13 @@ import { removeTempDirs, tempDir } from "./harness/temp-dir.ts";
 const SHOTS = process.env.FANOUT_SCREENSHOTS === "update" ? join(ROOT, "docs/screenshots") : tempDir("fanout-shots-");
 mkdirSync(SHOTS, { recursive: true });
 
-let browser: Browser;
+const browser = fileBrowser();
 const problems: string[] = [];
 
-beforeAll(async () => {
-  browser = await launchBrowser();
-}, 600_000); // a first run may install Chromium
-
-afterAll(async () => {
-  await browser?.close();
-  removeTempDirs(); // the screenshots, unless they were saved as the README's
-});
+afterAll(() => removeTempDirs()); // the screenshots, unless they were saved as the README's
 
 /** A tab signed in with `key` (the key lives in this tab's sessionStorage). */
-const signedIn = (key: string, path = "/"): Promise<Page> => signedInPage(browser, base(), key, path, { width: 1280, height: 900 }, problems);
+const signedIn = (key: string, path = "/"): Promise<Page> => signedInPage(browser(), base(), key, path, { width: 1280, height: 900 }, problems);
 
 const overall = (page: Page) => page.locator("#overall");
 
@@ -50,7 +43,7 @@ describe("the dashboard", () => {
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/); // no inline script
     expect(html).not.toContain("style=");
 
-    const page = await browser.newPage();
+    const page = await browser().newPage();
     await page.goto(`${base()}/`);
     await page.getByLabel("API key").fill("fo_not_a_real_key");
     await page.getByRole("button", { name: "Sign in" }).click();
@@ -200,7 +193,7 @@ describe("the dashboard", () => {
       token: key,
       body: { inputs: [0, 1, 2].map((i) => ({ d: fake(tag, i, "ok", 600) })), prompt_template: "{{ item.d }}", model: "openai/gpt-6-luna", concurrency: 1 },
     });
-    const page = await browser.newPage();
+    const page = await browser().newPage();
     const asked: (string | null)[] = [];
     await page.route("**/v1/jobs/*/events", async (route) => {
       asked.push(route.request().headers()["last-event-id"] ?? null);
