@@ -27,10 +27,9 @@ import type { BudgetChange, RecoverOptions, RecoverAnswer, ResumeAnswer } from "
 import { EventHub } from "./coordinator/event-hub";
 import { CoordinatorStore } from "./coordinator/store";
 import { ZERO } from "../src/engine/counters";
-import { JobRun, type Puller } from "./coordinator/job-run";
+import { JobRun } from "./coordinator/job-run";
 import { cancelJob, recoverJob, resumeJob } from "./coordinator/lifecycle";
 import { TurnBatch } from "./coordinator/turn-batch";
-import { duplicated } from "./coordinator/batch-settle";
 
 export class JobCoordinator extends DurableObject<Env> {
   #hub: EventHub; // live SSE streams: they outlive a purge's fresh run
@@ -130,8 +129,8 @@ export class JobCoordinator extends DurableObject<Env> {
    */
   async claim(stage: string, index: number, token: string, wantSetup = false, unanswered = false): Promise<TaskClaim | null> {
     const run = this.#run;
-    const task = run?.store.task(stage, index);
-    if (!run || !task || task.state !== "running" || task.token !== token) return null;
+    const task = run?.tasks.dispatchOf(stage, index, token);
+    if (!run || !task) return null;
     if (!(await handOver(run, task, !unanswered))) return null; // taken before: its call is re-sent, counted; or the task ended
     const claim = run.claimOf(task);
     return wantSetup ? { ...claim, setup: await run.setup(stage) } : claim;
@@ -151,20 +150,20 @@ export class JobCoordinator extends DurableObject<Env> {
   async #settleReport(ref: Pick<TaskRef, "stage" | "index" | "token">, outcome: AttemptOutcome, pull: PullRequest | null): Promise<PulledTask | null> {
     const run = this.#run;
     if (!run) return null;
-    const task = run.store.task(ref.stage, ref.index);
+    const task = run.tasks.dispatchOf(ref.stage, ref.index, ref.token);
     const live = run.status === "running" || run.status === "paused";
-    if (!live || !task || task.state !== "running" || task.token !== ref.token) {
+    if (!live || !task) {
       // A realtime call of a task whose batch line answered first (execution mode auto): billed for nothing.
-      if (live && task?.batch_id && !ref.token.startsWith("batch:")) duplicated(run, task, outcome, "realtime");
+      const moved = live ? run.store.task(ref.stage, ref.index) : null;
+      if (moved?.batch_id && !ref.token.startsWith("batch:")) run.billedForNothing(moved, outcome, "realtime");
       // A stale report. From a call worker that asks to pull, it may be a report repeated because
       // the answer handing over the slot's next task was lost: that task is handed again.
       if (pull?.slot === undefined || pull.round === undefined) return null;
       const again = await slotTask(run, pull.slot, pull.round, !pull.unanswered);
       return again && this.#withSetup(run, again, pull);
     }
-    const puller: Puller | null = pull && task.slot !== null && !task.session_id ? { slot: task.slot, next: null } : null;
-    await run.settleReport(run.spec, task, outcome, puller);
-    const next = puller?.next;
+    const pullSlot = pull && task.slot !== null && !task.session_id ? task.slot : null;
+    const next = await run.settleReport(run.spec, task, outcome, pullSlot);
     if (!next || !pull) return null;
     return this.#withSetup(run, next, pull);
   }

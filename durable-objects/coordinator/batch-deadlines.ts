@@ -113,7 +113,7 @@ export class BatchDeadlines {
       for (const batch of store.batches.open()) {
         if (!batch.cancel_requested) continue;
         const tasks = store.batches.inBatch(batch.id);
-        for (const task of tasks) this.#host.step(task, { type: "withdraw" }); // pending for a realtime call, still known as the batch's
+        for (const task of tasks) this.#host.tasks.apply(task, { type: "withdraw" }); // pending for a realtime call, still known as the batch's
         log.bump({ total_attempts: -tasks.length });
       }
       store.setMeta("cancel_grace_until_ms", null);

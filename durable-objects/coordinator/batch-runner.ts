@@ -47,9 +47,7 @@ import { taskVars } from "./claims";
 import type { BudgetKeeper } from "./budget";
 import type { JobLog } from "./job-log";
 import type { CoordinatorStore, TaskRow } from "./store";
-import type { TaskEvent } from "../../src/engine/task-machine";
-import type { UsageSums } from "../../src/engine/counters";
-import type { AttemptFacts, Stepped, StepWrite } from "./task-steps";
+import type { TaskRunner } from "./task-runner";
 import { WorkBudget } from "../../src/engine/work-budget";
 import { credentialFingerprint, DISOWNED_MESSAGE } from "../../src/llm/batch/owner";
 import { matchResults } from "./batch-results";
@@ -72,8 +70,8 @@ export interface BatchHost {
   readonly budget: BudgetKeeper;
   spec(): JobSpec;
   readonly op: Operator;
-  /** Applies an event of the task state machine to a line's task (./task-steps.ts). */
-  step(task: TaskRow, event: TaskEvent, usage?: UsageSums, facts?: AttemptFacts, write?: StepWrite): Stepped | null;
+  /** The job's task runner: a line's task moves through it (./task-runner.ts). */
+  readonly tasks: TaskRunner;
   /** Settles one line's outcome like a report (priced at the batch discount). */
   settleLine(task: TaskRow, outcome: AttemptOutcome): Promise<void>;
   /** A line billed for an item that had (or was getting) its result realtime (execution mode auto). */
@@ -430,12 +428,12 @@ export class BatchRunner {
 
   /** A task starts as a line of a batch: no slot; its token names the batch. */
   #inBatch(row: TaskRow, batchId: string, now: number, reserved: { tokens: number; usd: number }): void {
-    this.#host.step(row, { type: "dispatch", slot: null, token: `batch:${batchId}`, now }, undefined, undefined, { reserved, batchId });
+    this.#host.tasks.apply(row, { type: "dispatch", slot: null, token: `batch:${batchId}`, now }, undefined, undefined, { reserved, batchId });
   }
 
   /** A line that never ran (its batch was refused or cancelled, or lost before its submission): pending again, the attempt not counted, no batch. */
   #unattempted(row: TaskRow): void {
-    this.#host.step(row, { type: "withdraw" }, undefined, undefined, { batchId: null });
+    this.#host.tasks.apply(row, { type: "withdraw" }, undefined, undefined, { batchId: null });
   }
 }
 

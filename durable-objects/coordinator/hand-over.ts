@@ -17,10 +17,10 @@ import type { TaskRow } from "./store";
  */
 export async function handOver(run: JobRun, row: TaskRow, counted = true): Promise<boolean> {
   if (row.session_id || row.slot === null || !counted) return true;
-  const moved = run.step(row, { type: "hand", why: "its worker restarted while its call was under way", now: Date.now() });
+  const moved = run.tasks.apply(row, { type: "hand", why: "its worker restarted while its call was under way", now: Date.now() });
   if (!moved) return false;
   if (moved.task.state === "running") return true;
-  if (moved.advance) await run.afterChange(moved.advance);
+  await run.follow(moved);
   return false;
 }
 

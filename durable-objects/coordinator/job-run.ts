@@ -2,13 +2,13 @@
  * The job as its JobCoordinator runs it: the state the coordinator keeps in memory beside its
  * storage (spec, status, busy slots, the next alarm) and the engine that moves it on — dispatch,
  * settling reports, what the operator says follows, the alarm's sweep; its tasks' transitions are
- * ./task-steps.ts, its own (begin, pause, end) ./lifecycle.ts, its pacing per model ./pacings.ts. The Durable
+ * ./task-runner.ts (whose answers `follow` acts on), its own (begin, pause, end) ./lifecycle.ts,
+ * its pacing per model ./pacings.ts. The Durable
  * Object (../job-coordinator.ts) is its RPC surface; a purge replaces the run with a fresh one.
  */
 import { renderLimits } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
 import { isThrottle, type AttemptOutcome } from "../../src/engine/retry-policy";
-import type { TaskEnd, TaskEvent, TaskState } from "../../src/engine/task-machine";
 import { isTerminal, type Advance, type ErrorKind, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef } from "../../src/engine/types";
 import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import type { JobProgress } from "../../src/db/jobs";
@@ -27,18 +27,14 @@ import { parseModel } from "../../src/llm/models";
 import type { JobPacingView } from "../../src/engine/pacing";
 import { WorkerLink } from "./workers";
 import { D1Mirror } from "./d1-mirror";
-import { attemptFacts, stepTask, type AttemptFacts, type Stepped, type StepWrite } from "./task-steps";
+import { TaskRunner, type CallMode, type Moved } from "./task-runner";
 import { runProgress } from "./progress";
 import { JobLog } from "./job-log";
 import { eventShape } from "./event-shapes";
 import { Setups, claimOf, planReader, taskVars } from "./claims";
-import { recordEnd } from "./results";
-import { sumsOf, type UsageSums } from "../../src/engine/counters";
-import { priced } from "../../src/llm/prices";
 import { withExecution } from "../../src/engine/execution";
 import { BatchRunner } from "./batch-runner";
 import { concurrencyLink, pacingLinks } from "./links";
-import { duplicated, settleLine } from "./batch-settle";
 import { beginJob, finishJob, pauseJob, SWEEP_INTERVAL_MS } from "./lifecycle";
 import { watchWebhook } from "./webhook-sweep";
 import { giveUpStarved } from "./starved";
@@ -46,8 +42,11 @@ import { giveUpStarved } from "./starved";
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm alone: Queue delays are whole seconds
 const BATCH_GATHER_MS = 100; // tasks of a batch stage readied within this go out in one provider batch
 
-/** A report that takes its slot's next task in its answer (a call worker's pull). */
-export type Puller = { slot: number; next: PulledTask | null };
+/** The slot of a call worker whose report takes its slot's next task in the answer (null: no pull). */
+export type PullSlot = number | null;
+
+/** What comes after a task moved, unless it ended: a dispatch (a report freed a slot), the alarm (a batch line goes out in a later batch), nothing (the caller goes on). */
+type Then = "dispatch" | "alarm" | "nothing";
 
 export class JobRun {
   readonly store: CoordinatorStore;
@@ -58,6 +57,7 @@ export class JobRun {
   readonly pacing: Pacings;
   readonly workers: WorkerLink;
   readonly batches: BatchRunner;
+  readonly tasks: TaskRunner;
   readonly busySlots = new Set<number>();
   readonly waiters: (() => void)[]; // callers of waitForEnd
   readonly hub: EventHub;
@@ -92,13 +92,14 @@ export class JobRun {
     this.concurrency = concurrencyLink(this);
     this.pacing = pacingLinks(this);
     this.workers = new WorkerLink(env, this.store);
+    this.tasks = new TaskRunner({ env, store: this.store, log: this.log, budget: this.budget, op: this.op, busySlots: this.busySlots, spec: () => this.spec });
     this.batches = new BatchRunner({
       env, store: this.store, log: this.log, budget: this.budget, op: this.op,
       spec: () => this.spec, // the job's current spec and status: a recover or resume changes them
       status: () => this.status,
-      step: (task, event, usage, facts, write) => this.step(task, event, usage, facts, write),
-      settleLine: (task, outcome) => settleLine(this, task, outcome),
-      duplicated: (task, outcome) => duplicated(this, task, outcome, "batch"),
+      tasks: this.tasks,
+      settleLine: (task, outcome) => this.settleLine(task, outcome),
+      duplicated: (task, outcome) => this.billedForNothing(task, outcome, "batch"),
       budgetExhausted: () => this.#budgetExhausted(),
       giveUp: (task, error, kind) => this.giveUp(task, error, kind),
       realtime: this.#realtime,
@@ -118,65 +119,88 @@ export class JobRun {
     return claimOf(this.spec, this.op, this.store, task, vars);
   }
 
-  async settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, puller: Puller | null): Promise<void> {
-    const model = this.modelOf(task.stage);
-    const usage = sumsOf(priced(this.env, model, outcome.usage, "realtime"));
-    this.budget.spend(task.stage, usage);
-    const pacer = this.pacing.of(model);
+  /**
+   * A worker's or a session's report of its attempt (the task as read now, running this dispatch):
+   * the pacing and the adaptive concurrency learn from it, the task runner settles it, and the job
+   * acts on what follows. Answers the slot's next task when the worker pulls one (`pullSlot`).
+   */
+  async settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, pullSlot: PullSlot): Promise<PulledTask | null> {
+    const usage = this.tasks.spend(task, outcome, "realtime");
+    const pacer = this.pacing.of(this.modelOf(task.stage));
     pacer.observe(spec, outcome);
     // Adaptive concurrency is the rule only where no rate limit is known (contract v3): a throttle of a
     // paced model is the pacer's news (its retry-after, its headers), never a cut of the calls in flight.
     const adaptive = !(pacer.paces && isThrottle(outcome));
-    // The task holds its slot until its step frees it: the calls in flight besides it.
+    // The task holds its slot until the runner frees it: the calls in flight besides it.
     const others = this.busySlots.size - (task.slot !== null && this.busySlots.has(task.slot) ? 1 : 0);
     const asked = adaptive ? this.concurrency.observe(spec, outcome, others, task.dispatched_at ?? Date.now()) : null;
     if (asked) {
       await asked;
       // Other calls ran meanwhile: the job may have ended (its running tasks released) or been recovered.
-      const current = this.store.task(task.stage, task.idx);
-      const live = this.status === "running" || this.status === "paused";
-      if (!live || current?.state !== "running" || current.token !== task.token) return;
+      const current = task.token === null ? null : this.tasks.dispatchOf(task.stage, task.idx, task.token);
+      if ((this.status !== "running" && this.status !== "paused") || !current) return null;
       task = current;
     }
-    if (outcome.kind === "permanent" && outcome.quota) {
-      // The credential's quota is spent (contract v4): the call was not billed and nothing will pass
-      // until someone pays; the task waits as it was (its attempt not counted) and the job pauses
-      // (`provider_quota`) until resume.
-      this.step(task, { type: "withdraw" });
-      if (this.status === "running") pauseJob(this, "provider_quota");
-      return;
+    return this.follow(this.tasks.settle(task, outcome, usage, Date.now(), Math.random), "dispatch", pullSlot);
+  }
+
+  /** One line of a provider batch ended (./batch-runner.ts): settled as a report is, at the batch price. */
+  async settleLine(task: TaskRow, outcome: AttemptOutcome): Promise<void> {
+    // No jitter: a batch's lines that go again wait the same backoff, and go out in one later batch.
+    const usage = this.tasks.spend(task, outcome, "batch");
+    await this.follow(this.tasks.settle(task, outcome, usage, Date.now(), () => 0), "alarm");
+  }
+
+  /** A call billed for an item that had its result another way (./task-runner.ts): counted apart, mirrored. */
+  billedForNothing(task: TaskRow, outcome: AttemptOutcome, mode: CallMode): void {
+    if (this.tasks.billedForNothing(task, outcome, mode)) this.mirror.schedule();
+  }
+
+  /**
+   * What the job does after one of its tasks moved (./task-runner.ts answers it as data): the
+   * operator's next steps once a task ended, a session stopped, a pause, the alarm (and a Queue
+   * message) for a retry, a child's stage started; then what `then` says. A batch line's task goes
+   * out in a later batch: the alarm submits it once its backoff is over. Answers a pulled task.
+   */
+  async follow(moved: Moved | null, then: Then = "nothing", pullSlot: PullSlot = null): Promise<PulledTask | null> {
+    if (!moved) return null;
+    if (moved.stopSession) this.stopSession(moved.stopSession);
+    if (moved.advance) {
+      this.mirror.schedule();
+      return this.afterChange(moved.advance, pullSlot);
     }
-    const now = Date.now();
-    const moved = this.step(task, { type: "report", outcome, now, random: Math.random }, usage, attemptFacts(outcome));
-    if (!moved) return;
-    if (moved.advance) return this.afterChange(moved.advance, puller);
+    if (moved.pause) {
+      if (this.status === "running") pauseJob(this, moved.pause);
+      return null;
+    }
+    if (then === "alarm") {
+      await this.wakeAt(moved.wake ?? Date.now());
+      return null;
+    }
     if (moved.spawned) {
       this.startStagesWithWork();
       this.mirror.schedule();
-      return this.dispatchAndSettle();
     }
-    if (moved.wake !== null) {
-      // The alarm wakes the job when the retry is due. A longer backoff also sends a Queue
-      // message, a second timer; it can come later (whole seconds, delivered in batches), so it is not the one waited for.
-      const delayMs = moved.wake - now;
-      if (delayMs >= QUEUE_MIN_DELAY_MS) {
-        await sendMessage(this.env, { type: "wake_job", job_id: spec.jobId }, Math.ceil(delayMs / 1000))
-          .catch((err: unknown) => console.error("queue send failed; the alarm wakes the job", err));
-      }
-      await this.wakeAt(moved.wake);
-    }
-    return this.dispatchAndSettle(puller);
+    if (moved.wake !== null) await this.#wakeForRetry(moved.wake);
+    return then === "dispatch" ? this.dispatchAndSettle(pullSlot) : null;
   }
 
-  /** Applies one event of the task state machine to `task` (./task-steps.ts). */
-  step(task: TaskRow, event: TaskEvent, usage?: UsageSums, facts?: AttemptFacts, write?: StepWrite): Stepped | null {
-    return stepTask(this, task, event, usage, facts, write);
+  /**
+   * A retry is due at `at`: the alarm wakes the job then. A longer backoff also sends a Queue
+   * message, a second timer; it can come later (whole seconds, delivered in batches), so it is not the one waited for.
+   */
+  async #wakeForRetry(at: number): Promise<void> {
+    const delayMs = at - Date.now();
+    if (delayMs >= QUEUE_MIN_DELAY_MS) {
+      await sendMessage(this.env, { type: "wake_job", job_id: this.spec.jobId }, Math.ceil(delayMs / 1000))
+        .catch((err: unknown) => console.error("queue send failed; the alarm wakes the job", err));
+    }
+    await this.wakeAt(at);
   }
 
-  /** The model a stage's calls use (an agent's children: their parents' stage's), which prices their usage. */
+  /** The model a stage's calls use (./task-runner.ts). */
   modelOf(stage: string): string {
-    const work = this.op.work(this.spec, this.store.workStage(stage));
-    return executorOf(work).call(work).model;
+    return this.tasks.modelOf(stage);
   }
 
   /** The job starts (./lifecycle.ts). */
@@ -216,7 +240,7 @@ export class JobRun {
    * Applies what the operator said follows: stage sizes now known, tasks made ready, tasks it
    * finished itself (each may lead to more), perhaps the job's end.
    */
-  async afterChange(first: Advance | null, puller: Puller | null = null): Promise<void> {
+  async afterChange(first: Advance | null, pullSlot: PullSlot = null): Promise<PulledTask | null> {
     const queue: Advance[] = first ? [first] : [];
     for (let advance = queue.shift(); advance; advance = queue.shift()) {
       for (const [stage, total] of Object.entries(advance.totals ?? {})) this.store.setStageTotal(stage, total);
@@ -225,12 +249,16 @@ export class JobRun {
       if (readied.size > 0) this.startStagesWithWork(readied);
       for (const local of advance.local ?? []) {
         const row = this.store.task(local.stage, local.index) as TaskRow;
-        const moved = this.step(row, { type: "local", output: local.output });
+        const moved = this.tasks.apply(row, { type: "local", output: local.output });
         if (moved?.advance) queue.push(moved.advance);
       }
-      if (advance.end) return this.#end(advance.end);
+      if ((advance.local?.length ?? 0) > 0) this.mirror.schedule();
+      if (advance.end) {
+        await this.#end(advance.end);
+        return null;
+      }
     }
-    await this.dispatchAndSettle(puller);
+    return this.dispatchAndSettle(pullSlot);
   }
 
   /** Stages still pending that now have work get STAGE_STARTED (staged jobs); `readied`: the only stages that can have gained work. */
@@ -245,14 +273,15 @@ export class JobRun {
     }
   }
 
-  /** Dispatches, then waits for an end the dispatch began (a budget that ran out with `fail`). */
-  async dispatchAndSettle(puller: Puller | null = null): Promise<void> {
-    this.#dispatch(puller);
+  /** Dispatches, then waits for an end the dispatch began (a budget that ran out with `fail`). Answers the task pulled into `pullSlot`, if any. */
+  async dispatchAndSettle(pullSlot: PullSlot = null): Promise<PulledTask | null> {
+    const next = this.#dispatch(pullSlot);
     const ending = this.#ending;
     if (ending) {
       await ending;
       this.#ending = null;
     }
+    return next;
   }
 
   /** The stages whose tasks go out in provider batches (none unless the job's execution mode says so). */
@@ -260,12 +289,16 @@ export class JobRun {
     return this.spec.execution ? this.batches.stages() : [];
   }
 
-  /** Fills free slots with pending tasks, critical path first. Never awaits a worker: `begin` only stores the reference. */
-  #dispatch(puller: Puller | null): void {
+  /**
+   * Fills free slots with pending tasks, critical path first. Never awaits a worker: `begin` only
+   * stores the reference. The task dispatched into `pullSlot` is not begun: it is answered, for the
+   * slot's worker to take in its report's answer.
+   */
+  #dispatch(pullSlot: PullSlot): PulledTask | null {
     const spec = this.spec;
-    if (this.status !== "running") return;
+    if (this.status !== "running") return null;
     const room = this.concurrency.cap(spec) - this.busySlots.size; // the provider's limit for the tenant, when one holds
-    if (room <= 0) return;
+    if (room <= 0) return null;
     const unleased = new Map<PacingLink, number>(); // calls that could start but have no lease from their model's rate pacer
     const batchStages = this.batchStages();
     if (batchStages.length > 0 && this.batches.hasReady()) {
@@ -273,10 +306,11 @@ export class JobRun {
       void this.wakeAt(Date.now() + BATCH_GATHER_MS).catch((err: unknown) => console.error("could not set the alarm; the sweep will", err));
     }
     const rows = this.store.nextPending(room, batchStages);
-    if (rows.length === 0) return;
+    if (rows.length === 0) return null;
     const free: number[] = []; // as many free slots as there are tasks to start, the puller's first
-    if (puller && !puller.next && !this.busySlots.has(puller.slot)) free.push(puller.slot);
-    for (let slot = 0; slot < spec.concurrency && free.length < rows.length; slot++) if (!this.busySlots.has(slot) && slot !== puller?.slot) free.push(slot);
+    if (pullSlot !== null && !this.busySlots.has(pullSlot)) free.push(pullSlot);
+    for (let slot = 0; slot < spec.concurrency && free.length < rows.length; slot++) if (!this.busySlots.has(slot) && slot !== pullSlot) free.push(slot);
+    let next: PulledTask | null = null;
     const now = Date.now();
     const round = this.round();
     let begun = 0;
@@ -288,26 +322,29 @@ export class JobRun {
         unleased.set(pacing, (unleased.get(pacing) ?? 0) + 1); // it waits for a lease (not counted as begun: a wait must not set the next alarm at once)
         continue;
       }
-      const pulled = puller !== null && free[i] === puller.slot && !executor.session;
+      const pulled = pullSlot !== null && free[i] === pullSlot && !executor.session;
       if (!pulled && begun++ === BEGINS_PER_INVOCATION) {
         // One invocation's subrequests are bounded: the rest start in the next alarm, right away.
         void this.wakeAt(Date.now()).catch((err: unknown) => console.error("could not set the alarm; the sweep will", err));
-        return;
+        return next;
       }
       let known: Record<string, unknown> | undefined; // computed once, for the budget and the pulled claim
       const vars = () => (known ??= taskVars(spec, this.op, this.store, row));
       const reserved = this.budget.reserve(spec.budget, row.stage, work, vars);
       // Calls in flight may settle below what they reserve (a cached answer spends nothing): wait for them.
-      if (reserved === null) return this.store.reserved().tokens > 0 ? undefined : this.#budgetExhausted();
+      if (reserved === null) {
+        if (this.store.reserved().tokens === 0) this.#budgetExhausted();
+        return next;
+      }
       const slot = free[i] as number;
       const token = randomBase32(10);
-      if (!this.step(row, { type: "dispatch", slot, token, now, handed: pulled }, undefined, undefined, { reserved })) continue;
+      if (!this.tasks.apply(row, { type: "dispatch", slot, token, now, handed: pulled }, undefined, undefined, { reserved })) continue;
       this.busySlots.add(slot);
       pacing?.started(spec);
       this.log.bump({ total_attempts: 1 });
       const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round };
       if (pulled) {
-        puller.next = { ref, claim: this.claimOf(row, known), setup: null };
+        next = { ref, claim: this.claimOf(row, known), setup: null };
         continue;
       }
       const worker = executor.session && row.session_id ? agentSession(this.env, row.session_id) : this.workers.worker(spec, slot);
@@ -320,12 +357,12 @@ export class JobRun {
       });
     }
     for (const [pacing, calls] of unleased) pacing.want(spec, calls);
+    return next;
   }
 
   /** A pending task fails where it waits, without another call (the task machine's give-up), and what follows is applied. */
   async giveUp(row: TaskRow, error: string, errorKind: ErrorKind): Promise<void> {
-    const moved = this.step(row, { type: "give-up", error, errorKind });
-    if (moved?.advance) await this.afterChange(moved.advance);
+    await this.follow(this.tasks.apply(row, { type: "give-up", error, errorKind }));
   }
 
   /** The next call does not fit the budget: pause the job (./lifecycle.ts), or end it `failed` (`on_exhausted`). */
@@ -340,21 +377,12 @@ export class JobRun {
 
   /** A dispatch that will never report: the machine says whether the task goes again or is quarantined (../../src/engine/task-machine.ts). */
   async lost(row: TaskRow, why: string): Promise<void> {
-    const moved = this.step(row, { type: "lost", why });
-    if (moved?.advance) await this.afterChange(moved.advance);
+    await this.follow(this.tasks.apply(row, { type: "lost", why }));
   }
 
   /** Its current turn is its last; not waited for. */
   stopSession(sessionId: string): void {
     agentSession(this.env, sessionId).stop().catch((err: unknown) => console.error("could not stop a session", err));
-  }
-
-  /** Stores a finished task and its result (./results.ts); returns what the operator says follows. */
-  record(task: TaskRow, done: TaskState, end: TaskEnd, usage: UsageSums, facts: AttemptFacts): Advance {
-    const job = { spec: this.spec, op: this.op, store: this.store, log: this.log, reader: this.reader() };
-    const advance = recordEnd(job, task, done, end, usage, facts);
-    this.mirror.schedule();
-    return advance;
   }
 
   /** The operator ended the job (or the budget did): keep its output and failure context, then finish. */

@@ -49,8 +49,8 @@ export interface LifecycleRun {
   clearAlarm(): Promise<void>;
   stopSession(sessionId: string): void;
   startStagesWithWork(): void;
-  afterChange(advance: Advance | null): Promise<void>;
-  dispatchAndSettle(): Promise<void>;
+  afterChange(advance: Advance | null): Promise<unknown>;
+  dispatchAndSettle(): Promise<unknown>;
   joinLimits(spec: JobSpec, inFlight: number): Promise<void>;
 }
 

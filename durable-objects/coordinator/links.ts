@@ -27,7 +27,7 @@ interface LinkedJob {
   readonly busySlots: Set<number>;
   readonly spec: JobSpec;
   readonly status: JobStatus;
-  dispatchAndSettle(): Promise<void>;
+  dispatchAndSettle(): Promise<unknown>;
   batchStages(): string[];
 }
 

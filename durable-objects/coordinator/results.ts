@@ -11,7 +11,12 @@ import { taskSums } from "./store";
 import { childInput, childResult, type ChildInput } from "./subtasks";
 import type { CoordinatorStore, TaskRow } from "./store";
 import type { JobLog } from "./job-log";
-import type { AttemptFacts } from "./task-steps";
+
+/** What an attempt's result keeps besides its end: the executor's details, and what a cached answer's original call cost. */
+export interface AttemptFacts {
+  details: Record<string, unknown> | null;
+  cached: { input_tokens: number; output_tokens: number } | null;
+}
 
 export interface JobParts {
   spec: JobSpec;

@@ -77,11 +77,23 @@ export function stateOf(row: TaskRow): TaskState {
   };
 }
 
+/** The column of each fact the task machine moves. */
+export const STATE_COLUMNS = {
+  state: "state", attempts: "attempts", losses: "losses", throttles: "throttles", throttledSince: "throttled_since", readyAt: "ready_at",
+  slot: "slot", token: "token", dispatchedAt: "dispatched_at", handed: "handed", problems: "problems",
+} as const satisfies { [K in keyof TaskState]: keyof TaskRow };
+
+type ColumnValue = string | number | null;
+
+/** The machine's facts of `state` that it sets (all of them, or some: a set-wise move's), as their columns store them. */
+export function stateColumns(state: Partial<TaskState>): [column: string, value: ColumnValue][] {
+  return (Object.keys(state) as (keyof TaskState)[]).map((key) => {
+    const value = state[key] ?? null;
+    return [STATE_COLUMNS[key], key === "problems" ? (value === null ? null : JSON.stringify(value)) : (value as ColumnValue)];
+  });
+}
+
 /** A row with the machine's facts of `next` (what the store wrote). */
 export function withState(row: TaskRow, next: TaskState): TaskRow {
-  return {
-    ...row, state: next.state, attempts: next.attempts, losses: next.losses, throttles: next.throttles, throttled_since: next.throttledSince,
-    ready_at: next.readyAt, slot: next.slot, token: next.token, dispatched_at: next.dispatchedAt, handed: next.handed,
-    problems: next.problems ? JSON.stringify(next.problems) : null,
-  };
+  return { ...row, ...(Object.fromEntries(stateColumns(next)) as Partial<TaskRow>) };
 }

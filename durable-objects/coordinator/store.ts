@@ -13,8 +13,8 @@ import { EventLogTable, Outbox } from "./event-store";
 import { migrate } from "./schema";
 import { BatchTable } from "./batch-table";
 import { addSums, type UsageSums } from "../../src/engine/counters";
-import type { TaskEnd, TaskState } from "../../src/engine/task-machine";
-import { taskSums, withState, type StageRow, type TaskRow } from "./store-rows";
+import { resetTask, SET_WISE, type SetWiseMove, type TaskEnd, type TaskState } from "../../src/engine/task-machine";
+import { stateColumns, stateOf, taskSums, withState, type StageRow, type TaskRow } from "./store-rows";
 
 export { itemStages, stateOf, taskSums, taskView, type StageRow, type TaskRow } from "./store-rows";
 
@@ -40,22 +40,22 @@ const usageArgs = (u: UsageSums): number[] => [u.input_tokens, u.output_tokens, 
  * slot, token, dispatched_at; an end: state, slot, token).
  */
 function stateChanges(row: TaskRow, next: TaskState): { sets: string; args: (string | number | null)[] } {
-  const columns: [string, string | number | null, string | number | null][] = [
-    ["state", row.state, next.state],
-    ["attempts", row.attempts, next.attempts],
-    ["losses", row.losses, next.losses],
-    ["throttles", row.throttles, next.throttles],
-    ["throttled_since", row.throttled_since, next.throttledSince],
-    ["ready_at", row.ready_at, next.readyAt],
-    ["slot", row.slot, next.slot],
-    ["token", row.token, next.token],
-    ["dispatched_at", row.dispatched_at, next.dispatchedAt],
-    ["handed", row.handed, next.handed],
-    ["problems", row.problems, next.problems ? JSON.stringify(next.problems) : null],
-  ];
-  const changed = columns.filter(([, was, is]) => was !== is);
-  return { sets: changed.map(([column]) => `${column} = ?`).join(", "), args: changed.map(([, , is]) => is) };
+  const changed = stateColumns(next).filter(([column, is]) => row[column as keyof TaskRow] !== is);
+  return { sets: changed.map(([column]) => `${column} = ?`).join(", "), args: changed.map(([, is]) => is) };
 }
+
+/**
+ * A set-wise move of the task machine (SET_WISE) as SQL: `SET` what it sets and `state = ?` (the
+ * state it moves from) for the statement's `WHERE`, with their values in that order.
+ */
+function setWise(move: SetWiseMove): { sets: string; args: (string | number | null)[]; from: string } {
+  const columns = stateColumns(SET_WISE[move].to);
+  return { sets: columns.map(([column]) => `${column} = ?`).join(", "), args: columns.map(([, value]) => value), from: SET_WISE[move].from };
+}
+const READY = setWise("ready");
+const DUE = setWise("due");
+const CHILD_ENDED = setWise("child-ended");
+const RELEASE = setWise("release");
 
 /** What a transition writes besides the machine's facts (CoordinatorStore.saveTask). */
 export interface TaskWrite {
@@ -245,7 +245,7 @@ export class CoordinatorStore {
     const input = JSON.stringify(seed.input ?? null);
     if (this.#insert(seed, input, true)) return !seed.blocked; // a new task: ready, or blocked when the plan says so
     if (seed.blocked) return false;
-    return this.#sql.exec("UPDATE tasks SET state = 'pending', input = ? WHERE stage = ? AND idx = ? AND state = 'blocked'", input, seed.stage, seed.index).rowsWritten > 0;
+    return this.#sql.exec(`UPDATE tasks SET ${READY.sets}, input = ? WHERE stage = ? AND idx = ? AND state = ?`, ...READY.args, input, seed.stage, seed.index, READY.from).rowsWritten > 0;
   }
 
   task(stage: string, idx: number): TaskRow | undefined {
@@ -288,7 +288,7 @@ export class CoordinatorStore {
 
   /** Set-wise `due` (../../src/engine/task-machine.ts): waiting tasks whose time has come become pending. */
   releaseDue(now: number): number {
-    return this.#sql.exec("UPDATE tasks SET state = 'pending' WHERE state = 'waiting' AND ready_at <= ?", now).rowsWritten;
+    return this.#sql.exec(`UPDATE tasks SET ${DUE.sets} WHERE state = ? AND ready_at <= ?`, ...DUE.args, DUE.from, now).rowsWritten;
   }
 
   nextWaitingAt(): number | null {
@@ -314,7 +314,7 @@ export class CoordinatorStore {
 
   /** Set-wise `child-ended` (../../src/engine/task-machine.ts): the child ended, its parent can be dispatched again. */
   resumeParent(stage: string, idx: number): void {
-    this.#sql.exec("UPDATE tasks SET state = 'pending' WHERE stage = ? AND idx = ? AND state = 'child'", stage, idx);
+    this.#sql.exec(`UPDATE tasks SET ${CHILD_ENDED.sets} WHERE stage = ? AND idx = ? AND state = ?`, ...CHILD_ENDED.args, stage, idx, CHILD_ENDED.from);
   }
 
   /** Attempts of the finished tasks: what their results add up to. */
@@ -396,24 +396,21 @@ export class CoordinatorStore {
   }
 
   /**
-   * The machine's `reset` (../../src/engine/task-machine.ts) in a statement of its own, which also
-   * clears what the task produced: a task to run again from scratch — a fresh attempt count and
-   * usage, no guidance, nothing running, its losses kept; blocked if it was (or `blocked`), else
-   * pending. An agent task gets a new sub-session
+   * The machine's `reset` (resetTask, ../../src/engine/task-machine.ts), which also clears what the
+   * task produced: its usage, result, batch and reservation. An agent task gets a new sub-session
    * (`sessionId`): the old one keeps its history.
    */
   #resetTask(row: TaskRow, sessionId: string | null, blocked: boolean): void {
+    const changes = stateChanges(row, resetTask(stateOf(row), blocked));
     this.#sql.exec(
-      `UPDATE tasks SET state = CASE WHEN ? OR state = 'blocked' THEN 'blocked' ELSE 'pending' END, attempts = 0, ready_at = 0,
-         slot = NULL, token = NULL, dispatched_at = NULL, batch_id = NULL, problems = NULL, ${CLEAR_USAGE}, reserved = 0, reserved_usd = 0,
-         success = NULL, output = NULL, error = NULL, error_kind = NULL, session_id = ?, throttles = 0, throttled_since = NULL
-       WHERE stage = ? AND idx = ?`,
-      blocked ? 1 : 0, sessionId, row.stage, row.idx,
+      `UPDATE tasks SET ${changes.sets ? `${changes.sets}, ` : ""}batch_id = NULL, ${CLEAR_USAGE}, reserved = 0, reserved_usd = 0,
+         success = NULL, output = NULL, error = NULL, error_kind = NULL, session_id = ? WHERE stage = ? AND idx = ?`,
+      ...changes.args, sessionId, row.stage, row.idx,
     );
   }
 
   /** Set-wise `release` (../../src/engine/task-machine.ts): running tasks give their slots back (the job's end), their reports stale from now on; a batch line forgets its batch. */
   releaseRunning(): void {
-    this.#sql.exec("UPDATE tasks SET state = 'pending', slot = NULL, token = NULL, batch_id = NULL, reserved = 0, reserved_usd = 0 WHERE state = 'running'");
+    this.#sql.exec(`UPDATE tasks SET ${RELEASE.sets}, batch_id = NULL, reserved = 0, reserved_usd = 0 WHERE state = ?`, ...RELEASE.args, RELEASE.from);
   }
 }

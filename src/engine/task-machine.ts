@@ -17,9 +17,9 @@
  * What happens after an attempt is the retry policy's (./retry-policy.ts); this module adds what
  * the task's own facts say: how many attempts, losses and throttles it had, since when it waits
  * on rate limits. An event that does not apply to the task's state (a report for a task no longer
- * running) returns null: the runner ignores it. The coordinator's set-wise SQL (every due task at
- * once, every running task on a pause) applies the same `due` and `release` transitions; an
- * integration test holds the two together.
+ * running) returns null: the runner ignores it. The moves the coordinator makes set-wise (every
+ * due task at once, every running task at the job's end) are declared once (SET_WISE): this module
+ * moves one task by them, the coordinator's store derives its statements from them.
  */
 import { LOST_ATTEMPTS_MAX } from "./limits";
 import { isThrottle, nextStep, type AttemptOutcome } from "./retry-policy";
@@ -104,6 +104,28 @@ export interface Transition {
   effects: TaskEffect[];
 }
 
+/**
+ * The moves the coordinator makes on many tasks in one statement (every due task, every running
+ * task at the job's end, a blocked task readied with its input, a parent whose child ended): the
+ * state a task must be in, and the facts it gets. `taskTransition` moves one task by these same
+ * entries, and the store derives its statements from them (durable-objects/coordinator/store.ts).
+ */
+export const SET_WISE = {
+  ready: { from: "blocked", to: { state: "pending" } },
+  /** …once its readyAt has come. */
+  due: { from: "waiting", to: { state: "pending" } },
+  "child-ended": { from: "child", to: { state: "pending" } },
+  /** The job paused or ended: the report will be stale. */
+  release: { from: "running", to: { state: "pending", slot: null, token: null } },
+} as const satisfies Record<string, { from: TaskPhase; to: Partial<TaskState> }>;
+
+export type SetWiseMove = keyof typeof SET_WISE;
+
+function setWise(task: TaskState, move: SetWiseMove): Transition | null {
+  const { from, to } = SET_WISE[move];
+  return task.state === from ? { task: { ...task, ...to }, effects: [] } : null;
+}
+
 /** A task as planned: nothing tried yet. */
 export function freshTask(blocked = false): TaskState {
   return { state: blocked ? "blocked" : "pending", attempts: 0, losses: 0, throttles: 0, throttledSince: null, readyAt: 0, slot: null, token: null, dispatchedAt: null, handed: 0, problems: null };
@@ -113,7 +135,7 @@ export function freshTask(blocked = false): TaskState {
 export function taskTransition(task: TaskState, event: TaskEvent, policy: TaskPolicy): Transition | null {
   switch (event.type) {
     case "ready":
-      return task.state === "blocked" ? { task: { ...task, state: "pending" }, effects: [] } : null;
+      return setWise(task, "ready");
     case "dispatch":
       if (task.state !== "pending") return null;
       return { task: { ...task, state: "running", attempts: task.attempts + 1, slot: event.slot, token: event.token, dispatchedAt: event.now, handed: event.handed ? 1 : 0 }, effects: [] };
@@ -127,12 +149,14 @@ export function taskTransition(task: TaskState, event: TaskEvent, policy: TaskPo
     case "withdraw":
       if (task.state !== "running") return null;
       return { task: { ...idle(task), state: "pending", attempts: Math.max(0, task.attempts - 1) }, effects: freed(task) };
-    case "release":
-      return task.state === "running" ? { task: { ...idle(task), state: "pending" }, effects: freed(task) } : null;
+    case "release": {
+      const released = setWise(task, "release");
+      return released && { ...released, effects: freed(task) };
+    }
     case "due":
-      return task.state === "waiting" && task.readyAt <= event.now ? { task: { ...task, state: "pending" }, effects: [] } : null;
+      return task.readyAt <= event.now ? setWise(task, "due") : null;
     case "child-ended":
-      return task.state === "child" ? { task: { ...task, state: "pending" }, effects: [] } : null;
+      return setWise(task, "child-ended");
     case "local":
       if (task.state !== "pending" && task.state !== "blocked") return null;
       return { task: { ...task, state: "done" }, effects: [{ type: "finish", end: { success: true, output: event.output, error: null, errorKind: null } }] };
@@ -140,9 +164,16 @@ export function taskTransition(task: TaskState, event: TaskEvent, policy: TaskPo
       if (task.state !== "pending") return null;
       return { task: { ...task, state: "done" }, effects: [{ type: "finish", end: { success: false, output: null, error: event.error, errorKind: event.errorKind } }] };
     case "reset":
-      // From scratch, but its losses: a recovered poison item (quarantined after LOST_ATTEMPTS_MAX) gets one more chance, not two.
-      return { task: { ...freshTask(event.blocked || task.state === "blocked"), losses: task.losses }, effects: freed(task) };
+      return { task: resetTask(task, event.blocked), effects: freed(task) };
   }
+}
+
+/**
+ * A task to run again from scratch (a recover): blocked if it was (or `blocked`), its losses kept —
+ * a recovered poison item (quarantined after LOST_ATTEMPTS_MAX) gets one more chance, not two.
+ */
+export function resetTask(task: TaskState, blocked: boolean): TaskState {
+  return { ...freshTask(blocked || task.state === "blocked"), losses: task.losses };
 }
 
 /** The task holds nothing any more: no slot, no token. */

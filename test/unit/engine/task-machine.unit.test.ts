@@ -1,16 +1,12 @@
 /**
- * The task state machine (src/engine/task-machine.ts): each transition on its own, then whole jobs'
- * worth of tasks run by an in-memory runner with a fake clock (./task-sim.ts) against scripted
- * providers — throttles, invalid output, server errors, timeouts, crashes, attempts that never
- * report — checking what must hold whatever the provider does: every task ends exactly once, no
- * more calls in flight than the job's concurrency, retries within max_retries (throttles apart),
- * a throttle fails a task only after its max wait, a lost or re-sent attempt is quarantined at the
- * second loss, and every call sent (re-sent ones too) is an attempt.
+ * The task state machine (src/engine/task-machine.ts), each transition on its own. Whole jobs'
+ * worth of tasks run by the coordinator's task runner against scripted providers are
+ * test/integration/coordinator/task-runner.integration.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { freshTask, taskTransition, type TaskEvent, type TaskPhase, type TaskState } from "../../../src/engine/task-machine";
 import { LOST_ATTEMPTS_MAX } from "../../../src/engine/limits";
-import { crash, invalid, ok, seeded, simulate, throttle, timeout, transient, usage } from "./task-sim";
+import { invalid, ok, throttle, timeout, transient, usage } from "./outcomes";
 
 const policy = { maxRetries: 2, maxWaitMs: 60_000 };
 const zero = () => 0;
@@ -138,79 +134,5 @@ describe("task transitions", () => {
     const done: TaskState = { ...running({ attempts: 3, losses: 1, throttles: 4 }), state: "done", slot: null };
     expect(taskTransition(done, { type: "reset", blocked: false }, policy)?.task).toEqual({ ...freshTask(), losses: 1 }); // its losses kept
     expect(taskTransition({ ...freshTask(true) }, { type: "reset", blocked: false }, policy)?.task).toEqual(freshTask(true));
-  });
-});
-
-describe("whole jobs run in memory against scripted providers", () => {
-  it("whatever the provider does, every task ends exactly once and the rules hold (300 seeds × 40 tasks)", () => {
-    for (let seed = 1; seed <= 300; seed++) {
-      const rand = seeded(seed);
-      const mix = [ok, ok, ok, ok, invalid, transient, timeout, crash, () => throttle(rand() < 0.5 ? null : 3_000)];
-      const concurrency = 1 + Math.floor(rand() * 8);
-      const sim = simulate({
-        tasks: 40, concurrency, policy, random: rand,
-        provider: () => {
-          const r = rand();
-          return r < 0.03 ? "lost" : r < 0.06 ? "restart" : (mix[Math.floor(rand() * mix.length)] as () => ReturnType<typeof ok>)();
-        },
-      });
-      expect(sim.refused, `seed ${seed}`).toEqual([]);
-      expect(sim.early, `seed ${seed}`).toBe(0);
-      expect(sim.maxBusy).toBeLessThanOrEqual(concurrency);
-      for (const [i, task] of sim.tasks.entries()) {
-        const where = `seed ${seed}, task ${i}`;
-        expect(task.ends, where).toHaveLength(1);
-        expect(task.state.state, where).toBe("done");
-        expect(task.state.attempts - task.state.throttles, where).toBeLessThanOrEqual(1 + policy.maxRetries);
-        expect(task.state.losses, where).toBeLessThanOrEqual(LOST_ATTEMPTS_MAX);
-        expect(task.state.attempts, where).toBe(task.dispatches.length);
-        const end = task.ends[0];
-        if (end?.errorKind === "rate_limited") expect((task.endedAt as number) - (task.state.throttledSince as number), where).toBeGreaterThanOrEqual(policy.maxWaitMs);
-        else if (!end?.success && task.state.throttledSince !== null) expect(end?.errorKind, where).toBe("internal"); // lost while throttled
-      }
-    }
-  });
-
-  it("a key that throttles four calls in five loses no item: back-pressure, never a failure", () => {
-    const rand = seeded(7);
-    const sim = simulate({ tasks: 200, concurrency: 16, policy: { maxRetries: 0, maxWaitMs: 3600_000 }, random: rand, provider: () => (rand() < 0.8 ? throttle(1_000) : ok()) });
-    expect(sim.tasks.every((t) => t.ends.length === 1 && t.ends[0]?.success)).toBe(true);
-    expect(sim.tasks.reduce((n, t) => n + t.state.throttles, 0)).toBeGreaterThan(200);
-    expect(sim.early).toBe(0);
-  });
-
-  it("a key that only throttles fails each task `rate_limited` once it has waited its max wait, not before", () => {
-    const sim = simulate({ tasks: 20, concurrency: 4, policy: { maxRetries: 0, maxWaitMs: 30_000 }, provider: () => throttle() });
-    for (const task of sim.tasks) {
-      expect(task.ends[0]).toMatchObject({ success: false, errorKind: "rate_limited" });
-      const first = task.dispatches[0] as number;
-      const last = task.dispatches.at(-1) as number;
-      // Failed at the report of its last attempt (latency 100 ms after its dispatch), 30 s or more after its first throttle.
-      expect(last + 100 - (first + 100)).toBeGreaterThanOrEqual(30_000);
-      expect(task.state.throttles).toBeGreaterThan(3);
-    }
-  });
-
-  it("attempts that never report are quarantined at the second loss, however many retries the job allows", () => {
-    const sim = simulate({ tasks: 10, concurrency: 3, policy: { maxRetries: 10, maxWaitMs: 60_000 }, provider: () => "lost" });
-    for (const task of sim.tasks) {
-      expect(task.ends).toEqual([expect.objectContaining({ success: false, errorKind: "internal" })]);
-      expect(task.state.attempts).toBe(LOST_ATTEMPTS_MAX);
-    }
-    expect(sim.now).toBe(2 * 5_000 * Math.ceil(10 / 3) - 0);
-  });
-
-  it("server errors use up exactly 1 + max_retries attempts, each after its backoff", () => {
-    const sim = simulate({ tasks: 5, concurrency: 5, policy: { maxRetries: 3, maxWaitMs: 60_000 }, random: zero, provider: () => transient() });
-    for (const task of sim.tasks) {
-      expect(task.ends[0]).toMatchObject({ errorKind: "llm_error" });
-      expect(task.dispatches).toEqual([0, 600, 1_700, 3_800]); // 100 ms to answer, then 0.5 s, 1 s, 2 s
-    }
-  });
-
-  it("invalid output then a success: the retry goes at once, with the problems as guidance", () => {
-    const sim = simulate({ tasks: 3, concurrency: 1, policy, provider: (_t, attempt) => (attempt === 1 ? invalid() : ok(attempt)) });
-    expect(sim.tasks.map((t) => t.ends[0]?.output)).toEqual([2, 2, 2]);
-    expect(sim.tasks.map((t) => t.dispatches)).toEqual([[0, 100], [200, 300], [400, 500]]);
   });
 });
