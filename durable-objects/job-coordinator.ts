@@ -70,7 +70,7 @@ export class JobCoordinator extends DurableObject<Env> {
     // warm ones. Asked here, before the alarm that starts the job, so the first dispatch never
     // waits on another object.
     await Promise.all([run.joinLimits(spec, 0), run.workers.lease(spec, 1)]);
-    await run.wakeAt(Date.now());
+    run.wake(Date.now());
   }
 
   /** The job ends `cancelled`; false when it has ended already (./coordinator/lifecycle.ts). */

@@ -67,7 +67,8 @@ export class JobRun {
   finalized: boolean;
   readonly #setups: Setups;
   readonly #realtime: Set<string>; // batch stages execution mode auto moved to realtime (meta realtime_stages)
-  #alarmAt: number | null;
+  #alarmAt: number | null; // when the alarm is set for (null: none)
+  #wanted: number | null = null; // the earliest wake asked for in this turn, armed at its end (#arm)
   #ending: Promise<void> | null = null; // an end begun inside the synchronous dispatch; the RPC or alarm that caused it waits for it
 
   /** The job of `spec`, stored in `parts.store` already (started, or woken from storage). */
@@ -174,7 +175,7 @@ export class JobRun {
       return null;
     }
     if (then === "alarm") {
-      await this.wakeAt(moved.wake ?? Date.now());
+      this.wake(moved.wake ?? Date.now());
       return null;
     }
     if (moved.spawned) {
@@ -195,7 +196,7 @@ export class JobRun {
       await sendMessage(this.env, { type: "wake_job", job_id: this.spec.jobId }, Math.ceil(delayMs / 1000))
         .catch((err: unknown) => console.error("queue send failed; the alarm wakes the job", err));
     }
-    await this.wakeAt(at);
+    this.wake(at);
   }
 
   /** The model a stage's calls use (./task-runner.ts). */
@@ -303,7 +304,7 @@ export class JobRun {
     const batchStages = this.batchStages();
     if (batchStages.length > 0 && this.batches.hasReady()) {
       // The batch runner submits them from the alarm, together with the others readied in this moment.
-      void this.wakeAt(Date.now() + BATCH_GATHER_MS).catch((err: unknown) => console.error("could not set the alarm; the sweep will", err));
+      this.wake(Date.now() + BATCH_GATHER_MS);
     }
     const rows = this.store.nextPending(room, batchStages);
     if (rows.length === 0) return null;
@@ -325,7 +326,7 @@ export class JobRun {
       const pulled = pullSlot !== null && free[i] === pullSlot && !executor.session;
       if (!pulled && begun++ === BEGINS_PER_INVOCATION) {
         // One invocation's subrequests are bounded: the rest start in the next alarm, right away.
-        void this.wakeAt(Date.now()).catch((err: unknown) => console.error("could not set the alarm; the sweep will", err));
+        this.wake(Date.now());
         return next;
       }
       let known: Record<string, unknown> | undefined; // computed once, for the budget and the pulled claim
@@ -353,7 +354,7 @@ export class JobRun {
         const current = this.store.task(row.stage, row.idx);
         if (current?.token !== token || current.state !== "running") return;
         await this.lost(current, "its worker could not be reached");
-        await this.wakeAt(Date.now() + 1_000);
+        this.wake(Date.now() + 1_000);
       });
     }
     for (const [pacing, calls] of unleased) pacing.want(spec, calls);
@@ -402,6 +403,7 @@ export class JobRun {
 
   /** The alarm is gone (the job's end deleted it). */
   async clearAlarm(): Promise<void> {
+    this.#wanted = null;
     await this.ctx.storage.deleteAlarm();
     this.#alarmAt = null;
   }
@@ -420,10 +422,28 @@ export class JobRun {
     this.store.setMeta("status", status);
   }
 
-  async wakeAt(time: number): Promise<void> {
-    if (this.#alarmAt !== null && this.#alarmAt <= time) return;
-    this.#alarmAt = time;
-    await this.ctx.storage.setAlarm(time);
+  /**
+   * The job must be woken by `at`: what the engine's slices say when they need the alarm (a
+   * retry's due time, a batch to poll, a webhook to look at again). Nothing is armed here: the
+   * earliest asked for in this turn is armed once, as the turn's last write (`#arm`), the only
+   * place that sets the coordinator's alarm.
+   */
+  wake(at: number): void {
+    if (this.#wanted === null) queueMicrotask(() => void this.#arm());
+    this.#wanted = Math.min(this.#wanted ?? Infinity, at);
+  }
+
+  async #arm(): Promise<void> {
+    const at = this.#wanted;
+    this.#wanted = null;
+    if (at === null || (this.#alarmAt !== null && this.#alarmAt <= at)) return;
+    this.#alarmAt = at;
+    try {
+      await this.ctx.storage.setAlarm(at);
+    } catch (err) {
+      this.#alarmAt = null;
+      console.error("could not set the alarm; the Queue's wake or the next report will", err);
+    }
   }
 
   /** The alarm: the job's start, its sweep for lost work and due retries while it runs, the end's follow-ups after it. */
@@ -433,11 +453,14 @@ export class JobRun {
     if (this.status === "queued") await this.begin();
     if (isTerminal(this.status)) {
       if (!this.finalized) await this.finish(this.status);
-      else await watchWebhook(this);
+      else {
+        const look = await watchWebhook(this);
+        if (look !== null) this.wake(look);
+      }
       if (!this.spec.execution) return;
       const poll = await this.batches.afterEnd(Date.now()); // cancelled batches' late lines
       await this.mirror.flush();
-      if (poll !== null) await this.wakeAt(poll);
+      if (poll !== null) this.wake(poll);
       return;
     }
     const now = Date.now();
@@ -449,11 +472,11 @@ export class JobRun {
     }
     if (isTerminal(this.status)) return;
     this.store.releaseDue(now);
-    await giveUpStarved(this, now);
+    if (await giveUpStarved(this, now)) this.wake(Date.now()); // more than one turn's worth: the rest at once
     if (isTerminal(this.status)) return;
     const batchPoll = this.spec.execution ? await this.batches.tick(now) : null; // ./batch-runner.ts
     if (isTerminal(this.status)) {
-      if (batchPoll !== null) await this.wakeAt(batchPoll); // a batch the job's end cancelled while it was being created: its end is read
+      if (batchPoll !== null) this.wake(batchPoll); // a batch the job's end cancelled while it was being created: its end is read
       return;
     }
     await this.dispatchAndSettle();
@@ -462,6 +485,6 @@ export class JobRun {
     // A paused job with nothing under way has nothing to sweep: resume or cancel wakes it.
     if (this.status === "paused" && this.store.running().length === 0) return;
     const waiting = this.store.nextWaitingAt();
-    await this.wakeAt(Math.min(now + SWEEP_INTERVAL_MS, waiting ?? Infinity, batchPoll ?? Infinity));
+    this.wake(Math.min(now + SWEEP_INTERVAL_MS, waiting ?? Infinity, batchPoll ?? Infinity));
   }
 }

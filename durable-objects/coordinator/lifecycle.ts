@@ -45,7 +45,7 @@ export interface LifecycleRun {
   setStatus(status: JobStatus): void;
   round(): number;
   reader(): PlanReader;
-  wakeAt(time: number): Promise<void>;
+  wake(at: number): void;
   clearAlarm(): Promise<void>;
   stopSession(sessionId: string): void;
   startStagesWithWork(): void;
@@ -144,10 +144,11 @@ async function leave(run: LifecycleRun): Promise<void> {
   run.hub.closeAll();
   for (const resolve of run.waiters.splice(0)) resolve();
   await run.clearAlarm();
-  await watchWebhook(run);
+  const look = await watchWebhook(run);
+  if (look !== null) run.wake(look);
   // Batches cancelled before the end are read as they end: what the provider billed for nothing (./batch-runner.ts).
   const poll = run.spec.execution ? run.store.batches.nextPollAt() : null;
-  if (poll !== null) await run.wakeAt(poll);
+  if (poll !== null) run.wake(poll);
 }
 
 /** The job starts: MAP_STARTED with its planned stages, then what the operator says comes first. */
@@ -189,7 +190,7 @@ export async function finishJob(run: LifecycleRun, status: JobStatus): Promise<v
     await run.mirror.flush();
   } catch (err) {
     console.error("final flush failed; the alarm retries", err);
-    await run.wakeAt(Date.now() + 1_000);
+    run.wake(Date.now() + 1_000);
     return;
   }
   const staged = run.log.shape.showsOutput ? { output: run.store.getMeta("output") ?? null, error: run.store.getMeta("error") ?? null } : {};
@@ -265,7 +266,7 @@ export async function resumeJob(run: LifecycleRun, change: BudgetChange | null):
     }
   });
   await act(run, step);
-  await run.wakeAt(Date.now() + SWEEP_INTERVAL_MS);
+  run.wake(Date.now() + SWEEP_INTERVAL_MS);
   await run.mirror.flush(); // D1 says `running` before the caller hears 202
   return { ok: true };
 }

@@ -3,7 +3,7 @@
  * has granted the job nothing for longer than `max_wait_secs` (a provider's retry-after blocking
  * the credential, or the key's leases all taken), the job's pending tasks on that model fail
  * `rate_limited` where they wait, without another call (the task machine's give-up). At most
- * GIVE_UP_PER_ALARM a turn; the rest from the next alarm, right away.
+ * GIVE_UP_PER_ALARM a turn; answers whether there may be more (the job wakes again at once).
  */
 import { DEFAULT_MAX_WAIT_SECS } from "../../src/engine/limits";
 import { executorOf } from "../../src/engine/executors";
@@ -20,15 +20,14 @@ export interface StarvedJob {
   readonly pacing: { starved(now: number, maxWaitMs: number): Set<string> };
   batchStages(): string[];
   giveUp(row: TaskRow, error: string, errorKind: ErrorKind): Promise<void>;
-  wakeAt(time: number): Promise<void>;
 }
 
 const GIVE_UP_PER_ALARM = 200;
 
-export async function giveUpStarved(run: StarvedJob, now: number): Promise<void> {
+export async function giveUpStarved(run: StarvedJob, now: number): Promise<boolean> {
   const maxWaitMs = run.spec.maxWaitMs ?? DEFAULT_MAX_WAIT_SECS * 1000;
   const starved = run.pacing.starved(now, maxWaitMs);
-  if (starved.size === 0) return;
+  if (starved.size === 0) return false;
   const rows = run.store.nextPending(GIVE_UP_PER_ALARM, run.batchStages());
   const error = `Waited over the job's max_wait_secs (${maxWaitMs / 1000}) for the provider's rate limits: the rate pacer granted no call in that time.`;
   for (const row of rows) {
@@ -36,7 +35,7 @@ export async function giveUpStarved(run: StarvedJob, now: number): Promise<void>
     const executor = executorOf(work);
     if (!executor.paced || !starved.has(executor.call(work).model)) continue;
     await run.giveUp(row, error, "rate_limited");
-    if (isTerminal(run.status)) return;
+    if (isTerminal(run.status)) return false;
   }
-  if (rows.length === GIVE_UP_PER_ALARM) await run.wakeAt(Date.now());
+  return rows.length === GIVE_UP_PER_ALARM;
 }

@@ -41,17 +41,17 @@ export async function sweepWebhook(env: Env, store: CoordinatorStore, job: { job
   return due + LOST_MESSAGE_GRACE_MS > now ? due + LOST_MESSAGE_GRACE_MS : now + LOST_MESSAGE_GRACE_MS;
 }
 
-/** After the end: deliver MAP_COMPLETED to the job's webhook, and watch it until it settles (the alarm comes back when it must look again). */
-export async function watchWebhook(run: { readonly env: Env; readonly spec: JobSpec; readonly store: CoordinatorStore; wakeAt(time: number): Promise<void> }): Promise<void> {
+/** After the end: deliver MAP_COMPLETED to the job's webhook, and watch it until it settles. Answers when to look again (null: settled, or nothing to watch). */
+export async function watchWebhook(run: { readonly env: Env; readonly spec: JobSpec; readonly store: CoordinatorStore }): Promise<number | null> {
   const spec = run.spec;
   const completed = run.store.getMeta("completed_event");
-  if (!spec.webhook || !completed || run.store.getMeta("webhook_settled")) return;
+  if (!spec.webhook || !completed || run.store.getMeta("webhook_settled")) return null;
   try {
     const next = await sweepWebhook(run.env, run.store, { jobId: spec.jobId, tenantId: spec.tenantId, url: spec.webhook.url }, completed);
     if (next === null) run.store.setMeta("webhook_settled", true);
-    else await run.wakeAt(next);
+    return next;
   } catch (err) {
     console.error("webhook sweep failed; retrying", err);
-    await run.wakeAt(Date.now() + 5_000);
+    return Date.now() + 5_000;
   }
 }
