@@ -27,7 +27,25 @@ export default defineConfig({
     dependencySourceMapsOff,
     cloudflareTest(async () => ({
       wrangler: { configPath: "./wrangler.toml" },
-      miniflare: { d1Databases: ["MIGRATION_DB"], bindings: { ENVIRONMENT: "development", ALLOW_HTTP_WEBHOOKS: "false", ALLOW_PRIVATE_DESTINATIONS: "false", DESTINATION_ALLOWLIST: `${new URL(webhookSink).host},${new URL(modelTarpit).host}`, TEST_WEBHOOK_SINK: webhookSink, TEST_MODEL_TARPIT: modelTarpit, WEBHOOK_RETRY_SCHEDULE_SECS: "3600", TEST_MIGRATIONS: await readD1Migrations("./migrations"), MAX_REQUEST_BYTES: "65536", MAX_ITEM_BYTES: "1000", MAX_ITEMS_PER_JOB: "5", MAX_ACTIVE_JOBS_PER_TENANT: "2", OPENAI_COMPATIBLE_BASE_URL: modelTarpit, PRICES: JSON.stringify({ "openai-compatible/priced": { input: 100_000, output: 100_000 } }) } },
+      miniflare: {
+        d1Databases: ["MIGRATION_DB"],
+        bindings: {
+          ENVIRONMENT: "development",
+          ALLOW_HTTP_WEBHOOKS: "false",
+          ALLOW_PRIVATE_DESTINATIONS: "false",
+          DESTINATION_ALLOWLIST: `${new URL(webhookSink).host},${new URL(modelTarpit).host}`,
+          TEST_WEBHOOK_SINK: webhookSink,
+          TEST_MODEL_TARPIT: modelTarpit,
+          WEBHOOK_RETRY_SCHEDULE_SECS: "3600",
+          TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+          MAX_REQUEST_BYTES: "65536",
+          MAX_ITEM_BYTES: "1000",
+          MAX_ITEMS_PER_JOB: "5",
+          MAX_ACTIVE_JOBS_PER_TENANT: "2",
+          OPENAI_COMPATIBLE_BASE_URL: modelTarpit,
+          PRICES: JSON.stringify({ "openai-compatible/priced": { input: 100_000, output: 100_000 } }),
+        },
+      },
     })),
   ],
   test: {

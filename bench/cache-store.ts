@@ -79,17 +79,33 @@ async function main(): Promise<void> {
   };
   writeFileSync(join(dir, "wrangler.json"), JSON.stringify(config));
   const port = await freePort();
-  const child = spawn(join(ROOT, "node_modules/.bin/wrangler"), ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--persist-to", join(dir, "state")], {
-    cwd: dir,
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", X_LOCAL_OBSERVABILITY: "false", CI: "true", PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}` },
-    stdio: "ignore",
-    detached: true,
-  });
+  const child = spawn(
+    join(ROOT, "node_modules/.bin/wrangler"),
+    ["dev", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(await freePort()), "--persist-to", join(dir, "state")],
+    {
+      cwd: dir,
+      env: {
+        ...process.env,
+        WRANGLER_SEND_METRICS: "false",
+        X_LOCAL_OBSERVABILITY: "false",
+        CI: "true",
+        PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ""}`,
+      },
+      stdio: "ignore",
+      detached: true,
+    },
+  );
   const url = `http://127.0.0.1:${port}`;
   try {
     for (let tries = 0; ; tries++) {
       if (tries > 240) throw new Error("wrangler dev did not start");
-      if (await fetch(url).then((r) => r.ok, () => false)) break;
+      if (
+        await fetch(url).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        break;
       await new Promise((r) => setTimeout(r, 250));
     }
     const rows: string[] = [];

@@ -24,7 +24,12 @@ import { priceOf } from "../src/llm/prices.ts";
 const SEEDS = Number(process.env.CASCADE_SEEDS ?? 40);
 const N = 10_000;
 const SAMPLE = 200;
-const TARGETS: [TargetMetric, number][] = [["accuracy", 0.9], ["accuracy", 0.95], ["precision", 0.9], ["precision", 0.95]];
+const TARGETS: [TargetMetric, number][] = [
+  ["accuracy", 0.9],
+  ["accuracy", 0.95],
+  ["precision", 0.9],
+  ["precision", 0.95],
+];
 
 type Item = { oracleKeep: boolean; score: number };
 
@@ -73,7 +78,10 @@ const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
 
 function part1(overconfidence: number): string[] {
   const who = overconfidence === 0 ? "calibrated cheaper model" : `cheaper model right ${overconfidence * 100} points less often than it says`;
-  const lines = [`| ${who}: target (confidence 0.95, sample 200) | runs meeting it | cascade used | oracle calls saved | naive 0.9/0.1: meeting, saved | best fixed in hindsight: saved |`, "|---|---|---|---|---|---|"];
+  const lines = [
+    `| ${who}: target (confidence 0.95, sample 200) | runs meeting it | cascade used | oracle calls saved | naive 0.9/0.1: meeting, saved | best fixed in hindsight: saved |`,
+    "|---|---|---|---|---|---|",
+  ];
   for (const [metric, value] of TARGETS) {
     let meets = 0;
     let used = 0;
@@ -96,7 +104,9 @@ function part1(overconfidence: number): string[] {
       naiveSaved += 1 - naive.oracle / N;
       bestSaved += 1 - outcome(metric, bestInHindsight(metric, value, pop), pop, new Set()).oracle / N;
     }
-    lines.push(`| ${metric} ≥ ${value} | ${meets}/${SEEDS} (${pct(meets / SEEDS)}) | ${used}/${SEEDS} | ${pct(saved / SEEDS)} | ${naiveMeets}/${SEEDS}, ${pct(naiveSaved / SEEDS)} | ${pct(bestSaved / SEEDS)} |`);
+    lines.push(
+      `| ${metric} ≥ ${value} | ${meets}/${SEEDS} (${pct(meets / SEEDS)}) | ${used}/${SEEDS} | ${pct(saved / SEEDS)} | ${naiveMeets}/${SEEDS}, ${pct(naiveSaved / SEEDS)} | ${pct(bestSaved / SEEDS)} |`,
+    );
     console.log(lines.at(-1));
   }
   return lines;
@@ -108,7 +118,9 @@ async function part2(): Promise<string[]> {
   const { startFakeModelServer } = await import("../test/fake-model/server.ts");
   const items = Number(process.env.CASCADE_ITEMS ?? N);
   const fake = await startFakeModelServer({ latencyMs: 0 });
-  const fanout = await startFanout({ vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench-cascade", MAX_ITEMS_PER_JOB: "10000", MAX_REQUEST_BYTES: String(16 * 1024 * 1024) } });
+  const fanout = await startFanout({
+    vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench-cascade", MAX_ITEMS_PER_JOB: "10000", MAX_REQUEST_BYTES: String(16 * 1024 * 1024) },
+  });
   try {
     const { key } = await newTenant(fanout.url);
     const tag = `s15-${Date.now()}`;
@@ -120,25 +132,43 @@ async function part2(): Promise<string[]> {
       return `paper ${i} <<fake tag=${tag} id=${i} steps=${json("gpt-6-luna", cheap)},${json("gpt-6-sol", { keep: p.oracleKeep, reason: "r" })}>>`;
     });
     const target = { metric: "accuracy" as const, value: 0.9 };
-    const body = { inputs, predicate_template: "Keep? {{ item }}", model: "openai/gpt-6-sol", concurrency: 32, max_retries: 0, cascade: { model: "openai/gpt-6-luna", target, sample: { size: SAMPLE }, seed: 1, score: "self_reported" } };
+    const body = {
+      inputs,
+      predicate_template: "Keep? {{ item }}",
+      model: "openai/gpt-6-sol",
+      concurrency: 32,
+      max_retries: 0,
+      cascade: { model: "openai/gpt-6-luna", target, sample: { size: SAMPLE }, seed: 1, score: "self_reported" },
+    };
     const started = performance.now();
     const created = await call(fanout.url, "POST", "/v1/filter", { token: key, body });
     if (created.status !== 202) throw new Error(`${created.status} ${JSON.stringify(created.body).slice(0, 300)}`);
     const job = await waitForJob(fanout.url, key, created.body.job_id, 3_600_000);
     const secs = (performance.now() - started) / 1000;
     const sampled = new Set(drawSample(items, SAMPLE, 1));
-    const inProcess = learnThresholds({ ...target, confidence: 0.95 }, [...sampled].map((i) => ({ kind: "binary" as const, score: pop[i]?.score ?? null, oracleKeep: pop[i]?.oracleKeep ?? false })), pop.filter((_, i) => !sampled.has(i)).map((p) => p.score));
+    const inProcess = learnThresholds(
+      { ...target, confidence: 0.95 },
+      [...sampled].map((i) => ({ kind: "binary" as const, score: pop[i]?.score ?? null, oracleKeep: pop[i]?.oracleKeep ?? false })),
+      pop.filter((_, i) => !sampled.has(i)).map((p) => p.score),
+    );
     const c = job.output.cascade;
     const stage = (name: string) => (job.stages as { name: string; cost_usd: number | null }[]).find((s) => s.name === name)?.cost_usd ?? 0;
     const oracleAlone = (job.stages as { name: string; usage: { input_tokens: number; output_tokens: number } }[]).find((s) => s.name === "sample");
     const sol = priceOf({}, "openai/gpt-6-sol");
-    const perOracleCall = oracleAlone && sol ? ((oracleAlone.usage.input_tokens * sol.input + oracleAlone.usage.output_tokens * sol.output) / 1e6) / SAMPLE : 0;
+    const perOracleCall = oracleAlone && sol ? (oracleAlone.usage.input_tokens * sol.input + oracleAlone.usage.output_tokens * sol.output) / 1e6 / SAMPLE : 0;
     return [
       `- one job of ${items.toLocaleString("en-US")} items, accuracy ≥ 0.9 at 0.95, sample 200, seed 1: ${job.status} in ${secs.toFixed(1)} s; learned accept ${c.accept_above}, reject ${c.reject_below} (in process: ${inProcess.acceptAbove}, ${inProcess.rejectBelow}); estimate ${JSON.stringify(c.estimate)}; decided ${JSON.stringify(job.output.decided_by)}; oracle calls ${c.oracle_calls.toLocaleString("en-US")} of ${items.toLocaleString("en-US")}`,
       `- dollars at list prices: cheaper stage $${stage("cascade").toFixed(4)} + sample $${stage("sample").toFixed(4)} + items $${stage("items").toFixed(4)} = $${(stage("cascade") + stage("sample") + stage("items")).toFixed(4)}; the oracle alone on every item ≈ $${(perOracleCall * items).toFixed(4)}`,
     ];
   } finally {
-    if (process.env.CASCADE_LOGS) console.log(fanout.logs().split("\n").filter((l) => l.includes("TIMING")).join("\n"));
+    if (process.env.CASCADE_LOGS)
+      console.log(
+        fanout
+          .logs()
+          .split("\n")
+          .filter((l) => l.includes("TIMING"))
+          .join("\n"),
+      );
     await fanout.stop();
     await fake.close();
   }

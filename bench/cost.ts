@@ -28,14 +28,24 @@ const PRICE = priceOf({}, `anthropic/${MODEL}`);
 if (!PRICE) throw new Error("the shipped table has no price for the bench's model");
 const CONCURRENCY = 128;
 const SCHEMA = { type: "object", properties: { label: { type: "string", enum: ["positive", "negative", "mixed"] } }, required: ["label"] };
-const INSTRUCTION = `You label product reviews. ${"Read the review, weigh what it praises against what it blames, and answer with one label. ".repeat(64)}`.slice(0, 6_000);
+const INSTRUCTION =
+  `You label product reviews. ${"Read the review, weigh what it praises against what it blames, and answer with one label. ".repeat(64)}`.slice(0, 6_000);
 
 const fake = await startFakeModelServer({ latencyMs: 50, batchDelayMs: 2_000 });
-const fanout = await startFanout({ vars: { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: "sk-ant-bench-cost", MAX_ITEMS_PER_JOB: "10000", BATCH_POLL_MS: "500", MAX_REQUEST_BYTES: String(32 * 1024 * 1024) } });
+const fanout = await startFanout({
+  vars: {
+    ANTHROPIC_BASE_URL: fake.url,
+    ANTHROPIC_API_KEY: "sk-ant-bench-cost",
+    MAX_ITEMS_PER_JOB: "10000",
+    BATCH_POLL_MS: "500",
+    MAX_REQUEST_BYTES: String(32 * 1024 * 1024),
+  },
+});
 const { key } = await newTenant(fanout.url);
 const stats = async (tag: string) => (await (await fetch(`${fake.url}/_fake/stats?tag=${tag}`)).json()) as { requests: number; batched: number };
 
-const review = (i: number, tag: string, extra = "") => `Review ${i}: the battery lasts ${i % 9} days and the screen is fine. <<fake tag=${tag} id=${i}${extra}>>`;
+const review = (i: number, tag: string, extra = "") =>
+  `Review ${i}: the battery lasts ${i % 9} days and the screen is fine. <<fake tag=${tag} id=${i}${extra}>>`;
 
 /** Each run's own instruction (the same length): no run reads a prompt cache an earlier one wrote. */
 const instruction = (run: number) => `Run ${run}. ${INSTRUCTION}`;
@@ -44,24 +54,48 @@ async function loop(tag: string) {
   const client = new Anthropic({ apiKey: "sk-ant-bench-cost-loop", baseURL: fake.url, maxRetries: 5 });
   const limit = pLimit(32);
   let usd = 0;
-  await Promise.all(Array.from({ length: N }, (_, i) => limit(async () => {
-    const message = await client.messages.create({
-      model: MODEL, max_tokens: 50, system: instruction(0), messages: [{ role: "user", content: `Label this review: ${review(i, tag)}` }],
-      tools: [{ name: "output", description: "The answer", input_schema: SCHEMA as Anthropic.Tool.InputSchema }], tool_choice: { type: "tool", name: "output" },
-    });
-    usd += costOf(PRICE as NonNullable<typeof PRICE>, anthropicUsage(message.usage));
-  })));
+  await Promise.all(
+    Array.from({ length: N }, (_, i) =>
+      limit(async () => {
+        const message = await client.messages.create({
+          model: MODEL,
+          max_tokens: 50,
+          system: instruction(0),
+          messages: [{ role: "user", content: `Label this review: ${review(i, tag)}` }],
+          tools: [{ name: "output", description: "The answer", input_schema: SCHEMA as Anthropic.Tool.InputSchema }],
+          tool_choice: { type: "tool", name: "output" },
+        });
+        usd += costOf(PRICE as NonNullable<typeof PRICE>, anthropicUsage(message.usage));
+      }),
+    ),
+  );
   return usd;
 }
 
 async function fanoutJob(run: number, tag: string, extra: Record<string, unknown>, stragglers = false) {
   const inputs = Array.from({ length: N }, (_, i) => review(i, tag, stragglers && i % 10 === 9 ? " batch_ms=600000" : ""));
-  const body = { inputs, prompt_template: "Label this review: {{ item }}", system_prompt: instruction(run), model: `anthropic/${MODEL}`, output_schema: SCHEMA, max_tokens: 50, concurrency: CONCURRENCY, timeout_secs: 2, ...extra };
+  const body = {
+    inputs,
+    prompt_template: "Label this review: {{ item }}",
+    system_prompt: instruction(run),
+    model: `anthropic/${MODEL}`,
+    output_schema: SCHEMA,
+    max_tokens: 50,
+    concurrency: CONCURRENCY,
+    timeout_secs: 2,
+    ...extra,
+  };
   const created = await call(fanout.url, "POST", "/v1/map", { token: key, body });
   if (created.status !== 202) throw new Error(`${created.status} ${JSON.stringify(created.body).slice(0, 500)}`);
   const job = await waitForJob(fanout.url, key, created.body.job_id, 3_600_000);
   if (job.status !== "completed" || job.succeeded !== N) throw new Error(`the job ended ${job.status} with ${job.succeeded} of ${N}`);
-  return job as { cost_usd: number; usage: { cached_input_tokens: number; cache_write_input_tokens: number; duplicated: { cost_usd: number } }; batches: unknown[]; created_at: string; completed_at: string };
+  return job as {
+    cost_usd: number;
+    usage: { cached_input_tokens: number; cache_write_input_tokens: number; duplicated: { cost_usd: number } };
+    batches: unknown[];
+    created_at: string;
+    completed_at: string;
+  };
 }
 
 const rows: string[] = [];
@@ -100,9 +134,16 @@ try {
     const job = r.value;
     const wall = (Date.parse(job.completed_at) - Date.parse(job.created_at)) / 1000;
     const deadline = (extra.execution as { deadline_secs?: number } | undefined)?.deadline_secs;
-    row(name, job.cost_usd, r.secs, `${s.requests - s.batched} realtime + ${s.batched} batched calls; cache reads ${job.usage.cached_input_tokens.toLocaleString("en-US")}, writes ${job.usage.cache_write_input_tokens.toLocaleString("en-US")} tokens; ${job.batches.length} batches${deadline ? `; ended at ${wall.toFixed(0)} s of a ${deadline} s deadline, duplicated $${job.usage.duplicated.cost_usd}` : ""}`);
+    row(
+      name,
+      job.cost_usd,
+      r.secs,
+      `${s.requests - s.batched} realtime + ${s.batched} batched calls; cache reads ${job.usage.cached_input_tokens.toLocaleString("en-US")}, writes ${job.usage.cache_write_input_tokens.toLocaleString("en-US")} tokens; ${job.batches.length} batches${deadline ? `; ended at ${wall.toFixed(0)} s of a ${deadline} s deadline, duplicated $${job.usage.duplicated.cost_usd}` : ""}`,
+    );
   }
-  console.log(`\nS14, ${N} items, ${MODEL}: USD per 1,000 items, ratio to the loop, wall seconds\n| runner | USD / 1,000 items | × loop | wall s | calls, cache, batches |\n|---|---|---|---|---|\n${rows.join("\n")}`);
+  console.log(
+    `\nS14, ${N} items, ${MODEL}: USD per 1,000 items, ratio to the loop, wall seconds\n| runner | USD / 1,000 items | × loop | wall s | calls, cache, batches |\n|---|---|---|---|---|\n${rows.join("\n")}`,
+  );
 } finally {
   await fanout.stop();
   await fake.close();

@@ -91,7 +91,22 @@ async function bundleModules(v8: Awaited<ReturnType<typeof inspector>>): Promise
   };
 }
 
-const STORAGE = new Set(["(exec)", "(put)", "(toArray)", "(delete)", "(transactionSync)", "(one)", "(get)", "(next)", "(setAlarm)", "(getAlarm)", "(deleteAlarm)", "(set scheduledTime)", "(entries)", "(raw)"]);
+const STORAGE = new Set([
+  "(exec)",
+  "(put)",
+  "(toArray)",
+  "(delete)",
+  "(transactionSync)",
+  "(one)",
+  "(get)",
+  "(next)",
+  "(setAlarm)",
+  "(getAlarm)",
+  "(deleteAlarm)",
+  "(set scheduledTime)",
+  "(entries)",
+  "(raw)",
+]);
 const D1_CLIENT = new Set(["(addAggregatedD1MetaToSpan)", "(aggregateD1Meta)", "(batch)", "(addD1MetaToSpan)", "(D1PreparedStatement)", "(D1Database)"]);
 
 /** The object whose code a stack runs in, by the outermost frame of ours (storage and SDK calls count for their caller). */
@@ -163,7 +178,11 @@ try {
     if (frame.functionName === "(idle)") return; // the isolate waiting: not CPU
     const object = owner(id);
     byObject.set(object, (byObject.get(object) ?? 0) + us);
-    const module = frame.url.endsWith("index.js") ? moduleAt(frame.lineNumber) : frame.functionName.startsWith("(") ? frame.functionName : `(${frame.functionName || "native"})`;
+    const module = frame.url.endsWith("index.js")
+      ? moduleAt(frame.lineNumber)
+      : frame.functionName.startsWith("(")
+        ? frame.functionName
+        : `(${frame.functionName || "native"})`;
     if (object.startsWith("coordinator")) {
       // A storage call is named with its caller, so the coordinator's SQL shows by statement.
       const caller = STORAGE.has(module) ? byId.get(parent.get(id) as number)?.callFrame.functionName : undefined;
@@ -179,9 +198,12 @@ try {
   for (const [module, us] of self) groups.set(group(module), (groups.get(group(module)) ?? 0) + us);
   const ms = (us: number) => (us / 1000).toFixed(0);
   const perItem = (us: number) => (us / 1000 / items).toFixed(3);
-  console.log(`${pipeline ? "S8 batch" : "S2"} run: ${(run.wallMs / 1000).toFixed(2)} s wall; isolate CPU (sampled, idle excluded): ${ms(total)} ms = ${perItem(total)} ms per item`);
+  console.log(
+    `${pipeline ? "S8 batch" : "S2"} run: ${(run.wallMs / 1000).toFixed(2)} s wall; isolate CPU (sampled, idle excluded): ${ms(total)} ms = ${perItem(total)} ms per item`,
+  );
   console.log("\n| group | CPU (ms) | ms / item | share |\n|---|---:|---:|---:|");
-  for (const [name, us] of [...groups].sort((a, b) => b[1] - a[1])) console.log(`| ${name} | ${ms(us)} | ${perItem(us)} | ${((us / total) * 100).toFixed(1)} % |`);
+  for (const [name, us] of [...groups].sort((a, b) => b[1] - a[1]))
+    console.log(`| ${name} | ${ms(us)} | ${perItem(us)} | ${((us / total) * 100).toFixed(1)} % |`);
   console.log("\n| object (inclusive: its storage, SDK and runtime calls) | CPU (ms) | ms / item |\n|---|---:|---:|");
   for (const [name, us] of [...byObject].sort((a, b) => b[1] - a[1])) console.log(`| ${name} | ${ms(us)} | ${perItem(us)} |`);
   const coordinator = [...byObject].find(([name]) => name.startsWith("coordinator"))?.[1] ?? 0;
@@ -189,7 +211,11 @@ try {
   console.log("\n| in the coordinator: function · module | CPU (ms) | ms / item |\n|---|---:|---:|");
   for (const [name, us] of [...inCoordinator].sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`| ${name} | ${ms(us)} | ${perItem(us)} |`);
   console.log("\n| module | CPU (ms) | ms / item |\n|---|---:|---:|");
-  for (const [name, us] of [...self].filter(([n]) => !n.startsWith("(")).sort((a, b) => b[1] - a[1]).slice(0, 20)) console.log(`| ${name} | ${ms(us)} | ${perItem(us)} |`);
+  for (const [name, us] of [...self]
+    .filter(([n]) => !n.startsWith("("))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 20))
+    console.log(`| ${name} | ${ms(us)} | ${perItem(us)} |`);
   console.log("\n| function · module | CPU (ms) | ms / item |\n|---|---:|---:|");
   for (const [name, us] of [...functions].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`| ${name} | ${ms(us)} | ${perItem(us)} |`);
 } finally {

@@ -7,7 +7,14 @@ import { items, MODEL, SCHEMA, TEMPLATE, type RunFigures, type Workload } from "
 
 export function mapBody(w: Workload, prefix = "") {
   const retries = w.maxRetries === undefined ? {} : { max_retries: w.maxRetries };
-  return { inputs: items(w, prefix), prompt_template: TEMPLATE, output_schema: SCHEMA, model: `${w.provider ?? "openai"}/${MODEL}`, concurrency: w.concurrency, ...retries };
+  return {
+    inputs: items(w, prefix),
+    prompt_template: TEMPLATE,
+    output_schema: SCHEMA,
+    model: `${w.provider ?? "openai"}/${MODEL}`,
+    concurrency: w.concurrency,
+    ...retries,
+  };
 }
 
 export async function startJob(base: string, key: string, body: unknown): Promise<string> {

@@ -32,7 +32,10 @@ async function floorJob(server: FanoutServer, modelUrl: string, tag: string, par
   const w = workload(tag);
   const started = performance.now();
   const prompts = items(w).map(renderPrompt);
-  const start = await fetch(`${server.url}/start?job=${tag}`, { method: "POST", body: JSON.stringify({ model: MODEL, modelUrl, prompts, concurrency: w.concurrency, parts }) });
+  const start = await fetch(`${server.url}/start?job=${tag}`, {
+    method: "POST",
+    body: JSON.stringify({ model: MODEL, modelUrl, prompts, concurrency: w.concurrency, parts }),
+  });
   if (!start.ok) throw new Error(`the floor's job did not start: ${start.status} ${await start.text()}`);
   const waited = await fetch(`${server.url}/wait?job=${tag}`);
   const { done } = (await waited.json()) as { done: number };

@@ -24,7 +24,13 @@ export async function runPipeline(base: string, key: string, w: PipelineWorkload
     inputs: { items: Array.from({ length: w.n }, (_, i) => `item ${i}`) },
     steps: [
       { id: "plan", type: "llm", prompt_template: `Plan the work ${fake("plan")}`, output_schema: SCHEMA },
-      { id: "each", type: "llm", batch: { items: "${items}", max_concurrent: w.maxConcurrent }, prompt_template: `{{ plan.echo }}: {{ item }} ${fake("{{ item }}")}`, output_schema: SCHEMA },
+      {
+        id: "each",
+        type: "llm",
+        batch: { items: "${items}", max_concurrent: w.maxConcurrent },
+        prompt_template: `{{ plan.echo }}: {{ item }} ${fake("{{ item }}")}`,
+        output_schema: SCHEMA,
+      },
       { id: "report", type: "llm", prompt_template: `{{ each.success_count }} of {{ each.count }} done ${fake("report")}`, output_schema: SCHEMA },
     ],
   };

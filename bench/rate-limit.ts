@@ -33,7 +33,12 @@ async function throughFanout(limits: LimitConfig, tag: string) {
   const started = performance.now();
   const created = await call(fanout.url, "POST", "/v1/map", {
     token: key,
-    body: { inputs: Array.from({ length: ITEMS }, (_, i) => i), prompt_template: `Summarize item {{ item }} <<fake tag=${tag} id={{ item }}>>`, model: "openai/gpt-6-luna", concurrency: CONCURRENCY },
+    body: {
+      inputs: Array.from({ length: ITEMS }, (_, i) => i),
+      prompt_template: `Summarize item {{ item }} <<fake tag=${tag} id={{ item }}>>`,
+      model: "openai/gpt-6-luna",
+      concurrency: CONCURRENCY,
+    },
   });
   const job = await waitForJob(fanout.url, key, created.body.job_id, 600_000);
   const stats = await (await fetch(`${fake.url}/_fake/stats?tag=${tag}`)).json();
@@ -45,7 +50,14 @@ async function throughLoop(limits: LimitConfig, tag: string) {
   const limit = pLimit(CONCURRENCY);
   const started = performance.now();
   const outcomes = await Promise.all(
-    Array.from({ length: ITEMS }, (_, i) => limit(() => client.chat.completions.create({ model: "gpt-6-luna", messages: [{ role: "user", content: prompt(i, tag) }] }).then(() => true, () => false))),
+    Array.from({ length: ITEMS }, (_, i) =>
+      limit(() =>
+        client.chat.completions.create({ model: "gpt-6-luna", messages: [{ role: "user", content: prompt(i, tag) }] }).then(
+          () => true,
+          () => false,
+        ),
+      ),
+    ),
   );
   const stats = await (await fetch(`${fake.url}/_fake/stats?tag=${tag}`)).json();
   const succeeded = outcomes.filter(Boolean).length;
@@ -58,7 +70,10 @@ try {
     ["120 RPM, 2 a second", { rpm: 120, headers: "openai", burst_secs: 1 }],
     ["120 RPM, the minute at once", { rpm: 120, headers: "openai", burst_secs: 60 }],
   ] as [string, LimitConfig][]) {
-    for (const [runner, run] of [["Fanout", throughFanout], ["p-limit + SDK", throughLoop]] as const) {
+    for (const [runner, run] of [
+      ["Fanout", throughFanout],
+      ["p-limit + SDK", throughLoop],
+    ] as const) {
       const r = await run(limits, `rl-${runner.replace(/\W/g, "")}-${name.replace(/\W/g, "")}-${Date.now()}`);
       rows.push(`| ${name} | ${runner} | ${r.succeeded}/${ITEMS} | ${r.failed} | ${r.secs.toFixed(1)} | ${r.calls} | ${r.rate_limited} |`);
       console.log(rows.at(-1));

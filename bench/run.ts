@@ -157,10 +157,15 @@ async function runCorpusScenario(): Promise<void> {
     const ideal = idealMs(w);
     process.stderr.write(`${(r.wallMs / 1000).toFixed(2)} s\n`);
     const overhead = ((r.wallMs - ideal) / ideal) * 100;
-    lines.push(`| ${run.label} | ${w.n} | ${w.perMapper} | ${w.mappers} | ${w.latencyMs / 1000} | ${(r.wallMs / 1000).toFixed(2)} | ${(ideal / 1000).toFixed(2)} | ${(ideal / r.wallMs).toFixed(2)} | ${overhead.toFixed(1)} % | ${r.calls} | ${r.tokens} |`);
+    lines.push(
+      `| ${run.label} | ${w.n} | ${w.perMapper} | ${w.mappers} | ${w.latencyMs / 1000} | ${(r.wallMs / 1000).toFixed(2)} | ${(ideal / 1000).toFixed(2)} | ${(ideal / r.wallMs).toFixed(2)} | ${overhead.toFixed(1)} % | ${r.calls} | ${r.tokens} |`,
+    );
   }
   const shuffleMs = timeShuffle();
-  lines.push("", `Shuffle of 100,000 synthetic extractions (10,000 batches, 20 categories, dedupe on a field, highest_confidence): ${shuffleMs.toFixed(0)} ms in one call.`);
+  lines.push(
+    "",
+    `Shuffle of 100,000 synthetic extractions (10,000 batches, 20 categories, dedupe on a field, highest_confidence): ${shuffleMs.toFixed(0)} ms in one call.`,
+  );
   corpusRows = lines.join("\n");
 }
 
@@ -196,7 +201,10 @@ async function runCapacityScenario(): Promise<void> {
     "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
   ];
   const key = (await newTenant(fanout.url)).key;
-  const own = await call(fanout.url, "PUT", "/v1/providers/openai-compatible", { token: key, body: { api_key: `sk-bench-s9-${Date.now()}`, base_url: `${fake.url}/v1` } });
+  const own = await call(fanout.url, "PUT", "/v1/providers/openai-compatible", {
+    token: key,
+    body: { api_key: `sk-bench-s9-${Date.now()}`, base_url: `${fake.url}/v1` },
+  });
   if (own.status !== 200) throw new Error(`PUT /v1/providers/openai-compatible: ${own.status} ${JSON.stringify(own.body)}`);
   const stats = async (tag: string) => (await (await fetch(`${fake.url}/_fake/stats?tag=${tag}`)).json()) as { requests: number; throttled: number };
   for (const run of ["Fanout, the tenant's first job", "Fanout, its second job", "A: p-limit 64 + openai"]) {
@@ -206,7 +214,9 @@ async function runCapacityScenario(): Promise<void> {
     const s = await stats(w.tag);
     const ideal = Math.ceil(w.n / w.cap) * w.latencyMs;
     process.stderr.write(`${(figures.wallMs / 1000).toFixed(2)} s, ${s.throttled} answered 429\n`);
-    lines.push(`| ${run} | ${w.n} | ${w.concurrency} | ${w.cap} | ${w.latencyMs} | ${(figures.wallMs / 1000).toFixed(2)} | ${(ideal / 1000).toFixed(2)} | ${(figures.wallMs / ideal).toFixed(2)} | ${figures.succeeded} | ${s.requests} | ${s.throttled} | ${((s.throttled / s.requests) * 100).toFixed(1)} % |`);
+    lines.push(
+      `| ${run} | ${w.n} | ${w.concurrency} | ${w.cap} | ${w.latencyMs} | ${(figures.wallMs / 1000).toFixed(2)} | ${(ideal / 1000).toFixed(2)} | ${(figures.wallMs / ideal).toFixed(2)} | ${figures.succeeded} | ${s.requests} | ${s.throttled} | ${((s.throttled / s.requests) * 100).toFixed(1)} % |`,
+    );
   }
   capacityRows = lines.join("\n");
 }

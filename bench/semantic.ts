@@ -33,7 +33,9 @@ async function run(path: string, body: Record<string, unknown>, tag: string) {
   const created = await call(fanout.url, "POST", path, { token: key, body: { concurrency: 32, ...body } });
   if (created.status !== 202) throw new Error(`${path}: ${created.status} ${JSON.stringify(created.body)}`);
   const progress = setInterval(() => {
-    void call(fanout.url, "GET", `/v1/jobs/${created.body.job_id}`, { token: key }).then((r) => console.error(`${path}: ${r.body.status} ${r.body.completed}/${r.body.total}`));
+    void call(fanout.url, "GET", `/v1/jobs/${created.body.job_id}`, { token: key }).then((r) =>
+      console.error(`${path}: ${r.body.status} ${r.body.completed}/${r.body.total}`),
+    );
   }, 10_000);
   const job = await waitForJob(fanout.url, key, created.body.job_id, 3_600_000).finally(() => clearInterval(progress));
   const secs = (performance.now() - started) / 1000;
@@ -52,22 +54,50 @@ const row = (operator: string, runner: string, r: { secs: number; calls: number;
 try {
   for (const cascade of ONLY.has("classify") ? [false, true] : []) {
     const tag = `sem-classify-${cascade}-${Date.now()}`;
-    const inputs = Array.from({ length: N }, (_, i) => `review ${i} <<fake tag=${tag} id=${i} steps=${json({ label: ["a", "b", "c"][i % 3], confidence: sure(i) ? 0.95 : 0.6 })}>>`);
-    const r = await run("/v1/classify", { inputs, categories: [{ name: "a" }, { name: "b" }, { name: "c" }], model: BIG, prompt_template: "{{ item }}", ...(cascade ? { cascade: { model: CHEAP } } : {}) }, tag);
+    const inputs = Array.from(
+      { length: N },
+      (_, i) => `review ${i} <<fake tag=${tag} id=${i} steps=${json({ label: ["a", "b", "c"][i % 3], confidence: sure(i) ? 0.95 : 0.6 })}>>`,
+    );
+    const r = await run(
+      "/v1/classify",
+      {
+        inputs,
+        categories: [{ name: "a" }, { name: "b" }, { name: "c" }],
+        model: BIG,
+        prompt_template: "{{ item }}",
+        ...(cascade ? { cascade: { model: CHEAP } } : {}),
+      },
+      tag,
+    );
     row("classify", cascade ? `cascade (${CHEAP} first)` : `${BIG} alone`, r, JSON.stringify(r.job.output.decided_by ?? r.job.output.counts));
   }
   for (const cascade of ONLY.has("filter") ? [false, true] : []) {
     const tag = `sem-filter-${cascade}-${Date.now()}`;
-    const inputs = Array.from({ length: N }, (_, i) => `paper ${i} <<fake tag=${tag} id=${i} steps=${json({ keep: i % 2 === 0, confidence: sure(i) ? 0.95 : 0.6 })}>>`);
+    const inputs = Array.from(
+      { length: N },
+      (_, i) => `paper ${i} <<fake tag=${tag} id=${i} steps=${json({ keep: i % 2 === 0, confidence: sure(i) ? 0.95 : 0.6 })}>>`,
+    );
     const r = await run("/v1/filter", { inputs, predicate_template: "Keep? {{ item }}", model: BIG, ...(cascade ? { cascade: { model: CHEAP } } : {}) }, tag);
-    row("filter", cascade ? `cascade (${CHEAP} first)` : `${BIG} alone`, r, `kept ${r.job.output.kept.length}${r.job.output.decided_by ? `, ${JSON.stringify(r.job.output.decided_by)}` : ""}`);
+    row(
+      "filter",
+      cascade ? `cascade (${CHEAP} first)` : `${BIG} alone`,
+      r,
+      `kept ${r.job.output.kept.length}${r.job.output.decided_by ? `, ${JSON.stringify(r.job.output.decided_by)}` : ""}`,
+    );
   }
   if (ONLY.has("rank")) {
     const tag = `sem-rank-${Date.now()}`;
     // Fifteen items score 9, the rest 0–8: the top 10 falls inside the fifteen, compared pairwise (105 calls).
-    const inputs = Array.from({ length: N }, (_, i) => ({ i, d: `<<fake tag=${tag} id=${i} steps=${json({ score: i % 100 === 7 && i < 1_500 ? 9 : i % 9 })}>>` }));
+    const inputs = Array.from({ length: N }, (_, i) => ({
+      i,
+      d: `<<fake tag=${tag} id=${i} steps=${json({ score: i % 100 === 7 && i < 1_500 ? 9 : i % 9 })}>>`,
+    }));
     const comparison = `{{ item_a.i }} or {{ item_b.i }} <<fake tag=${tag}-cmp id={{ item_a.i }}-{{ item_b.i }}>>`;
-    const r = await run("/v1/rank", { inputs, criteria: "highest", k: 10, model: CHEAP, prompt_template: "{{ item.i }} {{ item.d }}", comparison_template: comparison }, tag);
+    const r = await run(
+      "/v1/rank",
+      { inputs, criteria: "highest", k: 10, model: CHEAP, prompt_template: "{{ item.i }} {{ item.d }}", comparison_template: comparison },
+      tag,
+    );
     row("rank", `top 10, ${CHEAP}`, { ...r, calls: r.calls + (await requests(`${tag}-cmp`)) }, `${(r.job.output as unknown[]).length} listed`);
   }
   if (ONLY.has("resolve")) {
@@ -83,7 +113,11 @@ try {
     const same = json({ match: true });
     const other = json({ match: false });
     const comparison = `{{ item_a.name }} / {{ item_b.name }} <<fake tag=${tag} id=p steps={{ '${same}' if item_a.e == item_b.e else '${other}' }}>>`;
-    const r = await run("/v1/resolve", { inputs, comparison_template: comparison, blocking: { keys: ["name"], method: "trigram", threshold: 0.6 }, max_comparisons: 100_000, model: CHEAP }, tag);
+    const r = await run(
+      "/v1/resolve",
+      { inputs, comparison_template: comparison, blocking: { keys: ["name"], method: "trigram", threshold: 0.6 }, max_comparisons: 100_000, model: CHEAP },
+      tag,
+    );
     const clusters = r.job.output.clusters as number[][];
     row("resolve", `trigram 0.6, ${CHEAP}`, r, `${clusters.length} clusters (${entities} entities)`);
   }

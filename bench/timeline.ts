@@ -57,7 +57,9 @@ try {
   }
   const ideal = Math.ceil(n / concurrency) * latencyMs;
   const firstCallMs = times.length > 0 ? Math.min(...times) - posted : null;
-  console.log(`N=${n} C=${concurrency} L=${latencyMs}${jitterMs ? ` ± ${jitterMs}` : ""} ms${idleSecs ? `, ${idleSecs} s after the warm-up` : ""}: wall ${(run.wallMs / 1000).toFixed(2)} s (ideal ${(ideal / 1000).toFixed(2)} s), POST answered ${run.answeredMs.toFixed(0)} ms, first call ${firstCallMs} ms, first result ${((run.firstResultMs ?? 0) / 1000).toFixed(2)} s, ${run.succeeded} succeeded`);
+  console.log(
+    `N=${n} C=${concurrency} L=${latencyMs}${jitterMs ? ` ± ${jitterMs}` : ""} ms${idleSecs ? `, ${idleSecs} s after the warm-up` : ""}: wall ${(run.wallMs / 1000).toFixed(2)} s (ideal ${(ideal / 1000).toFixed(2)} s), POST answered ${run.answeredMs.toFixed(0)} ms, first call ${firstCallMs} ms, first result ${((run.firstResultMs ?? 0) / 1000).toFixed(2)} s, ${run.succeeded} succeeded`,
+  );
   console.log(`\n| from the POST (s) | calls sent | workerd busy |\n|---:|---:|---:|`);
   for (let b = 0; b < Math.max(calls.length, busy.length); b++) {
     console.log(`| ${((b * bucketMs) / 1000).toFixed(2)} | ${calls[b] ?? 0} | ${Math.round(((busy[b] ?? 0) * 1000 * 100) / bucketMs)} % |`);

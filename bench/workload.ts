@@ -33,7 +33,13 @@ export const SCHEMA = {
 export const MODEL = "bench-model";
 
 export function items(w: Workload, prefix = "") {
-  return Array.from({ length: w.n }, (_, i) => ({ id: `${prefix}${i}`, text: `document number ${prefix}${i}`, tag: w.tag, ms: latencyOf(w, i), cap: w.cap ?? null }));
+  return Array.from({ length: w.n }, (_, i) => ({
+    id: `${prefix}${i}`,
+    text: `document number ${prefix}${i}`,
+    tag: w.tag,
+    ms: latencyOf(w, i),
+    cap: w.cap ?? null,
+  }));
 }
 
 const template = compileTemplate(TEMPLATE);

@@ -15,7 +15,17 @@ import { DurableObject } from "cloudflare:workers";
 import { renderLimits } from "../src/config";
 import { compactionCut, estimateTokens, summaryPrompt } from "../src/agent/compaction";
 import type { AgentItemResult } from "../src/agent/result";
-import { chainOf, chainOver, chainTokens, itemResult, newState, takeUnreported, type SessionSpec, type SessionState, type SpawnRecord } from "../src/agent/session-state";
+import {
+  chainOf,
+  chainOver,
+  chainTokens,
+  itemResult,
+  newState,
+  takeUnreported,
+  type SessionSpec,
+  type SessionState,
+  type SpawnRecord,
+} from "../src/agent/session-state";
 import { agentSession, jobCoordinator } from "../src/objects";
 import { openToolbox, ToolLoadError, type Toolbox } from "../src/agent/tools";
 import { decideAfterTurn, trackCalls } from "../src/agent/turn-rules";
@@ -31,7 +41,6 @@ import type { ChatMessage, ModelRequest, ModelResponse, ProviderEndpoint, ToolCa
 import { compileTemplate } from "../src/template/jinja";
 import { SessionHistory, contextOf } from "./agent/history";
 import { SessionPacing } from "./agent/pacing";
-
 
 export class AgentSession extends DurableObject<Env> {
   #endpoint: ProviderEndpoint | null | undefined;
@@ -102,9 +111,23 @@ export class AgentSession extends DurableObject<Env> {
   }
 
   /** The coordinator starts the child; this session's turn ends without holding anything (it is dispatched again when the child ends). */
-  async #reportSpawn(coordinator: ReturnType<typeof jobCoordinator>, spec: SessionSpec, task: TaskRef, state: SessionState, spawning: SpawnRecord): Promise<void> {
+  async #reportSpawn(
+    coordinator: ReturnType<typeof jobCoordinator>,
+    spec: SessionSpec,
+    task: TaskRef,
+    state: SessionState,
+    spawning: SpawnRecord,
+  ): Promise<void> {
     await this.#history.mirror(this.env.DB, spec, task, state);
-    const spawn: SubtaskSpawn = { sessionId: spawning.sessionId, parentSessionId: spawning.parentSessionId, prompt: spawning.prompt, depth: spawning.depth, ancestors: spawning.ancestors, deadline: spawning.deadline, inheritedTokens: spawning.inheritedTokens };
+    const spawn: SubtaskSpawn = {
+      sessionId: spawning.sessionId,
+      parentSessionId: spawning.parentSessionId,
+      prompt: spawning.prompt,
+      depth: spawning.depth,
+      ancestors: spawning.ancestors,
+      deadline: spawning.deadline,
+      inheritedTokens: spawning.inheritedTokens,
+    };
     const usage = takeUnreported(state);
     await coordinator.report({ stage: task.stage, index: task.index, token: task.token }, { kind: "spawn", spawn, usage });
     await this.#save(state); // what was reported; if this write is lost the tokens are reported again, never lost
@@ -133,7 +156,9 @@ export class AgentSession extends DurableObject<Env> {
     const outcome = await this.#childOutcome(waiting.childSessionId);
     const content = !outcome
       ? "The subtask was lost before it answered."
-      : outcome.success ? outcome.text : `The subtask failed: ${outcome.error ?? "no answer"}${outcome.text ? `\nIts last output: ${outcome.text}` : ""}`;
+      : outcome.success
+        ? outcome.text
+        : `The subtask failed: ${outcome.error ?? "no answer"}${outcome.text ? `\nIts last output: ${outcome.text}` : ""}`;
     this.#history.append({ role: "tool", tool_call_id: waiting.toolCallId, name: SPAWN_TOOL, content, ...(outcome?.success ? {} : { is_error: true }) });
     if (outcome) {
       chain.children.input += outcome.usage.input;
@@ -152,7 +177,10 @@ export class AgentSession extends DurableObject<Env> {
       return state;
     }
     try {
-      this.#history.append({ role: "user", content: compileTemplate(spec.promptTemplate, "agent_prompt_template", [], renderLimits(this.env)).renderVars(vars) });
+      this.#history.append({
+        role: "user",
+        content: compileTemplate(spec.promptTemplate, "agent_prompt_template", [], renderLimits(this.env)).renderVars(vars),
+      });
     } catch (err) {
       state.done = itemResult(state, { error: `The template could not be rendered for this item: ${String(err)}`, kind: "validation" });
     }
@@ -175,7 +203,10 @@ export class AgentSession extends DurableObject<Env> {
       await this.#pacing.observe(spec, response.rate);
       return response;
     } catch (err) {
-      await this.#pacing.observe(spec, rateObservation((name) => headerOf(err, name)));
+      await this.#pacing.observe(
+        spec,
+        rateObservation((name) => headerOf(err, name)),
+      );
       throw err;
     }
   }
@@ -286,7 +317,12 @@ export class AgentSession extends DurableObject<Env> {
         this.#history.append({ role: "assistant", content: response.text, ...(response.toolCalls.length ? { tool_calls: response.toolCalls } : {}) });
         state.doom = trackCalls(state.doom, response.toolCalls);
         const decision = decideAfterTurn(
-          { maxTurns: spec.maxTurns, continuationMessage: spec.continuationMessage, completionMarker: spec.completionMarker, maxTotalTokens: spec.maxTotalTokens },
+          {
+            maxTurns: spec.maxTurns,
+            continuationMessage: spec.continuationMessage,
+            completionMarker: spec.completionMarker,
+            maxTotalTokens: spec.maxTotalTokens,
+          },
           response,
           { turns: state.turns, totalTokens: chainTokens(state), doom: state.doom },
         );
@@ -343,7 +379,12 @@ export class AgentSession extends DurableObject<Env> {
     if (!read.ok) return { error: read.message };
     const fingerprint = await spawnFingerprint(read.request);
     const tokens = chain.inheritedTokens + chainTokens(state);
-    const refusal = spawnRefusal(settings, { depth: chain.depth, ancestors: chain.ancestors, deadline: chain.deadline, chainTokens: tokens }, fingerprint, Date.now());
+    const refusal = spawnRefusal(
+      settings,
+      { depth: chain.depth, ancestors: chain.ancestors, deadline: chain.deadline, chainTokens: tokens },
+      fingerprint,
+      Date.now(),
+    );
     if (refusal) return { error: refusal };
     return {
       toolCallId: call.id,
@@ -356,5 +397,4 @@ export class AgentSession extends DurableObject<Env> {
       inheritedTokens: tokens,
     };
   }
-
 }

@@ -71,14 +71,23 @@ export class ProviderLimiter extends DurableObject<Env> {
   /** The provider throttled one of the job's calls, sent at `sentAt`, while it had `inFlight` out (and `ok` calls succeeded since it last said). */
   throttled(job: LimiterJob, concurrency: number, inFlight: number, sentAt: number, ok = 0): Promise<number> {
     return this.#answer(job, concurrency, inFlight, (state, active) =>
-      cut(succeeded(state, ok), active.reduce((n, j) => n + j.inFlight, 0), Date.now(), sentAt),
+      cut(
+        succeeded(state, ok),
+        active.reduce((n, j) => n + j.inFlight, 0),
+        Date.now(),
+        sentAt,
+      ),
     );
   }
 
   /** `count` of the job's calls succeeded since it last said so. */
   succeeded(job: LimiterJob, concurrency: number, inFlight: number, count: number): Promise<number> {
     return this.#answer(job, concurrency, inFlight, (state, active) =>
-      grow(state, count, active.reduce((n, j) => n + j.concurrency, 0)),
+      grow(
+        state,
+        count,
+        active.reduce((n, j) => n + j.concurrency, 0),
+      ),
     );
   }
 

@@ -9,7 +9,25 @@
  * at most, not once per call. Its state is in its storage: a restart keeps the limits.
  */
 import { DurableObject } from "cloudflare:workers";
-import { bounded, charge, declare, EMPTY, lease, leave, limitsOf, observe, paces, settle, type CallCost, type Lease, type LeaseAsk, type LimitSource, type PacerState, type RateLimit, type RateObservation } from "../src/engine/pacing";
+import {
+  bounded,
+  charge,
+  declare,
+  EMPTY,
+  lease,
+  leave,
+  limitsOf,
+  observe,
+  paces,
+  settle,
+  type CallCost,
+  type Lease,
+  type LeaseAsk,
+  type LimitSource,
+  type PacerState,
+  type RateLimit,
+  type RateObservation,
+} from "../src/engine/pacing";
 
 /** What a job tells the pacer with an ask. */
 export interface PacerNews {

@@ -66,7 +66,9 @@ export class WorkerPool extends DurableObject<Env> {
     const due = Object.keys(leases).filter((id) => now - (leases[id] as Lease).checked > CHECK_AFTER_MS);
     await Promise.all(
       due.map(async (id) => {
-        const running = await jobCoordinator(this.env, id).holdsWorkers().catch(() => true); // unsure: keep it
+        const running = await jobCoordinator(this.env, id)
+          .holdsWorkers()
+          .catch(() => true); // unsure: keep it
         if (running) (leases[id] as Lease).checked = now;
         else delete leases[id];
       }),

@@ -31,7 +31,11 @@ const step = (line) => say(`\n▸ ${line}`);
 /** Runs wrangler with `argv` (stdin: `input`); its output, or the script stops with wrangler's own words. */
 function run(argv, { input, quiet = false } = {}) {
   const [command, ...first] = wrangler;
-  const result = spawnSync(command, [...first, ...argv, "--config", config], { input, encoding: "utf8", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
+  const result = spawnSync(command, [...first, ...argv, "--config", config], {
+    input,
+    encoding: "utf8",
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
   if (result.status !== 0) {
     process.stderr.write(`${result.stdout ?? ""}${result.stderr ?? ""}`);
     throw new Error(`wrangler ${argv.join(" ")} failed (exit ${result.status ?? result.signal})`);

@@ -31,7 +31,9 @@ export async function demoKey(base, adminToken, stateDir) {
 }
 
 export function banner({ base, key, adminToken, fake, demoTools }) {
-  const models = fake ? "offline demo: openai/… and anthropic/… answer from the fake model server" : "real providers: set OPENAI_API_KEY / ANTHROPIC_API_KEY, or PUT /v1/providers/{provider}";
+  const models = fake
+    ? "offline demo: openai/… and anthropic/… answer from the fake model server"
+    : "real providers: set OPENAI_API_KEY / ANTHROPIC_API_KEY, or PUT /v1/providers/{provider}";
   const body = `{"inputs": ["Attention Is All You Need", "Deep Residual Learning"], "prompt_template": "Extract metadata from: {{ item }}", "model": "openai/gpt-6-luna"}`;
   return [
     "",

@@ -45,8 +45,14 @@ if (fake) {
     return startFakeModelServer({ port: 0, latencyMs: 200 });
   });
   extra.push(
-    "--var", `OPENAI_BASE_URL:${fakeServer.url}/v1`, "--var", "OPENAI_API_KEY:sk-fake",
-    "--var", `ANTHROPIC_BASE_URL:${fakeServer.url}`, "--var", "ANTHROPIC_API_KEY:sk-ant-fake",
+    "--var",
+    `OPENAI_BASE_URL:${fakeServer.url}/v1`,
+    "--var",
+    "OPENAI_API_KEY:sk-fake",
+    "--var",
+    `ANTHROPIC_BASE_URL:${fakeServer.url}`,
+    "--var",
+    "ANTHROPIC_API_KEY:sk-ant-fake",
   );
 }
 if (varValue("ENVIRONMENT") === undefined) extra.push("--var", "ENVIRONMENT:development"); // local defaults on; wrangler.toml says production

@@ -65,14 +65,16 @@ export function buildApp(): OpenAPIHono<AppEnv> {
   });
 
   app.use("/v1/*", async (c, next) =>
-    !WITH_BODY.has(c.req.method) ? next() : bodyLimit({
-      maxSize: limits(c.env).maxRequestBytes,
-      onError: () => {
-        throw new ApiError(413, "payload_too_large", "The request body is too large.", {
-          details: [{ path: "(body)", message: `at most ${limits(c.env).maxRequestBytes} bytes` }],
-        });
-      },
-    })(c, next),
+    !WITH_BODY.has(c.req.method)
+      ? next()
+      : bodyLimit({
+          maxSize: limits(c.env).maxRequestBytes,
+          onError: () => {
+            throw new ApiError(413, "payload_too_large", "The request body is too large.", {
+              details: [{ path: "(body)", message: `at most ${limits(c.env).maxRequestBytes} bytes` }],
+            });
+          },
+        })(c, next),
   );
   app.use("/v1/admin/*", requireAdmin);
   app.use("/v1/*", async (c, next) => (c.req.path.startsWith("/v1/admin/") ? next() : requireApiKey(c, next)));

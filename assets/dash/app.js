@@ -49,7 +49,8 @@ async function submitKey(event, form) {
     await start();
   } catch (err) {
     error.hidden = false;
-    error.textContent = err instanceof ApiError && err.status === 401 ? "This API key was refused." : `Could not sign in: ${String(err instanceof Error ? err.message : err)}`;
+    error.textContent =
+      err instanceof ApiError && err.status === 401 ? "This API key was refused." : `Could not sign in: ${String(err instanceof Error ? err.message : err)}`;
     input.select();
   }
 }

@@ -26,7 +26,9 @@ function node(n, byId, depth) {
     n.key !== null && n.key !== undefined ? `key ${n.key}` : null,
     `${num(n.sources.length)} document${n.sources.length === 1 ? "" : "s"}`,
     `${num(n.usage.input_tokens + n.usage.output_tokens)} tokens`,
-  ].filter(Boolean).join(" · ");
+  ]
+    .filter(Boolean)
+    .join(" · ");
   const children = n.inputs.map((/** @type {string} */ id) => byId.get(id)).filter(Boolean);
   if (children.length === 0) {
     return h("li", { role: "treeitem" }, h("span", { class: "node" }, label), h("span", { class: "muted" }, ` — documents ${n.sources.join(", ")}`));

@@ -14,12 +14,20 @@ export function evaluateForm(job) {
   const size = /** @type {HTMLInputElement} */ (h("input", { id: "judge-sample", type: "number", min: 1, value: 100 }));
   const status = h("p", { id: "evaluate-status", role: "status" });
   const start = async () => {
-    const parsed = criteria.value.split("\n").map((line) => line.trim()).filter(Boolean).map((line) => {
-      const at = line.indexOf(":");
-      return at > 0 ? { name: line.slice(0, at).trim(), description: line.slice(at + 1).trim() } : { name: line, description: line };
-    });
+    const parsed = criteria.value
+      .split("\n")
+      .map((line) => line.trim())
+      .filter(Boolean)
+      .map((line) => {
+        const at = line.indexOf(":");
+        return at > 0 ? { name: line.slice(0, at).trim(), description: line.slice(at + 1).trim() } : { name: line, description: line };
+      });
     try {
-      const created = await api("POST", "/v1/evaluations", { job_id: job.id, judge: { model: model.value.trim(), criteria: parsed }, sample: { size: Number(size.value) } });
+      const created = await api("POST", "/v1/evaluations", {
+        job_id: job.id,
+        judge: { model: model.value.trim(), criteria: parsed },
+        sample: { size: Number(size.value) },
+      });
       location.assign(`/jobs/${encodeURIComponent(created.job_id)}`);
     } catch (err) {
       status.replaceChildren(notice(errorText(err)));
@@ -29,9 +37,12 @@ export function evaluateForm(job) {
     "details",
     { id: "evaluate" },
     h("summary", {}, "Evaluate this job"),
-    h("label", { for: "judge-model" }, "Judge model"), model,
-    h("label", { for: "judge-criteria" }, "Criteria (one a line: name: what passing means)"), criteria,
-    h("label", { for: "judge-sample" }, "Sample size"), size,
+    h("label", { for: "judge-model" }, "Judge model"),
+    model,
+    h("label", { for: "judge-criteria" }, "Criteria (one a line: name: what passing means)"),
+    criteria,
+    h("label", { for: "judge-sample" }, "Sample size"),
+    size,
     h("button", { type: "button", onclick: () => void start() }, "Start evaluation"),
     status,
   );

@@ -9,6 +9,7 @@ import { api, ENDED_STATUSES, followEvents } from "./api.js";
 import { auditTree } from "./audit.js";
 import { renderOutput } from "./output.js";
 import { evaluateForm } from "./evaluate.js";
+import { dollars, executionText, pacingText, promptCached } from "./job-text.js";
 import { bar, brief, cardTable, duration, errorText, fill, h, jobBadge, notice, num, showJson, when } from "./ui.js";
 
 const SHOWN_RESULTS = 200; // the newest results listed; every result is in the download
@@ -139,48 +140,6 @@ function onEvent(event, state, refresh, render) {
   void refresh();
 }
 
-/** The provider's prompt cache's part of the input tokens, when it had one. */
-function promptCached(usage) {
-  const read = usage.cached_input_tokens ?? 0;
-  return read > 0 ? ` (${num(read)} from the provider's prompt cache)` : "";
-}
-
-/** Dollars as the API counts them: null when a model has no price. */
-function dollars(usd) {
-  if (usd === undefined) return "—";
-  if (usd === null) return "unknown (a model has no price)";
-  return `$${usd < 1 ? usd.toFixed(6) : usd.toFixed(2)}`;
-}
-
-/** The job's execution mode, and its provider batches when it has any. */
-function executionText(job) {
-  const mode = job.execution?.mode ?? "realtime";
-  const batches = job.batches ?? [];
-  if (batches.length === 0) return mode;
-  const open = batches.filter((b) => b.ended_at === null).length;
-  const lines = batches.reduce((n, b) => n + b.requests, 0);
-  return `${mode} · ${num(batches.length)} provider batch${batches.length === 1 ? "" : "es"} (${num(lines)} lines${open ? `, ${num(open)} running` : ""})`;
-}
-
-const PACED_BY = { job: "the job's rate_limit", declared: "the key's declared limits", headers: "the provider's headers", adaptive: "adaptive concurrency, after throttles" };
-
-/** One model's pacing, as a line: its limits, where they come from, and the job's share while others wait. */
-function pacedText(p) {
-  const limits = [p.rpm !== null ? `${num(p.rpm)} requests/min` : null, p.tpm !== null ? `${num(p.tpm)} tokens/min` : null].filter(Boolean).join(" · ");
-  const share = p.share !== null && p.share < 1 ? `, ${Math.round(p.share * 100)} % of it` : "";
-  return `${limits || "no rate limit known"} (${PACED_BY[p.source] ?? p.source}${share})`;
-}
-
-/** The job's pacing (its model's, and each other model's it calls); null when nothing paces it. */
-function pacingText(job) {
-  const pacing = job.pacing;
-  if (!pacing) return null;
-  const others = Object.entries(pacing.models ?? {}).filter(([, p]) => p.source !== null);
-  if (pacing.source === null && others.length === 0) return null;
-  const own = pacing.source === null ? null : pacedText(pacing);
-  return [own, ...others.map(([model, p]) => `${model}: ${pacedText(p)}`)].filter(Boolean).join("; ");
-}
-
 function renderHead(el, state) {
   const job = state.job;
   const streamText = { connecting: "connecting…", live: "live", reconnecting: "reconnecting…", ended: "stream ended" }[state.stream] ?? state.stream;
@@ -192,21 +151,38 @@ function renderHead(el, state) {
     h(
       "dl",
       { class: "facts" },
-      h("dt", {}, "Created"), h("dd", {}, when(job.created_at)),
-      h("dt", {}, "Finished"), h("dd", {}, when(job.completed_at)),
-      h("dt", {}, "Attempts"), h("dd", {}, num(job.total_attempts)),
+      h("dt", {}, "Created"),
+      h("dd", {}, when(job.created_at)),
+      h("dt", {}, "Finished"),
+      h("dd", {}, when(job.completed_at)),
+      h("dt", {}, "Attempts"),
+      h("dd", {}, num(job.total_attempts)),
       job.effective_concurrency !== null && job.effective_concurrency !== undefined ? h("dt", {}, "Calls at once") : null,
-      job.effective_concurrency !== null && job.effective_concurrency !== undefined ? h("dd", { id: "effective-concurrency" }, num(job.effective_concurrency)) : null,
-      h("dt", {}, "Tokens"), h("dd", {}, `${num(job.usage.input_tokens)} in · ${num(job.usage.output_tokens)} out`, promptCached(job.usage), job.usage.cached?.calls ? ` · ${num(job.usage.cached.calls)} cached calls` : ""),
-      h("dt", {}, "Cost"), h("dd", { id: "cost" }, dollars(job.cost_usd)),
-      h("dt", {}, "Execution"), h("dd", { id: "execution" }, executionText(job)),
+      job.effective_concurrency !== null && job.effective_concurrency !== undefined
+        ? h("dd", { id: "effective-concurrency" }, num(job.effective_concurrency))
+        : null,
+      h("dt", {}, "Tokens"),
+      h(
+        "dd",
+        {},
+        `${num(job.usage.input_tokens)} in · ${num(job.usage.output_tokens)} out`,
+        promptCached(job.usage),
+        job.usage.cached?.calls ? ` · ${num(job.usage.cached.calls)} cached calls` : "",
+      ),
+      h("dt", {}, "Cost"),
+      h("dd", { id: "cost" }, dollars(job.cost_usd)),
+      h("dt", {}, "Execution"),
+      h("dd", { id: "execution" }, executionText(job)),
       paced ? h("dt", {}, "Paced at") : null,
       paced ? h("dd", { id: "pacing" }, paced) : null,
       job.evaluates ? h("dt", {}, "Evaluates") : null,
       job.evaluates ? h("dd", { id: "evaluates" }, jobLink(job.evaluates)) : null,
       job.evaluations?.length ? h("dt", {}, "Evaluations") : null,
-      job.evaluations?.length ? h("dd", { id: "evaluations" }, ...job.evaluations.flatMap((/** @type {string} */ id, /** @type {number} */ i) => [i > 0 ? ", " : "", jobLink(id)])) : null,
-      h("dt", {}, "Updates"), h("dd", { id: "stream-state" }, streamText),
+      job.evaluations?.length
+        ? h("dd", { id: "evaluations" }, ...job.evaluations.flatMap((/** @type {string} */ id, /** @type {number} */ i) => [i > 0 ? ", " : "", jobLink(id)]))
+        : null,
+      h("dt", {}, "Updates"),
+      h("dd", { id: "stream-state" }, streamText),
     ),
     job.pause_reason ? notice(`Paused: ${job.pause_reason}`, "ok") : null,
     job.error ? notice(`${job.error.code}: ${job.error.message}`) : null,
@@ -235,17 +211,30 @@ function renderProgress(el, state) {
     `${num(job.failed)} failed`,
     !ended && r && r > 0 ? `${r.toFixed(1)} items/s` : null,
     !ended && r && r > 0 ? `ETA ${duration((job.total - job.completed) / r)}` : null,
-  ].filter(Boolean).join(" · ");
+  ]
+    .filter(Boolean)
+    .join(" · ");
   const stages = job.stages.length > 1 ? job.stages : [];
   fill(
     el,
     h("h2", {}, "Progress"),
     h("div", { id: "overall" }, bar("Overall", job.completed, job.total, detail, job.failed)),
     stages.length > 0
-      ? h("div", { class: "stages" }, h("h3", {}, "Stages"), ...stages.map((s) => bar(s.name, s.completed, s.total, `${s.status}${s.failed ? ` · ${s.failed} failed` : ""}`)))
+      ? h(
+          "div",
+          { class: "stages" },
+          h("h3", {}, "Stages"),
+          ...stages.map((s) => bar(s.name, s.completed, s.total, `${s.status}${s.failed ? ` · ${s.failed} failed` : ""}`)),
+        )
       : null,
     job.budget ? h("div", { class: "budget" }, bar("Token budget", job.budget.spent, job.budget.total, `${num(job.budget.reserved)} reserved`)) : null,
-    job.expected ? h("p", { id: "expected", class: "muted" }, `Expected at the end, from the finished calls: ${dollars(job.expected.cost_usd)} · ${num(job.expected.input_tokens + job.expected.output_tokens)} tokens`) : null,
+    job.expected
+      ? h(
+          "p",
+          { id: "expected", class: "muted" },
+          `Expected at the end, from the finished calls: ${dollars(job.expected.cost_usd)} · ${num(job.expected.input_tokens + job.expected.output_tokens)} tokens`,
+        )
+      : null,
   );
 }
 
@@ -265,7 +254,11 @@ function renderActions(el, state, act) {
   fill(
     el,
     running ? button("Cancel", () => act("Cancel", () => api("POST", `/v1/jobs/${id}/cancel`)), "danger") : null,
-    canRecover ? button(`Recover (re-run ${job.failed > 0 ? `${num(job.failed)} failed` : "unfinished"})`, () => act("Recover", () => api("POST", `/v1/jobs/${id}/recover`))) : null,
+    canRecover
+      ? button(`Recover (re-run ${job.failed > 0 ? `${num(job.failed)} failed` : "unfinished"})`, () =>
+          act("Recover", () => api("POST", `/v1/jobs/${id}/recover`)),
+        )
+      : null,
     ...(job.status === "paused" ? resumeControls(state, act) : []),
     button("Download results (JSONL)", () => act("Download", () => download(job.id)), "secondary"),
     ENDED.has(job.status) && job.type !== "evaluation" ? evaluateForm(job) : null,
@@ -281,17 +274,23 @@ function resumeControls(state, act) {
   const job = state.job;
   const id = encodeURIComponent(job.id);
   const withBudget = job.pause_reason === "budget_exhausted" && job.budget;
-  const total = /** @type {HTMLInputElement} */ (h("input", {
-    id: "resume-budget",
-    type: "number",
-    min: 1,
-    value: state.resumeBudget ?? (withBudget ? job.budget.total * 2 : ""),
-    oninput: (/** @type {Event} */ e) => (state.resumeBudget = /** @type {HTMLInputElement} */ (e.target).value),
-  }));
-  const resume = h("button", {
-    type: "button",
-    onclick: () => act("Resume", () => api("POST", `/v1/jobs/${id}/resume`, withBudget ? { token_budget: { total: Number(total.value) } } : {})),
-  }, "Resume");
+  const total = /** @type {HTMLInputElement} */ (
+    h("input", {
+      id: "resume-budget",
+      type: "number",
+      min: 1,
+      value: state.resumeBudget ?? (withBudget ? job.budget.total * 2 : ""),
+      oninput: (/** @type {Event} */ e) => (state.resumeBudget = /** @type {HTMLInputElement} */ (e.target).value),
+    })
+  );
+  const resume = h(
+    "button",
+    {
+      type: "button",
+      onclick: () => act("Resume", () => api("POST", `/v1/jobs/${id}/resume`, withBudget ? { token_budget: { total: Number(total.value) } } : {})),
+    },
+    "Resume",
+  );
   return withBudget ? [h("span", { class: "inline-field" }, h("label", { for: "resume-budget" }, "New token budget"), total), resume] : [resume];
 }
 
@@ -327,18 +326,45 @@ function renderFailures(el, state) {
   fill(
     el,
     h("h2", {}, "Failures"),
-    cardTable(h(
-      "table",
-      { id: "failures" },
-      h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Kind"), h("th", { scope: "col" }, "Count"), h("th", { scope: "col" }, "Tasks"), h("th", { scope: "col" }, "First error"))),
+    cardTable(
       h(
-        "tbody",
-        {},
-        ...[...groups.entries()].map(([kind, rows]) =>
-          h("tr", { "data-kind": kind }, h("td", {}, kind), h("td", {}, num(rows.length)), h("td", {}, rows.slice(0, 20).map((r) => (r.stage === "items" ? `#${r.index}` : `${r.stage}#${r.index}`)).join(", ")), h("td", {}, brief(rows[0].error, 160))),
+        "table",
+        { id: "failures" },
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            h("th", { scope: "col" }, "Kind"),
+            h("th", { scope: "col" }, "Count"),
+            h("th", { scope: "col" }, "Tasks"),
+            h("th", { scope: "col" }, "First error"),
+          ),
+        ),
+        h(
+          "tbody",
+          {},
+          ...[...groups.entries()].map(([kind, rows]) =>
+            h(
+              "tr",
+              { "data-kind": kind },
+              h("td", {}, kind),
+              h("td", {}, num(rows.length)),
+              h(
+                "td",
+                {},
+                rows
+                  .slice(0, 20)
+                  .map((r) => (r.stage === "items" ? `#${r.index}` : `${r.stage}#${r.index}`))
+                  .join(", "),
+              ),
+              h("td", {}, brief(rows[0].error, 160)),
+            ),
+          ),
         ),
       ),
-    )),
+    ),
   );
 }
 
@@ -359,13 +385,15 @@ function renderResults(el, state) {
       : h(
           "div",
           { class: "scroll" },
-          cardTable(h(
-            "table",
-            { id: "results" },
-            h("caption", { class: "visually-hidden" }, `The ${SHOWN_RESULTS} newest results; download for all`),
-            h("thead", {}, h("tr", {}, ...["Task", "", "Input", "Output", "Error", "Attempts", ""].map((t) => h("th", { scope: "col" }, t)))),
-            h("tbody", {}, ...rows.map(resultRow)),
-          )),
+          cardTable(
+            h(
+              "table",
+              { id: "results" },
+              h("caption", { class: "visually-hidden" }, `The ${SHOWN_RESULTS} newest results; download for all`),
+              h("thead", {}, h("tr", {}, ...["Task", "", "Input", "Output", "Error", "Attempts", ""].map((t) => h("th", { scope: "col" }, t)))),
+              h("tbody", {}, ...rows.map(resultRow)),
+            ),
+          ),
         ),
   );
 }

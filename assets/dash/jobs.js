@@ -29,7 +29,11 @@ export async function showJobs(view) {
   if (cursor) query.set("cursor", cursor);
   try {
     const page = await api("GET", `/v1/jobs?${query}`);
-    fill(body, page.jobs.length === 0 ? h("p", {}, "No jobs yet. ", h("a", { href: "/new" }, "Start one.")) : table(page.jobs), pager(status, limit, cursor, page.next_cursor));
+    fill(
+      body,
+      page.jobs.length === 0 ? h("p", {}, "No jobs yet. ", h("a", { href: "/new" }, "Start one.")) : table(page.jobs),
+      pager(status, limit, cursor, page.next_cursor),
+    );
   } catch (err) {
     fill(body, notice(errorText(err)));
   }
@@ -41,30 +45,37 @@ function table(jobs) {
   return h(
     "div",
     { class: "scroll" },
-    cardTable(h(
-      "table",
-      { class: "jobs" },
-      h("caption", { class: "visually-hidden" }, "Jobs, newest first"),
-      h("thead", {}, h("tr", {}, ...head.map((t) => h("th", { scope: "col" }, t)))),
+    cardTable(
       h(
-        "tbody",
-        {},
-        ...jobs.map((job) =>
-          h(
-            "tr",
-            {},
-            h("td", {}, h("a", { href: `/jobs/${encodeURIComponent(job.id)}` }, job.name ?? job.id), job.name ? h("div", { class: "muted small" }, job.id) : null),
-            h("td", {}, job.type),
-            h("td", {}, jobBadge(job)),
-            h("td", { class: "progress-cell" }, bar("Done", job.completed, job.total, undefined, job.failed)),
-            h("td", { class: job.failed > 0 ? "bad" : "" }, num(job.failed)),
-            h("td", {}, num(job.usage.input_tokens + job.usage.output_tokens)),
-            h("td", {}, when(job.created_at)),
-            h("td", {}, when(job.completed_at)),
+        "table",
+        { class: "jobs" },
+        h("caption", { class: "visually-hidden" }, "Jobs, newest first"),
+        h("thead", {}, h("tr", {}, ...head.map((t) => h("th", { scope: "col" }, t)))),
+        h(
+          "tbody",
+          {},
+          ...jobs.map((job) =>
+            h(
+              "tr",
+              {},
+              h(
+                "td",
+                {},
+                h("a", { href: `/jobs/${encodeURIComponent(job.id)}` }, job.name ?? job.id),
+                job.name ? h("div", { class: "muted small" }, job.id) : null,
+              ),
+              h("td", {}, job.type),
+              h("td", {}, jobBadge(job)),
+              h("td", { class: "progress-cell" }, bar("Done", job.completed, job.total, undefined, job.failed)),
+              h("td", { class: job.failed > 0 ? "bad" : "" }, num(job.failed)),
+              h("td", {}, num(job.usage.input_tokens + job.usage.output_tokens)),
+              h("td", {}, when(job.created_at)),
+              h("td", {}, when(job.completed_at)),
+            ),
           ),
         ),
       ),
-    )),
+    ),
   );
 }
 
@@ -77,5 +88,10 @@ function pager(status, limit, cursor, next) {
     if (c) q.set("cursor", c);
     return `/?${q}`;
   };
-  return h("nav", { class: "pager", "aria-label": "Pages" }, cursor ? h("a", { href: link(null) }, "← Newest") : null, next ? h("a", { href: link(next), rel: "next" }, "Older →") : null);
+  return h(
+    "nav",
+    { class: "pager", "aria-label": "Pages" },
+    cursor ? h("a", { href: link(null) }, "← Newest") : null,
+    next ? h("a", { href: link(next), rel: "next" }, "Older →") : null,
+  );
 }

@@ -14,18 +14,33 @@ export async function showNewJob(view) {
   const field = (/** @type {string} */ id, /** @type {string} */ label, /** @type {HTMLElement} */ input, /** @type {string} */ hint = "") =>
     h("div", { class: "field" }, h("label", { for: id }, label), hint ? h("p", { class: "hint", id: `${id}-hint` }, hint) : null, input);
   const model = /** @type {HTMLInputElement} */ (h("input", { id: "model", name: "model", required: true, value: "openai/gpt-6-luna", autocomplete: "off" }));
-  const jobName = /** @type {HTMLInputElement} */ (h("input", { id: "job-name", name: "job-name", maxlength: 200, autocomplete: "off", placeholder: "Q3 support tickets" }));
-  const operator = /** @type {HTMLSelectElement} */ (h("select", { id: "operator", name: "operator" }, ...Object.entries(OPERATORS).map(([name, op]) => h("option", { value: name }, op.label))));
-  const fields = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "operator-fields", name: "operator-fields", rows: 10, "aria-describedby": "operator-fields-hint" }));
-  const template = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "template", name: "template", required: true, rows: 4, "aria-describedby": "template-hint" }, "Summarise in one sentence: {{ item }}"));
+  const jobName = /** @type {HTMLInputElement} */ (
+    h("input", { id: "job-name", name: "job-name", maxlength: 200, autocomplete: "off", placeholder: "Q3 support tickets" })
+  );
+  const operator = /** @type {HTMLSelectElement} */ (
+    h("select", { id: "operator", name: "operator" }, ...Object.entries(OPERATORS).map(([name, op]) => h("option", { value: name }, op.label)))
+  );
+  const fields = /** @type {HTMLTextAreaElement} */ (
+    h("textarea", { id: "operator-fields", name: "operator-fields", rows: 10, "aria-describedby": "operator-fields-hint" })
+  );
+  const template = /** @type {HTMLTextAreaElement} */ (
+    h("textarea", { id: "template", name: "template", required: true, rows: 4, "aria-describedby": "template-hint" }, "Summarise in one sentence: {{ item }}")
+  );
   const schema = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "schema", name: "schema", rows: 4, "aria-describedby": "schema-hint" }));
   const inputs = /** @type {HTMLTextAreaElement} */ (h("textarea", { id: "inputs", name: "inputs", rows: 6, "aria-describedby": "inputs-hint" }));
-  const file = /** @type {HTMLInputElement} */ (h("input", { id: "inputs-file", name: "inputs-file", type: "file", accept: ".csv,.jsonl,.json,text/csv,application/json" }));
+  const file = /** @type {HTMLInputElement} */ (
+    h("input", { id: "inputs-file", name: "inputs-file", type: "file", accept: ".csv,.jsonl,.json,text/csv,application/json" })
+  );
   const concurrency = /** @type {HTMLInputElement} */ (h("input", { id: "concurrency", name: "concurrency", type: "number", min: 1, max: 1000, value: 16 }));
   const retries = /** @type {HTMLInputElement} */ (h("input", { id: "max-retries", name: "max-retries", type: "number", min: 0, max: 10, value: 3 }));
   const mode = /** @type {HTMLSelectElement} */ (
-    h("select", { id: "execution-mode", name: "execution-mode", "aria-describedby": "execution-mode-hint" },
-      h("option", { value: "realtime" }, "realtime"), h("option", { value: "batch" }, "batch"), h("option", { value: "auto" }, "auto"))
+    h(
+      "select",
+      { id: "execution-mode", name: "execution-mode", "aria-describedby": "execution-mode-hint" },
+      h("option", { value: "realtime" }, "realtime"),
+      h("option", { value: "batch" }, "batch"),
+      h("option", { value: "auto" }, "auto"),
+    )
   );
   const status = h("div", { id: "form-status", "aria-live": "polite" });
   const estimateButton = h("button", { type: "button", class: "secondary", id: "estimate" }, "Estimate");
@@ -36,15 +51,31 @@ export async function showNewJob(view) {
       field("operator", "Operator", operator),
       field("job-name", "Name (optional)", jobName),
       field("model", "Model", model),
-      h("div", { id: "map-fields" },
+      h(
+        "div",
+        { id: "map-fields" },
         field("template", "Prompt template", template, "Jinja2; each input is `item`."),
-        field("schema", "Output schema (optional)", schema, "A JSON Schema the output must match.")),
-      h("div", { id: "other-fields", hidden: true },
-        field("operator-fields", "The operator's fields (JSON)", fields, "Its request's own fields (docs/operators.md); the inputs, model, name, concurrency, retries and execution come from this form.")),
+        field("schema", "Output schema (optional)", schema, "A JSON Schema the output must match."),
+      ),
+      h(
+        "div",
+        { id: "other-fields", hidden: true },
+        field(
+          "operator-fields",
+          "The operator's fields (JSON)",
+          fields,
+          "Its request's own fields (docs/operators.md); the inputs, model, name, concurrency, retries and execution come from this form.",
+        ),
+      ),
       field("inputs", "Inputs", inputs, "One JSON value per line (JSONL), or upload a CSV (a header row) or JSONL file below."),
       field("inputs-file", "Upload inputs", file),
       h("div", { class: "row" }, field("concurrency", "Concurrency", concurrency), field("max-retries", "Retries", retries)),
-      field("execution-mode", "Execution", mode, "batch: the provider's batch API, half the price, results within its 24 h window; auto: batch first, the stragglers realtime within a day."),
+      field(
+        "execution-mode",
+        "Execution",
+        mode,
+        "batch: the provider's batch API, half the price, results within its 24 h window; auto: batch first, the stragglers realtime within a day.",
+      ),
       h("div", { class: "actions" }, estimateButton, h("button", { type: "submit" }, "Start job")),
       status,
     )
@@ -77,9 +108,19 @@ export async function showNewJob(view) {
       const { estimate } = await api("POST", `${chosen().route}?dry_run=true`, body());
       const cost = estimate.cost_usd_by_mode?.realtime;
       const most = estimate.cost_usd_max_by_mode?.realtime;
-      const dollars = cost === null || cost === undefined ? "" : ` About $${cost.toFixed(6)} realtime (at most $${(most ?? cost).toFixed(6)}), $${(estimate.cost_usd_by_mode.batch ?? 0).toFixed(6)} through the provider's batch API.`;
+      const dollars =
+        cost === null || cost === undefined
+          ? ""
+          : ` About $${cost.toFixed(6)} realtime (at most $${(most ?? cost).toFixed(6)}), $${(estimate.cost_usd_by_mode.batch ?? 0).toFixed(6)} through the provider's batch API.`;
       // The expected output beside its bound (max_tokens): what a budget reserves is the bound, what the job is likely to cost the expected figure.
-      fill(status, h("p", { id: "estimate-result", role: "status" }, `Estimate: ${num(estimate.calls)} calls, ${num(estimate.input_tokens)} input + about ${num(estimate.output_tokens)} output tokens (at most ${num(estimate.output_tokens_max ?? estimate.output_tokens)}).${dollars}`));
+      fill(
+        status,
+        h(
+          "p",
+          { id: "estimate-result", role: "status" },
+          `Estimate: ${num(estimate.calls)} calls, ${num(estimate.input_tokens)} input + about ${num(estimate.output_tokens)} output tokens (at most ${num(estimate.output_tokens_max ?? estimate.output_tokens)}).${dollars}`,
+        ),
+      );
     } catch (err) {
       fill(status, notice(errorText(err)));
     }

@@ -9,7 +9,11 @@
 /** @type {Record<string, { route: string, label: string, fields: Record<string, unknown> | null, inputs?: unknown }>} */
 export const OPERATORS = {
   map: { route: "/v1/map", label: "map: one call per item", fields: null },
-  filter: { route: "/v1/filter", label: "filter: keep the items that meet a condition", fields: { predicate_template: "Is this about machine learning? {{ item }}" } },
+  filter: {
+    route: "/v1/filter",
+    label: "filter: keep the items that meet a condition",
+    fields: { predicate_template: "Is this about machine learning? {{ item }}" },
+  },
   classify: {
     route: "/v1/classify",
     label: "classify: label each item",
@@ -24,19 +28,36 @@ export const OPERATORS = {
   reduce: {
     route: "/v1/reduce",
     label: "reduce: an ordered fold",
-    fields: { initial_value: { facts: [] }, reduction_task: { prompt_template: "Facts so far: {{ accumulator | tojson }}\nAdd: {{ current_result | tojson }}", output_schema: { type: "object", properties: { facts: { type: "array" } }, required: ["facts"] } } },
+    fields: {
+      initial_value: { facts: [] },
+      reduction_task: {
+        prompt_template: "Facts so far: {{ accumulator | tojson }}\nAdd: {{ current_result | tojson }}",
+        output_schema: { type: "object", properties: { facts: { type: "array" } }, required: ["facts"] },
+      },
+    },
   },
   "map-reduce": {
     route: "/v1/map-reduce",
     label: "map-reduce: a corpus to a report",
     fields: {
       docs_per_mapper: 2,
-      mapper: { prompt_template: "Extract claims:\n{% for d in items %}- {{ d }}\n{% endfor %}", output_schema: { type: "object", required: ["extractions"], properties: { extractions: { type: "array", items: { type: "object", required: ["claim"], properties: { claim: { type: "string" } } } } } } },
+      mapper: {
+        prompt_template: "Extract claims:\n{% for d in items %}- {{ d }}\n{% endfor %}",
+        output_schema: {
+          type: "object",
+          required: ["extractions"],
+          properties: { extractions: { type: "array", items: { type: "object", required: ["claim"], properties: { claim: { type: "string" } } } } },
+        },
+      },
       reducer: { prompt_template: "Summarise: {{ items | tojson }}" },
       synthesis: { prompt_template: "Write the report from: {{ results }}" },
     },
   },
-  "agentic-map": { route: "/v1/agentic-map", label: "agentic-map: an agent per item", fields: { agent_prompt_template: "Research {{ item }} and summarise it. Say DONE when finished.", max_turns: 6, completion_marker: "DONE", tools: [] } },
+  "agentic-map": {
+    route: "/v1/agentic-map",
+    label: "agentic-map: an agent per item",
+    fields: { agent_prompt_template: "Research {{ item }} and summarise it. Say DONE when finished.", max_turns: 6, completion_marker: "DONE", tools: [] },
+  },
   pipelines: {
     route: "/v1/pipelines",
     label: "pipelines: steps over a shared store",

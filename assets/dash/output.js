@@ -10,7 +10,8 @@ import { api } from "./api.js";
 const LISTED = 50; // indices and clusters shown; every one is in the job's JSON
 
 /** @param {number[]} list */
-const indices = (list) => (list.length === 0 ? "none" : `#${list.slice(0, LISTED).join(", #")}${list.length > LISTED ? ` … (${num(list.length - LISTED)} more)` : ""}`);
+const indices = (list) =>
+  list.length === 0 ? "none" : `#${list.slice(0, LISTED).join(", #")}${list.length > LISTED ? ` … (${num(list.length - LISTED)} more)` : ""}`;
 
 /** @param {any} out */
 function decidedBy(out) {
@@ -25,7 +26,14 @@ function decidedBy(out) {
     ? `Learned thresholds: accept at ${c.accept_above ?? "never"}, reject at ${c.reject_below ?? "never"}`
     : "No threshold met the target: the job's model answered every item";
   const estimate = `${e.metric} against the job's model: ${pct(e.value)} on a sample of ${num(c.sample_size)}, at least ${pct(e.lower_bound)} with ${pct(e.confidence)} confidence`;
-  return h("div", { id: "cascade-target" }, line, h("p", {}, learned), h("p", {}, estimate), h("p", { class: "muted" }, `Calls of the job's model: ${num(c.oracle_calls)} · seed ${c.seed}`));
+  return h(
+    "div",
+    { id: "cascade-target" },
+    line,
+    h("p", {}, learned),
+    h("p", {}, estimate),
+    h("p", { class: "muted" }, `Calls of the job's model: ${num(c.oracle_calls)} · seed ${c.seed}`),
+  );
 }
 
 /** @param {any} job @returns {(HTMLElement | null)[]} */
@@ -33,21 +41,41 @@ function view(job) {
   const out = job.output;
   switch (job.type) {
     case "filter":
-      return [h("p", { id: "filter-summary" }, `Kept ${num(out.kept.length)} · dropped ${num(out.dropped)} · failed ${num(out.failed)}`), h("p", {}, "Kept: ", indices(out.kept)), decidedBy(out)];
+      return [
+        h("p", { id: "filter-summary" }, `Kept ${num(out.kept.length)} · dropped ${num(out.dropped)} · failed ${num(out.failed)}`),
+        h("p", {}, "Kept: ", indices(out.kept)),
+        decidedBy(out),
+      ];
     case "classify": {
       const rows = Object.entries(out.counts).sort((a, b) => Number(b[1]) - Number(a[1]));
       return [
-        h("table", { id: "label-counts" }, h("thead", {}, h("tr", {}, h("th", {}, "Label"), h("th", {}, "Items"))), h("tbody", {}, ...rows.map(([label, n]) => h("tr", {}, h("td", {}, label), h("td", {}, num(n)))))),
+        h(
+          "table",
+          { id: "label-counts" },
+          h("thead", {}, h("tr", {}, h("th", {}, "Label"), h("th", {}, "Items"))),
+          h("tbody", {}, ...rows.map(([label, n]) => h("tr", {}, h("td", {}, label), h("td", {}, num(n))))),
+        ),
         out.failed ? h("p", {}, `Failed: ${num(out.failed)}`) : null,
         decidedBy(out),
       ];
     }
     case "rank":
-      return [h("ol", { id: "top-k" }, ...out.map((/** @type {any} */ e) => h("li", {}, `#${e.index} · score ${e.score}`, e.wins !== undefined ? ` · ${num(e.wins)} comparisons won` : "")))];
+      return [
+        h(
+          "ol",
+          { id: "top-k" },
+          ...out.map((/** @type {any} */ e) => h("li", {}, `#${e.index} · score ${e.score}`, e.wins !== undefined ? ` · ${num(e.wins)} comparisons won` : "")),
+        ),
+      ];
     case "resolve": {
       const groups = out.clusters.filter((/** @type {number[]} */ c) => c.length > 1);
       return [
-        h("p", { id: "cluster-summary" }, `${num(out.clusters.length)} entities from ${num(out.clusters.flat().length)} records · ${num(groups.length)} with more than one record`, out.failed ? ` · ${num(out.failed)} comparisons failed` : ""),
+        h(
+          "p",
+          { id: "cluster-summary" },
+          `${num(out.clusters.length)} entities from ${num(out.clusters.flat().length)} records · ${num(groups.length)} with more than one record`,
+          out.failed ? ` · ${num(out.failed)} comparisons failed` : "",
+        ),
         h("ul", { id: "clusters" }, ...groups.slice(0, LISTED).map((/** @type {number[]} */ c) => h("li", {}, indices(c)))),
       ];
     }
@@ -67,8 +95,17 @@ function evaluationView(job) {
   const level = `${(out.confidence * 100).toFixed(0)} % interval`;
   const parts = [];
   if (out.criteria) {
-    const rows = Object.entries(out.criteria).map(([name, c]) => h("tr", {}, h("td", {}, name), h("td", {}, pct(c.pass_rate)), h("td", {}, interval(c.interval)), h("td", {}, `${num(c.passed)} of ${num(c.judged)}`)));
-    parts.push(h("table", { id: "criteria" }, h("thead", {}, h("tr", {}, h("th", {}, "Criterion"), h("th", {}, "Pass rate"), h("th", {}, level), h("th", {}, "Passed"))), h("tbody", {}, ...rows)));
+    const rows = Object.entries(out.criteria).map(([name, c]) =>
+      h("tr", {}, h("td", {}, name), h("td", {}, pct(c.pass_rate)), h("td", {}, interval(c.interval)), h("td", {}, `${num(c.passed)} of ${num(c.judged)}`)),
+    );
+    parts.push(
+      h(
+        "table",
+        { id: "criteria" },
+        h("thead", {}, h("tr", {}, h("th", {}, "Criterion"), h("th", {}, "Pass rate"), h("th", {}, level), h("th", {}, "Passed"))),
+        h("tbody", {}, ...rows),
+      ),
+    );
     if (out.judge_failed) parts.push(h("p", { class: "muted" }, `The judge gave no verdict on ${num(out.judge_failed)} items`));
   }
   if (out.gold) {
@@ -78,7 +115,13 @@ function evaluationView(job) {
   }
   if (out.compare) {
     const c = out.compare;
-    parts.push(h("p", { id: "compare" }, `A won ${num(c.wins_a)} · B won ${num(c.wins_b)} · ties ${num(c.ties)} · A's win rate ${pct(c.win_rate_a.value)} (${level} ${interval(c.win_rate_a.interval)})`));
+    parts.push(
+      h(
+        "p",
+        { id: "compare" },
+        `A won ${num(c.wins_a)} · B won ${num(c.wins_b)} · ties ${num(c.ties)} · A's win rate ${pct(c.win_rate_a.value)} (${level} ${interval(c.win_rate_a.interval)})`,
+      ),
+    );
   }
   if (out.criteria) {
     const failing = h("ul", { id: "failing" }, h("li", { class: "muted" }, "loading…"));
@@ -86,7 +129,10 @@ function evaluationView(job) {
     api("GET", `/v1/jobs/${encodeURIComponent(job.id)}/results?failed=true&limit=${LISTED}`)
       .then((/** @type {any} */ page) => {
         const items = page.results.map((/** @type {any} */ r) => {
-          const why = Object.entries(r.verdicts ?? {}).filter(([, v]) => !v.pass).map(([name, v]) => `${name}: ${v.reason}`).join("; ");
+          const why = Object.entries(r.verdicts ?? {})
+            .filter(([, v]) => !v.pass)
+            .map(([name, v]) => `${name}: ${v.reason}`)
+            .join("; ");
           return h("li", {}, `#${r.index} · ${why}`);
         });
         fill(failing, ...(items.length ? items : [h("li", {}, "none")]));

@@ -48,7 +48,7 @@ export function duration(seconds) {
 
 /** A value as one short line. @param {unknown} value @param {number} [max] */
 export function brief(value, max = 80) {
-  const text = typeof value === "string" ? value : JSON.stringify(value) ?? "";
+  const text = typeof value === "string" ? value : (JSON.stringify(value) ?? "");
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
@@ -67,10 +67,29 @@ export function bar(label, done, total, detail, failed = 0) {
   return h(
     "div",
     { class: "bar" },
-    h("label", { for: id }, h("span", { class: "bar-label" }, label), " ", h("span", { class: "bar-figures" }, `${num(done)} / ${num(total)} (${pct} %)`), detail ? ` · ${detail}` : ""),
+    h(
+      "label",
+      { for: id },
+      h("span", { class: "bar-label" }, label),
+      " ",
+      h("span", { class: "bar-figures" }, `${num(done)} / ${num(total)} (${pct} %)`),
+      detail ? ` · ${detail}` : "",
+    ),
     h("progress", { id, class: tone, max: Math.max(total, 1), value: Math.min(done, Math.max(total, 1)), "data-percent": pct }),
     // The failed part beside it, in red (a meter past its `high`), so the split shows, not one amber bar.
-    failed > 0 ? h("meter", { class: "bar-failures", min: 0, max: Math.max(total, 1), low: 0, high: 0, optimum: 0, value: Math.min(failed, Math.max(total, 1)), title: `${num(failed)} failed`, "aria-label": `${num(failed)} of ${num(total)} failed` }) : null,
+    failed > 0
+      ? h("meter", {
+          class: "bar-failures",
+          min: 0,
+          max: Math.max(total, 1),
+          low: 0,
+          high: 0,
+          optimum: 0,
+          value: Math.min(failed, Math.max(total, 1)),
+          title: `${num(failed)} failed`,
+          "aria-label": `${num(failed)} of ${num(total)} failed`,
+        })
+      : null,
   );
 }
 
@@ -92,7 +111,9 @@ export function jobBadge(job) {
 export function showJson(title, value) {
   const opener = document.activeElement;
   const close = h("button", { type: "button", class: "secondary" }, "Close");
-  const dialog = /** @type {HTMLDialogElement} */ (h("dialog", { "aria-label": title }, h("h2", {}, title), h("pre", { class: "json" }, JSON.stringify(value, null, 2)), close));
+  const dialog = /** @type {HTMLDialogElement} */ (
+    h("dialog", { "aria-label": title }, h("h2", {}, title), h("pre", { class: "json" }, JSON.stringify(value, null, 2)), close)
+  );
   close.addEventListener("click", () => dialog.close());
   dialog.addEventListener("close", () => {
     dialog.remove();
@@ -109,7 +130,9 @@ export const notice = (text, kind = "error") => h("p", { class: `notice notice-$
 /** The API error as the user should read it: its message and the fields it names. @param {unknown} err */
 export function errorText(err) {
   const e = /** @type {{ message?: string, details?: unknown }} */ (err);
-  const details = Array.isArray(e.details) ? e.details.map((d) => (d && typeof d === "object" && "path" in d ? `${d.path}: ${d.message}` : "")).filter(Boolean) : [];
+  const details = Array.isArray(e.details)
+    ? e.details.map((d) => (d && typeof d === "object" && "path" in d ? `${d.path}: ${d.message}` : "")).filter(Boolean)
+    : [];
   return [e.message ?? String(err), ...details].join(" — ");
 }
 

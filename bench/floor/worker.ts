@@ -82,7 +82,12 @@ export class Coord extends DurableObject<Env> {
           resolve(this.#next());
           return this.#wake();
         }
-        const done = this.#sql.exec("UPDATE tasks SET state = 'done', output = ? WHERE idx = ? AND token = ? AND state = 'running'", output, idx, token).rowsWritten;
+        const done = this.#sql.exec(
+          "UPDATE tasks SET state = 'done', output = ? WHERE idx = ? AND token = ? AND state = 'running'",
+          output,
+          idx,
+          token,
+        ).rowsWritten;
         if (done > 0) this.#sql.exec("INSERT INTO events (data) VALUES (?)", JSON.stringify({ name: "TASK_COMPLETED", idx, output }));
         resolve(this.#next());
         if (done > 0) {

@@ -20,21 +20,27 @@ function criterion(text: string): { name: string; description: string } {
 /** Gold labels: a .json list, or .jsonl lines, of `{"index", "expected"}`. */
 function gold(path: string): EvaluationOptions["gold"] {
   const text = readFileSync(path, "utf8");
-  const rows = path.endsWith(".json") ? (JSON.parse(text) as unknown[]) : text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as unknown);
+  const rows = path.endsWith(".json")
+    ? (JSON.parse(text) as unknown[])
+    : text
+        .split("\n")
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l) as unknown);
   return rows as EvaluationOptions["gold"];
 }
 
 export function evaluationOptions(jobId: string, values: Flags, criteria: { name: string; description: string }[]): EvaluationOptions {
   const judgeModel = typeof values.judge === "string" ? values.judge : undefined;
   if (judgeModel === undefined && criteria.length > 0) throw new UsageError("--criterion goes with --judge MODEL");
-  if (judgeModel !== undefined && criteria.length === 0) throw new UsageError("--judge needs at least one --criterion \"name: what passing means\"");
+  if (judgeModel !== undefined && criteria.length === 0) throw new UsageError('--judge needs at least one --criterion "name: what passing means"');
   const { concurrency, maxRetries, timeoutSecs, tokenBudget } = jobFlags(values);
   return {
     jobId,
     judge: judgeModel ? { model: judgeModel, criteria } : undefined,
     gold: typeof values.gold === "string" ? gold(values.gold) : undefined,
     compare: typeof values.compare === "string" ? { jobIdB: values.compare } : undefined,
-    sample: values.sample !== undefined || values.seed !== undefined ? { size: int(values.sample, "--sample") ?? 100, seed: int(values.seed, "--seed") } : undefined,
+    sample:
+      values.sample !== undefined || values.seed !== undefined ? { size: int(values.sample, "--sample") ?? 100, seed: int(values.seed, "--seed") } : undefined,
     concurrency,
     maxRetries,
     timeoutSecs,

@@ -15,13 +15,15 @@ function document(path: string): Record<string, unknown> | string {
   if (ext === ".xml") return text;
   if (ext !== ".json") throw new UsageError(`${path}: a pipeline is a .json body or a .xml task`);
   const value: unknown = JSON.parse(text);
-  if (typeof value !== "object" || value === null || Array.isArray(value)) throw new UsageError(`${path}: expected a JSON object (the POST /v1/pipelines body)`);
+  if (typeof value !== "object" || value === null || Array.isArray(value))
+    throw new UsageError(`${path}: expected a JSON object (the POST /v1/pipelines body)`);
   return value as Record<string, unknown>;
 }
 
 function params(values: Flags): { model?: string; inputs?: Record<string, unknown> } {
   const inputs = typeof values.inputs === "string" ? (JSON.parse(readFileSync(values.inputs, "utf8")) as unknown) : undefined;
-  if (inputs !== undefined && (typeof inputs !== "object" || inputs === null || Array.isArray(inputs))) throw new UsageError("--inputs: expected a JSON object of named inputs");
+  if (inputs !== undefined && (typeof inputs !== "object" || inputs === null || Array.isArray(inputs)))
+    throw new UsageError("--inputs: expected a JSON object of named inputs");
   return { model: typeof values.model === "string" ? values.model : undefined, inputs: inputs as Record<string, unknown> | undefined };
 }
 

@@ -12,10 +12,15 @@ import type { Cascade, ClassifyOptions, FilterOptions, RankOptions, ResolveOptio
 /** `--cascade-model M [--accept-above X] [--reject-below X]`. */
 function cascadeFlags(values: Flags): Cascade | undefined {
   if (values["cascade-model"] === undefined) {
-    if (values["accept-above"] !== undefined || values["reject-below"] !== undefined) throw new UsageError("--accept-above and --reject-below need --cascade-model");
+    if (values["accept-above"] !== undefined || values["reject-below"] !== undefined)
+      throw new UsageError("--accept-above and --reject-below need --cascade-model");
     return undefined;
   }
-  return { model: need(values["cascade-model"], "--cascade-model"), acceptAbove: int(values["accept-above"], "--accept-above"), rejectBelow: int(values["reject-below"], "--reject-below") };
+  return {
+    model: need(values["cascade-model"], "--cascade-model"),
+    acceptAbove: int(values["accept-above"], "--accept-above"),
+    rejectBelow: int(values["reject-below"], "--reject-below"),
+  };
 }
 
 const shared = (values: Flags) => ({ model: need(values.model, "--model"), ...jobFlags(values), cascade: cascadeFlags(values) });
@@ -28,7 +33,10 @@ export function filterOptions(values: Flags, inputs: unknown[]): FilterOptions {
 function categories(value: string | boolean | undefined): ClassifyOptions["categories"] {
   const text = need(value, "--categories");
   if (text.endsWith(".json")) return JSON.parse(readFileSync(text, "utf8")) as ClassifyOptions["categories"];
-  return text.split(",").map((name) => ({ name: name.trim() })).filter((c) => c.name !== "");
+  return text
+    .split(",")
+    .map((name) => ({ name: name.trim() }))
+    .filter((c) => c.name !== "");
 }
 
 export function classifyOptions(values: Flags, inputs: unknown[]): ClassifyOptions {
@@ -55,17 +63,31 @@ const text = (path: string | boolean | undefined): string | undefined => (typeof
 export function rankOptions(values: Flags, inputs: unknown[]): RankOptions {
   const k = int(values.k, "--k");
   if (k === undefined) throw new UsageError("--k is required");
-  return { ...shared(values), inputs, criteria: need(values.criteria, "--criteria"), k, promptTemplate: text(values.template), comparisonTemplate: text(values["comparison-template"]) };
+  return {
+    ...shared(values),
+    inputs,
+    criteria: need(values.criteria, "--criteria"),
+    k,
+    promptTemplate: text(values.template),
+    comparisonTemplate: text(values["comparison-template"]),
+  };
 }
 
 export function resolveOptions(values: Flags, inputs: unknown[]): ResolveOptions {
   const method = values["block-method"];
-  if (method !== undefined && method !== "exact" && method !== "prefix" && method !== "trigram") throw new UsageError("--block-method is exact, prefix or trigram");
+  if (method !== undefined && method !== "exact" && method !== "prefix" && method !== "trigram")
+    throw new UsageError("--block-method is exact, prefix or trigram");
   return {
     ...shared(values),
     inputs,
     comparisonTemplate: text(need(values["comparison-template"], "--comparison-template")) as string,
-    blocking: { keys: need(values["block-keys"], "--block-keys").split(",").map((k) => k.trim()), method, threshold: int(values.threshold, "--threshold") },
+    blocking: {
+      keys: need(values["block-keys"], "--block-keys")
+        .split(",")
+        .map((k) => k.trim()),
+      method,
+      threshold: int(values.threshold, "--threshold"),
+    },
     resolutionTemplate: text(values["resolution-template"]),
     maxComparisons: int(values["max-comparisons"], "--max-comparisons"),
   };

@@ -81,9 +81,10 @@ export function reduceOptions(values: Flags, inputs: unknown[] | Record<string, 
     inputs,
     model: need(values.model, "--model"),
     initialValue: typeof initial === "string" ? (JSON.parse(initial) as unknown) : undefined,
-    innerTask: typeof values["inner-template"] === "string"
-      ? { promptTemplate: readFileSync(values["inner-template"], "utf8"), outputSchema: jsonFile(values["inner-schema"]) }
-      : undefined,
+    innerTask:
+      typeof values["inner-template"] === "string"
+        ? { promptTemplate: readFileSync(values["inner-template"], "utf8"), outputSchema: jsonFile(values["inner-schema"]) }
+        : undefined,
     reductionTask: { promptTemplate: readFileSync(need(values["reduction-template"], "--reduction-template"), "utf8"), outputSchema: jsonFile(values.schema) },
     ...jobFlags(values),
   };
@@ -173,7 +174,9 @@ export async function followStaged(job: JobHandle<TaskResult>, values: Flags): P
   const id = await job.id();
   if (finished?.status !== "completed") {
     const err = finished?.error;
-    process.stderr.write(`job ${id} ${finished?.status ?? "ended"}${err ? `: ${err.code} at ${err.stage}[${err.index}] (${err.message}); \`fanout recover ${id}\` goes on` : ""}\n`);
+    process.stderr.write(
+      `job ${id} ${finished?.status ?? "ended"}${err ? `: ${err.code} at ${err.stage}[${err.index}] (${err.message}); \`fanout recover ${id}\` goes on` : ""}\n`,
+    );
     return 1;
   }
   process.stderr.write(`done: ${state.done} tasks${costText(finished.cost_usd)}, job ${id} completed\n`);
@@ -221,7 +224,9 @@ export async function runRecover(client: Fanout, id: string, values: Flags): Pro
   progress.update(state, true);
   progress.finish();
   const ended = end as MapCompletedEvent | null;
-  process.stderr.write(`${ended?.failed ? "done with failures" : "done"}: ${state.done} tasks re-run, job ${id} ${ended?.status ?? "ended"}, ${ended?.succeeded ?? 0} succeeded and ${ended?.failed ?? 0} failed in all\n`);
+  process.stderr.write(
+    `${ended?.failed ? "done with failures" : "done"}: ${state.done} tasks re-run, job ${id} ${ended?.status ?? "ended"}, ${ended?.succeeded ?? 0} succeeded and ${ended?.failed ?? 0} failed in all\n`,
+  );
   return ended?.status === "completed" && !ended.failed ? 0 : 1;
 }
 

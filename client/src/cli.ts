@@ -9,7 +9,18 @@ import { extname } from "node:path";
 import { parseArgs } from "node:util";
 import { Fanout, FanoutError, type MapResult } from "./index.js";
 import {
-  executionFlag, int, jobFlags, mapReduceOptions, need, reduceOptions, runMapReduce, runRecover, runReduce, runResume, UsageError, type Flags,
+  executionFlag,
+  int,
+  jobFlags,
+  mapReduceOptions,
+  need,
+  reduceOptions,
+  runMapReduce,
+  runRecover,
+  runReduce,
+  runResume,
+  UsageError,
+  type Flags,
 } from "./cli-staged.js";
 import { estimatePipeline, runPipeline } from "./cli-pipeline.js";
 import { classifyOptions, filterOptions, rankOptions, resolveOptions, runClassify, runFilter, runRank, runResolve } from "./cli-semantic.js";
@@ -100,7 +111,12 @@ export function readInputs(path: string): unknown[] {
 async function writeLines(path: string | undefined, lines: unknown[]): Promise<void> {
   const text = lines.map((l) => JSON.stringify(l)).join("\n") + (lines.length ? "\n" : "");
   if (!path) process.stdout.write(text);
-  else await new Promise<void>((resolve, reject) => createWriteStream(path).end(text, () => resolve()).on("error", reject));
+  else
+    await new Promise<void>((resolve, reject) =>
+      createWriteStream(path)
+        .end(text, () => resolve())
+        .on("error", reject),
+    );
 }
 
 function mapOptions(values: Flags, inputs: unknown[]) {
@@ -117,14 +133,21 @@ function mapOptions(values: Flags, inputs: unknown[]) {
 async function runEstimate(client: Fanout, kind: string | undefined, values: Flags): Promise<number> {
   const input = need(values.input, "--input");
   const estimate =
-    kind === "map" ? await client.dryRun("map", mapOptions(values, readInputs(input)))
-    : kind === "reduce" ? await client.dryRun("reduce", reduceOptions(values, readNamedInputs(input)))
-    : kind === "map-reduce" ? await client.dryRun("map-reduce", mapReduceOptions(values, readInputs(input)))
-    : kind === "filter" ? await client.dryRun("filter", filterOptions(values, readInputs(input)))
-    : kind === "classify" ? await client.dryRun("classify", classifyOptions(values, readInputs(input)))
-    : kind === "rank" ? await client.dryRun("rank", rankOptions(values, readInputs(input)))
-    : kind === "resolve" ? await client.dryRun("resolve", resolveOptions(values, readInputs(input)))
-    : null;
+    kind === "map"
+      ? await client.dryRun("map", mapOptions(values, readInputs(input)))
+      : kind === "reduce"
+        ? await client.dryRun("reduce", reduceOptions(values, readNamedInputs(input)))
+        : kind === "map-reduce"
+          ? await client.dryRun("map-reduce", mapReduceOptions(values, readInputs(input)))
+          : kind === "filter"
+            ? await client.dryRun("filter", filterOptions(values, readInputs(input)))
+            : kind === "classify"
+              ? await client.dryRun("classify", classifyOptions(values, readInputs(input)))
+              : kind === "rank"
+                ? await client.dryRun("rank", rankOptions(values, readInputs(input)))
+                : kind === "resolve"
+                  ? await client.dryRun("resolve", resolveOptions(values, readInputs(input)))
+                  : null;
   if (!estimate) throw new UsageError("fanout estimate map|reduce|map-reduce|filter|classify|rank|resolve …");
   process.stdout.write(`${JSON.stringify(estimate, null, 2)}\n`);
   return 0;
@@ -284,7 +307,10 @@ export async function main(argv: string[]): Promise<number> {
       if (values.kept !== undefined && values.kept !== "true" && values.kept !== "false") throw new UsageError("--kept is true or false");
       if (values.failed !== undefined && values.failed !== "true" && values.failed !== "false") throw new UsageError("--failed is true or false");
       const flag = (v: string | undefined) => (v === undefined ? undefined : v === "true");
-      await writeLines(values.out, await client.job(need(id, "JOB_ID")).results({ order, stage: values.stage, kept: flag(values.kept), failed: flag(values.failed) }));
+      await writeLines(
+        values.out,
+        await client.job(need(id, "JOB_ID")).results({ order, stage: values.stage, kept: flag(values.kept), failed: flag(values.failed) }),
+      );
       return 0;
     }
     case "delete":

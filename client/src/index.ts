@@ -14,7 +14,24 @@ import { eventStream } from "./sse.js";
 import { compact } from "./compact.js";
 import { stepToApi, toApi } from "./spelling.js";
 import { OPERATORS } from "./operators.js";
-import type { AgentMapResult, AgenticMapOptions, Audit, Batch, Estimate, EventHandlers, Job, JobKind, MapOptions, MapResult, OperatorName, OperatorOfKind, OperatorOptions, PipelineOptions, RecoverOptions, TaskResult } from "./types.js";
+import type {
+  AgentMapResult,
+  AgenticMapOptions,
+  Audit,
+  Batch,
+  Estimate,
+  EventHandlers,
+  Job,
+  JobKind,
+  MapOptions,
+  MapResult,
+  OperatorName,
+  OperatorOfKind,
+  OperatorOptions,
+  PipelineOptions,
+  RecoverOptions,
+  TaskResult,
+} from "./types.js";
 
 export { FanoutError } from "./errors.js";
 export type * from "./types.js";
@@ -36,7 +53,6 @@ export interface FanoutOptions {
 
 const isZod = (schema: unknown): schema is ZodLike =>
   typeof schema === "object" && schema !== null && "_zod" in schema && typeof (schema as ZodLike).parse === "function";
-
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class Fanout {
@@ -112,7 +128,11 @@ export class Fanout {
    * or the XML task format (a string). `params` are pipeline fields sent in the query string (an
    * XML document's root attributes win over them; a JSON document's own fields win too).
    */
-  pipelineDocument(document: Record<string, unknown> | string, params: { model?: string; inputs?: Record<string, unknown>; dryRun?: boolean } = {}, onEvent?: EventHandlers<TaskResult>): JobHandle<TaskResult> {
+  pipelineDocument(
+    document: Record<string, unknown> | string,
+    params: { model?: string; inputs?: Record<string, unknown>; dryRun?: boolean } = {},
+    onEvent?: EventHandlers<TaskResult>,
+  ): JobHandle<TaskResult> {
     return new JobHandle(this, this.#pipelineDocument(document, params) as Promise<{ job_id: string }>, (r) => r, onEvent);
   }
 
@@ -121,12 +141,21 @@ export class Fanout {
     return ((await this.#pipelineDocument(document, { ...params, dryRun: true })) as { estimate: Estimate }).estimate;
   }
 
-  #pipelineDocument(document: Record<string, unknown> | string, params: { model?: string; inputs?: Record<string, unknown>; dryRun?: boolean }): Promise<unknown> {
+  #pipelineDocument(
+    document: Record<string, unknown> | string,
+    params: { model?: string; inputs?: Record<string, unknown>; dryRun?: boolean },
+  ): Promise<unknown> {
     if (typeof document !== "string") {
       const body = { ...compact({ model: params.model, inputs: params.inputs }), ...document };
       return this.request("POST", `/v1/pipelines${params.dryRun ? "?dry_run=true" : ""}`, body);
     }
-    const query = new URLSearchParams(compact({ model: params.model, inputs: params.inputs ? JSON.stringify(params.inputs) : undefined, dry_run: params.dryRun ? "true" : undefined }) as Record<string, string>).toString();
+    const query = new URLSearchParams(
+      compact({
+        model: params.model,
+        inputs: params.inputs ? JSON.stringify(params.inputs) : undefined,
+        dry_run: params.dryRun ? "true" : undefined,
+      }) as Record<string, string>,
+    ).toString();
     return this.request("POST", `/v1/pipelines${query ? `?${query}` : ""}`, document, { "content-type": "application/xml" });
   }
 
@@ -155,7 +184,11 @@ export class Fanout {
 type Generic = Exclude<OperatorName, "map" | "agenticMap" | "pipeline">;
 export type OperatorMethods = { [N in Generic]: (options: OperatorOptions<N>) => JobHandle<TaskResult> };
 /** A dry run's options: map's and pipelines' own, the operator's request for the others. */
-type DryRunOptions<K extends JobKind> = K extends "map" ? MapOptions<unknown, MapResult> : K extends "pipelines" ? PipelineOptions : OperatorOptions<OperatorOfKind<K>>;
+type DryRunOptions<K extends JobKind> = K extends "map"
+  ? MapOptions<unknown, MapResult>
+  : K extends "pipelines"
+    ? PipelineOptions
+    : OperatorOptions<OperatorOfKind<K>>;
 
 // An operator the server gains is a method of the client once ./operators.ts is generated again: no line here.
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type
@@ -289,13 +322,23 @@ export class JobHandle<R> implements AsyncIterable<R> {
    * Every result of a stage (the job's main stage by default); `kept`: a filter job's kept (true) or
    * dropped (false) items only; `failed`: an evaluation's items the judge failed (true) or passed (false).
    */
-  async results(options: { stage?: string; order?: "input" | "completion"; status?: "succeeded" | "failed"; kept?: boolean; failed?: boolean } = {}): Promise<R[]> {
+  async results(
+    options: { stage?: string; order?: "input" | "completion"; status?: "succeeded" | "failed"; kept?: boolean; failed?: boolean } = {},
+  ): Promise<R[]> {
     const jobId = await this.id();
     const out: R[] = [];
     let cursor: string | null = null;
     do {
       const query = new URLSearchParams(
-        compact({ stage: options.stage, order: options.order, status: options.status, kept: options.kept === undefined ? undefined : String(options.kept), failed: options.failed === undefined ? undefined : String(options.failed), limit: "1000", cursor: cursor ?? undefined }) as Record<string, string>,
+        compact({
+          stage: options.stage,
+          order: options.order,
+          status: options.status,
+          kept: options.kept === undefined ? undefined : String(options.kept),
+          failed: options.failed === undefined ? undefined : String(options.failed),
+          limit: "1000",
+          cursor: cursor ?? undefined,
+        }) as Record<string, string>,
       );
       const page: { results: R[]; next_cursor: string | null } = await this.#client.request("GET", `/v1/jobs/${jobId}/results?${query}`);
       out.push(...page.results.map(this.#parse));

@@ -65,7 +65,11 @@ export class Progress {
 }
 
 /** Follows a job's CONCURRENCY_CHANGED events into its progress, with a line at once. */
-export function trackConcurrency(job: { on(handlers: Pick<EventHandlers<unknown>, "CONCURRENCY_CHANGED">): unknown }, state: ProgressState, progress: Progress): void {
+export function trackConcurrency(
+  job: { on(handlers: Pick<EventHandlers<unknown>, "CONCURRENCY_CHANGED">): unknown },
+  state: ProgressState,
+  progress: Progress,
+): void {
   job.on({
     CONCURRENCY_CHANGED: (e) => {
       state.concurrency = { calls: e.effective_concurrency, reason: e.reason };
@@ -74,12 +78,22 @@ export function trackConcurrency(job: { on(handlers: Pick<EventHandlers<unknown>
   });
 }
 
-const PACED_BY: Record<string, string> = { job: "the job's rate_limit", declared: "declared limits", headers: "the provider's headers", adaptive: "adaptive concurrency" };
+const PACED_BY: Record<string, string> = {
+  job: "the job's rate_limit",
+  declared: "declared limits",
+  headers: "the provider's headers",
+  adaptive: "adaptive concurrency",
+};
 
 /** A job's pacing in words: its model's limits and where they come from (undefined: nothing paces it). */
 export function pacingWords(pacing: PacingChangedEvent["pacing"]): string | undefined {
   if (pacing.source === null) return undefined;
-  const limits = [pacing.rpm !== null ? `${pacing.rpm.toLocaleString("en-US")} requests/min` : null, pacing.tpm !== null ? `${pacing.tpm.toLocaleString("en-US")} tokens/min` : null].filter(Boolean).join(" · ");
+  const limits = [
+    pacing.rpm !== null ? `${pacing.rpm.toLocaleString("en-US")} requests/min` : null,
+    pacing.tpm !== null ? `${pacing.tpm.toLocaleString("en-US")} tokens/min` : null,
+  ]
+    .filter(Boolean)
+    .join(" · ");
   const share = pacing.share !== null && pacing.share < 1 ? `, ${Math.round(pacing.share * 100)} % of it` : "";
   return `${limits || "no rate limit known"} (${PACED_BY[pacing.source] ?? pacing.source}${share})`;
 }
@@ -95,9 +109,15 @@ export function trackPacing(job: { on(handlers: Pick<EventHandlers<unknown>, "PA
 }
 
 /** Follows a job's provider batches (execution mode batch or auto) with a line for each as it is sent and as it ends. */
-export function trackBatches(job: { on(handlers: Pick<EventHandlers<unknown>, "BATCH_SUBMITTED" | "BATCH_ENDED">): unknown }, out: NodeJS.WritableStream = process.stderr): void {
+export function trackBatches(
+  job: { on(handlers: Pick<EventHandlers<unknown>, "BATCH_SUBMITTED" | "BATCH_ENDED">): unknown },
+  out: NodeJS.WritableStream = process.stderr,
+): void {
   job.on({
-    BATCH_SUBMITTED: (e) => out.write(`batch ${e.batch.id}: sent to the provider (${e.batch.provider_batch_id}), ${e.batch.requests} request${e.batch.requests === 1 ? "" : "s"} of stage ${e.batch.stage}\n`),
+    BATCH_SUBMITTED: (e) =>
+      out.write(
+        `batch ${e.batch.id}: sent to the provider (${e.batch.provider_batch_id}), ${e.batch.requests} request${e.batch.requests === 1 ? "" : "s"} of stage ${e.batch.stage}\n`,
+      ),
     BATCH_ENDED: (e) => out.write(`batch ${e.batch.id}: ${e.batch.status}, ${e.batch.completed} completed, ${e.batch.failed} failed\n`),
   });
 }

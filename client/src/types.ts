@@ -86,12 +86,14 @@ export type SubtaskOptions = RequestOptions<Api.Subtasks>;
 /** Contract v3 `execution`: map, filter, classify, rank, resolve, map-reduce and pipelines' llm steps (their independent calls). */
 export type ExecutionOptions = Pick<RequestOptions<Api.MapRequest>, "execution">;
 /** The fields every job-creating request shares. */
-export type CommonOptions<R> = Omit<RequestOptions<Api.FilterRequest>, "inputs" | "predicateTemplate" | "cascade" | "retryGuidance" | "execution"> & ClientOptions<R>;
+export type CommonOptions<R> = Omit<RequestOptions<Api.FilterRequest>, "inputs" | "predicateTemplate" | "cascade" | "retryGuidance" | "execution"> &
+  ClientOptions<R>;
 
 /** The server's operators (./operators.ts, generated from its registry), by the client's method name. */
 export type OperatorName = keyof typeof OPERATORS;
 /** An operator's request in the client's spelling, with the client's own options. */
-export type OperatorOptions<N extends OperatorName, R = TaskResult> = RequestOptions<Api.components["schemas"][(typeof OPERATORS)[N]["request"]]> & ClientOptions<R>;
+export type OperatorOptions<N extends OperatorName, R = TaskResult> = RequestOptions<Api.components["schemas"][(typeof OPERATORS)[N]["request"]]> &
+  ClientOptions<R>;
 /** What `dryRun` names an operator by: its path under /v1 (`map-reduce`, `pipelines`, …). */
 export type JobKind = { [N in OperatorName]: (typeof OPERATORS)[N]["path"] extends `/v1/${infer K}` ? K : never }[OperatorName];
 /** The operator whose path is `/v1/<kind>`. */
@@ -100,7 +102,10 @@ export type OperatorOfKind<K extends JobKind> = { [N in OperatorName]: (typeof O
 /** A map job; with a zod `outputSchema`, results' `output` is typed by it (the schema sent is its JSON Schema). */
 export type MapOptions<S, R> = Omit<RequestOptions<Api.MapRequest>, "outputSchema"> & ClientOptions<R> & { outputSchema?: S };
 /** An agent's loop: its turns, tools, sub-sessions (an agentic-map job's and a pipeline agent step's). */
-export type AgentLoopOptions = Pick<RequestOptions<Api.AgenticMapRequest>, "maxTurns" | "continuationMessage" | "completionMarker" | "readOnly" | "tools" | "maxContextTokens" | "maxTotalTokens" | "subtasks">;
+export type AgentLoopOptions = Pick<
+  RequestOptions<Api.AgenticMapRequest>,
+  "maxTurns" | "continuationMessage" | "completionMarker" | "readOnly" | "tools" | "maxContextTokens" | "maxTotalTokens" | "subtasks"
+>;
 export type AgenticMapOptions = OperatorOptions<"agenticMap", AgentMapResult>;
 /** A task's call: its template and what it may override of the job's. */
 export type ReduceTask = RequestOptions<Api.ReduceRequest["reduction_task"]>;

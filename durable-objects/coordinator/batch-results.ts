@@ -30,6 +30,7 @@ export function matchResults(lines: LineResult[], outcomeOf: (result: LineResult
     if (better) byId.set(result.customId, { result, outcome });
     if (loser.result.kind === "answer" && loser.outcome) repeats.push({ customId: result.customId, outcome: loser.outcome });
   }
-  if (repeats.length > 0) console.error(`the provider's batch output repeats ${repeats.length} custom_id(s); each line keeps its first valid answer, the others count as duplicated`);
+  if (repeats.length > 0)
+    console.error(`the provider's batch output repeats ${repeats.length} custom_id(s); each line keeps its first valid answer, the others count as duplicated`);
   return { byId, repeats };
 }

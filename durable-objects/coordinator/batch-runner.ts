@@ -33,7 +33,7 @@
  */
 import { renderLimits, readVar } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
-import { compileCall, callRequest, failureOutcome, type CompiledCall } from "../../src/engine/attempt";
+import { compileCall, failureOutcome, type CompiledCall } from "../../src/engine/attempt";
 import type { AttemptOutcome } from "../../src/engine/retry-policy";
 import type { ErrorKind, Operator, StageWork } from "../../src/engine/types";
 import type { JobSpec } from "../../src/operators/registry";
@@ -43,7 +43,6 @@ import { batchApiOf } from "../../src/llm/batch/registry";
 import type { BatchApi, LineResult } from "../../src/llm/batch/types";
 import type { ProviderEndpoint } from "../../src/llm/types";
 import { batchView, type BatchRow } from "./batch-table";
-import { taskVars } from "./claims";
 import type { BudgetKeeper } from "./budget";
 import type { JobLog } from "./job-log";
 import type { CoordinatorStore, TaskRow } from "./store";
@@ -51,12 +50,11 @@ import type { TaskRunner } from "./task-runner";
 import { WorkBudget } from "../../src/engine/work-budget";
 import { credentialFingerprint, DISOWNED_MESSAGE } from "../../src/llm/batch/owner";
 import { matchResults } from "./batch-results";
-import { lineOutcome, missingLine } from "./batch-lines";
+import { gatherLines, lineOutcome, missingLine } from "./batch-lines";
 import { BatchDeadlines } from "./batch-deadlines";
 
 const POLL_MIN_MS = 5_000; // the first poll after a submission; BATCH_POLL_MS overrides it (tests)
 const POLL_MAX_MS = 60_000; // a long batch is polled once a minute
-const MAX_BATCH_BYTES = 32 * 1024 * 1024; // one batch's JSONL in memory: well under a Durable Object's 128 MB
 const MAX_CANCEL_WAIT_MS = 60 * 60_000; // a cancelled batch still not ended after this is polled no more (its lines never ran, as far as we know); BATCH_CANCEL_WAIT_MS overrides it (tests)
 
 type BatchWork = Extract<StageWork, { kind: "batch" }>;
@@ -96,7 +94,11 @@ export class BatchRunner {
 
   constructor(host: BatchHost) {
     this.#host = host;
-    this.#deadlines = new BatchDeadlines(host, { stages: () => this.stages(), cancelOpen: () => this.cancelOpen(), timeoutOf: (stage) => this.#work(stage).call.timeoutMs });
+    this.#deadlines = new BatchDeadlines(host, {
+      stages: () => this.stages(),
+      cancelOpen: () => this.cancelOpen(),
+      timeoutOf: (stage) => this.#work(stage).call.timeoutMs,
+    });
   }
 
   /** The stages whose ready tasks go out in provider batches. */
@@ -132,7 +134,9 @@ export class BatchRunner {
     const deadline = this.#deadlines.batchDeadline();
     if (deadline !== null && now >= deadline) await this.#guarded(() => this.#deadlines.expire());
     else if (this.#host.status() === "running") for (const stage of this.stages()) await this.#guarded(() => this.#submitStage(stage, work));
-    const times = [store.batches.nextPollAt(), this.#deadlines.fallbackAt(), store.getMeta("cancel_grace_until_ms") ?? null].filter((t): t is number => t !== null);
+    const times = [store.batches.nextPollAt(), this.#deadlines.fallbackAt(), store.getMeta("cancel_grace_until_ms") ?? null].filter(
+      (t): t is number => t !== null,
+    );
     if (work.spent && this.hasReady()) times.push(Date.now()); // the rest of the lines go out from the next alarm
     return times.length === 0 ? null : Math.min(...times);
   }
@@ -217,7 +221,8 @@ export class BatchRunner {
     const tasks = store.batches.inBatch(batch.id);
     store.batches.end(batch.id, "failed", Date.now());
     log.emit("BATCH_ENDED", { job_id: this.#host.spec().jobId, batch: batchView(store.batches.get(batch.id) as BatchRow) });
-    for (const task of tasks) await this.#host.settleLine(task, { kind: "permanent", error: DISOWNED_MESSAGE, errorKind: "llm_error", usage: { input_tokens: 0, output_tokens: 0 } });
+    for (const task of tasks)
+      await this.#host.settleLine(task, { kind: "permanent", error: DISOWNED_MESSAGE, errorKind: "llm_error", usage: { input_tokens: 0, output_tokens: 0 } });
   }
 
   #customId(task: TaskRow): string {
@@ -232,36 +237,10 @@ export class BatchRunner {
     if (work.spent) return;
     const { api, endpoint, work: calls, fingerprint } = await this.#provider(stage);
     const compiled = this.#compile(stage, calls);
-    const lines: string[] = [];
-    const taken: { row: TaskRow; reserved: { tokens: number; usd: number } }[] = [];
-    let bytes = 0;
-    let unrenderable: { row: TaskRow; outcome: AttemptOutcome }[] = [];
-    let overBudget = false;
-    for (const row of store.batches.pendingOf(stage, api.maxRequests)) {
-      if (work.spent) break; // the rest from the next alarm
-      const vars = taskVars(spec, op, store, row);
-      const reserved = budget.reserve(spec.budget, stage, calls, () => vars);
-      if (reserved === null) {
-        overBudget = true;
-        break;
-      }
-      const problems = row.problems ? (JSON.parse(row.problems) as string[]) : null;
-      let line: string;
-      try {
-        const prompt = compiled.template.renderVars(vars, work);
-        work.produced(prompt);
-        // No logprobs in a batch line: a model that refuses them would fail the line, and it cannot be asked again at once.
-        line = api.line(this.#customId(row), { ...callRequest(calls.call, compiled, prompt, problems), logprobs: false });
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        unrenderable.push({ row, outcome: { kind: "permanent", error: `The template could not be rendered for this item: ${message}`, errorKind: "validation", usage: { input_tokens: 0, output_tokens: 0 } } });
-        continue;
-      }
-      if (bytes + line.length + 1 > Math.min(api.maxBytes, MAX_BATCH_BYTES) && lines.length > 0) break;
-      bytes += line.length + 1;
-      lines.push(line);
-      taken.push({ row, reserved });
-    }
+    const rows = store.batches.pendingOf(stage, api.maxRequests);
+    const gathered = gatherLines(rows, { spec, op, store, budget, stage, calls, compiled, api, work, customId: (row) => this.#customId(row) });
+    const { lines, taken, overBudget } = gathered;
+    let unrenderable = gathered.unrenderable;
     const now = Date.now();
     const id = `b${randomBase32(12)}`;
     if (taken.length === 0 && unrenderable.length === 0) {
@@ -269,7 +248,8 @@ export class BatchRunner {
       return;
     }
     store.transaction(() => {
-      if (taken.length > 0) store.batches.add({ id, stage, provider: parseModel(calls.call.model).provider, requests: taken.length, created_at: now, credential: fingerprint });
+      if (taken.length > 0)
+        store.batches.add({ id, stage, provider: parseModel(calls.call.model).provider, requests: taken.length, created_at: now, credential: fingerprint });
       for (const { row, reserved } of taken) this.#inBatch(row, id, now, reserved);
       for (const { row } of unrenderable) this.#inBatch(row, id, now, { tokens: 0, usd: 0 });
       log.bump({ total_attempts: taken.length + unrenderable.length });
@@ -291,7 +271,13 @@ export class BatchRunner {
       return true;
     });
     this.#submitting.delete(id);
-    if (!verified) return this.#refused(id, { kind: "transient", error: `The provider answered the batch's submission with ${providerId}, whose metadata or count of lines is not the submitted batch's.`, retryAfterMs: null, usage: { input_tokens: 0, output_tokens: 0 } });
+    if (!verified)
+      return this.#refused(id, {
+        kind: "transient",
+        error: `The provider answered the batch's submission with ${providerId}, whose metadata or count of lines is not the submitted batch's.`,
+        retryAfterMs: null,
+        usage: { input_tokens: 0, output_tokens: 0 },
+      });
     store.batches.submitted(id, providerId, Date.now(), Date.now() + this.#pollDelay(0));
     log.emit("BATCH_SUBMITTED", { job_id: spec.jobId, batch: batchView(store.batches.get(id) as BatchRow) });
     const ended = this.#host.status() !== "running" && this.#host.status() !== "paused";
@@ -370,7 +356,11 @@ export class BatchRunner {
       state = await api.retrieve(endpoint, providerId);
     } catch (err) {
       console.error("could not poll a provider batch; polling again later", providerId, err);
-      store.batches.polled(batch.id, { status: batch.provider_status ?? "unknown", completed: batch.completed, failed: batch.failed }, Date.now() + this.#pollDelay(batch.polls + 1));
+      store.batches.polled(
+        batch.id,
+        { status: batch.provider_status ?? "unknown", completed: batch.completed, failed: batch.failed },
+        Date.now() + this.#pollDelay(batch.polls + 1),
+      );
       return;
     }
     const changed = state.completed !== batch.completed || state.failed !== batch.failed || state.status !== batch.provider_status;
@@ -380,7 +370,13 @@ export class BatchRunner {
       if (batch.cancel_requested && batch.cancelled_at !== null && Date.now() - batch.cancelled_at > this.#cancelWaitMs()) this.#abandon(batch);
       return;
     }
-    if (state.phase === "failed") return this.#refused(batch.id, { kind: "transient", error: `The provider refused the batch: ${state.error}`, retryAfterMs: null, usage: { input_tokens: 0, output_tokens: 0 } });
+    if (state.phase === "failed")
+      return this.#refused(batch.id, {
+        kind: "transient",
+        error: `The provider refused the batch: ${state.error}`,
+        retryAfterMs: null,
+        usage: { input_tokens: 0, output_tokens: 0 },
+      });
     const compiled = this.#compile(batch.stage, work);
     const forcedTool = work.call.outputSchema?.type === "object";
     const tasks = store.batches.inBatch(batch.id);

@@ -55,7 +55,15 @@ export class BatchTable<TaskRow extends Record<string, SqlStorageValue> & { stag
   }
 
   add(row: Pick<BatchRow, "id" | "stage" | "provider" | "requests" | "created_at" | "credential">): void {
-    this.#sql.exec("INSERT INTO batches (id, stage, provider, status, requests, created_at, credential) VALUES (?, ?, ?, 'submitting', ?, ?, ?)", row.id, row.stage, row.provider, row.requests, row.created_at, row.credential);
+    this.#sql.exec(
+      "INSERT INTO batches (id, stage, provider, status, requests, created_at, credential) VALUES (?, ?, ?, 'submitting', ?, ?, ?)",
+      row.id,
+      row.stage,
+      row.provider,
+      row.requests,
+      row.created_at,
+      row.credential,
+    );
   }
 
   get(id: string): BatchRow | null {
@@ -72,14 +80,24 @@ export class BatchTable<TaskRow extends Record<string, SqlStorageValue> & { stag
   }
 
   submitted(id: string, providerId: string, now: number, nextPollAt: number): void {
-    this.#sql.exec("UPDATE batches SET status = 'running', provider_batch_id = ?, submitted_at = ?, next_poll_at = ? WHERE id = ?", providerId, now, nextPollAt, id);
+    this.#sql.exec(
+      "UPDATE batches SET status = 'running', provider_batch_id = ?, submitted_at = ?, next_poll_at = ? WHERE id = ?",
+      providerId,
+      now,
+      nextPollAt,
+      id,
+    );
   }
 
   /** A poll's answer: the provider's counts and status, and when to ask again. */
   polled(id: string, state: { status: string; completed: number; failed: number }, nextPollAt: number): void {
     this.#sql.exec(
       "UPDATE batches SET provider_status = ?, completed = ?, failed = ?, next_poll_at = ?, polls = polls + 1 WHERE id = ?",
-      state.status, state.completed, state.failed, nextPollAt, id,
+      state.status,
+      state.completed,
+      state.failed,
+      nextPollAt,
+      id,
     );
   }
 
@@ -89,7 +107,12 @@ export class BatchTable<TaskRow extends Record<string, SqlStorageValue> & { stag
 
   /** A cancel was asked for: polled again at `pollAt`, its backoff started over. */
   cancelRequested(id: string, pollAt: number, now = Date.now()): void {
-    this.#sql.exec("UPDATE batches SET cancel_requested = 1, cancelled_at = COALESCE(cancelled_at, ?), next_poll_at = ?, polls = 0 WHERE id = ?", now, pollAt, id);
+    this.#sql.exec(
+      "UPDATE batches SET cancel_requested = 1, cancelled_at = COALESCE(cancelled_at, ?), next_poll_at = ?, polls = 0 WHERE id = ?",
+      now,
+      pollAt,
+      id,
+    );
   }
 
   /** A stage's pending tasks, in index order (the next batch's lines). */

@@ -21,7 +21,11 @@ export const NO_SPEND: Spend = { total: 0, by_stage: {}, usd: 0 };
 
 export function addSpend(spend: Spend, stage: string, usage: Pick<UsageSums, "input_tokens" | "output_tokens" | "cost_usd">): Spend {
   const tokens = usage.input_tokens + usage.output_tokens;
-  return { total: spend.total + tokens, by_stage: { ...spend.by_stage, [stage]: (spend.by_stage[stage] ?? 0) + tokens }, usd: (spend.usd ?? 0) + usage.cost_usd };
+  return {
+    total: spend.total + tokens,
+    by_stage: { ...spend.by_stage, [stage]: (spend.by_stage[stage] ?? 0) + tokens },
+    usd: (spend.usd ?? 0) + usage.cost_usd,
+  };
 }
 
 /** What one dispatch reserves. */

@@ -82,7 +82,8 @@ export class ConcurrencyLink {
     const throttle = isThrottle(outcome);
     if (this.#pacing !== "none") {
       this.#reported = true;
-      if (throttle) this.#pacing = "none"; // the throttle's cut ends the pacing (the limiter's window decides)
+      if (throttle)
+        this.#pacing = "none"; // the throttle's cut ends the pacing (the limiter's window decides)
       else if (this.#pacing === "due") {
         this.#pacing = "none";
         return this.#ask(spec, "recovered", (l) => l.join(who(spec), spec.concurrency, inFlight));

@@ -20,7 +20,11 @@ export interface EventShape {
   /** What MAP_STARTED adds for the planned stages. */
   startedFields(planned: { name: string; total: number }[]): Record<string, unknown>;
   /** The event of a finished task, and its fields before `result`. */
-  taskEvent(t: TaskEvent): { name: "MAP_ITEM_COMPLETED"; fields: { job_id: string; completed: number; total: number; success: boolean } } | { name: "TASK_COMPLETED"; fields: { job_id: string; stage: string; index: number; success: boolean } };
+  taskEvent(
+    t: TaskEvent,
+  ):
+    | { name: "MAP_ITEM_COMPLETED"; fields: { job_id: string; completed: number; total: number; success: boolean } }
+    | { name: "TASK_COMPLETED"; fields: { job_id: string; stage: string; index: number; success: boolean } };
   /** Whether stages have events of their own (STAGE_STARTED, STAGE_COMPLETED). */
   readonly stageEvents: boolean;
   /** Whether the job's value (`output`, `error`) is on its end event and its progress. */

@@ -28,7 +28,14 @@ export class Outbox {
 
   /** `json`: the result's JSON text, when the caller has it already (its event carries the same text). */
   add(stage: string, result: { index: number; success: boolean }, seq: number, json = JSON.stringify(result)): void {
-    this.sql.exec("INSERT OR REPLACE INTO outbox (stage, idx, seq, success, data) VALUES (?, ?, ?, ?, ?)", stage, result.index, seq, result.success ? 1 : 0, json);
+    this.sql.exec(
+      "INSERT OR REPLACE INTO outbox (stage, idx, seq, success, data) VALUES (?, ?, ?, ?, ?)",
+      stage,
+      result.index,
+      seq,
+      result.success ? 1 : 0,
+      json,
+    );
   }
 
   /** The oldest rows first. */

@@ -9,7 +9,18 @@
 import { renderLimits } from "../../src/config";
 import { randomBase32 } from "../../src/lib/ids";
 import { isThrottle, type AttemptOutcome } from "../../src/engine/retry-policy";
-import { isTerminal, type Advance, type ErrorKind, type JobEnd, type JobStatus, type Operator, type PlanReader, type PulledTask, type StageSetup, type TaskClaim, type TaskRef } from "../../src/engine/types";
+import {
+  type Advance,
+  type ErrorKind,
+  type JobEnd,
+  type JobStatus,
+  type Operator,
+  type PlanReader,
+  type PulledTask,
+  type StageSetup,
+  type TaskClaim,
+  type TaskRef,
+} from "../../src/engine/types";
 import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
@@ -18,7 +29,7 @@ import { BEGINS_PER_INVOCATION } from "../../src/engine/limits";
 import type { EventHub } from "./event-hub";
 import { CoordinatorStore, type TaskRow } from "./store";
 import { BudgetKeeper } from "./budget";
-import { executorOf, isBatchLine } from "../../src/engine/executors";
+import { executorOf } from "../../src/engine/executors";
 import { ConcurrencyLink } from "./concurrency";
 import type { PacingLink } from "./pacing";
 import { pacedModels, type Pacings } from "./pacings";
@@ -35,9 +46,9 @@ import { Setups, claimOf, planReader, taskVars } from "./claims";
 import { withExecution } from "../../src/engine/execution";
 import { BatchRunner } from "./batch-runner";
 import { concurrencyLink, pacingLinks } from "./links";
-import { beginJob, finishJob, pauseJob, SWEEP_INTERVAL_MS } from "./lifecycle";
-import { watchWebhook } from "./webhook-sweep";
-import { giveUpStarved } from "./starved";
+import { beginJob, finishJob, pauseJob } from "./lifecycle";
+import { JobAlarm } from "./alarm";
+import { sweepJob } from "./sweep";
 
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm alone: Queue delays are whole seconds
 const BATCH_GATHER_MS = 100; // tasks of a batch stage readied within this go out in one provider batch
@@ -67,8 +78,7 @@ export class JobRun {
   finalized: boolean;
   readonly #setups: Setups;
   readonly #realtime: Set<string>; // batch stages execution mode auto moved to realtime (meta realtime_stages)
-  #alarmAt: number | null; // when the alarm is set for (null: none)
-  #wanted: number | null = null; // the earliest wake asked for in this turn, armed at its end (#arm)
+  readonly #alarm: JobAlarm;
   #ending: Promise<void> | null = null; // an end begun inside the synchronous dispatch; the RPC or alarm that caused it waits for it
 
   /** The job of `spec`, stored in `parts.store` already (started, or woken from storage). */
@@ -95,7 +105,11 @@ export class JobRun {
     this.workers = new WorkerLink(env, this.store);
     this.tasks = new TaskRunner({ env, store: this.store, log: this.log, budget: this.budget, op: this.op, busySlots: this.busySlots, spec: () => this.spec });
     this.batches = new BatchRunner({
-      env, store: this.store, log: this.log, budget: this.budget, op: this.op,
+      env,
+      store: this.store,
+      log: this.log,
+      budget: this.budget,
+      op: this.op,
       spec: () => this.spec, // the job's current spec and status: a recover or resume changes them
       status: () => this.status,
       tasks: this.tasks,
@@ -108,7 +122,7 @@ export class JobRun {
     });
     this.#setups = new Setups(env);
     for (const row of this.store.running()) if (row.slot !== null) this.busySlots.add(row.slot);
-    this.#alarmAt = alarmAt;
+    this.#alarm = new JobAlarm(ctx.storage, alarmAt);
   }
 
   /** A stage's work and its provider endpoint (./coordinator/claims.ts). */
@@ -149,7 +163,10 @@ export class JobRun {
   async settleLine(task: TaskRow, outcome: AttemptOutcome): Promise<void> {
     // No jitter: a batch's lines that go again wait the same backoff, and go out in one later batch.
     const usage = this.tasks.spend(task, outcome, "batch");
-    await this.follow(this.tasks.settle(task, outcome, usage, Date.now(), () => 0), "alarm");
+    await this.follow(
+      this.tasks.settle(task, outcome, usage, Date.now(), () => 0),
+      "alarm",
+    );
   }
 
   /** A call billed for an item that had its result another way (./task-runner.ts): counted apart, mirrored. */
@@ -193,8 +210,9 @@ export class JobRun {
   async #wakeForRetry(at: number): Promise<void> {
     const delayMs = at - Date.now();
     if (delayMs >= QUEUE_MIN_DELAY_MS) {
-      await sendMessage(this.env, { type: "wake_job", job_id: this.spec.jobId }, Math.ceil(delayMs / 1000))
-        .catch((err: unknown) => console.error("queue send failed; the alarm wakes the job", err));
+      await sendMessage(this.env, { type: "wake_job", job_id: this.spec.jobId }, Math.ceil(delayMs / 1000)).catch((err: unknown) =>
+        console.error("queue send failed; the alarm wakes the job", err),
+      );
     }
     this.wake(at);
   }
@@ -383,7 +401,9 @@ export class JobRun {
 
   /** Its current turn is its last; not waited for. */
   stopSession(sessionId: string): void {
-    agentSession(this.env, sessionId).stop().catch((err: unknown) => console.error("could not stop a session", err));
+    agentSession(this.env, sessionId)
+      .stop()
+      .catch((err: unknown) => console.error("could not stop a session", err));
   }
 
   /** The operator ended the job (or the budget did): keep its output and failure context, then finish. */
@@ -402,10 +422,8 @@ export class JobRun {
   }
 
   /** The alarm is gone (the job's end deleted it). */
-  async clearAlarm(): Promise<void> {
-    this.#wanted = null;
-    await this.ctx.storage.deleteAlarm();
-    this.#alarmAt = null;
+  clearAlarm(): Promise<void> {
+    return this.#alarm.clear();
   }
 
   /** The job as D1 shows it: status, counters, stages, output, error, budget (./progress.ts). */
@@ -422,69 +440,15 @@ export class JobRun {
     this.store.setMeta("status", status);
   }
 
-  /**
-   * The job must be woken by `at`: what the engine's slices say when they need the alarm (a
-   * retry's due time, a batch to poll, a webhook to look at again). Nothing is armed here: the
-   * earliest asked for in this turn is armed once, as the turn's last write (`#arm`), the only
-   * place that sets the coordinator's alarm.
-   */
+  /** The job must be woken by `at` (./alarm.ts: the one owner of the coordinator's alarm). */
   wake(at: number): void {
-    if (this.#wanted === null) queueMicrotask(() => void this.#arm());
-    this.#wanted = Math.min(this.#wanted ?? Infinity, at);
+    this.#alarm.want(at);
   }
 
-  async #arm(): Promise<void> {
-    const at = this.#wanted;
-    this.#wanted = null;
-    if (at === null || (this.#alarmAt !== null && this.#alarmAt <= at)) return;
-    this.#alarmAt = at;
-    try {
-      await this.ctx.storage.setAlarm(at);
-    } catch (err) {
-      this.#alarmAt = null;
-      console.error("could not set the alarm; the Queue's wake or the next report will", err);
-    }
-  }
-
-  /** The alarm: the job's start, its sweep for lost work and due retries while it runs, the end's follow-ups after it. */
+  /** The alarm: the job's start, its sweep while it runs, the end's follow-ups after it (./sweep.ts). */
   async alarm(): Promise<void> {
-    this.#alarmAt = null;
-    const spec = this.spec;
-    if (this.status === "queued") await this.begin();
-    if (isTerminal(this.status)) {
-      if (!this.finalized) await this.finish(this.status);
-      else {
-        const look = await watchWebhook(this);
-        if (look !== null) this.wake(look);
-      }
-      if (!this.spec.execution) return;
-      const poll = await this.batches.afterEnd(Date.now()); // cancelled batches' late lines
-      await this.mirror.flush();
-      if (poll !== null) this.wake(poll);
-      return;
-    }
-    const now = Date.now();
-    for (const row of this.store.running()) {
-      if (isBatchLine(row)) continue; // its runner ends it (./batch-runner.ts)
-      const work = this.op.work(spec, this.store.workStage(row.stage));
-      const deadline = (row.dispatched_at ?? 0) + executorOf(work).lostAfterMs(work);
-      if (deadline < now) await this.lost(row, "no report from its worker in time");
-    }
-    if (isTerminal(this.status)) return;
-    this.store.releaseDue(now);
-    if (await giveUpStarved(this, now)) this.wake(Date.now()); // more than one turn's worth: the rest at once
-    if (isTerminal(this.status)) return;
-    const batchPoll = this.spec.execution ? await this.batches.tick(now) : null; // ./batch-runner.ts
-    if (isTerminal(this.status)) {
-      if (batchPoll !== null) this.wake(batchPoll); // a batch the job's end cancelled while it was being created: its end is read
-      return;
-    }
-    await this.dispatchAndSettle();
-    if (isTerminal(this.status)) return;
-    await this.mirror.flush();
-    // A paused job with nothing under way has nothing to sweep: resume or cancel wakes it.
-    if (this.status === "paused" && this.store.running().length === 0) return;
-    const waiting = this.store.nextWaitingAt();
-    this.wake(Math.min(now + SWEEP_INTERVAL_MS, waiting ?? Infinity, batchPoll ?? Infinity));
+    this.#alarm.fired();
+    const next = await sweepJob(this);
+    if (next !== null) this.wake(next);
   }
 }

@@ -197,7 +197,10 @@ export async function finishJob(run: LifecycleRun, status: JobStatus): Promise<v
   const data = { status: run.status, total: run.log.total(), ...run.log.summary(), ...staged };
   const completedAt = run.store.getMeta("completed_at") ?? new Date().toISOString();
   const completed: CompletedEvent = { completedAt, data: { job_id: run.spec.jobId, ...data }, round: run.round() };
-  await act(run, commit(run, { type: "finalize" }, { MAP_COMPLETED: data }, () => run.store.setMeta("completed_event", completed)));
+  await act(
+    run,
+    commit(run, { type: "finalize" }, { MAP_COMPLETED: data }, () => run.store.setMeta("completed_event", completed)),
+  );
 }
 
 /** Re-runs the failed and unfinished tasks of an ended job, keeping every finished one. */
@@ -206,7 +209,11 @@ export async function recoverJob(run: LifecycleRun, options: RecoverOptions): Pr
   const allowed = jobTransition(jobStateOf(run), { type: "recover" });
   if (!allowed.ok) return { ok: false, reason: allowed.reason };
   const candidates = store.recoverable(options.errorKinds);
-  const redo = op.redoAfter?.(spec, run.reader(), candidates.map((r) => ({ stage: r.stage, index: r.idx }))) ?? { rerun: [], drop: [] };
+  const redo = op.redoAfter?.(
+    spec,
+    run.reader(),
+    candidates.map((r) => ({ stage: r.stage, index: r.idx })),
+  ) ?? { rerun: [], drop: [] };
   const skipped = new Set((redo.skip ?? []).map((t) => `${t.stage}:${t.index}`));
   const rows = candidates.filter((r) => !skipped.has(`${r.stage}:${r.idx}`));
   if (rows.length === 0) return { ok: false, reason: "The job has no failed or unfinished task to re-run." };

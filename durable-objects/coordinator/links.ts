@@ -35,14 +35,19 @@ const dispatchAgain = (run: LinkedJob, after: string) => () =>
   void run.dispatchAndSettle().catch((err: unknown) => console.error(`dispatch after ${after} failed; the sweep dispatches`, err));
 
 export function concurrencyLink(run: LinkedJob): ConcurrencyLink {
-  return new ConcurrencyLink(run.env, run.store, (cap, reason) => {
-    if (isTerminal(run.status)) return; // the limiter answered after the end: MAP_COMPLETED stays the last event
-    run.log.emit("CONCURRENCY_CHANGED", { job_id: run.spec.jobId, effective_concurrency: cap, reason });
-    run.mirror.schedule();
-  }, {
-    inFlight: () => run.busySlots.size,
-    roomOpened: dispatchAgain(run, "the pacing"),
-  });
+  return new ConcurrencyLink(
+    run.env,
+    run.store,
+    (cap, reason) => {
+      if (isTerminal(run.status)) return; // the limiter answered after the end: MAP_COMPLETED stays the last event
+      run.log.emit("CONCURRENCY_CHANGED", { job_id: run.spec.jobId, effective_concurrency: cap, reason });
+      run.mirror.schedule();
+    },
+    {
+      inFlight: () => run.busySlots.size,
+      roomOpened: dispatchAgain(run, "the pacing"),
+    },
+  );
 }
 
 /** How many of the next pending tasks a link looks at for its model's next call (a cost estimate; none: a request's cost). */
@@ -64,9 +69,15 @@ export function pacingLinks(run: LinkedJob): Pacings {
     roomOpened: dispatchAgain(run, "a lease"),
     inFlight: () => run.busySlots.size,
   });
-  return new Pacings(run.env, run.store, () => run.spec, jobFor, (pacing) => {
-    if (isTerminal(run.status)) return;
-    run.log.emit("PACING_CHANGED", { job_id: run.spec.jobId, pacing });
-    run.mirror.schedule();
-  });
+  return new Pacings(
+    run.env,
+    run.store,
+    () => run.spec,
+    jobFor,
+    (pacing) => {
+      if (isTerminal(run.status)) return;
+      run.log.emit("PACING_CHANGED", { job_id: run.spec.jobId, pacing });
+      run.mirror.schedule();
+    },
+  );
 }

@@ -9,7 +9,19 @@
  * cannot be reached paces nothing (the job goes on as without limits, AIMD still applies).
  * The pacing the API shows (`pacing` on the job, PACING_CHANGED) is kept in the meta.
  */
-import { charge, declare, EMPTY, NO_PACING, PACER_ASKS_LOG, room, type CallCost, type PacerState, type PacingView, type RateLimit, type RateObservation } from "../../src/engine/pacing";
+import {
+  charge,
+  declare,
+  EMPTY,
+  NO_PACING,
+  PACER_ASKS_LOG,
+  room,
+  type CallCost,
+  type PacerState,
+  type PacingView,
+  type RateLimit,
+  type RateObservation,
+} from "../../src/engine/pacing";
 import { isThrottle, type AttemptOutcome } from "../../src/engine/retry-policy";
 import type { JobSpecBase as JobSpec } from "../../src/engine/types";
 import { ratePacer } from "../../src/objects";
@@ -251,7 +263,16 @@ export class PacingLink {
     if (!this.#credential) return;
     if (this.#asks.count > 0) {
       const secs = Math.max(0.001, (Date.now() - this.#asks.since) / 1000);
-      console.log(JSON.stringify({ message: PACER_ASKS_LOG, job_id: spec.jobId, model: this.model, asks: this.#asks.count, secs: Math.round(secs * 10) / 10, per_sec: Math.round((this.#asks.count / secs) * 10) / 10 }));
+      console.log(
+        JSON.stringify({
+          message: PACER_ASKS_LOG,
+          job_id: spec.jobId,
+          model: this.model,
+          asks: this.#asks.count,
+          secs: Math.round(secs * 10) / 10,
+          per_sec: Math.round((this.#asks.count / secs) * 10) / 10,
+        }),
+      );
     }
     ratePacer(this.env, this.#credential, this.model)
       .leave(spec.jobId)

@@ -36,8 +36,26 @@ export function recordEnd(job: JobParts, task: TaskRow, done: TaskState, end: Ta
     const row = store.markDone(task, done, attemptUsage, end);
     const usage = taskSums(row);
     // The output as the worker sent it (plain JSON values): the same as the stored text, without parsing it back.
-    const view: TaskView = { stage: row.stage, index: row.idx, state: "done", success, output: end.output ?? null, input: JSON.parse(row.input) as unknown, error: row.error };
-    const result = op.result(spec, view, { success, output: view.output, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage: usageOut(usage), costUsd: costOut(usage), details, sessionId: row.session_id });
+    const view: TaskView = {
+      stage: row.stage,
+      index: row.idx,
+      state: "done",
+      success,
+      output: end.output ?? null,
+      input: JSON.parse(row.input) as unknown,
+      error: row.error,
+    };
+    const result = op.result(spec, view, {
+      success,
+      output: view.output,
+      error: row.error,
+      errorKind: end.errorKind,
+      attempts: row.attempts,
+      usage: usageOut(usage),
+      costUsd: costOut(usage),
+      details,
+      sessionId: row.session_id,
+    });
     if (cached) result.cached = true;
     log.bump({ completed: 1, succeeded: success ? 1 : 0, failed: success ? 0 : 1, seq: 1, ...usage, ...cachedCounts(cached) });
     const stage = store.countStageDone(row.stage, success, usage);
@@ -53,12 +71,30 @@ export function recordEnd(job: JobParts, task: TaskRow, done: TaskState, end: Ta
 }
 
 /** A child ended: its result is kept (not counted as an item) and its parent can go on. */
-function recordChild(job: JobParts, task: TaskRow, done: TaskState, child: ChildInput, end: TaskEnd, attemptUsage: UsageSums, details: Record<string, unknown> | null): Advance {
+function recordChild(
+  job: JobParts,
+  task: TaskRow,
+  done: TaskState,
+  child: ChildInput,
+  end: TaskEnd,
+  attemptUsage: UsageSums,
+  details: Record<string, unknown> | null,
+): Advance {
   const { spec, store, log } = job;
   store.transaction(() => {
     const row = store.markDone(task, done, attemptUsage, end);
     const usage = taskSums(row);
-    const result = childResult(row.idx, child, { success: end.success, output: end.output ?? null, error: row.error, errorKind: end.errorKind, attempts: row.attempts, usage: usageOut(usage), costUsd: costOut(usage), details, sessionId: row.session_id });
+    const result = childResult(row.idx, child, {
+      success: end.success,
+      output: end.output ?? null,
+      error: row.error,
+      errorKind: end.errorKind,
+      attempts: row.attempts,
+      usage: usageOut(usage),
+      costUsd: costOut(usage),
+      details,
+      sessionId: row.session_id,
+    });
     log.bump({ seq: 1, ...usage });
     store.countStageDone(row.stage, end.success, usage);
     const json = JSON.stringify(result);

@@ -125,14 +125,49 @@ function upgradeV1Spec(sql: SqlStorage): void {
   const old = JSON.parse(row.v) as Row;
   if ("call" in old || "agent" in old) return;
   const base = {
-    jobId: old.jobId, tenantId: old.tenantId, type: old.type, model: old.model, concurrency: old.concurrency,
-    maxRetries: old.maxRetries, webhook: old.webhook, budget: null,
+    jobId: old.jobId,
+    tenantId: old.tenantId,
+    type: old.type,
+    model: old.model,
+    concurrency: old.concurrency,
+    maxRetries: old.maxRetries,
+    webhook: old.webhook,
+    budget: null,
   };
-  const shared = { model: old.model, systemPrompt: old.systemPrompt, promptTemplate: old.promptTemplate, temperature: old.temperature, maxTokens: old.maxTokens, timeoutMs: old.timeoutMs };
+  const shared = {
+    model: old.model,
+    systemPrompt: old.systemPrompt,
+    promptTemplate: old.promptTemplate,
+    temperature: old.temperature,
+    maxTokens: old.maxTokens,
+    timeoutMs: old.timeoutMs,
+  };
   const spec =
     old.type === "map"
-      ? { ...base, call: { ...shared, templateField: "prompt_template", outputSchema: old.outputSchema, retryGuidance: old.retryGuidance, maxOutputBytes: old.maxOutputBytes } }
-      : { ...base, agent: { ...shared, maxRetries: old.maxRetries, maxTurns: old.maxTurns, continuationMessage: old.continuationMessage, completionMarker: old.completionMarker, readOnly: old.readOnly, tools: old.tools, maxContextTokens: old.maxContextTokens, maxTotalTokens: old.maxTotalTokens } };
+      ? {
+          ...base,
+          call: {
+            ...shared,
+            templateField: "prompt_template",
+            outputSchema: old.outputSchema,
+            retryGuidance: old.retryGuidance,
+            maxOutputBytes: old.maxOutputBytes,
+          },
+        }
+      : {
+          ...base,
+          agent: {
+            ...shared,
+            maxRetries: old.maxRetries,
+            maxTurns: old.maxTurns,
+            continuationMessage: old.continuationMessage,
+            completionMarker: old.completionMarker,
+            readOnly: old.readOnly,
+            tools: old.tools,
+            maxContextTokens: old.maxContextTokens,
+            maxTotalTokens: old.maxTotalTokens,
+          },
+        };
   sql.exec("UPDATE meta SET v = ? WHERE k = 'spec'", JSON.stringify(spec));
   const total = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tasks").one().n;
   const done = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM tasks WHERE state = 'done'").one().n;

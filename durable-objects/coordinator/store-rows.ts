@@ -52,8 +52,12 @@ export const itemStages = (stages: StageRow[]): StageRow[] => stages.filter((s) 
 
 /** A task row's usage sums. */
 export const taskSums = (row: TaskRow): UsageSums => ({
-  input_tokens: row.input_tokens, output_tokens: row.output_tokens, cache_read_tokens: row.cache_read_tokens,
-  cache_write_tokens: row.cache_write_tokens, cost_usd: row.cost_usd, unpriced_calls: row.unpriced_calls,
+  input_tokens: row.input_tokens,
+  output_tokens: row.output_tokens,
+  cache_read_tokens: row.cache_read_tokens,
+  cache_write_tokens: row.cache_write_tokens,
+  cost_usd: row.cost_usd,
+  unpriced_calls: row.unpriced_calls,
 });
 
 export function taskView(row: TaskRow): TaskView {
@@ -71,16 +75,33 @@ export function taskView(row: TaskRow): TaskView {
 /** The state machine's facts of a task row (../../src/engine/task-machine.ts). */
 export function stateOf(row: TaskRow): TaskState {
   return {
-    state: row.state, attempts: row.attempts, losses: row.losses, throttles: row.throttles, throttledSince: row.throttled_since,
-    readyAt: row.ready_at, slot: row.slot, token: row.token, dispatchedAt: row.dispatched_at, handed: row.handed,
+    state: row.state,
+    attempts: row.attempts,
+    losses: row.losses,
+    throttles: row.throttles,
+    throttledSince: row.throttled_since,
+    readyAt: row.ready_at,
+    slot: row.slot,
+    token: row.token,
+    dispatchedAt: row.dispatched_at,
+    handed: row.handed,
     problems: row.problems ? (JSON.parse(row.problems) as string[]) : null,
   };
 }
 
 /** The column of each fact the task machine moves. */
 export const STATE_COLUMNS = {
-  state: "state", attempts: "attempts", losses: "losses", throttles: "throttles", throttledSince: "throttled_since", readyAt: "ready_at",
-  slot: "slot", token: "token", dispatchedAt: "dispatched_at", handed: "handed", problems: "problems",
+  state: "state",
+  attempts: "attempts",
+  losses: "losses",
+  throttles: "throttles",
+  throttledSince: "throttled_since",
+  readyAt: "ready_at",
+  slot: "slot",
+  token: "token",
+  dispatchedAt: "dispatched_at",
+  handed: "handed",
+  problems: "problems",
 } as const satisfies { [K in keyof TaskState]: keyof TaskRow };
 
 type ColumnValue = string | number | null;

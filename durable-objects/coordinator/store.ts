@@ -13,49 +13,11 @@ import { EventLogTable, Outbox } from "./event-store";
 import { migrate } from "./schema";
 import { BatchTable } from "./batch-table";
 import { addSums, type UsageSums } from "../../src/engine/counters";
-import { resetTask, SET_WISE, type SetWiseMove, type TaskEnd, type TaskState } from "../../src/engine/task-machine";
-import { stateColumns, stateOf, taskSums, withState, type StageRow, type TaskRow } from "./store-rows";
+import { resetTask, type TaskEnd, type TaskState } from "../../src/engine/task-machine";
+import { stateOf, taskSums, withState, type StageRow, type TaskRow } from "./store-rows";
+import { ADD_USAGE, CHILD_ENDED, CLEAR_USAGE, DUE, INSERT_CHUNK_CHARS, INSERT_ROWS, READY, RELEASE, stateChanges, taskColumns, usageArgs } from "./store-sql";
 
 export { itemStages, stateOf, taskSums, taskView, type StageRow, type TaskRow } from "./store-rows";
-
-/** At most this much JSON per insert of many tasks: well under a bound value's limit (2 MB on Cloudflare). */
-const INSERT_CHUNK_CHARS = 512 * 1024;
-const INSERT_ROWS =
-  "INSERT INTO tasks (stage, idx, input, state, priority, session_id) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5 FROM json_each(?)";
-
-/** A new task's row, in the column order of INSERT_ROWS and `#insert`: `input` is its JSON text. */
-function taskColumns(seed: TaskSeed, input: string): [string, number, string, "blocked" | "pending", number, string | null] {
-  return [seed.stage, seed.index, input, seed.blocked ? "blocked" : "pending", seed.priority ?? 0, seed.sessionId ?? null];
-}
-
-/** The usage columns tasks and stages share, added to (`ADD_USAGE`, then its six values: `usageArgs`) or cleared. */
-const ADD_USAGE = `input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?,
-  cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?, unpriced_calls = unpriced_calls + ?`;
-const CLEAR_USAGE = "input_tokens = 0, output_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0, cost_usd = 0, unpriced_calls = 0";
-const usageArgs = (u: UsageSums): number[] => [u.input_tokens, u.output_tokens, u.cache_read_tokens, u.cache_write_tokens, u.cost_usd, u.unpriced_calls];
-
-/**
- * The task's columns the state machine moves that `next` changes (as `col = ?` with their values):
- * a transition writes only those, as the statements it replaced did (a dispatch: state, attempts,
- * slot, token, dispatched_at; an end: state, slot, token).
- */
-function stateChanges(row: TaskRow, next: TaskState): { sets: string; args: (string | number | null)[] } {
-  const changed = stateColumns(next).filter(([column, is]) => row[column as keyof TaskRow] !== is);
-  return { sets: changed.map(([column]) => `${column} = ?`).join(", "), args: changed.map(([, is]) => is) };
-}
-
-/**
- * A set-wise move of the task machine (SET_WISE) as SQL: `SET` what it sets and `state = ?` (the
- * state it moves from) for the statement's `WHERE`, with their values in that order.
- */
-function setWise(move: SetWiseMove): { sets: string; args: (string | number | null)[]; from: string } {
-  const columns = stateColumns(SET_WISE[move].to);
-  return { sets: columns.map(([column]) => `${column} = ?`).join(", "), args: columns.map(([, value]) => value), from: SET_WISE[move].from };
-}
-const READY = setWise("ready");
-const DUE = setWise("due");
-const CHILD_ENDED = setWise("child-ended");
-const RELEASE = setWise("release");
 
 /** What a transition writes besides the machine's facts (CoordinatorStore.saveTask). */
 export interface TaskWrite {
@@ -130,7 +92,14 @@ export class CoordinatorStore {
     this.#sizes++;
     this.#kinds = null;
     stages.forEach((s, ord) =>
-      this.#sql.exec("INSERT INTO stages (name, ord, status, total, step) VALUES (?, ?, ?, ?, ?)", s.name, ord, s.skipped ? "skipped" : "pending", s.total, s.step ?? null),
+      this.#sql.exec(
+        "INSERT INTO stages (name, ord, status, total, step) VALUES (?, ?, ?, ?, ?)",
+        s.name,
+        ord,
+        s.skipped ? "skipped" : "pending",
+        s.total,
+        s.step ?? null,
+      ),
     );
   }
 
@@ -149,7 +118,9 @@ export class CoordinatorStore {
       this.#kinds = null;
       this.#sql.exec(
         "INSERT INTO stages (name, kind, parent, ord, status, total, step) VALUES (?, 'children', ?, (SELECT COALESCE(MAX(ord), 0) + 1 FROM stages), 'pending', 0, (SELECT step FROM stages WHERE name = ?))",
-        name, stage, stage,
+        name,
+        stage,
+        stage,
       );
     }
     return name;
@@ -167,7 +138,12 @@ export class CoordinatorStore {
   }
 
   #facts(stage: string): { kind: StageKind; parent: string | null } | undefined {
-    this.#kinds ??= new Map(this.#sql.exec<{ name: string; kind: StageKind; parent: string | null }>("SELECT name, kind, parent FROM stages").toArray().map((r) => [r.name, { kind: r.kind, parent: r.parent }]));
+    this.#kinds ??= new Map(
+      this.#sql
+        .exec<{ name: string; kind: StageKind; parent: string | null }>("SELECT name, kind, parent FROM stages")
+        .toArray()
+        .map((r) => [r.name, { kind: r.kind, parent: r.parent }]),
+    );
     return this.#kinds.get(stage);
   }
 
@@ -197,7 +173,10 @@ export class CoordinatorStore {
     return this.#sql
       .exec<StageRow>(
         `UPDATE stages SET completed = completed + 1, succeeded = succeeded + ?, failed = failed + ?, ${ADD_USAGE} WHERE name = ? RETURNING *`,
-        success ? 1 : 0, success ? 0 : 1, ...usageArgs(usage), name,
+        success ? 1 : 0,
+        success ? 0 : 1,
+        ...usageArgs(usage),
+        name,
       )
       .one();
   }
@@ -234,10 +213,12 @@ export class CoordinatorStore {
 
   /** Inserts a seed's task (ready, or blocked when the seed says so); with `keepExisting` a task already there stays as it is. Returns whether it was inserted. */
   #insert(seed: TaskSeed, input: string, keepExisting: boolean): boolean {
-    return this.#sql.exec(
-      `INSERT INTO tasks (stage, idx, input, state, priority, session_id) VALUES (?, ?, ?, ?, ?, ?)${keepExisting ? " ON CONFLICT (stage, idx) DO NOTHING" : ""}`,
-      ...taskColumns(seed, input),
-    ).rowsWritten > 0;
+    return (
+      this.#sql.exec(
+        `INSERT INTO tasks (stage, idx, input, state, priority, session_id) VALUES (?, ?, ?, ?, ?, ?)${keepExisting ? " ON CONFLICT (stage, idx) DO NOTHING" : ""}`,
+        ...taskColumns(seed, input),
+      ).rowsWritten > 0
+    );
   }
 
   /** Makes a task ready with its (now known) input; inserts it if the plan had not. Returns whether it became ready now (false: blocked, or it had left `blocked` already). */
@@ -245,7 +226,16 @@ export class CoordinatorStore {
     const input = JSON.stringify(seed.input ?? null);
     if (this.#insert(seed, input, true)) return !seed.blocked; // a new task: ready, or blocked when the plan says so
     if (seed.blocked) return false;
-    return this.#sql.exec(`UPDATE tasks SET ${READY.sets}, input = ? WHERE stage = ? AND idx = ? AND state = ?`, ...READY.args, input, seed.stage, seed.index, READY.from).rowsWritten > 0;
+    return (
+      this.#sql.exec(
+        `UPDATE tasks SET ${READY.sets}, input = ? WHERE stage = ? AND idx = ? AND state = ?`,
+        ...READY.args,
+        input,
+        seed.stage,
+        seed.index,
+        READY.from,
+      ).rowsWritten > 0
+    );
   }
 
   task(stage: string, idx: number): TaskRow | undefined {
@@ -263,7 +253,11 @@ export class CoordinatorStore {
       return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE state = 'pending' ORDER BY priority, idx, stage LIMIT ?", limit).toArray();
     }
     return this.#sql
-      .exec<TaskRow>("SELECT * FROM tasks WHERE state = 'pending' AND stage NOT IN (SELECT value FROM json_each(?)) ORDER BY priority, idx, stage LIMIT ?", JSON.stringify(skip), limit)
+      .exec<TaskRow>(
+        "SELECT * FROM tasks WHERE state = 'pending' AND stage NOT IN (SELECT value FROM json_each(?)) ORDER BY priority, idx, stage LIMIT ?",
+        JSON.stringify(skip),
+        limit,
+      )
       .toArray();
   }
 
@@ -308,7 +302,17 @@ export class CoordinatorStore {
     const batch = extra.batchId !== undefined;
     const changes = stateChanges(row, next);
     const sql = `UPDATE tasks SET ${changes.sets ? `${changes.sets}, ` : ""}reserved = ?, reserved_usd = ?${batch ? ", batch_id = ?" : ""}${usage ? `, ${ADD_USAGE}` : ""} WHERE stage = ? AND idx = ? AND state = ? AND token IS ?`;
-    const args = [...changes.args, reserved.tokens, reserved.usd, ...(batch ? [extra.batchId ?? null] : []), ...(usage ? usageArgs(usage) : []), row.stage, row.idx, row.state, row.token];
+    const args = [
+      ...changes.args,
+      reserved.tokens,
+      reserved.usd,
+      ...(batch ? [extra.batchId ?? null] : []),
+      ...(usage ? usageArgs(usage) : []),
+      row.stage,
+      row.idx,
+      row.state,
+      row.token,
+    ];
     return this.#sql.exec(sql, ...args).rowsWritten > 0;
   }
 
@@ -333,14 +337,27 @@ export class CoordinatorStore {
   /** A task's transition to `done` (`next`), with its end: `row` is the task as read in this turn, and the row it becomes is built from it, not read back. */
   markDone(row: TaskRow, next: TaskState, usage: UsageSums, end: TaskEnd): TaskRow {
     const done: TaskRow = {
-      ...withState(row, next), ...addSums(taskSums(row), usage), reserved: 0, reserved_usd: 0, success: end.success ? 1 : 0,
-      output: JSON.stringify(end.output ?? null), error: end.error, error_kind: end.errorKind,
+      ...withState(row, next),
+      ...addSums(taskSums(row), usage),
+      reserved: 0,
+      reserved_usd: 0,
+      success: end.success ? 1 : 0,
+      output: JSON.stringify(end.output ?? null),
+      error: end.error,
+      error_kind: end.errorKind,
     };
     const changes = stateChanges(row, next);
     this.#sql.exec(
       `UPDATE tasks SET ${changes.sets}, reserved = 0, reserved_usd = 0, success = ?, output = ?, error = ?, error_kind = ?, ${ADD_USAGE}
        WHERE stage = ? AND idx = ?`,
-      ...changes.args, done.success, done.output, done.error, done.error_kind, ...usageArgs(usage), row.stage, row.idx,
+      ...changes.args,
+      done.success,
+      done.output,
+      done.error,
+      done.error_kind,
+      ...usageArgs(usage),
+      row.stage,
+      row.idx,
     );
     return done;
   }
@@ -349,7 +366,9 @@ export class CoordinatorStore {
   recoverable(errorKinds: string[] | null): TaskRow[] {
     // Children are their parent's: a parent run again (in a fresh session) spawns what it needs.
     return this.#sql
-      .exec<TaskRow>("SELECT * FROM tasks WHERE (state != 'done' OR success = 0) AND stage NOT IN (SELECT name FROM stages WHERE kind = 'children') ORDER BY stage, idx")
+      .exec<TaskRow>(
+        "SELECT * FROM tasks WHERE (state != 'done' OR success = 0) AND stage NOT IN (SELECT name FROM stages WHERE kind = 'children') ORDER BY stage, idx",
+      )
       .toArray()
       .filter((t) => t.state !== "done" || errorKinds === null || (t.error_kind !== null && errorKinds.includes(t.error_kind)));
   }
@@ -368,7 +387,9 @@ export class CoordinatorStore {
         done[ok ? "succeeded" : "failed"]++;
         this.#sql.exec(
           "UPDATE stages SET completed = completed - 1, succeeded = succeeded - ?, failed = failed - ? WHERE name = ?",
-          ok ? 1 : 0, ok ? 0 : 1, row.stage,
+          ok ? 1 : 0,
+          ok ? 0 : 1,
+          row.stage,
         );
       }
       this.#resetTask(row, row.session_id ? newSessionId() : null, blocked.has(row));
@@ -388,10 +409,7 @@ export class CoordinatorStore {
       .one();
     this.#sql.exec("DELETE FROM tasks WHERE stage = ?", stage);
     this.outbox.dropStage(stage);
-    this.#sql.exec(
-      `UPDATE stages SET status = 'pending', total = 0, completed = 0, succeeded = 0, failed = 0, ${CLEAR_USAGE} WHERE name = ?`,
-      stage,
-    );
+    this.#sql.exec(`UPDATE stages SET status = 'pending', total = 0, completed = 0, succeeded = 0, failed = 0, ${CLEAR_USAGE} WHERE name = ?`, stage);
     return { succeeded: counts.ok ?? 0, failed: counts.bad ?? 0 };
   }
 
@@ -405,7 +423,10 @@ export class CoordinatorStore {
     this.#sql.exec(
       `UPDATE tasks SET ${changes.sets ? `${changes.sets}, ` : ""}batch_id = NULL, ${CLEAR_USAGE}, reserved = 0, reserved_usd = 0,
          success = NULL, output = NULL, error = NULL, error_kind = NULL, session_id = ? WHERE stage = ? AND idx = ?`,
-      ...changes.args, sessionId, row.stage, row.idx,
+      ...changes.args,
+      sessionId,
+      row.stage,
+      row.idx,
     );
   }
 

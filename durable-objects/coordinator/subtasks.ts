@@ -60,4 +60,3 @@ export function childResult(index: number, input: ChildInput, finish: TaskFinish
     cost_usd: finish.costUsd,
   };
 }
-

@@ -15,7 +15,12 @@ import type { CoordinatorStore } from "./store";
 export const LOST_MESSAGE_GRACE_MS = 10_000; // a Queue message this late is presumed lost (they arrive in seconds)
 
 /** Returns when to look again (ms epoch), or null when the delivery needs no more watching. */
-export async function sweepWebhook(env: Env, store: CoordinatorStore, job: { jobId: string; tenantId: string; url: string }, completed: CompletedEvent): Promise<number | null> {
+export async function sweepWebhook(
+  env: Env,
+  store: CoordinatorStore,
+  job: { jobId: string; tenantId: string; url: string },
+  completed: CompletedEvent,
+): Promise<number | null> {
   const now = Date.now();
   const round = completed.round ?? 1; // events stored by a v1 deploy have no round
   let deliveryId = store.getMeta(`webhook_delivery_id:${round}`) ?? (round === 1 ? store.getMeta("webhook_delivery_id") : undefined);

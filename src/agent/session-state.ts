@@ -51,8 +51,17 @@ export type SessionSpec = AgentSpec & { jobId: string; tenantId: string };
 export type Failure = { error: string; kind: ErrorKind };
 
 const noChain = (): Chain => ({
-  depth: 0, ancestors: [], deadline: 0, inheritedTokens: 0, parentSessionId: null, children: { input: 0, output: 0 },
-  childAnswers: [], reported: { input: 0, output: 0 }, pendingCalls: [], spawning: null, waiting: null,
+  depth: 0,
+  ancestors: [],
+  deadline: 0,
+  inheritedTokens: 0,
+  parentSessionId: null,
+  children: { input: 0, output: 0 },
+  childAnswers: [],
+  reported: { input: 0, output: 0 },
+  pendingCalls: [],
+  spawning: null,
+  waiting: null,
 });
 
 export const chainOf = (state: SessionState): Chain => (state.chain ??= noChain());

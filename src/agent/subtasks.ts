@@ -50,7 +50,6 @@ export interface SpawnRequest {
   format: "notes_only" | "full_output";
 }
 
-
 /** The tool call's arguments, or what is wrong with them (a tool error for the model). */
 export function readSpawn(argumentsText: string): { ok: true; request: SpawnRequest } | { ok: false; message: string } {
   let args: unknown;
@@ -64,21 +63,28 @@ export function readSpawn(argumentsText: string): { ok: true; request: SpawnRequ
   if (typeof description !== "string" || description.trim() === "") return { ok: false, message: "spawn_subtask: description must be a non-empty string" };
   if (description.length > MAX_DESCRIPTION_CHARS) return { ok: false, message: `spawn_subtask: description is at most ${MAX_DESCRIPTION_CHARS} characters` };
   if (!isObject(inputs)) return { ok: false, message: "spawn_subtask: inputs must be an object of named values" };
-  if (new TextEncoder().encode(JSON.stringify(inputs)).length > MAX_INPUTS_BYTES) return { ok: false, message: `spawn_subtask: inputs are at most ${MAX_INPUTS_BYTES} bytes` };
+  if (new TextEncoder().encode(JSON.stringify(inputs)).length > MAX_INPUTS_BYTES)
+    return { ok: false, message: `spawn_subtask: inputs are at most ${MAX_INPUTS_BYTES} bytes` };
   if (!isObject(cm)) return { ok: false, message: "spawn_subtask: context_management must be an object" };
   const inherit = cm.inherit_context ?? "subset";
   const accumulate = cm.accumulate_data ?? false;
   const format = cm.accumulation_format ?? "notes_only";
-  if (inherit !== "full" && inherit !== "none" && inherit !== "subset") return { ok: false, message: "spawn_subtask: inherit_context must be full, none or subset" };
+  if (inherit !== "full" && inherit !== "none" && inherit !== "subset")
+    return { ok: false, message: "spawn_subtask: inherit_context must be full, none or subset" };
   if (typeof accumulate !== "boolean") return { ok: false, message: "spawn_subtask: accumulate_data must be true or false" };
-  if (format !== "notes_only" && format !== "full_output") return { ok: false, message: "spawn_subtask: accumulation_format must be notes_only or full_output" };
+  if (format !== "notes_only" && format !== "full_output")
+    return { ok: false, message: "spawn_subtask: accumulation_format must be notes_only or full_output" };
   return { ok: true, request: { description, inputs, inherit, accumulate, format } };
 }
 
 /** JSON with sorted keys: equal values, equal text. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (isObject(value)) return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}`;
+  if (isObject(value))
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
+      .join(",")}}`;
   return JSON.stringify(value) ?? "null";
 }
 
@@ -97,9 +103,12 @@ export interface ChainPosition {
 
 /** Why this spawn is refused (a tool error the model can read), or null. */
 export function spawnRefusal(settings: SubtaskSettings, at: ChainPosition, fingerprint: string, now: number): string | null {
-  if (at.depth + 1 > settings.maxDepth) return `spawn_subtask refused: subtasks nest at most ${settings.maxDepth} levels deep, and this one would be level ${at.depth + 1}. Do the work here instead.`;
-  if (at.ancestors.includes(fingerprint)) return "spawn_subtask refused: the same description and inputs as a subtask above this one (a cycle). Do the work here, or change the request.";
-  if (now >= at.deadline) return `spawn_subtask refused: the subtask chain's time limit (${Math.round(settings.timeoutMs / 1000)} s) has passed. Answer with what you have.`;
+  if (at.depth + 1 > settings.maxDepth)
+    return `spawn_subtask refused: subtasks nest at most ${settings.maxDepth} levels deep, and this one would be level ${at.depth + 1}. Do the work here instead.`;
+  if (at.ancestors.includes(fingerprint))
+    return "spawn_subtask refused: the same description and inputs as a subtask above this one (a cycle). Do the work here, or change the request.";
+  if (now >= at.deadline)
+    return `spawn_subtask refused: the subtask chain's time limit (${Math.round(settings.timeoutMs / 1000)} s) has passed. Answer with what you have.`;
   if (settings.maxTotalTokens !== null && at.chainTokens >= settings.maxTotalTokens) {
     return `spawn_subtask refused: the subtask chain has used ${at.chainTokens} tokens of its ${settings.maxTotalTokens}. Answer with what you have.`;
   }

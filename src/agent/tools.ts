@@ -115,7 +115,7 @@ async function listed(client: Client, config: Extract<ToolConfig, { type: "mcp" 
           try {
             const result = await client.callTool({ name: t.name, arguments: args }, undefined, { timeout: TOOL_TIMEOUT_MS });
             const parts = Array.isArray(result.content) ? result.content : [];
-            const text = parts.map((p: { type: string; text?: string }) => (p.type === "text" ? p.text ?? "" : `[${p.type}]`)).join("\n");
+            const text = parts.map((p: { type: string; text?: string }) => (p.type === "text" ? (p.text ?? "") : `[${p.type}]`)).join("\n");
             return { content: truncate(text), isError: result.isError === true };
           } catch (err) {
             return { content: `the MCP tool failed: ${String(err)}`, isError: true };

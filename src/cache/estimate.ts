@@ -18,7 +18,10 @@ export async function cachedTasks(db: D1Database, tenantId: string, tasks: TaskE
   }
   const cached = new Set<number>();
   for (const [ttlSecs, group] of byTtl) {
-    const fresh = await freshKeys({ db, tenantId, ttlSecs }, group.map((g) => g.key));
+    const fresh = await freshKeys(
+      { db, tenantId, ttlSecs },
+      group.map((g) => g.key),
+    );
     for (const g of group) if (fresh.has(g.key)) cached.add(g.index);
   }
   return cached;

@@ -100,6 +100,9 @@ export async function freshKeys(scope: CacheScope, keys: string[], now = Date.no
 
 /** The retention cron: answers older than any TTL can ask for go. Returns how many. */
 export async function sweepCache(db: D1Database, now = Date.now()): Promise<number> {
-  const result = await db.prepare("DELETE FROM response_cache WHERE created_ms < ?").bind(now - MAX_CACHE_TTL_SECS * 1000).run();
+  const result = await db
+    .prepare("DELETE FROM response_cache WHERE created_ms < ?")
+    .bind(now - MAX_CACHE_TTL_SECS * 1000)
+    .run();
   return result.meta.changes ?? 0;
 }

@@ -93,9 +93,26 @@ export async function insertJob(db: D1Database, job: NewJob, now: Date, maxActiv
        WHERE (SELECT COUNT(*) FROM jobs WHERE tenant_id = ? AND status IN ('queued', 'running')) < ?
        ON CONFLICT (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING`,
     )
-    .bind(job.id, job.tenantId, job.type, job.model, job.total, job.mainStage, JSON.stringify(job.metadata), job.idempotencyKey,
-      job.requestHash, now.getTime(), now.toISOString(), job.webhookUrl, job.webhookSecretEnc, job.name,
-      job.warnings.length > 0 ? JSON.stringify(job.warnings) : null, job.evaluates, job.tenantId, maxActive)
+    .bind(
+      job.id,
+      job.tenantId,
+      job.type,
+      job.model,
+      job.total,
+      job.mainStage,
+      JSON.stringify(job.metadata),
+      job.idempotencyKey,
+      job.requestHash,
+      now.getTime(),
+      now.toISOString(),
+      job.webhookUrl,
+      job.webhookSecretEnc,
+      job.name,
+      job.warnings.length > 0 ? JSON.stringify(job.warnings) : null,
+      job.evaluates,
+      job.tenantId,
+      maxActive,
+    )
     .run();
   return result.meta.changes > 0;
 }
@@ -171,14 +188,40 @@ export async function writeJobProgress(db: D1Database, jobId: string, progress: 
            completed_at = ?, stage = ?, stages = ?, output = ?, error = ?, budget = ?, pause_reason = ?, effective_concurrency = ?, pacing = ?,
            execution = ?, batches = ? WHERE id = ?`,
       )
-      .bind(progress.status, progress.total, progress.completed, progress.succeeded, progress.failed, progress.total_attempts,
-        progress.input_tokens, progress.output_tokens, progress.cached_calls, progress.cached_input_tokens, progress.cached_output_tokens,
-        progress.cache_read_tokens, progress.cache_write_tokens, progress.cost_usd, progress.unpriced_calls,
-        progress.duplicated_input_tokens, progress.duplicated_output_tokens, progress.duplicated_cost_usd, progress.interrupted_calls, progress.interrupted_input_tokens,
-        progress.completed_at, progress.stage, JSON.stringify(progress.stages),
-        progress.output === undefined ? null : JSON.stringify(progress.output), progress.error ? JSON.stringify(progress.error) : null,
-        progress.budget ? JSON.stringify(progress.budget) : null, progress.pause_reason, progress.effective_concurrency, JSON.stringify(progress.pacing),
-        JSON.stringify(progress.execution), JSON.stringify(progress.batches), jobId),
+      .bind(
+        progress.status,
+        progress.total,
+        progress.completed,
+        progress.succeeded,
+        progress.failed,
+        progress.total_attempts,
+        progress.input_tokens,
+        progress.output_tokens,
+        progress.cached_calls,
+        progress.cached_input_tokens,
+        progress.cached_output_tokens,
+        progress.cache_read_tokens,
+        progress.cache_write_tokens,
+        progress.cost_usd,
+        progress.unpriced_calls,
+        progress.duplicated_input_tokens,
+        progress.duplicated_output_tokens,
+        progress.duplicated_cost_usd,
+        progress.interrupted_calls,
+        progress.interrupted_input_tokens,
+        progress.completed_at,
+        progress.stage,
+        JSON.stringify(progress.stages),
+        progress.output === undefined ? null : JSON.stringify(progress.output),
+        progress.error ? JSON.stringify(progress.error) : null,
+        progress.budget ? JSON.stringify(progress.budget) : null,
+        progress.pause_reason,
+        progress.effective_concurrency,
+        JSON.stringify(progress.pacing),
+        JSON.stringify(progress.execution),
+        JSON.stringify(progress.batches),
+        jobId,
+      ),
   );
   await db.batch([...drops, ...statements]);
 }

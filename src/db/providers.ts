@@ -53,19 +53,11 @@ export async function listCredentials(db: D1Database, tenantId: string): Promise
 }
 
 export async function deleteCredential(db: D1Database, tenantId: string, provider: string): Promise<boolean> {
-  const result = await db
-    .prepare("DELETE FROM provider_credentials WHERE tenant_id = ? AND provider = ?")
-    .bind(tenantId, provider)
-    .run();
+  const result = await db.prepare("DELETE FROM provider_credentials WHERE tenant_id = ? AND provider = ?").bind(tenantId, provider).run();
   return result.meta.changes > 0;
 }
 
-export async function getCredential(
-  db: D1Database,
-  encryptionKey: string,
-  tenantId: string,
-  provider: string,
-): Promise<ProviderCredential | null> {
+export async function getCredential(db: D1Database, encryptionKey: string, tenantId: string, provider: string): Promise<ProviderCredential | null> {
   const row = await db
     .prepare("SELECT api_key_enc, base_url, rate_limits FROM provider_credentials WHERE tenant_id = ? AND provider = ?")
     .bind(tenantId, provider)

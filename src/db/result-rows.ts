@@ -16,9 +16,12 @@ export async function resultsAt(db: D1Database, jobId: string, stage: string, in
   const statements: D1PreparedStatement[] = [];
   for (let i = 0; i < indices.length; i += IN_CHUNK) {
     const chunk = indices.slice(i, i + IN_CHUNK);
-    statements.push(db.prepare(`SELECT idx, data FROM results WHERE job_id = ? AND stage = ? AND idx IN (${chunk.map(() => "?").join(", ")})`).bind(jobId, stage, ...chunk));
+    statements.push(
+      db.prepare(`SELECT idx, data FROM results WHERE job_id = ? AND stage = ? AND idx IN (${chunk.map(() => "?").join(", ")})`).bind(jobId, stage, ...chunk),
+    );
   }
   if (statements.length === 0) return out;
-  for (const page of await db.batch<{ idx: number; data: string }>(statements)) for (const row of page.results) out.set(row.idx, JSON.parse(row.data) as StoredResult);
+  for (const page of await db.batch<{ idx: number; data: string }>(statements))
+    for (const row of page.results) out.set(row.idx, JSON.parse(row.data) as StoredResult);
   return out;
 }

@@ -61,10 +61,7 @@ export async function getSession(db: D1Database, tenantId: string, sessionId: st
 }
 
 export async function sessionMessages(db: D1Database, sessionId: string): Promise<ChatMessage[]> {
-  const { results } = await db
-    .prepare("SELECT message FROM session_messages WHERE session_id = ? ORDER BY seq")
-    .bind(sessionId)
-    .all<{ message: string }>();
+  const { results } = await db.prepare("SELECT message FROM session_messages WHERE session_id = ? ORDER BY seq").bind(sessionId).all<{ message: string }>();
   return results.map((r) => JSON.parse(r.message) as ChatMessage);
 }
 

@@ -28,10 +28,7 @@ const SHOWN_PREFIX_CHARS = 11; // "fo_" + 8 chars: enough to tell keys apart in 
 
 export async function createTenant(db: D1Database, name: string): Promise<Tenant> {
   const tenant = { id: newId("ten"), name, created_at: new Date().toISOString() };
-  await db
-    .prepare("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, ?)")
-    .bind(tenant.id, tenant.name, tenant.created_at)
-    .run();
+  await db.prepare("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, ?)").bind(tenant.id, tenant.name, tenant.created_at).run();
   return tenant;
 }
 
@@ -49,9 +46,7 @@ export async function createKey(db: D1Database, tenantId: string, name: string):
     created_at: new Date().toISOString(),
   };
   await db
-    .prepare(
-      "INSERT INTO api_keys (id, tenant_id, name, prefix, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-    )
+    .prepare("INSERT INTO api_keys (id, tenant_id, name, prefix, key_hash, created_at) VALUES (?, ?, ?, ?, ?, ?)")
     .bind(created.id, tenantId, name, created.prefix, await sha256Hex(key), created.created_at)
     .run();
   return created;
@@ -59,18 +54,13 @@ export async function createKey(db: D1Database, tenantId: string, name: string):
 
 /** Revokes a key; returns false when no live key has that id. */
 export async function revokeKey(db: D1Database, keyId: string): Promise<boolean> {
-  const result = await db
-    .prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL")
-    .bind(new Date().toISOString(), keyId)
-    .run();
+  const result = await db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").bind(new Date().toISOString(), keyId).run();
   return result.meta.changes > 0;
 }
 
 export async function findLiveKeyByHash(db: D1Database, keyHash: string): Promise<AuthenticatedKey | null> {
   const row = await db
-    .prepare(
-      "SELECT id, tenant_id, key_hash, last_used_at FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL",
-    )
+    .prepare("SELECT id, tenant_id, key_hash, last_used_at FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL")
     .bind(keyHash)
     .first<{ id: string; tenant_id: string; key_hash: string; last_used_at: string | null }>();
   if (!row) return null;

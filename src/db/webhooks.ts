@@ -32,14 +32,20 @@ export async function tenantSecret(db: D1Database, key: string, tenantId: string
   if (row?.webhook_secret_enc) return unseal(row.webhook_secret_enc, key);
   const secret = generateSecret();
   // Only the first writer wins, so two concurrent first reads agree on one secret.
-  await db.prepare("UPDATE tenants SET webhook_secret_enc = ? WHERE id = ? AND webhook_secret_enc IS NULL").bind(await seal(secret, key), tenantId).run();
+  await db
+    .prepare("UPDATE tenants SET webhook_secret_enc = ? WHERE id = ? AND webhook_secret_enc IS NULL")
+    .bind(await seal(secret, key), tenantId)
+    .run();
   const stored = await db.prepare("SELECT webhook_secret_enc FROM tenants WHERE id = ?").bind(tenantId).first<{ webhook_secret_enc: string }>();
   return unseal(stored?.webhook_secret_enc ?? "", key);
 }
 
 export async function rotateTenantSecret(db: D1Database, key: string, tenantId: string): Promise<string> {
   const secret = generateSecret();
-  await db.prepare("UPDATE tenants SET webhook_secret_enc = ? WHERE id = ?").bind(await seal(secret, key), tenantId).run();
+  await db
+    .prepare("UPDATE tenants SET webhook_secret_enc = ? WHERE id = ?")
+    .bind(await seal(secret, key), tenantId)
+    .run();
   return secret;
 }
 
@@ -110,8 +116,16 @@ export async function recordAttempt(
         `INSERT OR IGNORE INTO webhook_attempts (delivery_id, attempt, attempted_at, status_code, duration_ms, error, response_excerpt, next_attempt_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .bind(deliveryId, attempt.attempt, attempt.attempted_at, attempt.status_code, attempt.duration_ms, attempt.error,
-        attempt.response_excerpt, attempt.next_attempt_at),
+      .bind(
+        deliveryId,
+        attempt.attempt,
+        attempt.attempted_at,
+        attempt.status_code,
+        attempt.duration_ms,
+        attempt.error,
+        attempt.response_excerpt,
+        attempt.next_attempt_at,
+      ),
     db
       .prepare("UPDATE webhook_deliveries SET status = ?, next_attempt_at = ?, lease_until = NULL WHERE id = ?")
       .bind(outcome.status, outcome.nextAttemptAt, deliveryId),

@@ -7,7 +7,12 @@ import type { StageStatus } from "./types";
  * shares. A skipped stage's share goes to the others in proportion (it has no stage to run in);
  * a stage without model calls (a shuffle) spends nothing, so its whole share passes on.
  */
-export function allowances(total: number, allocation: Record<string, number>, stages: { name: string; status: StageStatus }[], spent: Record<string, number>): Record<string, number> {
+export function allowances(
+  total: number,
+  allocation: Record<string, number>,
+  stages: { name: string; status: StageStatus }[],
+  spent: Record<string, number>,
+): Record<string, number> {
   const live = stages.filter((s) => s.status !== "skipped");
   const liveShare = live.reduce((n, s) => n + (allocation[s.name] ?? 0), 0) || 1;
   const allowance: Record<string, number> = Object.fromEntries(live.map((s) => [s.name, (total * (allocation[s.name] ?? 0)) / liveShare]));

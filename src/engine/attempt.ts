@@ -143,6 +143,8 @@ export function failureOutcome(err: unknown, timeoutMs: number, context?: string
     case "transient":
       return { kind: "transient", error, retryAfterMs: retryAfterMs(err) ?? null, throttled: isThrottle(err), usage: NO_USAGE };
     case "permanent":
-      return isQuotaSpent(err) ? { kind: "permanent", error, errorKind: "llm_error", usage: NO_USAGE, quota: true } : { kind: "permanent", error, errorKind: "llm_error", usage: NO_USAGE };
+      return isQuotaSpent(err)
+        ? { kind: "permanent", error, errorKind: "llm_error", usage: NO_USAGE, quota: true }
+        : { kind: "permanent", error, errorKind: "llm_error", usage: NO_USAGE };
   }
 }

@@ -59,7 +59,8 @@ export function candidatesFor(kind: SamplePoint["kind"]): Thresholds[] {
   const accepts = [null, ...grid(1, 0.5, 0.05)];
   const rejects = [null, ...grid(0.5, 0, 0.05)];
   const out: Thresholds[] = [];
-  for (const acceptAbove of accepts) for (const rejectBelow of rejects) if (acceptAbove === null || rejectBelow === null || rejectBelow < acceptAbove) out.push({ acceptAbove, rejectBelow });
+  for (const acceptAbove of accepts)
+    for (const rejectBelow of rejects) if (acceptAbove === null || rejectBelow === null || rejectBelow < acceptAbove) out.push({ acceptAbove, rejectBelow });
   return out;
 }
 
@@ -76,7 +77,10 @@ export function decide(t: Thresholds, score: number | null): Decision {
 type Tally = { successes: number; trials: number; exact: boolean };
 
 function tally(metric: TargetMetric, t: Thresholds, points: SamplePoint[]): Tally {
-  const exact = (metric === "accuracy" && t.acceptAbove === null && t.rejectBelow === null) || (metric === "precision" && t.acceptAbove === null) || (metric === "recall" && t.rejectBelow === null);
+  const exact =
+    (metric === "accuracy" && t.acceptAbove === null && t.rejectBelow === null) ||
+    (metric === "precision" && t.acceptAbove === null) ||
+    (metric === "recall" && t.rejectBelow === null);
   let successes = 0;
   let trials = 0;
   for (const p of points) {
@@ -136,7 +140,13 @@ export function learnThresholds(target: Pick<CascadeTarget, "metric" | "value" |
   let best: { index: number; calls: number; lower: number } | null = null;
   candidates.forEach((t, index) => {
     const { successes, trials, exact } = tallies[index] as Tally;
-    const lower = exact ? 1 : trials === 0 ? 0 : target.metric === "accuracy" || kind === "label" ? 1 - clopperPearsonUpper(trials - successes, trials, level) : clopperPearsonLower(successes, trials, level);
+    const lower = exact
+      ? 1
+      : trials === 0
+        ? 0
+        : target.metric === "accuracy" || kind === "label"
+          ? 1 - clopperPearsonUpper(trials - successes, trials, level)
+          : clopperPearsonLower(successes, trials, level);
     if (lower < target.value) return;
     const calls = oracleCalls(t, sorted, failed);
     if (!best || calls < best.calls || (calls === best.calls && lower > best.lower)) best = { index, calls, lower };

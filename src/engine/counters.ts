@@ -81,7 +81,13 @@ type InterruptedCounts = Pick<JobCounts, "interrupted_calls" | "interrupted_inpu
 
 /** A call billed twice (execution mode auto): its tokens apart, its dollars in the job's cost too (the bill). */
 export function duplicatedCounts(usage: UsageSums): Partial<Counters> {
-  return { duplicated_input_tokens: usage.input_tokens, duplicated_output_tokens: usage.output_tokens, duplicated_cost_usd: usage.cost_usd, cost_usd: usage.cost_usd, unpriced_calls: usage.unpriced_calls };
+  return {
+    duplicated_input_tokens: usage.input_tokens,
+    duplicated_output_tokens: usage.output_tokens,
+    duplicated_cost_usd: usage.cost_usd,
+    cost_usd: usage.cost_usd,
+    unpriced_calls: usage.unpriced_calls,
+  };
 }
 
 /** The coordinator's counters: the job's counts, and the completion order of its results. */
@@ -90,10 +96,20 @@ export interface Counters extends JobCounts {
 }
 
 export const ZERO: Counters = {
-  ...NO_USAGE_SUMS, completed: 0, succeeded: 0, failed: 0, total_attempts: 0, seq: 0,
-  cached_calls: 0, cached_input_tokens: 0, cached_output_tokens: 0,
-  duplicated_input_tokens: 0, duplicated_output_tokens: 0, duplicated_cost_usd: 0,
-  interrupted_calls: 0, interrupted_input_tokens: 0,
+  ...NO_USAGE_SUMS,
+  completed: 0,
+  succeeded: 0,
+  failed: 0,
+  total_attempts: 0,
+  seq: 0,
+  cached_calls: 0,
+  cached_input_tokens: 0,
+  cached_output_tokens: 0,
+  duplicated_input_tokens: 0,
+  duplicated_output_tokens: 0,
+  duplicated_cost_usd: 0,
+  interrupted_calls: 0,
+  interrupted_input_tokens: 0,
 };
 
 /** The counters a task answered from the response cache adds (`cached`: what its original call cost). */
@@ -102,7 +118,10 @@ export function cachedCounts(cached: { input_tokens: number; output_tokens: numb
 }
 
 /** A job's usage as the API shows it: tokens spent, and the cached calls apart (the tokens they saved). */
-export function usageView(c: Pick<Counters, "input_tokens" | "output_tokens" | "cached_calls" | "cached_input_tokens" | "cached_output_tokens"> & Partial<UsageSums & DuplicatedCounts & InterruptedCounts>) {
+export function usageView(
+  c: Pick<Counters, "input_tokens" | "output_tokens" | "cached_calls" | "cached_input_tokens" | "cached_output_tokens"> &
+    Partial<UsageSums & DuplicatedCounts & InterruptedCounts>,
+) {
   return {
     ...usageOut(c),
     duplicated: { input_tokens: c.duplicated_input_tokens ?? 0, output_tokens: c.duplicated_output_tokens ?? 0, cost_usd: usd(c.duplicated_cost_usd ?? 0) },

@@ -10,7 +10,18 @@
 import { costOf, usd, type Price } from "../llm/prices";
 import type { Estimate, StageEstimate, TaskEstimate } from "./estimate-job";
 
-const EMPTY = (): StageEstimate => ({ calls: 0, input_tokens: 0, output_tokens: 0, output_tokens_max: 0, cached_input_tokens: 0, cache_write_input_tokens: 0, cost_usd: 0, cost_usd_max: 0, batch_cost_usd: 0, batch_cost_usd_max: 0 });
+const EMPTY = (): StageEstimate => ({
+  calls: 0,
+  input_tokens: 0,
+  output_tokens: 0,
+  output_tokens_max: 0,
+  cached_input_tokens: 0,
+  cache_write_input_tokens: 0,
+  cost_usd: 0,
+  cost_usd_max: 0,
+  batch_cost_usd: 0,
+  batch_cost_usd_max: 0,
+});
 
 const plus = (a: number | null, b: number | null): number | null => (a === null || b === null ? null : a + b);
 const rounded = (n: number | null): number | null => (n === null ? null : usd(n));
@@ -73,7 +84,12 @@ export function summarize(
     cost_usd_max: realtimeMax,
     cost_usd_by_mode: { realtime, batch: dollars((s) => s.batch_cost_usd) },
     cost_usd_max_by_mode: { realtime: realtimeMax, batch: dollars((s) => s.batch_cost_usd_max) },
-    by_stage: Object.fromEntries(Object.entries(byStage).map(([name, { batch_cost_usd: _, batch_cost_usd_max: __, ...s }]) => [name, { ...s, cost_usd: rounded(s.cost_usd), cost_usd_max: rounded(s.cost_usd_max) }])),
+    by_stage: Object.fromEntries(
+      Object.entries(byStage).map(([name, { batch_cost_usd: _, batch_cost_usd_max: __, ...s }]) => [
+        name,
+        { ...s, cost_usd: rounded(s.cost_usd), cost_usd_max: rounded(s.cost_usd_max) },
+      ]),
+    ),
     method: notes.join("; "),
   };
 }

@@ -65,7 +65,13 @@ export interface TaskEstimate {
  * past it, the rest are scaled from a sample (./estimate-sample.ts) and `notes` says so. `plan` is
  * the job's plan (`op.plan(spec, inputs)`), computed once by the submission.
  */
-export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, plan: Plan, limits: RenderLimits, work: WorkBudget = new WorkBudget()): { tasks: TaskEstimate[]; stages: string[]; notes: string[] } {
+export function taskEstimates<S extends JobSpecBase>(
+  op: Operator<S>,
+  spec: S,
+  plan: Plan,
+  limits: RenderLimits,
+  work: WorkBudget = new WorkBudget(),
+): { tasks: TaskEstimate[]; stages: string[]; notes: string[] } {
   const templates = new StageTemplates(limits);
   let bounded = false;
   const kindNotes = new Set<string>(); // what the executors of the jobs' kinds of work say of their estimates
@@ -121,7 +127,12 @@ export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, p
       prefix = sharedPrefix(call.model, call.systemPrompt, prompt, call.promptTemplate);
       if (!prefixes.has(task.stage)) prefixes.set(task.stage, prefix);
     } else if (prompt === undefined) prefix = prefixes.get(task.stage) ?? null;
-    const tokens = prompt === undefined ? scaledTokens(fits.get(task.stage) ?? null, sizeOf(f.vars, sizes), call.promptTemplate, call.systemPrompt) : prompt === null ? 0 : promptTokens(prompt, call.systemPrompt);
+    const tokens =
+      prompt === undefined
+        ? scaledTokens(fits.get(task.stage) ?? null, sizeOf(f.vars, sizes), call.promptTemplate, call.systemPrompt)
+        : prompt === null
+          ? 0
+          : promptTokens(prompt, call.systemPrompt);
     return {
       stage: task.stage,
       model: call.model,
@@ -130,7 +141,14 @@ export function taskEstimates<S extends JobSpecBase>(op: Operator<S>, spec: S, p
       input_tokens: (tokens + boundTokens) * calls,
       output_tokens: expectedOutputTokens(stageWork.kind === "agent" ? null : stageWork.call.outputSchema, call.maxTokens) * calls,
       output_tokens_max: outputBound(call.maxTokens) * calls,
-      exact: executor.cacheable && stageWork.kind === "call" && boundTokens === 0 && (!assumed || ("exact" in task && task.exact === true)) && typeof prompt === "string" ? { call: stageWork.call, prompt } : null,
+      exact:
+        executor.cacheable &&
+        stageWork.kind === "call" &&
+        boundTokens === 0 &&
+        (!assumed || ("exact" in task && task.exact === true)) &&
+        typeof prompt === "string"
+          ? { call: stageWork.call, prompt }
+          : null,
     };
   });
   const notes = [`${ESTIMATE_METHOD}: prompts rendered and counted at ceil(characters / 4); ${OUTPUT_SIZE_NOTE}`];

@@ -98,5 +98,4 @@ export function executorOf<W extends StageWork>(work: W): Executor<W> {
  * the lost-work sweep leaves it alone — whatever its stage's work is now (auto may have moved the
  * stage to realtime, whose calls are presumed lost soon after their timeout).
  */
-export const isBatchLine = (row: { token: string | null; batch_id: string | null }): boolean =>
-  row.batch_id !== null && row.token === `batch:${row.batch_id}`;
+export const isBatchLine = (row: { token: string | null; batch_id: string | null }): boolean => row.batch_id !== null && row.token === `batch:${row.batch_id}`;

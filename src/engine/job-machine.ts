@@ -84,6 +84,10 @@ export function jobTransition(job: JobState, event: JobEvent): JobStep {
       return { ok: true, job: { ...job, finalized: true }, effects: [{ type: "emit", event: "MAP_COMPLETED" }, { type: "leave" }] };
     case "recover":
       if (!isTerminal(status) || !job.finalized) return refuse("The job is still running or paused; only an ended job can be recovered.");
-      return { ok: true, job: { status: "running", finalized: false }, effects: [{ type: "new-round" }, { type: "emit", event: "JOB_RECOVERING" }, { type: "advance" }] };
+      return {
+        ok: true,
+        job: { status: "running", finalized: false },
+        effects: [{ type: "new-round" }, { type: "emit", event: "JOB_RECOVERING" }, { type: "advance" }],
+      };
   }
 }

@@ -19,8 +19,21 @@ export const LOST_ATTEMPTS_MAX = 2;
 export const MAX_REDUCE_CALLS = 1_000;
 
 /** A job's end when a stage sized by model output would pass its cap (the contract's `stage_too_large`). */
-export function stageTooLarge(stage: string, size: number, cap: number, what: string, step: string | null = null): { code: string; message: string; stage: string; index: null; step: string | null; details: { cap: number; size: number } } {
-  return { code: "stage_too_large", message: `${what} would be ${size}; at most ${cap}. Nothing of the stage ran.`, stage, index: null, step, details: { cap, size } };
+export function stageTooLarge(
+  stage: string,
+  size: number,
+  cap: number,
+  what: string,
+  step: string | null = null,
+): { code: string; message: string; stage: string; index: null; step: string | null; details: { cap: number; size: number } } {
+  return {
+    code: "stage_too_large",
+    message: `${what} would be ${size}; at most ${cap}. Nothing of the stage ran.`,
+    stage,
+    index: null,
+    step,
+    details: { cap, size },
+  };
 }
 
 /** How long a call task may wait on a provider's rate limits (since its first rate-limit answer in a row) unless the job says `max_wait_secs`. */

@@ -50,7 +50,9 @@ function sized(schema: unknown, depth: number, budget: { nodes: number }): numbe
       return 2 + elements * (1 + sized(s.items, depth + 1, budget));
     }
     case "string":
-      return typeof s.maxLength === "number" ? Math.min(EXPECTED_STRING_TOKENS, 1 + tokensOf("x".repeat(Math.min(s.maxLength, 4_000)))) : EXPECTED_STRING_TOKENS;
+      return typeof s.maxLength === "number"
+        ? Math.min(EXPECTED_STRING_TOKENS, 1 + tokensOf("x".repeat(Math.min(s.maxLength, 4_000))))
+        : EXPECTED_STRING_TOKENS;
     case "number":
     case "integer":
       return 2;

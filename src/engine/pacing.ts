@@ -290,7 +290,8 @@ function fairQueue(jobs: Record<string, JobUse>, tenants: Record<string, TenantU
   const least = (values: number[]) => (values.length === 0 ? Infinity : Math.min(...values));
   const otherTenantsLeast = least([...otherTenants].map((t) => tenants[t]?.served ?? 0));
   const otherJobsLeast = least(mine.map(([, j]) => j.served));
-  const tenantServed = otherTenantsLeast === Infinity ? (tenants[ask.tenant]?.served ?? 0) : caughtUp(tenants[ask.tenant]?.served ?? 0, otherTenantsLeast, tenantQuantum);
+  const tenantServed =
+    otherTenantsLeast === Infinity ? (tenants[ask.tenant]?.served ?? 0) : caughtUp(tenants[ask.tenant]?.served ?? 0, otherTenantsLeast, tenantQuantum);
   const jobServed = otherJobsLeast === Infinity ? (jobs[ask.jobId]?.served ?? 0) : caughtUp(jobs[ask.jobId]?.served ?? 0, otherJobsLeast, jobQuantum);
   const tenantRoom = Math.min(otherTenantsLeast, tenantServed) + tenantQuantum - tenantServed;
   const jobRoom = Math.min(otherJobsLeast, jobServed) + jobQuantum - jobServed;

@@ -93,7 +93,11 @@ export function afterThrottle(error: string, retryAfterMs: number | null, wait: 
   const maxWaitMs = wait.maxWaitMs ?? DEFAULT_MAX_WAIT_SECS * 1000;
   const waited = wait.now - (wait.since ?? wait.now);
   if (waited >= maxWaitMs) {
-    return { step: "fail", error: `Rate limited for ${Math.round(waited / 1000)} s (the job's max_wait_secs is ${maxWaitMs / 1000}): ${error}`, errorKind: "rate_limited" };
+    return {
+      step: "fail",
+      error: `Rate limited for ${Math.round(waited / 1000)} s (the job's max_wait_secs is ${maxWaitMs / 1000}): ${error}`,
+      errorKind: "rate_limited",
+    };
   }
   // The task's nth throttle: its backoff grows to the cap (8 s); a longer Retry-After wins; never past the max wait by much.
   const delayMs = Math.min(transientDelayMs(wait.throttles + 1, retryAfterMs, random), maxWaitMs - waited + 1);
@@ -104,7 +108,13 @@ export function afterThrottle(error: string, retryAfterMs: number | null, wait: 
  * `attempts` counts the attempt that produced `outcome` (1 for the first); `wait`, the task's
  * rate-limit waits before this outcome (none: every attempt counts against max_retries).
  */
-export function nextStep(outcome: AttemptOutcome, attempts: number, maxRetries: number, random: () => number = Math.random, wait: RateWait | null = null): NextStep {
+export function nextStep(
+  outcome: AttemptOutcome,
+  attempts: number,
+  maxRetries: number,
+  random: () => number = Math.random,
+  wait: RateWait | null = null,
+): NextStep {
   if (outcome.kind === "success") return { step: "succeed", output: outcome.output };
   if (outcome.kind === "permanent") return { step: "fail", error: outcome.error, errorKind: outcome.errorKind };
   if (outcome.kind === "spawn") return { step: "spawn", spawn: outcome.spawn };
@@ -112,17 +122,11 @@ export function nextStep(outcome: AttemptOutcome, attempts: number, maxRetries: 
   const exhausted = attempts - (wait?.throttles ?? 0) >= 1 + maxRetries;
   switch (outcome.kind) {
     case "invalid":
-      return exhausted
-        ? { step: "fail", error: outcome.error, errorKind: "validation" }
-        : { step: "retry", delayMs: 0, guidance: outcome.problems };
+      return exhausted ? { step: "fail", error: outcome.error, errorKind: "validation" } : { step: "retry", delayMs: 0, guidance: outcome.problems };
     case "timeout":
-      return exhausted
-        ? { step: "fail", error: outcome.error, errorKind: "timeout" }
-        : { step: "retry", delayMs: 0, guidance: null };
+      return exhausted ? { step: "fail", error: outcome.error, errorKind: "timeout" } : { step: "retry", delayMs: 0, guidance: null };
     case "expired":
-      return exhausted
-        ? { step: "fail", error: outcome.error, errorKind: "expired" }
-        : { step: "retry", delayMs: 0, guidance: null };
+      return exhausted ? { step: "fail", error: outcome.error, errorKind: "expired" } : { step: "retry", delayMs: 0, guidance: null };
     case "transient":
       return exhausted
         ? { step: "fail", error: outcome.error, errorKind: "llm_error" }
@@ -137,6 +141,9 @@ export function nextStep(outcome: AttemptOutcome, attempts: number, maxRetries: 
 /** The prompt of a retry after invalid output: the guidance sentence, then what was wrong. */
 export function promptWithGuidance(prompt: string, guidance: string, problems: string[] | null): string {
   if (!problems) return prompt;
-  const listed = problems.slice(0, 5).map((p) => `- ${p}`).join("\n");
+  const listed = problems
+    .slice(0, 5)
+    .map((p) => `- ${p}`)
+    .join("\n");
   return `${prompt}\n\n${guidance}${listed ? `\nProblems with your previous response:\n${listed}` : ""}`;
 }

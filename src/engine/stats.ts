@@ -14,7 +14,10 @@ const BISECTION_STEPS = 100;
 
 /** ln Γ(x) for x > 0 (Lanczos, g = 7, n = 9): about 15 significant digits. */
 export function logGamma(x: number): number {
-  const c = [0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7];
+  const c = [
+    0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059, 12.507343278686905, -0.13857109526572012,
+    9.9843695780195716e-6, 1.5056327351493116e-7,
+  ];
   if (x < 0.5) return Math.log(Math.PI / Math.sin(Math.PI * x)) - logGamma(1 - x);
   const z = x - 1;
   let a = c[0] as number;
@@ -74,7 +77,8 @@ export function betaQuantile(q: number, a: number, b: number): number {
 }
 
 function checkCounts(successes: number, trials: number, confidence: number): void {
-  if (!Number.isInteger(successes) || !Number.isInteger(trials) || successes < 0 || trials < 0 || successes > trials) throw new RangeError(`counts must be integers with 0 ≤ successes ≤ trials (got ${successes} of ${trials})`);
+  if (!Number.isInteger(successes) || !Number.isInteger(trials) || successes < 0 || trials < 0 || successes > trials)
+    throw new RangeError(`counts must be integers with 0 ≤ successes ≤ trials (got ${successes} of ${trials})`);
   if (!(confidence > 0 && confidence < 1)) throw new RangeError(`confidence must be between 0 and 1 (got ${confidence})`);
 }
 
@@ -129,7 +133,8 @@ export function wilsonInterval(successes: number, trials: number, confidence: nu
 
 /** The Wilson interval around an observed share `p` of `trials` (a share of halves: a tie counted half a win). */
 export function wilsonAround(p: number, trials: number, confidence: number): [number, number] {
-  if (!(p >= 0 && p <= 1) || !Number.isInteger(trials) || trials <= 0) throw new RangeError(`a share in [0, 1] of a positive count of trials (got ${p} of ${trials})`);
+  if (!(p >= 0 && p <= 1) || !Number.isInteger(trials) || trials <= 0)
+    throw new RangeError(`a share in [0, 1] of a positive count of trials (got ${p} of ${trials})`);
   if (!(confidence > 0 && confidence < 1)) throw new RangeError(`confidence must be between 0 and 1 (got ${confidence})`);
   const z = normalQuantile((1 + confidence) / 2);
   const z2n = (z * z) / trials;

@@ -128,7 +128,19 @@ function setWise(task: TaskState, move: SetWiseMove): Transition | null {
 
 /** A task as planned: nothing tried yet. */
 export function freshTask(blocked = false): TaskState {
-  return { state: blocked ? "blocked" : "pending", attempts: 0, losses: 0, throttles: 0, throttledSince: null, readyAt: 0, slot: null, token: null, dispatchedAt: null, handed: 0, problems: null };
+  return {
+    state: blocked ? "blocked" : "pending",
+    attempts: 0,
+    losses: 0,
+    throttles: 0,
+    throttledSince: null,
+    readyAt: 0,
+    slot: null,
+    token: null,
+    dispatchedAt: null,
+    handed: 0,
+    problems: null,
+  };
 }
 
 /** The task after `event`, and what the runner must do; null when the event does not apply to the task's state. */
@@ -138,7 +150,18 @@ export function taskTransition(task: TaskState, event: TaskEvent, policy: TaskPo
       return setWise(task, "ready");
     case "dispatch":
       if (task.state !== "pending") return null;
-      return { task: { ...task, state: "running", attempts: task.attempts + 1, slot: event.slot, token: event.token, dispatchedAt: event.now, handed: event.handed ? 1 : 0 }, effects: [] };
+      return {
+        task: {
+          ...task,
+          state: "running",
+          attempts: task.attempts + 1,
+          slot: event.slot,
+          token: event.token,
+          dispatchedAt: event.now,
+          handed: event.handed ? 1 : 0,
+        },
+        effects: [],
+      };
     case "hand":
       if (task.state !== "running") return null;
       return task.handed === 0 ? { task: { ...task, handed: 1 }, effects: [] } : resend(task, event.why, event.now, policy);
@@ -162,7 +185,10 @@ export function taskTransition(task: TaskState, event: TaskEvent, policy: TaskPo
       return { task: { ...task, state: "done" }, effects: [{ type: "finish", end: { success: true, output: event.output, error: null, errorKind: null } }] };
     case "give-up":
       if (task.state !== "pending") return null;
-      return { task: { ...task, state: "done" }, effects: [{ type: "finish", end: { success: false, output: null, error: event.error, errorKind: event.errorKind } }] };
+      return {
+        task: { ...task, state: "done" },
+        effects: [{ type: "finish", end: { success: false, output: null, error: event.error, errorKind: event.errorKind } }],
+      };
     case "reset":
       return { task: resetTask(task, event.blocked), effects: freed(task) };
   }
@@ -194,9 +220,15 @@ function afterReport(task: TaskState, outcome: AttemptOutcome, now: number, rand
   const throttles = { throttles: task.throttles + (throttled ? 1 : 0), throttledSince: throttled ? (task.throttledSince ?? now) : null };
   switch (step.step) {
     case "succeed":
-      return { task: { ...idle(task), ...throttles, state: "done" }, effects: [...effects, { type: "finish", end: { success: true, output: step.output, error: null, errorKind: null } }] };
+      return {
+        task: { ...idle(task), ...throttles, state: "done" },
+        effects: [...effects, { type: "finish", end: { success: true, output: step.output, error: null, errorKind: null } }],
+      };
     case "fail":
-      return { task: { ...idle(task), ...throttles, state: "done" }, effects: [...effects, { type: "finish", end: { success: false, output: null, error: step.error, errorKind: step.errorKind } }] };
+      return {
+        task: { ...idle(task), ...throttles, state: "done" },
+        effects: [...effects, { type: "finish", end: { success: false, output: null, error: step.error, errorKind: step.errorKind } }],
+      };
     case "spawn":
       // The attempt goes on when the parent is dispatched again: not counted twice.
       return { task: { ...idle(task), state: "child", attempts: task.attempts - 1 }, effects: [...effects, { type: "spawn", spawn: step.spawn }] };
@@ -232,5 +264,8 @@ function afterLoss(task: TaskState, why: string, policy: TaskPolicy): Transition
 function resend(task: TaskState, why: string, now: number, policy: TaskPolicy): Transition {
   const lost = afterLoss(task, why, policy);
   if (lost.task.state === "done") return lost;
-  return { task: { ...task, losses: lost.task.losses, attempts: task.attempts + 1, dispatchedAt: now, handed: task.handed + 1 }, effects: [{ type: "resent" }] };
+  return {
+    task: { ...task, losses: lost.task.losses, attempts: task.attempts + 1, dispatchedAt: now, handed: task.handed + 1 },
+    effects: [{ type: "resent" }],
+  };
 }

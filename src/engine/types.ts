@@ -17,8 +17,7 @@ export type ErrorKind = (typeof ERROR_KINDS)[number];
 export type JobStatus = "queued" | "running" | "paused" | "completed" | "cancelled" | "failed";
 export type StageStatus = "pending" | "running" | "completed" | "failed" | "skipped";
 
-export const isTerminal = (status: string): boolean =>
-  status === "completed" || status === "cancelled" || status === "failed";
+export const isTerminal = (status: string): boolean => status === "completed" || status === "cancelled" || status === "failed";
 
 /** One model call per attempt: what a task of a call stage runs. */
 export interface CallSpec {
@@ -258,7 +257,11 @@ export interface Operator<S extends JobSpecBase = JobSpecBase> {
    * waiting for their inputs), stages whose tasks are dropped, to be planned anew (`drop`), and
    * failed tasks not to re-run after all (`skip`: a pipeline goes on from its failed step).
    */
-  redoAfter?(spec: S, reader: PlanReader, tasks: { stage: string; index: number }[]): { rerun: { stage: string; index: number }[]; drop: string[]; skip?: { stage: string; index: number }[] };
+  redoAfter?(
+    spec: S,
+    reader: PlanReader,
+    tasks: { stage: string; index: number }[],
+  ): { rerun: { stage: string; index: number }[]; drop: string[]; skip?: { stage: string; index: number }[] };
   /**
    * The tasks an estimate counts, where the plan cannot list them yet (stages sized later);
    * default: the plan's. `exact`: the task's estimateVars are the vars its run renders with, so

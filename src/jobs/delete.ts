@@ -33,8 +33,9 @@ const SWEEP_BATCH = 25; // jobs per run of the sweep: the next run takes the res
 /** Finished jobs older than JOB_RETENTION_DAYS (by completion) are deleted, oldest first; returns how many. */
 export async function sweepExpiredJobs(env: Env, now = Date.now()): Promise<number> {
   const cutoff = new Date(now - retentionDays(env) * 86_400_000).toISOString();
-  const { results } = await env.DB
-    .prepare("SELECT id FROM jobs WHERE status IN ('completed', 'failed', 'cancelled') AND completed_at IS NOT NULL AND completed_at < ? ORDER BY completed_at LIMIT ?")
+  const { results } = await env.DB.prepare(
+    "SELECT id FROM jobs WHERE status IN ('completed', 'failed', 'cancelled') AND completed_at IS NOT NULL AND completed_at < ? ORDER BY completed_at LIMIT ?",
+  )
     .bind(cutoff, SWEEP_BATCH)
     .all<{ id: string }>();
   for (const job of results) await deleteJob(env, job.id);

@@ -81,7 +81,9 @@ export function baseSpec(jobId: string, tenantId: string, body: CommonJobRequest
     rateLimit: body.rate_limit ? rateLimitOf(body.rate_limit) : null,
     concurrency: body.concurrency,
     webhook: body.webhook ? { url: body.webhook.url } : null, // the secret stays sealed in D1
-    budget: body.token_budget ? { total: body.token_budget.total ?? null, usd: body.token_budget.usd ?? null, onExhausted: body.token_budget.on_exhausted } : null,
+    budget: body.token_budget
+      ? { total: body.token_budget.total ?? null, usd: body.token_budget.usd ?? null, onExhausted: body.token_budget.on_exhausted }
+      : null,
     execution: executionSpec(body),
   };
 }
@@ -153,7 +155,13 @@ const NO_REQUEST_HASH = "";
  * The checks every operator shares, then the estimate, idempotency, the job row, and the hand-over
  * to the coordinator. Operator-specific checks run before this (they build `prepared`).
  */
-export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: string, prepared: Prepared<S>, idempotencyKey: string | null, dryRun: boolean): Promise<SubmitAnswer> {
+export async function submitJob<S extends JobSpecBase>(
+  env: Env,
+  tenantId: string,
+  prepared: Prepared<S>,
+  idempotencyKey: string | null,
+  dryRun: boolean,
+): Promise<SubmitAnswer> {
   const { spec, body } = prepared;
   checkSizes(env, prepared.values);
   checkWebhook(env, body.webhook);
@@ -168,7 +176,9 @@ export async function submitJob<S extends JobSpecBase>(env: Env, tenantId: strin
     baseUrls.set(name, endpoint?.baseUrl ?? null);
     if (spec.budget?.usd != null && !priceOf(env, name)) {
       const message = `${name} has no price, so a dollar budget cannot be kept: set token_budget.total instead, or give the model a price in the deployment's PRICES`;
-      throw new ApiError(400, "invalid_request", `The job's token_budget.usd cannot be enforced: ${message}.`, { details: [{ path: "token_budget.usd", message }] });
+      throw new ApiError(400, "invalid_request", `The job's token_budget.usd cannot be enforced: ${message}.`, {
+        details: [{ path: "token_budget.usd", message }],
+      });
     }
   }
   checkExecution(spec, models);

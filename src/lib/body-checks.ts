@@ -21,8 +21,7 @@ export const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 const isJson = (contentType: string | undefined): boolean =>
   contentType !== undefined && /^application\/([a-z0-9.+-]*\+)?json\s*(;|$)/i.test(contentType.trim());
 
-export const isXml = (contentType: string | undefined): boolean =>
-  contentType !== undefined && /^(application|text)\/xml\s*(;|$)/i.test(contentType.trim());
+export const isXml = (contentType: string | undefined): boolean => contentType !== undefined && /^(application|text)\/xml\s*(;|$)/i.test(contentType.trim());
 
 export const refuseDeepJson = createMiddleware<AppEnv>(async (c, next) => {
   if (!WITH_BODY.has(c.req.method)) return next();
@@ -47,7 +46,9 @@ export const refuseDeepJson = createMiddleware<AppEnv>(async (c, next) => {
   }
   if (widest > MAX_JSON_MEMBERS) {
     throw new ApiError(400, "invalid_request", `An array or object in the JSON body holds more than ${MAX_JSON_MEMBERS} members.`, {
-      details: [{ path: "(body)", message: `more than ${MAX_JSON_MEMBERS} members in one array or object (items: at most the deployment's MAX_ITEMS_PER_JOB)` }],
+      details: [
+        { path: "(body)", message: `more than ${MAX_JSON_MEMBERS} members in one array or object (items: at most the deployment's MAX_ITEMS_PER_JOB)` },
+      ],
     });
   }
   const huge = overflowingNumber(text);

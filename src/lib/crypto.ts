@@ -46,10 +46,6 @@ export async function seal(plaintext: string, base64Key: string): Promise<string
 export async function unseal(sealed: string, base64Key: string): Promise<string> {
   const bytes = fromBase64(sealed);
   const key = await importAesKey(base64Key);
-  const plain = await crypto.subtle.decrypt(
-    { name: "AES-GCM", iv: bytes.subarray(0, IV_BYTES) },
-    key,
-    bytes.subarray(IV_BYTES),
-  );
+  const plain = await crypto.subtle.decrypt({ name: "AES-GCM", iv: bytes.subarray(0, IV_BYTES) }, key, bytes.subarray(IV_BYTES));
   return new TextDecoder().decode(plain);
 }

@@ -34,7 +34,8 @@ export function jsonShape(text: string, maxDepth = MAX_JSON_DEPTH, maxMembers = 
   for (let i = 0; i < text.length; i++) {
     const ch = text.charCodeAt(i);
     if (inString) {
-      if (ch === 92) i++; // backslash: skip the escaped character
+      if (ch === 92)
+        i++; // backslash: skip the escaped character
       else if (ch === 34) inString = false;
       continue;
     }
@@ -90,7 +91,7 @@ export function overflowingNumber(text: string): string | null {
     while (i < text.length && text.charCodeAt(i) === 48) i++; // leading zeros
     let digits = 0;
     for (; i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57; i++) digits++;
-    if (text.charCodeAt(i) === 46) for (i++; i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57; ) i++;
+    if (text.charCodeAt(i) === 46) for (i++; i < text.length && text.charCodeAt(i) >= 48 && text.charCodeAt(i) <= 57;) i++;
     let exponent = 0;
     if (text.charCodeAt(i) === 101 || text.charCodeAt(i) === 69) {
       i++;

@@ -19,7 +19,10 @@ export function schemaType(schema: unknown, marks: TypeMarks, depth = 0): string
   const s = schema as Record<string, unknown>;
   if (typeof s.$ref === "string") return marks.ref(s.$ref.split("/").at(-1) as string);
   if (Array.isArray(s.enum)) {
-    const shown = s.enum.slice(0, marks.maxValues ?? s.enum.length).map((v) => marks.value(v)).join(" | ");
+    const shown = s.enum
+      .slice(0, marks.maxValues ?? s.enum.length)
+      .map((v) => marks.value(v))
+      .join(" | ");
     return s.enum.length > (marks.maxValues ?? Infinity) ? `${shown} | …` : shown;
   }
   const union = s.anyOf ?? s.oneOf;

@@ -107,9 +107,7 @@ export function messageParams(request: ModelRequest): { params: MessageCreatePar
       input_schema: { ...t.input_schema, type: "object" },
     }));
   } else if (forcedTool && schema) {
-    params.tools = [
-      { name: OUTPUT_TOOL, description: "Return the answer as this tool's input.", input_schema: { ...schema, type: "object" } },
-    ];
+    params.tools = [{ name: OUTPUT_TOOL, description: "Return the answer as this tool's input.", input_schema: { ...schema, type: "object" } }];
     params.tool_choice = { type: "tool", name: OUTPUT_TOOL };
   }
   return { params, forcedTool };

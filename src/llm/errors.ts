@@ -15,10 +15,8 @@ const TIMEOUT_NAMES = new Set(["TimeoutError"]); // DOMException of AbortSignal.
 const NETWORK_NAMES = new Set(["FetchError", "TypeError"]); // fetch's own failures
 
 // The SDKs do not set `name` on their errors, so their classes are the reliable mark.
-const isSdkTimeout = (e: unknown): boolean =>
-  e instanceof OpenAI.APIConnectionTimeoutError || e instanceof Anthropic.APIConnectionTimeoutError;
-const isSdkConnectionError = (e: unknown): boolean =>
-  e instanceof OpenAI.APIConnectionError || e instanceof Anthropic.APIConnectionError;
+const isSdkTimeout = (e: unknown): boolean => e instanceof OpenAI.APIConnectionTimeoutError || e instanceof Anthropic.APIConnectionTimeoutError;
+const isSdkConnectionError = (e: unknown): boolean => e instanceof OpenAI.APIConnectionError || e instanceof Anthropic.APIConnectionError;
 
 /** A failure we raise ourselves (no credential, malformed provider answer…). */
 export class ProviderFailure extends Error {
@@ -81,13 +79,19 @@ export function classify(err: unknown): FailureClass {
  * credit or spend limit is used up until somebody pays or the month turns. Its `retry-after` can
  * say days; it is not back-pressure.
  */
-const QUOTA_CODES = new Set(["insufficient_quota", "credit_balance_exhausted", "organization_spend_limit_exceeded", "project_spend_limit_exceeded", "organization_usage_limit_exceeded"]);
+const QUOTA_CODES = new Set([
+  "insufficient_quota",
+  "credit_balance_exhausted",
+  "organization_spend_limit_exceeded",
+  "project_spend_limit_exceeded",
+  "organization_usage_limit_exceeded",
+]);
 
 /** A 429 that says the credential's quota is spent (OpenAI `insufficient_quota` and its kin), not that calls come too fast. */
 export function isQuotaSpent(err: unknown): boolean {
   if (statusOf(err) !== 429) return false;
   for (const e of causes(err)) {
-    const fields = [e, (e as { error?: unknown }).error, ((e as { error?: { error?: unknown } }).error)?.error];
+    const fields = [e, (e as { error?: unknown }).error, (e as { error?: { error?: unknown } }).error?.error];
     for (const f of fields) {
       if (!f || typeof f !== "object") continue;
       const { code, type } = f as { code?: unknown; type?: unknown };

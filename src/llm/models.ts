@@ -17,11 +17,12 @@ export interface ModelRef {
 }
 
 export const isProvider = (value: string): value is Provider => (PROVIDERS as readonly string[]).includes(value);
-export const isKeyedProvider = (value: string): value is KeyedProvider =>
-  (KEYED_PROVIDERS as readonly string[]).includes(value);
+export const isKeyedProvider = (value: string): value is KeyedProvider => (KEYED_PROVIDERS as readonly string[]).includes(value);
 
 export function unknownProvider(provider: string, path = "model"): InputError {
-  return new InputError("unknown_provider", `Unknown provider "${provider}". Use one of: ${PROVIDERS.join(", ")}.`, [{ path, message: `unknown provider "${provider}"` }]);
+  return new InputError("unknown_provider", `Unknown provider "${provider}". Use one of: ${PROVIDERS.join(", ")}.`, [
+    { path, message: `unknown provider "${provider}"` },
+  ]);
 }
 
 export function parseModel(model: string): ModelRef {

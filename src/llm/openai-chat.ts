@@ -51,11 +51,7 @@ export interface ChatAnswer {
 }
 
 /** Sends one Chat Completions request and returns its 2xx answer, or throws as the SDK would (above). */
-export async function postChatCompletion(
-  endpoint: ProviderEndpoint,
-  params: ChatCompletionCreateParamsNonStreaming,
-  timeoutMs: number,
-): Promise<ChatAnswer> {
+export async function postChatCompletion(endpoint: ProviderEndpoint, params: ChatCompletionCreateParamsNonStreaming, timeoutMs: number): Promise<ChatAnswer> {
   const url = chatCompletionsUrl(endpoint.baseUrl);
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);

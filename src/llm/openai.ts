@@ -110,7 +110,11 @@ async function completionOf(request: ModelRequest, endpoint: ProviderEndpoint, o
 /** OpenAI counts cached prompt tokens inside `prompt_tokens` (`prompt_tokens_details.cached_tokens` of them); it bills no cache writes. */
 function openAiUsage(usage: ChatCompletion["usage"] | undefined): Usage {
   const read = tokenCount(usage?.prompt_tokens_details?.cached_tokens);
-  return { input_tokens: tokenCount(usage?.prompt_tokens), output_tokens: tokenCount(usage?.completion_tokens), ...(read > 0 ? { cache_read_tokens: read } : {}) };
+  return {
+    input_tokens: tokenCount(usage?.prompt_tokens),
+    output_tokens: tokenCount(usage?.completion_tokens),
+    ...(read > 0 ? { cache_read_tokens: read } : {}),
+  };
 }
 
 /** A 200 of the wrong shape is a permanent failure with a clear message, never a TypeError retried as a network error. */

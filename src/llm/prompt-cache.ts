@@ -58,4 +58,3 @@ export function sharedPrefix(model: string, system: string | null, prompt: strin
   const tokens = promptTokens(prompt.startsWith(prefix) ? prefix : "", system);
   return tokens >= OPENAI_MIN_CACHED ? { tokens: tokens - (tokens % OPENAI_CACHE_STEP), writes: false } : null;
 }
-

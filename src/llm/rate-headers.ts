@@ -34,4 +34,7 @@ export function rateObservation(get: HeaderReader): RateObservation | undefined 
   return Object.keys(seen).length > 0 ? { ...seen, at: Date.now() } : undefined;
 }
 
-export const fromHeaders = (headers: Headers): HeaderReader => (name) => headers.get(name);
+export const fromHeaders =
+  (headers: Headers): HeaderReader =>
+  (name) =>
+    headers.get(name);

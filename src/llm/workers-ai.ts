@@ -14,7 +14,7 @@ interface AiTextOutput {
 
 export async function callWorkersAi(request: ModelRequest, ai: AiBinding | undefined): Promise<ModelResponse> {
   if (!ai) {
-    throw new ProviderFailure("Workers AI is not bound: add `[ai] binding = \"AI\"` to wrangler.toml", "permanent");
+    throw new ProviderFailure('Workers AI is not bound: add `[ai] binding = "AI"` to wrangler.toml', "permanent");
   }
   const messages: { role: string; content: string }[] = request.system ? [{ role: "system", content: request.system }] : [];
   for (const m of request.messages) {
@@ -30,9 +30,7 @@ export async function callWorkersAi(request: ModelRequest, ai: AiBinding | undef
   }
   const output = (await Promise.race([
     ai.run(request.model.name, inputs),
-    new Promise((_, reject) =>
-      setTimeout(() => reject(new ProviderFailure("Workers AI call timed out", "timeout")), request.timeoutMs),
-    ),
+    new Promise((_, reject) => setTimeout(() => reject(new ProviderFailure("Workers AI call timed out", "timeout")), request.timeoutMs)),
   ])) as AiTextOutput;
   const response = output.response;
   const toolCalls = (output.tool_calls ?? []).map((c, i) => ({

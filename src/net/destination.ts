@@ -25,7 +25,10 @@ const DEFAULT_PRODUCTION_RESOLVER = "https://cloudflare-dns.com/dns-query";
 const LOCAL_SUFFIXES = ["localhost", "local", "internal", "localdomain", "home.arpa"];
 
 export class DestinationRefused extends Error {
-  constructor(readonly url: string, readonly reason: string) {
+  constructor(
+    readonly url: string,
+    readonly reason: string,
+  ) {
     super(`${url.slice(0, 200)} is not an allowed destination: ${reason}`);
     this.name = "DestinationRefused";
   }
@@ -43,7 +46,10 @@ export function allowHttp(env: object): boolean {
 const allowPrivate = (env: object): boolean => flag(env, "ALLOW_PRIVATE_DESTINATIONS") ?? !isProduction(env);
 
 function allowlisted(env: object, url: URL): boolean {
-  const entries = (readVar(env, "DESTINATION_ALLOWLIST") ?? "").split(",").map((e) => e.trim().toLowerCase()).filter(Boolean);
+  const entries = (readVar(env, "DESTINATION_ALLOWLIST") ?? "")
+    .split(",")
+    .map((e) => e.trim().toLowerCase())
+    .filter(Boolean);
   const host = url.hostname.toLowerCase();
   return entries.some((entry) =>
     entry.startsWith("*.") ? host.endsWith(entry.slice(1)) : entry === host || entry === `${host}:${url.port}` || entry === url.host,

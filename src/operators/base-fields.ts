@@ -10,8 +10,7 @@ import { TokenBudgetSchema } from "./budget-schema";
 import { MAX_CACHE_TTL_SECS } from "../cache/response-cache";
 import { DEFAULT_MAX_WAIT_SECS } from "../engine/limits";
 
-export const DEFAULT_RETRY_GUIDANCE =
-  "Your previous response was not valid JSON. Return only a JSON object matching the required schema.";
+export const DEFAULT_RETRY_GUIDANCE = "Your previous response was not valid JSON. Return only a JSON object matching the required schema.";
 
 export const WebhookSchema = z
   .strictObject({
@@ -37,7 +36,12 @@ export const callOverrideFields = {
 /** The response cache, opt-in per job; for operators whose tasks are single model calls. */
 export const CacheSchema = z
   .strictObject({
-    ttl_secs: z.number().int().min(1).max(MAX_CACHE_TTL_SECS).openapi({ description: `How old a cached answer may be, in seconds (1–${MAX_CACHE_TTL_SECS}: 30 days)` }),
+    ttl_secs: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_CACHE_TTL_SECS)
+      .openapi({ description: `How old a cached answer may be, in seconds (1–${MAX_CACHE_TTL_SECS}: 30 days)` }),
   })
   .openapi("CacheConfig", {
     description:
@@ -60,32 +64,26 @@ export const sharedJobFields = {
     .max(200)
     .refine((name) => ![...name].some((ch) => ch.charCodeAt(0) < 32 || ch.charCodeAt(0) === 127), "no control characters")
     .nullish()
-    .openapi({ description: "A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard", example: "Q3 support tickets" }),
+    .openapi({
+      description: "A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard",
+      example: "Q3 support tickets",
+    }),
 };
 
 /** The provider's prompt cache, for operators whose tasks are single model calls (contract v3, "Prompt caching"). */
 export const promptCacheField = {
-  prompt_cache: z
-    .boolean()
-    .default(true)
-    .openapi({
-      description:
-        "Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.",
-    }),
+  prompt_cache: z.boolean().default(true).openapi({
+    description:
+      "Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.",
+  }),
 };
 
 /** How long a call task may wait on the provider's rate limits (a 429 is back-pressure, not a failure). */
 export const maxWaitField = {
-  max_wait_secs: z
-    .number()
-    .int()
-    .min(1)
-    .max(86_400)
-    .default(DEFAULT_MAX_WAIT_SECS)
-    .openapi({
-      description:
-        "A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.",
-    }),
+  max_wait_secs: z.number().int().min(1).max(86_400).default(DEFAULT_MAX_WAIT_SECS).openapi({
+    description:
+      "A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.",
+  }),
 };
 
 /** The fields of operators of one model call per task (map, reduce): the shared ones and theirs. */

@@ -4,12 +4,10 @@ import { z } from "@hono/zod-openapi";
 export const MAX_BUDGET_USD = 1e7;
 
 export const budgetUsdField = {
-  usd: z
-    .number()
-    .positive()
-    .max(MAX_BUDGET_USD)
-    .optional()
-    .openapi({ description: "Dollars the job may spend (contract v3): enforced like `total`, reserve-then-settle, at the shipped or deployment prices. Every model the job uses must have a price." }),
+  usd: z.number().positive().max(MAX_BUDGET_USD).optional().openapi({
+    description:
+      "Dollars the job may spend (contract v3): enforced like `total`, reserve-then-settle, at the shipped or deployment prices. Every model the job uses must have a price.",
+  }),
 };
 
 const needsALimit = (b: { total?: number; usd?: number }) => b.total !== undefined || b.usd !== undefined;

@@ -24,7 +24,11 @@ export interface TargetParts {
 
 /** The sampled items' tasks of a stage of `total` items. */
 export function sampleTasks(target: CascadeTarget, inputs: unknown[]): TaskSeed[] {
-  return drawSample(inputs.length, sampleSizeOf(target.sample, inputs.length), target.seed).map((index) => ({ stage: SAMPLE_STAGE, index, input: inputs[index] }));
+  return drawSample(inputs.length, sampleSizeOf(target.sample, inputs.length), target.seed).map((index) => ({
+    stage: SAMPLE_STAGE,
+    index,
+    input: inputs[index],
+  }));
 }
 
 export interface LearnedState {

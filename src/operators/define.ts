@@ -46,7 +46,9 @@ export interface OperatorModule<T extends string = string, S extends JobSpecBase
 }
 
 /** Checks a module's parts against each other (the spec's type is the module's, the submission takes the schema's body). */
-export function defineOperator<T extends string, S extends JobSpecBase & { type: T }, B extends z.ZodType>(module: OperatorModule<T, S, B>): OperatorModule<T, S, B> {
+export function defineOperator<T extends string, S extends JobSpecBase & { type: T }, B extends z.ZodType>(
+  module: OperatorModule<T, S, B>,
+): OperatorModule<T, S, B> {
   return module;
 }
 

@@ -11,7 +11,16 @@ export const DEFAULT_DEADLINE_SECS = 86_400;
 export const ExecutionSchema = z
   .strictObject({
     mode: z.enum(["realtime", "batch", "auto"]).default("realtime"),
-    deadline_secs: z.number().int().min(1).max(7 * 86_400).default(DEFAULT_DEADLINE_SECS).openapi({ description: "By when, from the job's start, every item should have a result, in seconds (up to 7 days). auto: the unfinished items move to realtime when the time left is what they need there (one call, at most 10 s or the call's timeout, per concurrency slot in turn). batch: past it the open provider batches are cancelled and the items without a result fail `expired`" }),
+    deadline_secs: z
+      .number()
+      .int()
+      .min(1)
+      .max(7 * 86_400)
+      .default(DEFAULT_DEADLINE_SECS)
+      .openapi({
+        description:
+          "By when, from the job's start, every item should have a result, in seconds (up to 7 days). auto: the unfinished items move to realtime when the time left is what they need there (one call, at most 10 s or the call's timeout, per concurrency slot in turn). batch: past it the open provider batches are cancelled and the items without a result fail `expired`",
+      }),
   })
   .openapi("ExecutionRequest", {
     description:

@@ -30,9 +30,7 @@ export const AHEAD = 1; // inner tasks fill the slots reductions leave
 
 /** Named inputs (an object, in key order) or a list; each entry's name is its key or its index. */
 export function entries(inputs: unknown[] | Record<string, unknown>): { name: string; value: unknown }[] {
-  return Array.isArray(inputs)
-    ? inputs.map((value, i) => ({ name: String(i), value }))
-    : Object.entries(inputs).map(([name, value]) => ({ name, value }));
+  return Array.isArray(inputs) ? inputs.map((value, i) => ({ name: String(i), value })) : Object.entries(inputs).map(([name, value]) => ({ name, value }));
 }
 
 /** Every task of the fold: the inner tasks ready, the reductions blocked until their inputs are there. */

@@ -54,7 +54,13 @@ const unwrap = (spec: JudgeSpec, task: { stage: string; input: unknown }): { ite
 };
 
 /** The `items` tasks the finished cheaper calls lead to: taken as they are (`local`) or passed on (`ready`); a sampled item takes the oracle's answer. */
-function decided<S extends JudgeSpec>(parts: JudgeParts<S>, thresholds: Thresholds, reader: PlanReader, finished: TaskView[], sampled?: Map<number, TaskView>): Advance {
+function decided<S extends JudgeSpec>(
+  parts: JudgeParts<S>,
+  thresholds: Thresholds,
+  reader: PlanReader,
+  finished: TaskView[],
+  sampled?: Map<number, TaskView>,
+): Advance {
   const ready: TaskSeed[] = [];
   const local: (TaskSeed & { output: unknown })[] = [];
   for (const task of finished) {
@@ -65,7 +71,8 @@ function decided<S extends JudgeSpec>(parts: JudgeParts<S>, thresholds: Threshol
       continue;
     }
     const verdict = task.success && !oracle ? parts.decide(thresholds, task.output) : null;
-    if (verdict) local.push({ stage: ITEMS_STAGE, index: task.index, input: { item: task.input, decided_by: "cascade" } satisfies Envelope, output: verdict.output });
+    if (verdict)
+      local.push({ stage: ITEMS_STAGE, index: task.index, input: { item: task.input, decided_by: "cascade" } satisfies Envelope, output: verdict.output });
     else ready.push({ stage: ITEMS_STAGE, index: task.index, input: { item: task.input, decided_by: "model" } satisfies Envelope });
   }
   return { ready, local };
@@ -101,9 +108,20 @@ export function judgeOperator<S extends JudgeSpec>(parts: JudgeParts<S>): Operat
       if (!spec.cascade) return itemsPlan(inputs);
       const cheaper: TaskSeed[] = inputs.map((input, index) => ({ stage: CASCADE_STAGE, index, input }));
       const target = spec.cascade.target;
-      if (!target) return { stages: [{ name: CASCADE_STAGE, total: inputs.length }, { name: ITEMS_STAGE, total: inputs.length }], tasks: cheaper };
+      if (!target)
+        return {
+          stages: [
+            { name: CASCADE_STAGE, total: inputs.length },
+            { name: ITEMS_STAGE, total: inputs.length },
+          ],
+          tasks: cheaper,
+        };
       const sample = sampleTasks(target, inputs);
-      const stages = [{ name: CASCADE_STAGE, total: inputs.length }, { name: SAMPLE_STAGE, total: sample.length }, { name: ITEMS_STAGE, total: inputs.length }];
+      const stages = [
+        { name: CASCADE_STAGE, total: inputs.length },
+        { name: SAMPLE_STAGE, total: sample.length },
+        { name: ITEMS_STAGE, total: inputs.length },
+      ];
       return { stages, tasks: [...cheaper, ...sample] };
     },
     advance: (spec, reader, trigger) => {
@@ -135,7 +153,9 @@ export function judgeOperator<S extends JudgeSpec>(parts: JudgeParts<S>): Operat
       if (!spec.cascade) return { tasks, note: "" };
       const sampled = new Set(plan.tasks.filter((t) => t.stage === SAMPLE_STAGE).map((t) => t.index));
       const cheaper = plan.tasks.filter((t) => t.stage === CASCADE_STAGE);
-      const passedOn = cheaper.filter((t) => !sampled.has(t.index)).map((t) => ({ stage: ITEMS_STAGE, index: t.index, input: { item: t.input, decided_by: "model" } satisfies Envelope, exact: true }));
+      const passedOn = cheaper
+        .filter((t) => !sampled.has(t.index))
+        .map((t) => ({ stage: ITEMS_STAGE, index: t.index, input: { item: t.input, decided_by: "model" } satisfies Envelope, exact: true }));
       const note = spec.cascade.target
         ? `At most: the job's model answers the ${sampled.size} sampled items and every other item the learned thresholds pass on (all of them when none meets the target).`
         : "At most: every item passed on from the cascade to the job's model.";

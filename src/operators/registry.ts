@@ -16,7 +16,18 @@ import { rankModule } from "./rank/module";
 import { resolveModule } from "./resolve/module";
 import { evaluationModule } from "./evaluation/module";
 
-export const OPERATOR_MODULES = [mapModule, agenticMapModule, reduceModule, mapReduceModule, pipelineModule, filterModule, classifyModule, rankModule, resolveModule, evaluationModule] as const;
+export const OPERATOR_MODULES = [
+  mapModule,
+  agenticMapModule,
+  reduceModule,
+  mapReduceModule,
+  pipelineModule,
+  filterModule,
+  classifyModule,
+  rankModule,
+  resolveModule,
+  evaluationModule,
+] as const;
 
 type Module = (typeof OPERATOR_MODULES)[number];
 export type JobType = Module["type"];

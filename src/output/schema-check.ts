@@ -11,10 +11,35 @@ import { linearRegexProblem } from "./linear-regexp";
 export type SchemaDraft = "2020-12" | "7";
 
 const KNOWN_TYPES = new Set(["object", "array", "string", "number", "integer", "boolean", "null"]);
-const SINGLE = ["additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedProperties", "unevaluatedItems", "additionalItems"];
+const SINGLE = [
+  "additionalProperties",
+  "not",
+  "if",
+  "then",
+  "else",
+  "contains",
+  "propertyNames",
+  "unevaluatedProperties",
+  "unevaluatedItems",
+  "additionalItems",
+];
 const MAPS = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
 const LISTS = ["allOf", "anyOf", "oneOf", "prefixItems"];
-const NUMBERS = ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties", "multipleOf", "minContains", "maxContains"];
+const NUMBERS = [
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "minLength",
+  "maxLength",
+  "minItems",
+  "maxItems",
+  "minProperties",
+  "maxProperties",
+  "multipleOf",
+  "minContains",
+  "maxContains",
+];
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -35,7 +60,10 @@ class SchemaWalker {
   readonly #anchors = new Set<string>();
   readonly #refs: { path: string; ref: string }[] = [];
 
-  constructor(readonly root: unknown, readonly draft: SchemaDraft) {}
+  constructor(
+    readonly root: unknown,
+    readonly draft: SchemaDraft,
+  ) {}
 
   run(path: string): string[] {
     this.#walk(this.root, path, true);
@@ -92,7 +120,9 @@ class SchemaWalker {
     if (s.items === undefined) return;
     if (!Array.isArray(s.items)) return this.#walk(s.items, `${path}.items`);
     if (this.draft !== "7") {
-      this.problems.push(`${path}.items: in draft 2020-12 \`items\` is one schema; use \`prefixItems\` for a tuple (or "$schema": "http://json-schema.org/draft-07/schema#")`);
+      this.problems.push(
+        `${path}.items: in draft 2020-12 \`items\` is one schema; use \`prefixItems\` for a tuple (or "$schema": "http://json-schema.org/draft-07/schema#")`,
+      );
       return;
     }
     s.items.forEach((sub, i) => this.#walk(sub, `${path}.items[${i}]`));

@@ -9,7 +9,6 @@ import { InputError } from "../lib/errors";
 import { withLinearRegExp } from "./linear-regexp";
 import { schemaProblems, type SchemaDraft } from "./schema-check";
 
-
 export interface OutputValidator {
   validate(value: unknown): string[];
 }
@@ -55,7 +54,10 @@ export function compileOutputSchema(schema: unknown): OutputValidator {
       problems.push(`output_schema: ${(err instanceof Error ? err.message : String(err)).split("\n")[0]?.trim()}`);
     }
   }
-  throw new InputError("invalid_output_schema", "The output_schema is not a valid JSON Schema.", problems.map((p) => {
+  throw new InputError(
+    "invalid_output_schema",
+    "The output_schema is not a valid JSON Schema.",
+    problems.map((p) => {
       const [path, ...rest] = p.split(": ");
       return { path: path ?? "output_schema", message: rest.join(": ") };
     }),

@@ -7,9 +7,7 @@ import { adminSecurity, commonErrors, errorResponse } from "../schemas/common";
 
 const NameBody = z.strictObject({ name: z.string().trim().min(1).max(200) });
 
-const TenantSchema = z
-  .object({ id: z.string().openapi({ example: "ten_q3v5..." }), name: z.string(), created_at: z.string() })
-  .openapi("Tenant");
+const TenantSchema = z.object({ id: z.string().openapi({ example: "ten_q3v5..." }), name: z.string(), created_at: z.string() }).openapi("Tenant");
 
 const CreatedKeySchema = z
   .object({

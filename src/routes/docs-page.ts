@@ -19,8 +19,7 @@ export interface OpenApiDocument {
   components?: { schemas?: Record<string, unknown> };
 }
 
-const escapeHtml = (text: string): string =>
-  text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 
 const METHODS = ["get", "post", "put", "patch", "delete"];
 
@@ -64,12 +63,7 @@ function schemaBlock(schema: unknown): string {
 
 function renderOperation(path: string, method: string, op: Operation): string {
   const params = (op.parameters ?? [])
-    .map(
-      (p) =>
-        `<li><code>${escapeHtml(p.name)}</code> (${p.in}${p.required ? ", required" : ""})${
-          p.description ? ` — ${prose(p.description)}` : ""
-        }</li>`,
-    )
+    .map((p) => `<li><code>${escapeHtml(p.name)}</code> (${p.in}${p.required ? ", required" : ""})${p.description ? ` — ${prose(p.description)}` : ""}</li>`)
     .join("");
   const body = op.requestBody?.content?.["application/json"]?.schema;
   const responses = Object.entries(op.responses ?? {})

@@ -10,8 +10,18 @@ import { ApiError, invalidRequest, notFound } from "../lib/errors";
 import { jsonResponse, newRouter, optionalJsonBody } from "../lib/router";
 import { jobCoordinator } from "../objects";
 import {
-  AuditSchema, BatchSchema, JobIdParam, JobListQuery, JobListSchema, JobSchema, RecoverAnswerSchema, RecoverRequestSchema, ResultPageSchema, ResultsQuery,
-  ResumeRequestSchema, type ItemResult,
+  AuditSchema,
+  BatchSchema,
+  JobIdParam,
+  JobListQuery,
+  JobListSchema,
+  JobSchema,
+  RecoverAnswerSchema,
+  RecoverRequestSchema,
+  ResultPageSchema,
+  ResultsQuery,
+  ResumeRequestSchema,
+  type ItemResult,
 } from "../schemas/jobs";
 import { eventStreamContent } from "../schemas/events";
 import { bearerSecurity, commonErrors, errorResponse, zodIssues } from "../schemas/common";
@@ -80,7 +90,8 @@ const cancelRoute = createRoute({
 
 const deleteRoute = createRoute({
   ...route("delete", "/{job_id}", "deleteJob", "Delete an ended job: its results, sessions, events, webhook deliveries and stored state"),
-  description: "Only an ended job (completed, failed or cancelled) can be deleted; cancel a running one first. Ended jobs are also deleted `JOB_RETENTION_DAYS` (default 30) after they end.",
+  description:
+    "Only an ended job (completed, failed or cancelled) can be deleted; cancel a running one first. Ended jobs are also deleted `JOB_RETENTION_DAYS` (default 30) after they end.",
   request: { params: JobIdParam },
   responses: {
     204: { description: "Deleted" },
@@ -179,7 +190,10 @@ function resultFlags(type: string, views: OperatorViews | undefined, asked: Reco
   return Object.entries(asked).flatMap(([name, value]) => {
     if (value === undefined) return [];
     const flag = views?.resultFlags?.find((f) => f.name === name);
-    if (!flag) throw invalidRequest(`\`${name}\` applies to ${typesWithFlag(name).join(", ")} jobs only.`, [{ path: name, message: `a ${type} job's results have no \`${name}\`` }]);
+    if (!flag)
+      throw invalidRequest(`\`${name}\` applies to ${typesWithFlag(name).join(", ")} jobs only.`, [
+        { path: name, message: `a ${type} job's results have no \`${name}\`` },
+      ]);
     return [{ path: flag.path, value: value === "true", succeededOnly: flag.succeededOnly ?? false }];
   });
 }

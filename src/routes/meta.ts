@@ -63,7 +63,12 @@ export function openApiDocument(app: OpenAPIHono<AppEnv>) {
   });
   app.openAPIRegistry.register("JobEvent", jobEventSchema());
   registerStepSchemas(app.openAPIRegistry); // what a pipeline's `steps` refers to
-  const doc = app.getOpenAPI31Document({ openapi: "3.1.0", info: API_INFO, tags: TAGS, servers: [{ url: "/", description: "The deployment that serves this document" }] });
+  const doc = app.getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: API_INFO,
+    tags: TAGS,
+    servers: [{ url: "/", description: "The deployment that serves this document" }],
+  });
   pruneImpossibleErrors(doc as Json);
   return doc;
 }

@@ -78,7 +78,8 @@ export function operatorRoute<S extends z.ZodType>(options: OperatorRouteOptions
     responses: {
       200: {
         content: { "application/json": { schema: z.union([JobCreatedSchema, BatchSchema, JobSchema, EstimateSchema]) }, ...eventStreamContent },
-        description: "An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require)",
+        description:
+          "An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require)",
       },
       202: {
         content: { "application/json": { schema: JobCreatedSchema } },

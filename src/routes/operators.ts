@@ -7,6 +7,7 @@ import { operatorRoute } from "./operator-route";
 
 export function operatorRoutes() {
   const router = newRouter().use("/pipelines", pipelinesFromXml); // the XML task format, read before the JSON route
-  for (const module of OPERATOR_MODULES as readonly OperatorModule[]) router.route("/", operatorRoute({ ...module.route, schema: module.schema, submit: module.submit }));
+  for (const module of OPERATOR_MODULES as readonly OperatorModule[])
+    router.route("/", operatorRoute({ ...module.route, schema: module.schema, submit: module.submit }));
   return router;
 }

@@ -17,7 +17,8 @@ import { answerSubmission } from "./operator-route";
 export const pipelinesFromXml = createMiddleware<AppEnv>(async (c, next) => {
   if (c.req.method !== "POST" || !isXml(c.req.header("content-type"))) return next();
   const read = readXml(await c.req.text());
-  if (!read.ok) throw new ApiError(400, "invalid_xml", `The body is not well-formed XML: ${read.message}`, { details: [{ path: "(body)", message: read.message }] });
+  if (!read.ok)
+    throw new ApiError(400, "invalid_xml", `The body is not well-formed XML: ${read.message}`, { details: [{ path: "(body)", message: read.message }] });
   const parsed = PipelineRequestSchema.safeParse(pipelineFromXml(read.root, c.req.query()));
   if (!parsed.success) {
     const details = parsed.error.issues.map((i) => ({ path: i.path.join(".") || "(body)", message: i.message }));

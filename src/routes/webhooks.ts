@@ -89,9 +89,7 @@ const redeliverRoute = createRoute({
 export function webhookRoutes() {
   return newRouter()
     .openapi(getSecretRoute, async (c) => c.json({ secret: await tenantSecret(c.env.DB, encryptionKey(c.env), c.get("tenantId")) }, 200))
-    .openapi(rotateSecretRoute, async (c) =>
-      c.json({ secret: await rotateTenantSecret(c.env.DB, encryptionKey(c.env), c.get("tenantId")) }, 200),
-    )
+    .openapi(rotateSecretRoute, async (c) => c.json({ secret: await rotateTenantSecret(c.env.DB, encryptionKey(c.env), c.get("tenantId")) }, 200))
     .openapi(listRoute, async (c) => {
       const job = await getJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
       if (!job) throw notFound("job");

@@ -55,7 +55,12 @@ export const AgenticMapRequestSchema = z
     max_retries: z.number().int().min(0).max(10).default(3).openapi({ description: "Per model call, for transient errors and timeouts" }),
     ...maxWaitField,
     max_context_tokens: z.number().int().min(256).nullish().openapi({ description: "Compact older turns into a summary above this estimated prompt size" }),
-    max_total_tokens: z.number().int().positive().nullish().openapi({ description: "Per-item token budget (the item's subtasks included); stop reason `budget`" }),
+    max_total_tokens: z
+      .number()
+      .int()
+      .positive()
+      .nullish()
+      .openapi({ description: "Per-item token budget (the item's subtasks included); stop reason `budget`" }),
     subtasks: SubtasksSchema.nullish(),
   })
   .openapi("AgenticMapRequest");

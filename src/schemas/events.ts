@@ -4,7 +4,17 @@
  */
 import { z } from "@hono/zod-openapi";
 import { CostUsdSchema, UsageSchema } from "./map";
-import { ProviderBatchSchema, BudgetSchema, JobErrorSchema, JobUsageSchema, JOB_STATUSES, PacingSchema, PipelineStepSchema, TaskResultSchema, EvaluationItemSchema } from "./jobs";
+import {
+  ProviderBatchSchema,
+  BudgetSchema,
+  JobErrorSchema,
+  JobUsageSchema,
+  JOB_STATUSES,
+  PacingSchema,
+  PipelineStepSchema,
+  TaskResultSchema,
+  EvaluationItemSchema,
+} from "./jobs";
 
 /** Each event's name on the stream, and the schema of its data. */
 export const EVENT_DATA = {
@@ -13,7 +23,10 @@ export const EVENT_DATA = {
     total: z.number().int(),
     model: z.string(),
     type: z.string().optional(),
-    stages: z.array(z.object({ name: z.string(), total: z.number().int() })).optional().openapi({ description: "Staged jobs: each stage's size as planned (0 where it is known only later)" }),
+    stages: z
+      .array(z.object({ name: z.string(), total: z.number().int() }))
+      .optional()
+      .openapi({ description: "Staged jobs: each stage's size as planned (0 where it is known only later)" }),
   }),
   MAP_ITEM_COMPLETED: z.object({ job_id: z.string(), completed: z.number().int(), total: z.number().int(), success: z.boolean(), result: z.unknown() }),
   MAP_COMPLETED: z.object({
@@ -31,7 +44,13 @@ export const EVENT_DATA = {
   }),
   STAGE_STARTED: z.object({ job_id: z.string(), stage: z.string(), total: z.number().int() }),
   STAGE_COMPLETED: z.object({ job_id: z.string(), stage: z.string(), succeeded: z.number().int(), failed: z.number().int(), usage: UsageSchema }),
-  TASK_COMPLETED: z.object({ job_id: z.string(), stage: z.string(), index: z.number().int(), success: z.boolean(), result: z.union([TaskResultSchema, PipelineStepSchema, EvaluationItemSchema]) }),
+  TASK_COMPLETED: z.object({
+    job_id: z.string(),
+    stage: z.string(),
+    index: z.number().int(),
+    success: z.boolean(),
+    result: z.union([TaskResultSchema, PipelineStepSchema, EvaluationItemSchema]),
+  }),
   JOB_PAUSED: z.object({ job_id: z.string(), reason: z.string(), budget: BudgetSchema.nullable() }),
   JOB_RESUMED: z.object({ job_id: z.string() }),
   JOB_RECOVERING: z.object({ job_id: z.string(), tasks: z.number().int() }),
@@ -53,15 +72,26 @@ export const EVENT_DATA = {
   CONCURRENCY_CHANGED: z.object({
     job_id: z.string(),
     effective_concurrency: z.number().int().openapi({ description: "The calls the job may have in flight from now on" }),
-    reason: z.enum(["throttled", "recovered", "shared"]).openapi({ description: "throttled: the provider pushed back; recovered: successes grew it, or a paced first round ended unthrottled; shared: the tenant's limit for the model, split among its jobs, or the paced first round on a model the tenant has not used for ten minutes" }),
+    reason: z.enum(["throttled", "recovered", "shared"]).openapi({
+      description:
+        "throttled: the provider pushed back; recovered: successes grew it, or a paced first round ended unthrottled; shared: the tenant's limit for the model, split among its jobs, or the paced first round on a model the tenant has not used for ten minutes",
+    }),
   }),
   PACING_CHANGED: z.object({
     job_id: z.string(),
     pacing: PacingSchema,
   }),
   BATCH_SUBMITTED: z.object({ job_id: z.string(), batch: ProviderBatchSchema }),
-  BATCH_PROGRESS: z.object({ job_id: z.string(), batch: ProviderBatchSchema.openapi({ description: "The batch with its counts as the provider now reports them" }) }),
-  BATCH_ENDED: z.object({ job_id: z.string(), batch: ProviderBatchSchema.openapi({ description: "The batch ended at the provider (or was refused); its lines' results follow as their tasks' completion events, or go into a later batch" }) }),
+  BATCH_PROGRESS: z.object({
+    job_id: z.string(),
+    batch: ProviderBatchSchema.openapi({ description: "The batch with its counts as the provider now reports them" }),
+  }),
+  BATCH_ENDED: z.object({
+    job_id: z.string(),
+    batch: ProviderBatchSchema.openapi({
+      description: "The batch ended at the provider (or was refused); its lines' results follow as their tasks' completion events, or go into a later batch",
+    }),
+  }),
 } as const;
 
 export type EventName = keyof typeof EVENT_DATA;

@@ -33,7 +33,9 @@ export const PipelineStepSchema = z
     output: z.unknown().openapi({ description: "The step's value in the shared store once it finished, else null" }),
     usage: UsageSchema,
   })
-  .openapi("PipelineStep", { description: "A step of a pipeline, as `GET /v1/jobs/{id}/results?stage=steps` lists it (and `TASK_COMPLETED` of stage `steps` carries it)" });
+  .openapi("PipelineStep", {
+    description: "A step of a pipeline, as `GET /v1/jobs/{id}/results?stage=steps` lists it (and `TASK_COMPLETED` of stage `steps` carries it)",
+  });
 
 const VerdictSchema = z.object({ pass: z.boolean(), reason: z.string() });
 
@@ -41,7 +43,11 @@ export const EvaluationItemSchema = z
   .object({
     index: z.number().int().openapi({ description: "The evaluated job's item" }),
     success: z.literal(true),
-    verdicts: z.record(z.string(), VerdictSchema).nullable().optional().openapi({ description: "The judge's verdict on every criterion (null: the judge's call failed; absent: not in the judge's sample)" }),
+    verdicts: z
+      .record(z.string(), VerdictSchema)
+      .nullable()
+      .optional()
+      .openapi({ description: "The judge's verdict on every criterion (null: the judge's call failed; absent: not in the judge's sample)" }),
     judge_error: z.string().nullable().optional().openapi({ description: "Why the judge gave no verdicts" }),
     failed: z.boolean().optional().openapi({ description: "Some criterion did not pass (`?failed=true` lists these)" }),
     gold_match: z.boolean().optional().openapi({ description: "The result is what the gold label says (a failed result never is)" }),
@@ -50,7 +56,10 @@ export const EvaluationItemSchema = z
     preference: z
       .object({ ab: z.enum(["A", "B", "tie"]).nullable(), ba: z.enum(["A", "B", "tie"]).nullable(), preferred: z.enum(["a", "b", "tie"]).nullable() })
       .optional()
-      .openapi({ description: "A/B: the judge's answer to each order (`ab`: the evaluated job's answer shown as A; `ba`: as B) and the preference they make (a disagreement is a tie; null: a call failed)" }),
+      .openapi({
+        description:
+          "A/B: the judge's answer to each order (`ab`: the evaluated job's answer shown as A; `ba`: as B) and the preference they make (a disagreement is a tie; null: a call failed)",
+      }),
   })
   .openapi("EvaluationItem", { description: "An evaluation's item (its `items` stage): the verdicts, gold match and preference of one evaluated result" });
 
@@ -58,15 +67,17 @@ const ItemResultSchema = z.union([MapResultSchema, AgentMapResultSchema, TaskRes
 export type ItemResult = z.infer<typeof ItemResultSchema>;
 
 export const JobUsageSchema = CallUsageSchema.extend({
-  duplicated: z
-    .object({ input_tokens: z.number().int(), output_tokens: z.number().int(), cost_usd: z.number() })
-    .openapi({ description: "Execution mode auto: calls the provider billed for items that had (or were getting) their result another way — a batch line that finished after its item's realtime call started. Not in input_tokens/output_tokens; their dollars are in the job's cost_usd (what the provider bills)" }),
-  cached: z
-    .object({ calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int() })
-    .openapi({ description: "Calls answered from the response cache (no tokens spent; not in input_tokens/output_tokens) and the tokens their original calls cost" }),
-  interrupted: z
-    .object({ calls: z.number().int(), input_tokens: z.number().int() })
-    .openapi({ description: "Calls sent again because the first never reported (the service restarted while it was under way): the provider may have billed the first. Each counts as an attempt; input_tokens is what their prompts held (the re-sent call's count of the same prompt); their output is unknown. Not in input_tokens/output_tokens or cost_usd" }),
+  duplicated: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), cost_usd: z.number() }).openapi({
+    description:
+      "Execution mode auto: calls the provider billed for items that had (or were getting) their result another way — a batch line that finished after its item's realtime call started. Not in input_tokens/output_tokens; their dollars are in the job's cost_usd (what the provider bills)",
+  }),
+  cached: z.object({ calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int() }).openapi({
+    description: "Calls answered from the response cache (no tokens spent; not in input_tokens/output_tokens) and the tokens their original calls cost",
+  }),
+  interrupted: z.object({ calls: z.number().int(), input_tokens: z.number().int() }).openapi({
+    description:
+      "Calls sent again because the first never reported (the service restarted while it was under way): the provider may have billed the first. Each counts as an attempt; input_tokens is what their prompts held (the re-sent call's count of the same prompt); their output is unknown. Not in input_tokens/output_tokens or cost_usd",
+  }),
 }).openapi("JobUsage");
 
 export const JOB_STATUSES = ["queued", "running", "paused", "completed", "cancelled", "failed"] as const;
@@ -81,7 +92,10 @@ const StageSchema = z
     failed: z.number().int(),
     usage: CallUsageSchema,
     cost_usd: CostUsdSchema,
-    step: z.string().optional().openapi({ description: "A pipeline's stages: the step (its id, with its sequential parents' as `outer.inner`) the stage is part of" }),
+    step: z
+      .string()
+      .optional()
+      .openapi({ description: "A pipeline's stages: the step (its id, with its sequential parents' as `outer.inner`) the stage is part of" }),
   })
   .openapi("Stage");
 
@@ -113,12 +127,18 @@ export const BudgetSchema = z
   .openapi("Budget");
 
 const estimateCacheFields = {
-  cached_input_tokens: z.number().int().openapi({ description: "Of input_tokens: expected reads of the provider's prompt cache (each stage's shared prefix after its first call)" }),
+  cached_input_tokens: z
+    .number()
+    .int()
+    .openapi({ description: "Of input_tokens: expected reads of the provider's prompt cache (each stage's shared prefix after its first call)" }),
   cache_write_input_tokens: z.number().int().openapi({ description: "Of input_tokens: expected writes to it (Anthropic)" }),
 };
 
 const estimateOutputFields = {
-  output_tokens: z.number().int().openapi({ description: "The output tokens expected: each call's answer sized from its output schema (a quarter of max_tokens without one), at most its max_tokens (`method` says how)" }),
+  output_tokens: z.number().int().openapi({
+    description:
+      "The output tokens expected: each call's answer sized from its output schema (a quarter of max_tokens without one), at most its max_tokens (`method` says how)",
+  }),
   output_tokens_max: z.number().int().openapi({ description: "The upper bound: each call's max_tokens (1,024 when unset), as budgets reserve it" }),
 };
 
@@ -137,10 +157,16 @@ export const EstimateSchema = z
   .object({
     estimate: z.object({
       calls: z.number().int(),
-      cached_calls: z.number().int().openapi({ description: "Of `calls`, those the job's response cache already answers (prompts known before the job runs); they count no tokens" }),
+      cached_calls: z
+        .number()
+        .int()
+        .openapi({ description: "Of `calls`, those the job's response cache already answers (prompts known before the job runs); they count no tokens" }),
       input_tokens: z.number().int(),
       ...estimateOutputFields,
-      total_tokens: z.number().int().openapi({ description: "input_tokens + output_tokens_max: what a token budget must hold (the 422 check compares it with token_budget.total)" }),
+      total_tokens: z
+        .number()
+        .int()
+        .openapi({ description: "input_tokens + output_tokens_max: what a token budget must hold (the 422 check compares it with token_budget.total)" }),
       ...estimateCacheFields,
       cost_usd: CostUsdSchema.openapi({ description: "The expected dollars in realtime; null when a model has no price" }),
       cost_usd_max: CostUsdSchema.openapi({ description: "The dollars at the output bound (realtime): what a dollar budget reserves and the 422 check uses" }),
@@ -156,27 +182,38 @@ const ModelPacingSchema = z
   .object({
     rpm: z.number().nullable().openapi({ description: "The requests per minute the job's calls are paced to (null: no request limit known)" }),
     tpm: z.number().nullable().openapi({ description: "The tokens per minute (Anthropic: input tokens) they are paced to (null: no token limit known)" }),
-    source: z
-      .enum(["job", "declared", "headers", "adaptive"])
+    source: z.enum(["job", "declared", "headers", "adaptive"]).nullable().openapi({
+      description:
+        "Where the limit comes from: the job's `rate_limit`, the tenant's declared `rate_limits`, the provider's rate-limit headers, or adaptive concurrency after throttles (no rate limit known); null: not paced",
+    }),
+    share: z
+      .number()
       .nullable()
-      .openapi({ description: "Where the limit comes from: the job's `rate_limit`, the tenant's declared `rate_limits`, the provider's rate-limit headers, or adaptive concurrency after throttles (no rate limit known); null: not paced" }),
-    share: z.number().nullable().openapi({ description: "The job's share of the limit while other jobs on the same credential and model wait for theirs (1: the whole limit)" }),
+      .openapi({ description: "The job's share of the limit while other jobs on the same credential and model wait for theirs (1: the whole limit)" }),
   })
   .openapi("ModelPacing", { description: "How the calls of one model are paced by the provider's rate limits (its credential and model's)" });
 
 export const PacingSchema = ModelPacingSchema.extend({
-  models: z
-    .record(z.string(), ModelPacingSchema)
-    .optional()
-    .openapi({ description: "The pacing of each other model the job's stages call (a cascade's cheaper model, a pipeline step's or a task's own), by model id; absent when the job calls only its own model. The fields above are the job's own model's" }),
-}).openapi("Pacing", { description: "How the job's calls are paced by the provider's rate limits (contract v3): its own model's, and each other model's in `models`" });
+  models: z.record(z.string(), ModelPacingSchema).optional().openapi({
+    description:
+      "The pacing of each other model the job's stages call (a cascade's cheaper model, a pipeline step's or a task's own), by model id; absent when the job calls only its own model. The fields above are the job's own model's",
+  }),
+}).openapi("Pacing", {
+  description: "How the job's calls are paced by the provider's rate limits (contract v3): its own model's, and each other model's in `models`",
+});
 
 export const ProviderBatchSchema = z
   .object({
     id: z.string().openapi({ description: "Fanout's id of the batch" }),
-    provider_batch_id: z.string().nullable().openapi({ description: "The provider's (OpenAI `batch_…`, Anthropic `msgbatch_…`); null while it is being submitted" }),
+    provider_batch_id: z
+      .string()
+      .nullable()
+      .openapi({ description: "The provider's (OpenAI `batch_…`, Anthropic `msgbatch_…`); null while it is being submitted" }),
     stage: z.string(),
-    status: z.string().openapi({ description: "`submitting`, the provider's status while it runs (OpenAI `validating`, `in_progress`, `finalizing`, `cancelling`; Anthropic `in_progress`, `canceling`), then `ended` (its results settled) or `failed` (refused: its lines went back to their tasks' retry policy)" }),
+    status: z.string().openapi({
+      description:
+        "`submitting`, the provider's status while it runs (OpenAI `validating`, `in_progress`, `finalizing`, `cancelling`; Anthropic `in_progress`, `canceling`), then `ended` (its results settled) or `failed` (refused: its lines went back to their tasks' retry policy)",
+    }),
     requests: z.number().int(),
     completed: z.number().int(),
     failed: z.number().int(),
@@ -185,9 +222,7 @@ export const ProviderBatchSchema = z
   })
   .openapi("ProviderBatch", { description: "A provider batch of the job's calls (contract v3, execution mode batch or auto)" });
 
-export const ExecutionViewSchema = z
-  .object({ mode: z.enum(["realtime", "batch", "auto"]), deadline_secs: z.number().int() })
-  .openapi("Execution");
+export const ExecutionViewSchema = z.object({ mode: z.enum(["realtime", "batch", "auto"]), deadline_secs: z.number().int() }).openapi("Execution");
 
 export const JobSchema = z
   .object({
@@ -195,7 +230,10 @@ export const JobSchema = z
     name: z.string().nullable().openapi({ description: "The name the job was submitted with (null: none)" }),
     warnings: z.array(ModelWarningSchema).openapi({ description: "What the job was told when it was submitted: a model that retires soon (empty: nothing)" }),
     evaluates: z.string().nullable().openapi({ description: "An evaluation's: the job it evaluates (null: not an evaluation)" }),
-    evaluations: z.array(z.string()).optional().openapi({ description: "GET /v1/jobs/{id} only: the ids of this job's evaluations, newest first (at most 100)" }),
+    evaluations: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: "GET /v1/jobs/{id} only: the ids of this job's evaluations, newest first (at most 100)" }),
     type: z.enum(JOB_TYPES),
     status: z.enum(JOB_STATUSES),
     model: z.string(),
@@ -215,29 +253,23 @@ export const JobSchema = z
     error: JobErrorSchema.nullable(),
     budget: BudgetSchema.nullable(),
     pause_reason: z.string().nullable(),
-    effective_concurrency: z
-      .number()
-      .int()
-      .nullable()
-      .openapi({ description: "The calls the job may have in flight now: its concurrency, or less while the provider throttles this tenant's calls to the model (null until it starts)" }),
+    effective_concurrency: z.number().int().nullable().openapi({
+      description:
+        "The calls the job may have in flight now: its concurrency, or less while the provider throttles this tenant's calls to the model (null until it starts)",
+    }),
     pacing: PacingSchema,
     execution: ExecutionViewSchema,
     batches: z.array(ProviderBatchSchema).openapi({ description: "The job's provider batches, oldest first (empty in realtime)" }),
-    expected: z
-      .object({ input_tokens: z.number().int(), output_tokens: z.number().int(), cost_usd: z.number().nullable() })
-      .nullable()
-      .openapi({
-        description:
-          "While the job runs (or is paused): what it is expected to have spent when it ends — each stage's spend so far plus its tasks left at the mean of its finished tasks. Null until every stage with tasks left has finished one, and once the job has ended (its usage is then what it spent). A stage not sized yet (a later reduce level) is not counted",
-      }),
+    expected: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), cost_usd: z.number().nullable() }).nullable().openapi({
+      description:
+        "While the job runs (or is paused): what it is expected to have spent when it ends — each stage's spend so far plus its tasks left at the mean of its finished tasks. Null until every stage with tasks left has finished one, and once the job has ended (its usage is then what it spent). A stage not sized yet (a later reduce level) is not counted",
+    }),
   })
   .openapi("Job");
 
 export const JobListSchema = z.object({ jobs: z.array(JobSchema), next_cursor: z.string().nullable() }).openapi("JobList");
 
-export const ResultPageSchema = z
-  .object({ results: z.array(ItemResultSchema), next_cursor: z.string().nullable() })
-  .openapi("ResultPage");
+export const ResultPageSchema = z.object({ results: z.array(ItemResultSchema), next_cursor: z.string().nullable() }).openapi("ResultPage");
 
 export const BatchSchema = z
   .object({
@@ -250,7 +282,13 @@ export const BatchSchema = z
   .openapi("Batch");
 
 const limitParam = (max: number, fallback: number) =>
-  z.coerce.number().int().min(1).max(max).default(fallback).openapi({ description: `1–${max}, default ${fallback}` });
+  z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(max)
+    .default(fallback)
+    .openapi({ description: `1–${max}, default ${fallback}` });
 
 export const JobListQuery = z.object({
   status: z.enum(JOB_STATUSES).optional(),
@@ -262,8 +300,14 @@ export const ResultsQuery = z.object({
   stage: z.string().max(200).optional().openapi({ description: "The stage whose tasks to page (default: the job's main stage)" }),
   order: z.enum(["input", "completion"]).default("input"),
   status: z.enum(["succeeded", "failed"]).optional(),
-  kept: z.enum(["true", "false"]).optional().openapi({ description: "Filter jobs: only the items the model kept (`true`) or dropped (`false`); failed items are neither" }),
-  failed: z.enum(["true", "false"]).optional().openapi({ description: "Evaluation jobs: only the items the judge failed on some criterion (`true`), or those it passed on every one (`false`)" }),
+  kept: z
+    .enum(["true", "false"])
+    .optional()
+    .openapi({ description: "Filter jobs: only the items the model kept (`true`) or dropped (`false`); failed items are neither" }),
+  failed: z
+    .enum(["true", "false"])
+    .optional()
+    .openapi({ description: "Evaluation jobs: only the items the judge failed on some criterion (`true`), or those it passed on every one (`false`)" }),
   limit: limitParam(1000, 100),
   cursor: z.string().optional(),
 });
@@ -278,26 +322,25 @@ const AuditNodeSchema = z.object({
   usage: UsageSchema,
 });
 
-export const AuditSchema = z
-  .object({ documents: z.number().int(), left_out: z.array(z.number().int()), nodes: z.array(AuditNodeSchema) })
-  .openapi("Audit");
+export const AuditSchema = z.object({ documents: z.number().int(), left_out: z.array(z.number().int()), nodes: z.array(AuditNodeSchema) }).openapi("Audit");
 
 export const RecoverRequestSchema = z
   .strictObject({
     model: ModelSchema.optional(),
     max_retries: z.number().int().min(0).max(10).optional(),
     timeout_secs: TimeoutSecsSchema.optional(),
-    error_kinds: z.array(ErrorKindSchema.unwrap()).min(1).max(ErrorKindSchema.unwrap().options.length).optional().openapi({ description: "Only failed tasks of these kinds (unfinished tasks always run)" }),
+    error_kinds: z
+      .array(ErrorKindSchema.unwrap())
+      .min(1)
+      .max(ErrorKindSchema.unwrap().options.length)
+      .optional()
+      .openapi({ description: "Only failed tasks of these kinds (unfinished tasks always run)" }),
     token_budget: BudgetChangeSchema.optional(),
   })
   .openapi("RecoverRequest");
 
-export const RecoverAnswerSchema = z
-  .object({ job_id: z.string(), status: z.literal("running"), recovering: z.number().int() })
-  .openapi("Recovering");
+export const RecoverAnswerSchema = z.object({ job_id: z.string(), status: z.literal("running"), recovering: z.number().int() }).openapi("Recovering");
 
-export const ResumeRequestSchema = z
-  .strictObject({ token_budget: BudgetChangeSchema.optional() })
-  .openapi("ResumeRequest");
+export const ResumeRequestSchema = z.strictObject({ token_budget: BudgetChangeSchema.optional() }).openapi("ResumeRequest");
 
 export const JobIdParam = z.object({ job_id: z.string().openapi({ example: "job_3kq…" }) });

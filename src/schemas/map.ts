@@ -10,18 +10,24 @@ export { DEFAULT_RETRY_GUIDANCE, WebhookSchema } from "../operators/base-fields"
 
 export const MapRequestSchema = z
   .strictObject({
-    inputs: z.array(z.unknown()).min(1, "inputs must hold at least one item").openapi({
-      description: "The items; each is rendered into the template as `item`.",
-      example: [{ title: "Attention is all you need" }],
-    }),
+    inputs: z
+      .array(z.unknown())
+      .min(1, "inputs must hold at least one item")
+      .openapi({
+        description: "The items; each is rendered into the template as `item`.",
+        example: [{ title: "Attention is all you need" }],
+      }),
     prompt_template: z.string().min(1).openapi({
       description: "A Jinja2 template that must read the variable `item`.",
       example: "Extract metadata: {{ item.title }}",
     }),
-    output_schema: z.record(z.string(), z.unknown()).nullish().openapi({
-      description: "JSON Schema (2020-12 or draft-07) every output must match. Omitted: `output` is the text.",
-      example: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
-    }),
+    output_schema: z
+      .record(z.string(), z.unknown())
+      .nullish()
+      .openapi({
+        description: "JSON Schema (2020-12 or draft-07) every output must match. Omitted: `output` is the text.",
+        example: { type: "object", properties: { topic: { type: "string" } }, required: ["topic"] },
+      }),
     ...baseJobFields,
     ...executionField,
     concurrency: z
@@ -30,7 +36,9 @@ export const MapRequestSchema = z
       .min(1)
       .max(MAX_MAP_CONCURRENCY)
       .default(16)
-      .openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY}): each is a worker object of its own, started in waves of at most ${BEGINS_PER_INVOCATION} per invocation of the job's coordinator` }),
+      .openapi({
+        description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY}): each is a worker object of its own, started in waves of at most ${BEGINS_PER_INVOCATION} per invocation of the job's coordinator`,
+      }),
   })
   .openapi("MapRequest");
 
@@ -40,8 +48,14 @@ export const UsageSchema = z.object({ input_tokens: z.number().int(), output_tok
 
 /** Usage of model calls (contract v3): the provider's prompt-cache tokens are parts of input_tokens. */
 export const CallUsageSchema = UsageSchema.extend({
-  cached_input_tokens: z.number().int().openapi({ description: "Of input_tokens: read from the provider's prompt cache (OpenAI `cached_tokens`, Anthropic `cache_read_input_tokens`)" }),
-  cache_write_input_tokens: z.number().int().openapi({ description: "Of input_tokens: written to the provider's prompt cache (Anthropic `cache_creation_input_tokens`)" }),
+  cached_input_tokens: z
+    .number()
+    .int()
+    .openapi({ description: "Of input_tokens: read from the provider's prompt cache (OpenAI `cached_tokens`, Anthropic `cache_read_input_tokens`)" }),
+  cache_write_input_tokens: z
+    .number()
+    .int()
+    .openapi({ description: "Of input_tokens: written to the provider's prompt cache (Anthropic `cache_creation_input_tokens`)" }),
 }).openapi("CallUsage");
 
 export const CostUsdSchema = z
@@ -49,10 +63,7 @@ export const CostUsdSchema = z
   .nullable()
   .openapi({ description: "US dollars at the shipped or deployment prices (batch calls at the batch discount); null when a call used a model with no price" });
 
-export const ErrorKindSchema = z
-  .enum(ERROR_KINDS)
-  .nullable()
-  .openapi("ErrorKind", { description: "Why an item failed; null on success" });
+export const ErrorKindSchema = z.enum(ERROR_KINDS).nullable().openapi("ErrorKind", { description: "Why an item failed; null on success" });
 
 export const MapResultSchema = z
   .object({

@@ -16,7 +16,8 @@ function attributeOf(v: Value, path: string | null): Value {
   let current: Value = v;
   for (const part of path.split(".")) {
     if (current.type === "ObjectValue") current = (current.value as Map<string, Value>).get(part) ?? { type: "UndefinedValue", value: undefined };
-    else if (current.type === "ArrayValue" && /^\d+$/.test(part)) current = (current.value as Value[])[Number(part)] ?? { type: "UndefinedValue", value: undefined };
+    else if (current.type === "ArrayValue" && /^\d+$/.test(part))
+      current = (current.value as Value[])[Number(part)] ?? { type: "UndefinedValue", value: undefined };
     else return { type: "UndefinedValue", value: undefined };
   }
   return current;

@@ -112,7 +112,8 @@ export class RenderBudget {
     }
     const alloc = cost.alloc ?? (cost.chars ?? 0) + (cost.list ?? 0);
     const cap = this.limits.maxOutputChars * TOUCHED_FACTOR;
-    if (this.#touched + alloc > cap) throw new TemplateLimitError(`${what} would allocate ${alloc} characters and elements; the render may produce ${cap} in all`);
+    if (this.#touched + alloc > cap)
+      throw new TemplateLimitError(`${what} would allocate ${alloc} characters and elements; the render may produce ${cap} in all`);
     if (cost.work) this.work(Math.ceil(cost.work / COMPARISONS_PER_STEP), what);
   }
 

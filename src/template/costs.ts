@@ -47,15 +47,19 @@ function truth(v: Value | undefined): boolean {
   return v.type === "ArrayValue" || v.type === "TupleValue" || v.type === "ObjectValue" ? lengthOf(v) > 0 : Boolean(v.value);
 }
 const linear: Declaration = ({ operand, cap }) => ({ work: str(operand, cap) });
-const scanned = (expansion: number): Declaration => ({ operand, cap }) => {
-  const n = str(operand, cap);
-  return { chars: n * expansion, work: n };
-};
+const scanned =
+  (expansion: number): Declaration =>
+  ({ operand, cap }) => {
+    const n = str(operand, cap);
+    return { chars: n * expansion, work: n };
+  };
 /** A new list of the operand's elements (reverse, list, select …), `perElement` operations each. */
-const copied = (perElement: number): Declaration => ({ operand }) => {
-  const n = lengthOf(operand);
-  return { list: n, work: n * perElement };
-};
+const copied =
+  (perElement: number): Declaration =>
+  ({ operand }) => {
+    const n = lengthOf(operand);
+    return { list: n, work: n * perElement };
+  };
 const sorted: Declaration = ({ operand }) => {
   const n = lengthOf(operand);
   return { list: n, alloc: 3 * n, work: n * Math.ceil(Math.log2(n + 1)) };
@@ -70,11 +74,13 @@ function linesOf(s: string): number {
 const text = (v: Value): string => (v.type === "StringValue" ? (v.value as string) : "");
 
 /** `select('in', big)` and friends: each element against the test's argument (selectattr: after reading its attribute path). */
-const testedEach = (argAt: number): Declaration => ({ operand, args }) => {
-  const n = lengthOf(operand);
-  const path = argAt === 2 ? lengthOf(args[0]) : 0;
-  return { list: n, work: n * (1 + path + lengthOf(args[argAt])) };
-};
+const testedEach =
+  (argAt: number): Declaration =>
+  ({ operand, args }) => {
+    const n = lengthOf(operand);
+    const path = argAt === 2 ? lengthOf(args[0]) : 0;
+    return { list: n, work: n * (1 + path + lengthOf(args[argAt])) };
+  };
 
 /** A test with an argument, as `x is in y` or `| __test_in(y)`: a deep comparison of each element. */
 const comparedTo: Declaration = ({ operand, args, cap }) => ({ work: lengthOf(args[0]) * nodesBound(operand, cap) + nodesBound(args[0], cap) });
@@ -152,10 +158,12 @@ function tojsonCost({ operand, args, kwargs, cap }: Call): Cost {
   return { chars, alloc: 2 * chars, work: chars };
 }
 
-const printed = (printing: typeof STR): Declaration => ({ operand, cap }) => {
-  const chars = printedBound(operand, printing, cap);
-  return { chars, alloc: 2 * chars, work: chars };
-};
+const printed =
+  (printing: typeof STR): Declaration =>
+  ({ operand, cap }) => {
+    const chars = printedBound(operand, printing, cap);
+    return { chars, alloc: 2 * chars, work: chars };
+  };
 
 /** join(d=''): each element's str() and a separator between two. */
 function joinCost({ operand, args, kwargs, cap }: Call): Cost {
@@ -256,8 +264,22 @@ export const FILTER_COSTS: Readonly<Record<string, Declaration>> = {
 
 /** Tests without an argument: each looks at its operand once. */
 const SCALAR_TESTS = [
-  "boolean", "callable", "odd", "even", "false", "true", "none", "string", "number", "integer", "float", "iterable", "mapping",
-  "sequence", "defined", "undefined",
+  "boolean",
+  "callable",
+  "odd",
+  "even",
+  "false",
+  "true",
+  "none",
+  "string",
+  "number",
+  "integer",
+  "float",
+  "iterable",
+  "mapping",
+  "sequence",
+  "defined",
+  "undefined",
 ];
 
 /** Tests, by name: those with an argument (`divisibleby`, `in`, `eq` …) and those without. */
@@ -268,10 +290,12 @@ export const TEST_COSTS: Readonly<Record<string, Declaration>> = {
   divisibleby: FREE,
   in: (call) => (call.operand.type === "StringValue" ? { work: lengthOf(call.args[0]) * (1 + lengthOf(call.operand)) } : comparedTo(call)),
   sameas: FREE,
-  ...Object.fromEntries(["eq", "equalto", "==", "ne", "!=", "gt", "greaterthan", ">", "ge", ">=", "lt", "lessthan", "<", "le", "<="].map((name) => [
-    name,
-    (({ operand, args, cap }) => ({ work: Math.min(nodesBound(operand, cap), nodesBound(args[0], cap)) })) as Declaration,
-  ])),
+  ...Object.fromEntries(
+    ["eq", "equalto", "==", "ne", "!=", "gt", "greaterthan", ">", "ge", ">=", "lt", "lessthan", "<", "le", "<="].map((name) => [
+      name,
+      (({ operand, args, cap }) => ({ work: Math.min(nodesBound(operand, cap), nodesBound(args[0], cap)) })) as Declaration,
+    ]),
+  ),
 };
 
 /** Methods of strings and dicts (`s.split(',')`, `d.items()`), by name. */

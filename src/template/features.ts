@@ -21,8 +21,7 @@ interface Node {
   [key: string]: unknown;
 }
 
-const isNode = (value: unknown): value is Node =>
-  typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
+const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
 
 function filterNameOf(filter: unknown): string | null {
   if (!isNode(filter)) return null;

@@ -21,15 +21,9 @@ import { PY_TESTS } from "./py-tests";
 import * as lists from "./list-filters";
 import * as text from "./text-filters";
 import { pprint } from "./pprint";
+import { arrayOf, filterName, renamed, toPlain, toRuntime, tupleOf, type FilterNode, type RuntimeValue } from "./runtime-values";
 
 type Program = ReturnType<typeof parse>;
-type RuntimeValue = ReturnType<Environment["lookupVariable"]>;
-interface FilterNode {
-  type: string;
-  value?: string;
-  callee?: { type: string; value?: string };
-  args?: unknown[];
-}
 interface ForNode {
   type: "For";
   loopvar?: { type: string };
@@ -63,59 +57,6 @@ interface InterpreterInternals {
 /** Statement nodes whose value is not output (their own output, if any, is already a string). */
 const SILENT_STATEMENTS = new Set(["Set", "Macro", "Comment", "Break", "Continue"]);
 
-function toRuntime(value: unknown): RuntimeValue {
-  const scratch = new Environment();
-  if (value instanceof PyFloat) {
-    scratch.set("v", 0.5); // a FloatValue; keep its class, set the real number below
-    const float = scratch.lookupVariable("v");
-    (float as { value: unknown }).value = value.value;
-    return float;
-  }
-  return scratch.set("v", value);
-}
-
-/** An ArrayValue holding runtime values as they are (their types kept). */
-function arrayOf(values: more.Value[]): more.Value {
-  const array = toRuntime([]);
-  (array as { value: unknown }).value = values;
-  return array as more.Value;
-}
-
-/** An ArrayValue that prints and compares as a Python tuple; `members` adds named fields (`.grouper`). */
-function tupleOf(values: more.Value[], members: Record<string, more.Value> = {}): more.Value {
-  const tuple = arrayOf(values) as more.Value & { _builtins?: Map<string, unknown> };
-  (tuple as { type: string }).type = "TupleValue";
-  tuple._builtins = new Map<string, unknown>([["length", toRuntime(values.length)], ...Object.entries(members)]);
-  return tuple;
-}
-
-/** The same filter node under another name (`count` is `length`, `d` is `default`). */
-function renamed(filter: FilterNode, name: string): FilterNode {
-  if (filter.type === "Identifier") return { ...filter, value: name } as FilterNode;
-  return { ...filter, callee: { ...(filter as { callee: object }).callee, value: name } } as FilterNode;
-}
-
-function toPlain(value: RuntimeValue): unknown {
-  switch (value.type) {
-    case "StringValue":
-    case "IntegerValue":
-    case "FloatValue":
-    case "BooleanValue":
-      return value.value;
-    case "NullValue":
-    case "UndefinedValue":
-      return null;
-    default:
-      return pyStr(value);
-  }
-}
-
-function filterName(filter: FilterNode): string | undefined {
-  if (filter.type === "Identifier") return filter.value;
-  if (filter.type === "CallExpression" && filter.callee?.type === "Identifier") return filter.callee.value;
-  return undefined;
-}
-
 class PythonJinjaInterpreter extends Interpreter {
   readonly budget: RenderBudget;
   constructor(env: Environment, limits: RenderLimits) {
@@ -133,10 +74,21 @@ const LOOKUPS = new Set(["Identifier", "MemberExpression"]);
  * declaration is never run: submission refuses the filters and tests it does not know (./features),
  * so reaching here without one is a renderer defect, reported as such.
  */
-function chargeCall(budget: RenderBudget, table: Readonly<Record<string, Declaration>>, kind: string, name: string, operand: RuntimeValue, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>): void {
+function chargeCall(
+  budget: RenderBudget,
+  table: Readonly<Record<string, Declaration>>,
+  kind: string,
+  name: string,
+  operand: RuntimeValue,
+  args: RuntimeValue[],
+  kwargs: Map<string, RuntimeValue>,
+): void {
   const declared = Object.hasOwn(table, name) ? table[name] : undefined;
   if (!declared) throw new Error(`the ${kind} '${name}' has no cost declaration`);
-  budget.charge(kind === "test" ? `the test '${name}'` : `${name}()`, declared({ operand: operand as more.Value, args: args as more.Value[], kwargs: kwargs as Map<string, more.Value>, cap: budget.limits.maxOutputChars }));
+  budget.charge(
+    kind === "test" ? `the test '${name}'` : `${name}()`,
+    declared({ operand: operand as more.Value, args: args as more.Value[], kwargs: kwargs as Map<string, more.Value>, cap: budget.limits.maxOutputChars }),
+  );
 }
 
 /** Binds evaluated values to fresh names in `scope`, so the interpreter can be handed nodes that only look them up. */
@@ -177,7 +129,8 @@ proto.evaluateFor = function (this: InterpreterInternals, node, env) {
   const select = node.iterable.type === "SelectExpression";
   const evaluated = this.evaluate(select ? node.iterable.lhs : node.iterable, env);
   const iterable = node.loopvar?.type === "TupleLiteral" ? unpackable(evaluated) : evaluated;
-  const size = iterable.type === "ArrayValue" ? (iterable.value as unknown[]).length : iterable.type === "ObjectValue" ? (iterable.value as Map<string, unknown>).size : 0;
+  const size =
+    iterable.type === "ArrayValue" ? (iterable.value as unknown[]).length : iterable.type === "ObjectValue" ? (iterable.value as Map<string, unknown>).size : 0;
   this.budget.loop(size);
   const scope = new Environment(env);
   scope.setVariable(SCRATCH, iterable);
@@ -199,7 +152,11 @@ proto.evaluateCallExpression = function (this: InterpreterInternals, expr, env) 
   // A dict's own value called as a method (a user's data is never a function) is left to the interpreter's error.
   if (!method || Object.hasOwn(METHOD_COSTS, name)) chargeCall(this.budget, table, method ? "method" : "function", name, target, args, kwargs);
   scope.setVariable(SCRATCH, target);
-  const rebound: CallNode = { ...expr, args: bound(scope, "__fanout_arg", args, kwargs), callee: method ? { ...callee, object: { type: "Identifier", value: SCRATCH } } : callee };
+  const rebound: CallNode = {
+    ...expr,
+    args: bound(scope, "__fanout_arg", args, kwargs),
+    callee: method ? { ...callee, object: { type: "Identifier", value: SCRATCH } } : callee,
+  };
   return base.evaluateCallExpression.call(this, rebound, scope);
 };
 
@@ -224,7 +181,11 @@ proto.evaluateBinaryExpression = function (this: InterpreterInternals, node, env
   const scope = new Environment(env);
   scope.setVariable("__fanout_left", left);
   scope.setVariable("__fanout_right", right);
-  return base.evaluateBinaryExpression.call(this, { ...node, left: { type: "Identifier", value: "__fanout_left" }, right: { type: "Identifier", value: "__fanout_right" } }, scope);
+  return base.evaluateBinaryExpression.call(
+    this,
+    { ...node, left: { type: "Identifier", value: "__fanout_left" }, right: { type: "Identifier", value: "__fanout_right" } },
+    scope,
+  );
 };
 
 proto.evaluateTestExpression = function (this: InterpreterInternals, node, env) {
@@ -250,14 +211,22 @@ function listRuntime(self: InterpreterInternals, env: Environment): lists.Runtim
       const scope = new Environment(env);
       const argNodes = bound(scope, "__fanout_arg", args as RuntimeValue[], kwargs as Map<string, RuntimeValue>);
       // Without arguments, a plain name: the renderer treats `x | upper` and `x | upper()` differently.
-      const node: FilterNode = argNodes.length === 0 ? { type: "Identifier", value: name } : { type: "CallExpression", callee: { type: "Identifier", value: name }, args: argNodes };
+      const node: FilterNode =
+        argNodes.length === 0 ? { type: "Identifier", value: name } : { type: "CallExpression", callee: { type: "Identifier", value: name }, args: argNodes };
       return self.applyFilter(value as RuntimeValue, node, scope) as more.Value;
     },
   };
 }
 
 /** Filters on runtime values with Python's semantics (./list-filters, ./text-filters, ./arg-tests). */
-function pythonFilter(self: InterpreterInternals, name: string, operand: RuntimeValue, args: RuntimeValue[], kwargs: Map<string, RuntimeValue>, env: Environment): RuntimeValue | null {
+function pythonFilter(
+  self: InterpreterInternals,
+  name: string,
+  operand: RuntimeValue,
+  args: RuntimeValue[],
+  kwargs: Map<string, RuntimeValue>,
+  env: Environment,
+): RuntimeValue | null {
   const v = operand as more.Value;
   const a = args as more.Value[];
   const k = kwargs as Map<string, more.Value>;

@@ -20,7 +20,6 @@ export interface Runtime {
   filter(value: Value, name: string, args: Value[], kwargs: Map<string, Value>): Value;
 }
 
-
 /** Python's list() of a value: a string's characters, a dict's keys, a sequence's elements. */
 export function listOf(operand: Value): Value[] {
   return items(operand, "list");
@@ -29,11 +28,11 @@ export function listOf(operand: Value): Value[] {
 function items(operand: Value, filter: string): Value[] {
   if (operand.type === "ArrayValue" || operand.type === "TupleValue") return operand.value as Value[];
   if (operand.type === "StringValue") return [...(operand.value as string)].map((c) => ({ type: "StringValue", value: c, toString: () => c }));
-  if (operand.type === "ObjectValue") return [...(operand.value as Map<string, Value>).keys()].map((k) => ({ type: "StringValue", value: k, toString: () => k }));
+  if (operand.type === "ObjectValue")
+    return [...(operand.value as Map<string, Value>).keys()].map((k) => ({ type: "StringValue", value: k, toString: () => k }));
   if (operand.type === "UndefinedValue") return [];
   throw new Error(`${filter}: a ${operand.type} is not iterable`);
 }
-
 
 /** Jinja2's attribute getter: dotted parts, digits index lists; a missing one is undefined (or `fallback`). */
 function attribute(rt: Runtime, value: Value, path: Value | undefined, fallback?: Value): Value {
@@ -46,7 +45,8 @@ function attribute(rt: Runtime, value: Value, path: Value | undefined, fallback?
     if (current.type === "ObjectValue") current = (current.value as Map<string, Value>).get(part);
     else if ((current.type === "ArrayValue" || current.type === "TupleValue") && /^\d+$/.test(part)) current = (current.value as Value[])[Number(part)];
     else if (current.type === "StringValue" && /^\d+$/.test(part)) current = rt.plain([...(current.value as string)][Number(part)]);
-    else if (current.type === "TupleValue" && part !== "length") current = (current as { builtins?: Map<string, Value> }).builtins?.get(part); // a groupby tuple's grouper and list
+    else if (current.type === "TupleValue" && part !== "length")
+      current = (current as { builtins?: Map<string, Value> }).builtins?.get(part); // a groupby tuple's grouper and list
     else current = undefined;
   }
   return current ?? fallback ?? rt.undefinedValue();

@@ -94,19 +94,22 @@ function convert(v: Value, conversion: string, flags: string, precision: number 
 export function percentFormat(template: string, args: Value[], kwargs: Map<string, Value>): string {
   if (args.length > 0 && kwargs.size > 0) throw new Error("format: give positional or keyword arguments, not both");
   let next = 0;
-  const out = template.replace(SPEC, (_whole, key: string | undefined, flags: string, width: string | undefined, precision: string | undefined, conversion: string) => {
-    if (conversion === "%") return "%";
-    let value: Value | undefined;
-    if (key !== undefined) {
-      value = kwargs.get(key);
-      if (!value) throw new Error(`format: no value named '${key}'`);
-    } else {
-      value = args[next++];
-      if (!value) throw new Error("format: not enough arguments for format string");
-    }
-    const { body, sign, numeric } = convert(value, conversion, flags, precision === undefined ? null : Number(precision));
-    return pad(body, sign, flags, width === undefined ? 0 : Number(width), numeric);
-  });
+  const out = template.replace(
+    SPEC,
+    (_whole, key: string | undefined, flags: string, width: string | undefined, precision: string | undefined, conversion: string) => {
+      if (conversion === "%") return "%";
+      let value: Value | undefined;
+      if (key !== undefined) {
+        value = kwargs.get(key);
+        if (!value) throw new Error(`format: no value named '${key}'`);
+      } else {
+        value = args[next++];
+        if (!value) throw new Error("format: not enough arguments for format string");
+      }
+      const { body, sign, numeric } = convert(value, conversion, flags, precision === undefined ? null : Number(precision));
+      return pad(body, sign, flags, width === undefined ? 0 : Number(width), numeric);
+    },
+  );
   if (kwargs.size === 0 && next < args.length) throw new Error("format: not all arguments converted during string formatting");
   return out;
 }

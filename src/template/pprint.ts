@@ -10,8 +10,7 @@ import { pyRepr } from "./python-str";
 const WIDTH = 80;
 const len = (s: string) => [...s].length;
 
-const sortedEntries = (v: Value) =>
-  [...(v.value as Map<string, Value>).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+const sortedEntries = (v: Value) => [...(v.value as Map<string, Value>).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 /** Whether `s` has at most `max` code points, without counting a long string through. */
 function fits(s: string, max: number): boolean {
@@ -30,7 +29,9 @@ class Printer {
     let rep: string;
     switch (v.type) {
       case "ObjectValue":
-        rep = `{${sortedEntries(v).map(([k, x]) => `${pyRepr({ type: "StringValue", value: k, toString: () => k })}: ${this.safeRepr(x)}`).join(", ")}}`;
+        rep = `{${sortedEntries(v)
+          .map(([k, x]) => `${pyRepr({ type: "StringValue", value: k, toString: () => k })}: ${this.safeRepr(x)}`)
+          .join(", ")}}`;
         break;
       case "ArrayValue":
         rep = `[${(v.value as Value[]).map((x) => this.safeRepr(x)).join(", ")}]`;

@@ -16,8 +16,15 @@ function numberOf(v: Value): number {
 
 function pyTypeName(v: Value): string {
   const names: Record<string, string> = {
-    IntegerValue: "int", FloatValue: "float", BooleanValue: "bool", StringValue: "str", NullValue: "NoneType",
-    UndefinedValue: "Undefined", ArrayValue: "list", TupleValue: "tuple", ObjectValue: "dict",
+    IntegerValue: "int",
+    FloatValue: "float",
+    BooleanValue: "bool",
+    StringValue: "str",
+    NullValue: "NoneType",
+    UndefinedValue: "Undefined",
+    ArrayValue: "list",
+    TupleValue: "tuple",
+    ObjectValue: "dict",
   };
   return names[v.type] ?? v.type;
 }

@@ -32,9 +32,7 @@ export function pyRepr(v: RuntimeLike): string {
     }
     case "ObjectValue":
     case "KeywordArgumentsValue":
-      return `{${[...(v.value as Map<string, RuntimeLike>).entries()]
-        .map(([k, val]) => `${pyReprString(k)}: ${pyRepr(val)}`)
-        .join(", ")}}`;
+      return `{${[...(v.value as Map<string, RuntimeLike>).entries()].map(([k, val]) => `${pyReprString(k)}: ${pyRepr(val)}`).join(", ")}}`;
     default:
       return pyStr(v);
   }

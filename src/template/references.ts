@@ -9,8 +9,7 @@ interface Node {
   [key: string]: unknown;
 }
 
-const isNode = (value: unknown): value is Node =>
-  typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
+const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
 
 function bindsName(target: unknown, name: string): boolean {
   if (!isNode(target)) return false;
@@ -55,8 +54,11 @@ function reads(node: Node, name: string): boolean {
       if (readsIn(node.iterable, name) || readsIn(node.defaultBlock, name)) return true;
       return !bindsName(node.loopvar, name) && readsIn(node.body, name);
     case "Set":
-      return readsIn(node.value, name) || (node.value === null && readsIn(node.body, name)) ||
-        (isNode(node.assignee) && node.assignee.type === "MemberExpression" && readsIn(node.assignee, name));
+      return (
+        readsIn(node.value, name) ||
+        (node.value === null && readsIn(node.body, name)) ||
+        (isNode(node.assignee) && node.assignee.type === "MemberExpression" && readsIn(node.assignee, name))
+      );
     case "Macro": {
       const args = Array.isArray(node.args) ? node.args : [];
       const defaults = args.filter((a) => isNode(a) && a.type === "KeywordArgumentExpression").map((a) => (a as Node).value);

@@ -14,8 +14,7 @@ interface Node {
   [key: string]: unknown;
 }
 
-const isNode = (value: unknown): value is Node =>
-  typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
+const isNode = (value: unknown): value is Node => typeof value === "object" && value !== null && typeof (value as { type?: unknown }).type === "string";
 
 /** The value of a constant integer expression, or null when it depends on data. */
 export function constantValue(node: unknown): number | null {
@@ -31,13 +30,20 @@ export function constantValue(node: unknown): number | null {
     const [a, b] = [constantValue(node.left), constantValue(node.right)];
     if (a === null || b === null) return null;
     switch ((node.operator as { value?: string }).value) {
-      case "+": return a + b;
-      case "-": return a - b;
-      case "*": return a * b;
-      case "**": return a ** b;
-      case "//": return b === 0 ? null : Math.floor(a / b);
-      case "%": return b === 0 ? null : a % b;
-      default: return null;
+      case "+":
+        return a + b;
+      case "-":
+        return a - b;
+      case "*":
+        return a * b;
+      case "**":
+        return a ** b;
+      case "//":
+        return b === 0 ? null : Math.floor(a / b);
+      case "%":
+        return b === 0 ? null : a % b;
+      default:
+        return null;
     }
   }
   return null;
@@ -80,7 +86,8 @@ function walk(node: unknown, visit: (n: Node, loops: number) => void, loops: num
 }
 
 function constantArgument(node: unknown): Value | null {
-  if (isNode(node) && node.type === "StringLiteral" && typeof node.value === "string") return { type: "StringValue", value: node.value, toString: () => node.value as string };
+  if (isNode(node) && node.type === "StringLiteral" && typeof node.value === "string")
+    return { type: "StringValue", value: node.value, toString: () => node.value as string };
   if (isNode(node) && node.type === "Identifier" && typeof node.value === "string" && /^(true|false|True|False)$/.test(node.value)) {
     const truth = /^[tT]/.test(node.value);
     return { type: "BooleanValue", value: truth, toString: () => String(truth) };
@@ -127,22 +134,26 @@ function constantFilterProblem(filter: unknown, limits: RenderLimits): string | 
 /** Why this template would break a render limit whatever the item, or null. */
 export function staticLimitProblem(program: { body: unknown[] }, limits: RenderLimits): string | null {
   let problem: string | null = null;
-  walk(program.body, (node, loops) => {
-    if (problem) return;
-    if (node.type === "FilterExpression" || node.type === "FilterStatement") problem = constantFilterProblem(node.filter, limits);
-    if (problem) return;
-    if (node.type === "CallExpression") {
-      const length = constantRangeLength(node);
-      if (length !== null && length > limits.maxRange) {
-        problem = `range() of ${length} items is over this deployment's limit of ${limits.maxRange}`;
+  walk(
+    program.body,
+    (node, loops) => {
+      if (problem) return;
+      if (node.type === "FilterExpression" || node.type === "FilterStatement") problem = constantFilterProblem(node.filter, limits);
+      if (problem) return;
+      if (node.type === "CallExpression") {
+        const length = constantRangeLength(node);
+        if (length !== null && length > limits.maxRange) {
+          problem = `range() of ${length} items is over this deployment's limit of ${limits.maxRange}`;
+        }
       }
-    }
-    if (node.type === "For" && isNode(node.iterable) && node.iterable.type === "CallExpression") {
-      const iterations = loops * (constantRangeLength(node.iterable) ?? 1);
-      if (iterations * LOOP_ITERATION_STEPS > limits.maxSteps) {
-        problem = `nested loops run ${iterations} iterations; this deployment allows at most ${limits.maxSteps} steps per render (an iteration is ${LOOP_ITERATION_STEPS})`;
+      if (node.type === "For" && isNode(node.iterable) && node.iterable.type === "CallExpression") {
+        const iterations = loops * (constantRangeLength(node.iterable) ?? 1);
+        if (iterations * LOOP_ITERATION_STEPS > limits.maxSteps) {
+          problem = `nested loops run ${iterations} iterations; this deployment allows at most ${limits.maxSteps} steps per render (an iteration is ${LOOP_ITERATION_STEPS})`;
+        }
       }
-    }
-  }, 1);
+    },
+    1,
+  );
   return problem;
 }

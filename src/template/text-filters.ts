@@ -54,7 +54,9 @@ function isBlank(c: Chunk): boolean {
  */
 function wrapLine(text: string, width: number, breakLong: boolean, onHyphens: boolean): string[] {
   if (!(width > 0) || !Number.isFinite(width)) throw new Error(`invalid width ${width} (must be > 0)`); // NaN never fits a chunk: it would loop forever
-  const chunks: Chunk[] = chunksOf(text, onHyphens).reverse().map((c) => ({ cps: [...c], from: 0 }));
+  const chunks: Chunk[] = chunksOf(text, onHyphens)
+    .reverse()
+    .map((c) => ({ cps: [...c], from: 0 }));
   const lines: string[] = [];
   while (chunks.length > 0) {
     const line: string[] = [];
@@ -199,7 +201,8 @@ function stripTags(value: string): string {
 export function striptags(operand: Value): string {
   const value = stripTags(stripComments(pyStr(operand)));
   // eslint-disable-next-line no-control-regex -- Python's whitespace and line breaks include these control characters
-  return unescape(value.split(/[\s\u001c-\u001f]+/).filter(Boolean).join(" "));
+  const words = value.split(/[\s\u001c-\u001f]+/);
+  return unescape(words.filter(Boolean).join(" "));
 }
 
 const HTML_ESCAPES: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&#34;", "'": "&#39;" };

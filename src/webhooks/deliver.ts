@@ -82,7 +82,12 @@ async function send(env: Env, delivery: DeliveryRow, secret: string): Promise<Se
     return { statusCode: res.status, error: ok ? null : `HTTP ${res.status}`, excerpt, retryAfter: retryAfterSecs(res), durationMs: Date.now() - started };
   } catch (err) {
     const timeout = err instanceof Error && err.name === "TimeoutError";
-    const error = err instanceof DestinationRefused ? `refused: ${err.reason}` : timeout ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s` : `could not connect: ${err instanceof Error ? err.message : String(err)}`;
+    const error =
+      err instanceof DestinationRefused
+        ? `refused: ${err.reason}`
+        : timeout
+          ? `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`
+          : `could not connect: ${err instanceof Error ? err.message : String(err)}`;
     return { statusCode: null, error: error.slice(0, 500), excerpt: null, retryAfter: null, durationMs: Date.now() - started };
   }
 }

@@ -31,13 +31,7 @@ export function secretProblem(secret: string): string | null {
 }
 
 export async function sign(secret: string, webhookId: string, timestampSecs: number, body: string): Promise<string> {
-  const key = await crypto.subtle.importKey(
-    "raw",
-    fromBase64(secret.slice(SECRET_PREFIX.length)),
-    { name: "HMAC", hash: "SHA-256" },
-    false,
-    ["sign"],
-  );
+  const key = await crypto.subtle.importKey("raw", fromBase64(secret.slice(SECRET_PREFIX.length)), { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
   const mac = await crypto.subtle.sign("HMAC", key, encoder.encode(`${webhookId}.${timestampSecs}.${body}`));
   return `v1,${toBase64(new Uint8Array(mac))}`;
 }

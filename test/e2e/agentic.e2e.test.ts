@@ -75,7 +75,12 @@ describe("POST /v1/agentic-map", () => {
     });
     expect(result).toMatchObject({ stop_reason: "natural", turns: 3, output_text: "finished DONE" });
     expect(result.intermediate_outputs).toEqual(["working", "still working", "finished DONE"]);
-    expect(session.messages.filter((m: any) => m.role === "user").map((m: any) => m.content).slice(1)).toEqual(["Keep going.", "Keep going."]);
+    expect(
+      session.messages
+        .filter((m: any) => m.role === "user")
+        .map((m: any) => m.content)
+        .slice(1),
+    ).toEqual(["Keep going.", "Keep going."]);
     expect(stats.requests).toBe(3);
   });
 

@@ -24,8 +24,12 @@ describe("execution mode batch", () => {
     const tag = uniqueTag("batch-oai");
     const steps = ["ok", "prose,ok", "expire,ok", "expire", "400"];
     const body = {
-      inputs: steps.map((s, i) => `item ${i} ${fake(tag, i, s)}`), prompt_template: "Answer: {{ item }}", model: "openai/gpt-6-luna",
-      output_schema: SCHEMA, max_retries: 1, execution: { mode: "batch" },
+      inputs: steps.map((s, i) => `item ${i} ${fake(tag, i, s)}`),
+      prompt_template: "Answer: {{ item }}",
+      model: "openai/gpt-6-luna",
+      output_schema: SCHEMA,
+      max_retries: 1,
+      execution: { mode: "batch" },
     };
     const created = await call(base(), "POST", "/v1/map", { token: key, body });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
@@ -35,12 +39,23 @@ describe("execution mode batch", () => {
     expect(stats.batched).toBe(stats.requests); // no call went realtime
     expect(stats.requests).toBe(8);
     expect(job.batches.length).toBe(2); // the first five lines, then the three that go again
-    expect(job.batches[0]).toMatchObject({ stage: "items", status: "ended", requests: 5, provider_batch_id: expect.stringMatching(/^batch_/), submitted_at: expect.any(String), ended_at: expect.any(String) });
+    expect(job.batches[0]).toMatchObject({
+      stage: "items",
+      status: "ended",
+      requests: 5,
+      provider_batch_id: expect.stringMatching(/^batch_/),
+      submitted_at: expect.any(String),
+      ended_at: expect.any(String),
+    });
     expect(job.batches[1]).toMatchObject({ requests: 3, status: "ended" });
 
     const results = await allResults(base(), key, job.id);
     expect(results.map((r) => [r.success, r.error_kind, r.attempts])).toEqual([
-      [true, null, 1], [true, null, 2], [true, null, 2], [false, "expired", 2], [false, "llm_error", 1],
+      [true, null, 1],
+      [true, null, 2],
+      [true, null, 2],
+      [false, "expired", 2],
+      [false, "llm_error", 1],
     ]);
     expect(stats.prompts.filter((p) => p.includes("Problems with your previous response")).length).toBe(1); // the retry of the invalid line carried guidance
     for (const r of results.filter((x) => x.success)) {
@@ -59,7 +74,9 @@ describe("execution mode batch", () => {
     const tag = uniqueTag("batch-ant");
     const body = {
       inputs: [0, 1, 2].map((i) => ({ title: `paper ${i}`, d: fake(tag, i, i === 1 ? "bad,ok" : "ok") })),
-      predicate_template: "Is this about translation? {{ item.title }} {{ item.d }}", model: "anthropic/claude-haiku-4-5", max_retries: 1,
+      predicate_template: "Is this about translation? {{ item.title }} {{ item.d }}",
+      model: "anthropic/claude-haiku-4-5",
+      max_retries: 1,
       execution: { mode: "batch" },
     };
     const created = await call(base(), "POST", "/v1/filter", { token: key, body });
@@ -69,7 +86,10 @@ describe("execution mode batch", () => {
     const stats = await fakeStats(tag);
     expect(stats.batched).toBe(stats.requests);
     expect(stats.requests).toBe(4);
-    expect(job.batches.map((b: { provider_batch_id: string; requests: number }) => [b.provider_batch_id.startsWith("msgbatch_"), b.requests])).toEqual([[true, 3], [true, 1]]);
+    expect(job.batches.map((b: { provider_batch_id: string; requests: number }) => [b.provider_batch_id.startsWith("msgbatch_"), b.requests])).toEqual([
+      [true, 3],
+      [true, 1],
+    ]);
     expect(job.cost_usd).toBeGreaterThan(0);
   });
 
@@ -94,29 +114,56 @@ describe("execution mode batch", () => {
 
     const rank = await call(base(), "POST", "/v1/rank?wait=true", {
       token: key,
-      body: { inputs: [1, 5, 3].map((n, i) => fake(tag, `r${i}`, `json:${encodeURIComponent(JSON.stringify({ score: n }))}`)), criteria: "high", k: 2, prompt_template: "{{ item }}", model: "anthropic/claude-haiku-4-5", execution: { mode: "batch" } },
+      body: {
+        inputs: [1, 5, 3].map((n, i) => fake(tag, `r${i}`, `json:${encodeURIComponent(JSON.stringify({ score: n }))}`)),
+        criteria: "high",
+        k: 2,
+        prompt_template: "{{ item }}",
+        model: "anthropic/claude-haiku-4-5",
+        execution: { mode: "batch" },
+      },
     });
-    expect(rank.body).toMatchObject({ status: "completed", output: [{ index: 1, score: 5 }, { index: 2, score: 3 }] });
+    expect(rank.body).toMatchObject({
+      status: "completed",
+      output: [
+        { index: 1, score: 5 },
+        { index: 2, score: 3 },
+      ],
+    });
     expect(rank.body.batches).toHaveLength(1);
   });
 
   it("recover re-submits only what failed, as a new provider batch", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("batch-recover");
-    const body = { inputs: [0, 1, 2].map((i) => `item ${i} ${fake(tag, i, i === 1 ? "400,ok" : "ok")}`), prompt_template: "{{ item }}", model: "openai/gpt-6-luna", max_retries: 0, execution: { mode: "batch" } };
+    const body = {
+      inputs: [0, 1, 2].map((i) => `item ${i} ${fake(tag, i, i === 1 ? "400,ok" : "ok")}`),
+      prompt_template: "{{ item }}",
+      model: "openai/gpt-6-luna",
+      max_retries: 0,
+      execution: { mode: "batch" },
+    };
     const job = await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body })).body.job_id);
     expect(job).toMatchObject({ status: "completed", succeeded: 2, failed: 1 });
     expect((await call(base(), "POST", `/v1/jobs/${job.id}/recover`, { token: key })).body).toMatchObject({ recovering: 1 });
     const again = await waitForJob(base(), key, job.id);
     expect(again).toMatchObject({ status: "completed", succeeded: 3, failed: 0 });
-    expect(again.batches.map((b: { requests: number; status: string }) => [b.requests, b.status])).toEqual([[3, "ended"], [1, "ended"]]);
+    expect(again.batches.map((b: { requests: number; status: string }) => [b.requests, b.status])).toEqual([
+      [3, "ended"],
+      [1, "ended"],
+    ]);
     expect(await fakeStats(tag)).toMatchObject({ requests: 4, batched: 4 });
   });
 
   it("cancels the provider batch when the job is cancelled", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("batch-cancel");
-    const body = { inputs: [`x <<fake tag=${tag} id=0 steps=ok batch_ms=600000>>`], prompt_template: "{{ item }}", model: "openai/gpt-6-luna", execution: { mode: "batch" } };
+    const body = {
+      inputs: [`x <<fake tag=${tag} id=0 steps=ok batch_ms=600000>>`],
+      prompt_template: "{{ item }}",
+      model: "openai/gpt-6-luna",
+      execution: { mode: "batch" },
+    };
     const created = await call(base(), "POST", "/v1/map", { token: key, body });
     const running = await waitForBatch(key, created.body.job_id);
     const cancel = await call(base(), "POST", `/v1/jobs/${created.body.job_id}/cancel`, { token: key });
@@ -130,7 +177,12 @@ describe("execution mode batch", () => {
   it("a cancel while the provider is creating the batch cancels that batch at the provider once its id comes back", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("batch-cancel-create");
-    const body = { inputs: [`x <<fake tag=${tag} id=0 steps=ok batch_ms=600000 create_gate=1>>`], prompt_template: "{{ item }}", model: "openai/gpt-6-luna", execution: { mode: "batch" } };
+    const body = {
+      inputs: [`x <<fake tag=${tag} id=0 steps=ok batch_ms=600000 create_gate=1>>`],
+      prompt_template: "{{ item }}",
+      model: "openai/gpt-6-luna",
+      execution: { mode: "batch" },
+    };
     const created = await call(base(), "POST", "/v1/map", { token: key, body });
     expect(created.status).toBe(202);
     // The provider has the batch; its answer to the creation is held, so the job's batch is still `submitting`.
@@ -139,7 +191,11 @@ describe("execution mode batch", () => {
     expect((await call(base(), "POST", `/v1/jobs/${created.body.job_id}/cancel`, { token: key })).status).toBe(202);
     expect((await waitForStatus(base(), key, created.body.job_id, ["cancelled"])).status).toBe("cancelled");
     await openGate(tag); // the provider's answer comes back, after the cancel
-    await expect.poll(async () => (await call(base(), "GET", `/v1/jobs/${created.body.job_id}`, { token: key })).body.batches?.[0]?.provider_batch_id ?? null, { timeout: 30_000 }).not.toBeNull();
+    await expect
+      .poll(async () => (await call(base(), "GET", `/v1/jobs/${created.body.job_id}`, { token: key })).body.batches?.[0]?.provider_batch_id ?? null, {
+        timeout: 30_000,
+      })
+      .not.toBeNull();
     const job = (await call(base(), "GET", `/v1/jobs/${created.body.job_id}`, { token: key })).body;
     const provider = await ours();
     expect(job.batches[0].provider_batch_id).toBe(provider?.id); // the batch the provider created while the job was cancelled…
@@ -165,7 +221,8 @@ describe("execution mode batch", () => {
     expect(stats.batched).toBe(2); // the two lines the batch finished are results; the straggler ran realtime
     const results = await allResults(base(), key, job.id);
     expect(results.map((r) => r.success)).toEqual([true, true, true]);
-    const price = (r: { usage: { input_tokens: number; output_tokens: number } }) => (r.usage.input_tokens * MINI.input + r.usage.output_tokens * MINI.output) / 1e6;
+    const price = (r: { usage: { input_tokens: number; output_tokens: number } }) =>
+      (r.usage.input_tokens * MINI.input + r.usage.output_tokens * MINI.output) / 1e6;
     expect(results.slice(0, 2).map((r) => r.attempts)).toEqual([1, 1]);
     expect(results[0].cost_usd).toBeCloseTo(price(results[0]) * 0.5, 7); // the batch's price
     expect(results[2].cost_usd).toBeCloseTo(price(results[2]), 7); // realtime
@@ -221,18 +278,28 @@ describe("execution mode batch", () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("batch-refused");
     const body = (extra: string, more: Record<string, unknown> = {}) => ({
-      inputs: [0, 1].map((i) => `item ${i} <<fake tag=${tag} id=${extra.length}-${i} steps=ok ${extra}>>`), prompt_template: "{{ item }}",
-      model: "openai/gpt-6-luna", max_retries: 1, execution: { mode: "batch" }, ...more,
+      inputs: [0, 1].map((i) => `item ${i} <<fake tag=${tag} id=${extra.length}-${i} steps=ok ${extra}>>`),
+      prompt_template: "{{ item }}",
+      model: "openai/gpt-6-luna",
+      max_retries: 1,
+      execution: { mode: "batch" },
+      ...more,
     });
     // Refused at its creation (400: permanent): both items fail at once, none of their lines ran.
     const refused = await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body: body("batch_refuse=1") })).body.job_id);
     expect(refused).toMatchObject({ status: "completed", failed: 2, total_attempts: 2, batches: [{ status: "failed", provider_batch_id: null }] });
-    expect((await allResults(base(), key, refused.id))[0]).toMatchObject({ error_kind: "llm_error", error: expect.stringMatching(/the batch could not be submitted: .*batch_refuse/) });
+    expect((await allResults(base(), key, refused.id))[0]).toMatchObject({
+      error_kind: "llm_error",
+      error: expect.stringMatching(/the batch could not be submitted: .*batch_refuse/),
+    });
     // Failed its validation at the provider (transient): a second batch, then the items fail after max_retries.
     const failed = await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body: body("batch_fail=1") })).body.job_id);
     expect(failed).toMatchObject({ status: "completed", failed: 2, total_attempts: 4 });
     expect(failed.batches.map((b: { status: string }) => b.status)).toEqual(["failed", "failed"]);
-    expect((await allResults(base(), key, failed.id))[1]).toMatchObject({ error_kind: "llm_error", error: expect.stringMatching(/refused the batch: fake: the batch failed its validation/) });
+    expect((await allResults(base(), key, failed.id))[1]).toMatchObject({
+      error_kind: "llm_error",
+      error: expect.stringMatching(/refused the batch: fake: the batch failed its validation/),
+    });
     // A dollar budget: each line reserves its bound (at the batch price) when the batch is submitted, held while it runs.
     const gated = { ...body(""), inputs: [0, 1].map((i) => `item ${i} <<fake tag=${tag}-held id=${i} steps=ok gate=0>>`), token_budget: { usd: 1 } };
     const held = (await call(base(), "POST", "/v1/map", { token: key, body: gated })).body.job_id;

@@ -28,14 +28,34 @@ beforeAll(async () => {
     steps: [
       { id: "prev", type: "llm", prompt_template: `prev-out <<fake tag=${tags.rest}>>`, output_schema: ECHO_SCHEMA },
       {
-        id: "b1", type: "llm", output_schema: ECHO_SCHEMA, inputs: { p: "${prev.echo}" },
+        id: "b1",
+        type: "llm",
+        output_schema: ECHO_SCHEMA,
+        inputs: { p: "${prev.echo}" },
         batch: { items: "${list}", error_handling: "continue" },
         prompt_template: `{{ item }} {{ p }} {{ b1 | default('no-own') }} <<fake tag=${tags.b1} id={{ item }} steps={{ '401' if item == 'b' else 'ok' }} ms={{ {'a': 300, 'b': 10, 'c': 5}[item] }}>>`,
       },
       { id: "b2", type: "llm", batch: { items: "${single}" }, prompt_template: `{{ item }} <<fake tag=${tags.rest}>>`, output_schema: ECHO_SCHEMA },
-      { id: "b3", type: "llm", batch: { items: "${objs}", as: "obj" }, prompt_template: `{{ obj.name }} {{ obj.value }} <<fake tag=${tags.rest}>>`, output_schema: ECHO_SCHEMA },
-      { id: "nulls", type: "llm", batch: { items: "${single}", error_handling: "continue" }, prompt_template: `{{ item }} <<fake tag=${tags.rest} id=null steps=${json(null)}>>`, output_schema: { type: "null" } },
-      { id: "after", type: "llm", prompt_template: `{{ b1.count }} {{ b2.count }} {{ item | default('absent') }} <<fake tag=${tags.rest}>>`, output_schema: ECHO_SCHEMA },
+      {
+        id: "b3",
+        type: "llm",
+        batch: { items: "${objs}", as: "obj" },
+        prompt_template: `{{ obj.name }} {{ obj.value }} <<fake tag=${tags.rest}>>`,
+        output_schema: ECHO_SCHEMA,
+      },
+      {
+        id: "nulls",
+        type: "llm",
+        batch: { items: "${single}", error_handling: "continue" },
+        prompt_template: `{{ item }} <<fake tag=${tags.rest} id=null steps=${json(null)}>>`,
+        output_schema: { type: "null" },
+      },
+      {
+        id: "after",
+        type: "llm",
+        prompt_template: `{{ b1.count }} {{ b2.count }} {{ item | default('absent') }} <<fake tag=${tags.rest}>>`,
+        output_schema: ECHO_SCHEMA,
+      },
     ],
   });
   expect(created.status).toBe(202);
@@ -46,7 +66,13 @@ beforeAll(async () => {
     max_retries: 0,
     steps: [
       { id: "first", type: "llm", prompt_template: `first <<fake tag=${tags.ff} id=first>>`, output_schema: ECHO_SCHEMA },
-      { id: "each", type: "llm", batch: { items: "${list}", max_concurrent: 1 }, prompt_template: `{{ item }} <<fake tag=${tags.ff} id={{ item }} steps={{ '401' if item == 'b' else 'ok' }}>>`, output_schema: ECHO_SCHEMA },
+      {
+        id: "each",
+        type: "llm",
+        batch: { items: "${list}", max_concurrent: 1 },
+        prompt_template: `{{ item }} <<fake tag=${tags.ff} id={{ item }} steps={{ '401' if item == 'b' else 'ok' }}>>`,
+        output_schema: ECHO_SCHEMA,
+      },
       { id: "never", type: "llm", prompt_template: `never <<fake tag=${tags.ff} id=never>>` },
     ],
   });
@@ -63,25 +89,39 @@ describe("batch-node spec, test criteria", () => {
     expect((await refusal({ items: "${x}", as: "item", error_handling: "fail_fast" })).status).toBe(202);
   });
   it("criterion 2: items that are not a template reference are refused", async () => {
-    expect((await refusal({ items: "not_template" })).body.error.details).toContainEqual({ path: "steps[0].batch.items", message: "batch.items must be a template reference" });
+    expect((await refusal({ items: "not_template" })).body.error.details).toContainEqual({
+      path: "steps[0].batch.items",
+      message: "batch.items must be a template reference",
+    });
   });
   it("criterion 3: an invalid alias is refused", async () => {
-    expect((await refusal({ items: "${x}", as: "123invalid" })).body.error.details).toContainEqual({ path: "steps[0].batch.as", message: "batch.as must be a valid identifier" });
+    expect((await refusal({ items: "${x}", as: "123invalid" })).body.error.details).toContainEqual({
+      path: "steps[0].batch.as",
+      message: "batch.as must be a valid identifier",
+    });
   });
   it("criterion 4: an invalid error_handling is refused", async () => {
-    expect((await refusal({ items: "${x}", error_handling: "invalid" })).body.error.details).toContainEqual({ path: "steps[0].batch.error_handling", message: "batch.error_handling must be 'fail_fast' or 'continue'" });
+    expect((await refusal({ items: "${x}", error_handling: "invalid" })).body.error.details).toContainEqual({
+      path: "steps[0].batch.error_handling",
+      message: "batch.error_handling must be 'fail_fast' or 'continue'",
+    });
   });
   it("criterion 6: items resolving to [a, b, c] give 3 element executions", async () => {
     expect((await fakeStats(tags.b1)).requests).toBe(3);
     expect(steps.b1.output.count).toBe(3);
   });
   it("criterion 7: items resolving to a string are refused (at submission from the inputs, at run time from a step)", async () => {
-    expect((await refusal({ items: "${x}" }, { x: "string" })).body.error.details).toContainEqual({ path: "steps[0].batch.items", message: "Batch items must be an array, got string" });
+    expect((await refusal({ items: "${x}" }, { x: "string" })).body.error.details).toContainEqual({
+      path: "steps[0].batch.items",
+      message: "Batch items must be an array, got string",
+    });
     const t = uniqueTag("bn7");
-    const created = await submit({ steps: [
-      { id: "s", type: "llm", prompt_template: `x <<fake tag=${t} steps=${json({ echo: "text", length: 4 })}>>`, output_schema: ECHO_SCHEMA },
-      { id: "each", type: "llm", batch: { items: "${s.echo}" }, prompt_template: "{{ item }}" },
-    ] });
+    const created = await submit({
+      steps: [
+        { id: "s", type: "llm", prompt_template: `x <<fake tag=${t} steps=${json({ echo: "text", length: 4 })}>>`, output_schema: ECHO_SCHEMA },
+        { id: "each", type: "llm", batch: { items: "${s.echo}" }, prompt_template: "{{ item }}" },
+      ],
+    });
     const ended = await waitForJob(base(), key, created.body.job_id);
     expect(ended.error).toMatchObject({ code: "step_failed", step: "each", message: "Batch items must be an array, got string" });
   });
@@ -128,7 +168,10 @@ describe("batch-node spec, test criteria", () => {
     expect(ended.output).toEqual({ results: [], count: 0, success_count: 0, error_count: 0, errors: null });
   });
   it("criterion 20: items resolving to an object are refused: got object", async () => {
-    expect((await refusal({ items: "${x}" }, { x: { not: "array" } })).body.error.details).toContainEqual({ path: "steps[0].batch.items", message: "Batch items must be an array, got object" });
+    expect((await refusal({ items: "${x}" }, { x: { not: "array" } })).body.error.details).toContainEqual({
+      path: "steps[0].batch.items",
+      message: "Batch items must be an array, got object",
+    });
   });
   it("criterion 21: a single item gives exactly one result", async () => {
     expect(steps.b2.output.results).toHaveLength(1);

@@ -70,7 +70,11 @@ describe("a cascade with a target", () => {
     expect(stats.models.filter((m: string) => m === ORACLE)).toHaveLength(c.oracle_calls);
 
     // The same seed draws the same sample.
-    const again = await waitForJob(base(), key, (await call(base(), "POST", "/v1/filter", { token: key, body: filterBody(uniqueTag("target-again"), n, TARGET) })).body.job_id);
+    const again = await waitForJob(
+      base(),
+      key,
+      (await call(base(), "POST", "/v1/filter", { token: key, body: filterBody(uniqueTag("target-again"), n, TARGET) })).body.job_id,
+    );
     expect((await allResults(base(), key, again.id, "&stage=sample")).map((r) => r.index)).toEqual(sampled);
   });
 
@@ -100,8 +104,13 @@ describe("a cascade with a target", () => {
       return `review ${i} ${fake(tag, i, `${json(CHEAP, cheap)},${json(ORACLE, { label, confidence: 1 })}`)}`;
     });
     const body = {
-      inputs, categories: [{ name: "complaint" }, { name: "question" }, { name: "praise" }], model: `openai/${ORACLE}`, concurrency: 16, max_retries: 0,
-      cascade: { model: `openai/${CHEAP}`, ...TARGET, sample: { size: 30 } }, execution: { mode: "batch" },
+      inputs,
+      categories: [{ name: "complaint" }, { name: "question" }, { name: "praise" }],
+      model: `openai/${ORACLE}`,
+      concurrency: 16,
+      max_retries: 0,
+      cascade: { model: `openai/${CHEAP}`, ...TARGET, sample: { size: 30 } },
+      execution: { mode: "batch" },
     };
     const created = await call(base(), "POST", "/v1/classify", { token: key, body });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
@@ -118,15 +127,30 @@ describe("a cascade with a target", () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("target-pipe");
     const body = {
-      model: `openai/${ORACLE}`, concurrency: 16, max_retries: 0,
+      model: `openai/${ORACLE}`,
+      concurrency: 16,
+      max_retries: 0,
       inputs: { papers: filterItems(tag, 60) },
-      steps: [{ id: "screen", type: "filter", inputs_from: "${papers}", predicate_template: "About translation? {{ item.title }} {{ item.d }}", cascade: { model: `openai/${CHEAP}`, ...TARGET, sample: { size: 30 } } }],
+      steps: [
+        {
+          id: "screen",
+          type: "filter",
+          inputs_from: "${papers}",
+          predicate_template: "About translation? {{ item.title }} {{ item.d }}",
+          cascade: { model: `openai/${CHEAP}`, ...TARGET, sample: { size: 30 } },
+        },
+      ],
     };
     const created = await call(base(), "POST", "/v1/pipelines", { token: key, body });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
     const job = await waitForJob(base(), key, created.body.job_id);
     expect(job.status).toBe("completed");
-    expect(job.stages.map((s: { name: string; total: number }) => [s.name, s.total])).toEqual([["screen/cascade", 60], ["screen/sample", 30], ["screen/items", 60], ["steps", 1]]);
+    expect(job.stages.map((s: { name: string; total: number }) => [s.name, s.total])).toEqual([
+      ["screen/cascade", 60],
+      ["screen/sample", 30],
+      ["screen/items", 60],
+      ["steps", 1],
+    ]);
     const [step] = await allResults(base(), key, job.id, "&stage=steps");
     expect(step.output.cascade).toMatchObject({ sample_size: 30, seed: 7, estimate: { metric: "accuracy" } });
     expect(step.output.kept).toEqual(Array.from({ length: 30 }, (_, i) => 2 * i));
@@ -136,18 +160,29 @@ describe("a cascade with a target", () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("logprobs");
     // Each cheaper answer states 0.99, but its tokens give its value 0.55: unsure by its logprobs.
-    const items = (t: string) => Array.from({ length: 4 }, (_, i) => ({ title: `p${i}`, d: fake(t, i, `${json(CHEAP, { keep: true, confidence: 0.99, _p: 0.55 })},${json(ORACLE, { keep: false })}`) }));
+    const items = (t: string) =>
+      Array.from({ length: 4 }, (_, i) => ({
+        title: `p${i}`,
+        d: fake(t, i, `${json(CHEAP, { keep: true, confidence: 0.99, _p: 0.55 })},${json(ORACLE, { keep: false })}`),
+      }));
     const body = (t: string, cascade: Record<string, unknown>) => ({ ...filterBody(t, 0, { accept_above: 0.9, ...cascade }), inputs: items(t) });
     const byTokens = await waitForJob(base(), key, (await call(base(), "POST", "/v1/filter", { token: key, body: body(tag, {}) })).body.job_id);
     expect(byTokens.output).toMatchObject({ kept: [], decided_by: { cascade: 0, model: 4 } });
     const cheap = await allResults(base(), key, byTokens.id, "&stage=cascade");
     expect(cheap.map((r) => [r.output.confidence, r.output.confidence_source])).toEqual(Array.from({ length: 4 }, () => [expect.closeTo(0.55, 6), "logprobs"]));
-    const stated = await waitForJob(base(), key, (await call(base(), "POST", "/v1/filter", { token: key, body: body(uniqueTag("stated"), { score: "self_reported" }) })).body.job_id);
+    const stated = await waitForJob(
+      base(),
+      key,
+      (await call(base(), "POST", "/v1/filter", { token: key, body: body(uniqueTag("stated"), { score: "self_reported" }) })).body.job_id,
+    );
     expect(stated.output).toMatchObject({ kept: [0, 1, 2, 3], decided_by: { cascade: 4, model: 0 } });
 
     // A model that refuses the parameter (400, param logprobs) is asked again without it: its stated confidence stands.
     const refusingTag = uniqueTag("no-logprobs");
-    const refusing = { ...body(refusingTag, { model: "openai/e2e-no-logprobs" }), inputs: items(refusingTag).map((it) => ({ ...it, d: it.d.replaceAll(`${CHEAP}~`, "e2e-no-logprobs~") })) };
+    const refusing = {
+      ...body(refusingTag, { model: "openai/e2e-no-logprobs" }),
+      inputs: items(refusingTag).map((it) => ({ ...it, d: it.d.replaceAll(`${CHEAP}~`, "e2e-no-logprobs~") })),
+    };
     const job = await waitForJob(base(), key, (await call(base(), "POST", "/v1/filter", { token: key, body: refusing })).body.job_id);
     expect(job.output).toMatchObject({ kept: [0, 1, 2, 3], decided_by: { cascade: 4, model: 0 } });
     const answers = await allResults(base(), key, job.id, "&stage=cascade");
@@ -157,7 +192,10 @@ describe("a cascade with a target", () => {
     expect(requests).toBeLessThanOrEqual(8); // at most a refused call and its answer each (calls under way before the first refusal was known)
 
     // Anthropic's answers carry none: asking for them is a 400 at cascade.score.
-    const res = await call(base(), "POST", "/v1/filter", { token: key, body: body(uniqueTag("anthropic"), { model: "anthropic/claude-sonnet-4-6", score: "logprobs" }) });
+    const res = await call(base(), "POST", "/v1/filter", {
+      token: key,
+      body: body(uniqueTag("anthropic"), { model: "anthropic/claude-sonnet-4-6", score: "logprobs" }),
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.details[0].path).toBe("cascade.score");
   });
@@ -170,9 +208,10 @@ describe("a cascade with a target", () => {
     ["precision for classify", "classify", { target: { metric: "precision", value: 0.9 } }, "cascade.target.metric"],
   ])("refuses %s with a 400 at its path, storing nothing", async (_what, operator, cascade, path) => {
     const { key } = await newTenant(base());
-    const body = operator === "filter"
-      ? filterBody(uniqueTag("target-bad"), 2, cascade)
-      : { inputs: ["a"], categories: [{ name: "x" }, { name: "y" }], model: `openai/${ORACLE}`, cascade: { model: `openai/${CHEAP}`, ...cascade } };
+    const body =
+      operator === "filter"
+        ? filterBody(uniqueTag("target-bad"), 2, cascade)
+        : { inputs: ["a"], categories: [{ name: "x" }, { name: "y" }], model: `openai/${ORACLE}`, cascade: { model: `openai/${CHEAP}`, ...cascade } };
     const res = await call(base(), "POST", `/v1/${operator}`, { token: key, body });
     expect(res.status).toBe(400);
     expect(res.body.error.details.map((d: { path: string }) => d.path).join(" ")).toContain(path);

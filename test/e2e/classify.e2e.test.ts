@@ -37,7 +37,13 @@ describe("POST /v1/classify", () => {
     const { job, results } = await run(key, classifyBody(tag, steps));
     expect(job).toMatchObject({ type: "classify", status: "completed", total: 5, succeeded: 4, failed: 1 });
     expect(job.output).toEqual({ counts: { complaint: 2, praise: 1, question: 1 }, failed: 1 });
-    expect(results.map((r) => r.output)).toEqual([{ label: "complaint", confidence: 1 }, { label: "praise", confidence: 0.8 }, { label: "question", confidence: 0.6 }, null, { label: "complaint", confidence: 1 }]);
+    expect(results.map((r) => r.output)).toEqual([
+      { label: "complaint", confidence: 1 },
+      { label: "praise", confidence: 0.8 },
+      { label: "question", confidence: 0.6 },
+      null,
+      { label: "complaint", confidence: 1 },
+    ]);
     const prompts: string[] = (await fakeStats(tag)).prompts;
     expect(prompts.find((p) => p.includes("review 0"))).toContain("Classify this item:\n{'text': 'review 0'");
   });
@@ -63,10 +69,19 @@ describe("POST /v1/classify", () => {
   it("a cascade: the cheaper model's label stands when it is sure enough, else the job's model labels", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("classify-cascade");
-    const steps = [answer({ label: "praise", confidence: 0.95 }), `${answer({ label: "praise", confidence: 0.5 })},${answer({ label: "question", confidence: 0.8 })}`];
-    const { job, results } = await run(key, classifyBody(tag, steps, { model: "openai/gpt-6-sol", cascade: { model: "openai/gpt-6-luna", accept_above: 0.9 } }));
+    const steps = [
+      answer({ label: "praise", confidence: 0.95 }),
+      `${answer({ label: "praise", confidence: 0.5 })},${answer({ label: "question", confidence: 0.8 })}`,
+    ];
+    const { job, results } = await run(
+      key,
+      classifyBody(tag, steps, { model: "openai/gpt-6-sol", cascade: { model: "openai/gpt-6-luna", accept_above: 0.9 } }),
+    );
     expect(job.output).toEqual({ counts: { complaint: 0, praise: 1, question: 1 }, failed: 0, decided_by: { cascade: 1, model: 1 } });
-    expect(results.map((r) => [r.decided_by, r.output.label])).toEqual([["cascade", "praise"], ["model", "question"]]);
+    expect(results.map((r) => [r.decided_by, r.output.label])).toEqual([
+      ["cascade", "praise"],
+      ["model", "question"],
+    ]);
     expect((await fakeStats(tag)).models.sort()).toEqual(["gpt-6-luna", "gpt-6-luna", "gpt-6-sol"]);
   });
 

@@ -24,7 +24,10 @@ describe("fanout CLI", () => {
   it("names the server's URL when it cannot reach it", async () => {
     const { dir } = await setup();
     writeFileSync(join(dir, "items.jsonl"), '{"title": "a"}\n');
-    const run = await fanoutCli(["map", "--model", "openai/x", "--template", join(dir, "prompt.j2"), "--input", join(dir, "items.jsonl")], { FANOUT_API_KEY: "fo_x", FANOUT_URL: `http://127.0.0.1:${await freePort()}` });
+    const run = await fanoutCli(["map", "--model", "openai/x", "--template", join(dir, "prompt.j2"), "--input", join(dir, "items.jsonl")], {
+      FANOUT_API_KEY: "fo_x",
+      FANOUT_URL: `http://127.0.0.1:${await freePort()}`,
+    });
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^error: Could not reach the Fanout server at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)\. Is it running\?/m);
   });
@@ -36,11 +39,28 @@ describe("fanout CLI", () => {
     writeFileSync(join(dir, "items.csv"), `title,d\n${rows.join("\n")}\n`);
     const out = join(dir, "results.jsonl");
     const run = await fanoutCli(
-      ["map", "--model", "openai/gpt-6-luna", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.csv"), "--out", out, "--concurrency", "2"],
+      [
+        "map",
+        "--model",
+        "openai/gpt-6-luna",
+        "--template",
+        join(dir, "prompt.j2"),
+        "--schema",
+        join(dir, "schema.json"),
+        "--input",
+        join(dir, "items.csv"),
+        "--out",
+        out,
+        "--concurrency",
+        "2",
+      ],
       env,
     );
     expect(run.code).toBe(0);
-    const results = readFileSync(out, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const results = readFileSync(out, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(results).toHaveLength(6);
     expect(results.map((r) => r.index).sort()).toEqual([0, 1, 2, 3, 4, 5]);
     expect(results.find((r) => r.index === 3).output.echo).toBe("Summarize Paper, part 3");
@@ -55,14 +75,31 @@ describe("fanout CLI", () => {
     const tag = uniqueTag("cli-batch");
     writeFileSync(join(dir, "items.jsonl"), [0, 1, 2].map((i) => JSON.stringify({ title: `t${i}`, d: fake(tag, i) })).join("\n") + "\n");
     const run = await fanoutCli(
-      ["map", "--model", "openai/gpt-6-luna", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.jsonl"), "--mode", "batch", "--budget-usd", "1"],
+      [
+        "map",
+        "--model",
+        "openai/gpt-6-luna",
+        "--template",
+        join(dir, "prompt.j2"),
+        "--schema",
+        join(dir, "schema.json"),
+        "--input",
+        join(dir, "items.jsonl"),
+        "--mode",
+        "batch",
+        "--budget-usd",
+        "1",
+      ],
       env,
     );
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/^batch b\w+: sent to the provider \(batch_\w+\), 3 requests of stage items$/m);
     expect(run.stderr).toMatch(/^batch b\w+: ended, 3 completed, 0 failed$/m);
     expect(run.stderr).toMatch(/^done: 3\/3 items, 3 succeeded, 0 failed, 3 attempts, cost \$0\.\d{6}, job job_\w+ completed$/m);
-    const bad = await fanoutCli(["map", "--model", "openai/gpt-6-luna", "--template", join(dir, "prompt.j2"), "--input", join(dir, "items.jsonl"), "--mode", "later"], env);
+    const bad = await fanoutCli(
+      ["map", "--model", "openai/gpt-6-luna", "--template", join(dir, "prompt.j2"), "--input", join(dir, "items.jsonl"), "--mode", "later"],
+      env,
+    );
     expect([bad.code, bad.stderr.split("\n")[0]]).toEqual([2, "error: --mode is realtime, batch or auto"]);
   });
 
@@ -73,7 +110,21 @@ describe("fanout CLI", () => {
     const rows = Array.from({ length: 12 }, (_, i) => JSON.stringify({ title: `part ${i}`, d: `<<fake tag=${tag} id=${i} cap=2 ms=200>>` }));
     writeFileSync(join(dir, "items.jsonl"), `${rows.join("\n")}\n`);
     const run = await fanoutCli(
-      ["map", "--model", "openai/gpt-6-luna", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.jsonl"), "--concurrency", "6", "--max-retries", "10"],
+      [
+        "map",
+        "--model",
+        "openai/gpt-6-luna",
+        "--template",
+        join(dir, "prompt.j2"),
+        "--schema",
+        join(dir, "schema.json"),
+        "--input",
+        join(dir, "items.jsonl"),
+        "--concurrency",
+        "6",
+        "--max-retries",
+        "10",
+      ],
       env,
     );
     expect(run.code).toBe(0);
@@ -132,16 +183,27 @@ describe("fanout CLI", () => {
     const tag = uniqueTag("cli-filter");
     const drop = `json:${encodeURIComponent(JSON.stringify({ keep: false }))}`;
     writeFileSync(join(dir, "papers.jsonl"), [0, 1, 2].map((i) => JSON.stringify({ title: `paper ${i}`, d: fake(tag, i, i === 1 ? drop : "ok") })).join("\n"));
-    const filter = await fanoutCli(["filter", join(dir, "papers.jsonl"), "--predicate", "About translation? {{ item.title }} {{ item.d }}", "--model", "openai/gpt-6-luna"], env);
+    const filter = await fanoutCli(
+      ["filter", join(dir, "papers.jsonl"), "--predicate", "About translation? {{ item.title }} {{ item.d }}", "--model", "openai/gpt-6-luna"],
+      env,
+    );
     expect(filter.code, filter.stderr).toBe(0);
     expect(JSON.parse(filter.stdout)).toEqual({ kept: [0, 2], dropped: 1, failed: 0 });
     const jobId = (await fanoutCli(["jobs", "--limit", "1"], env)).stdout.split("\t")[0] as string;
     const dropped = await fanoutCli(["results", jobId, "--kept", "false"], env);
-    expect(dropped.stdout.trim().split("\n").map((l) => JSON.parse(l).index)).toEqual([1]);
+    expect(
+      dropped.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).index),
+    ).toEqual([1]);
 
     const labelled = uniqueTag("cli-classify");
     writeFileSync(join(dir, "reviews.jsonl"), [0, 1, 2].map((i) => JSON.stringify({ title: `review ${i}`, d: fake(labelled, i) })).join("\n"));
-    const classify = await fanoutCli(["classify", "--input", join(dir, "reviews.jsonl"), "--categories", "nlp, vision", "--model", "openai/gpt-6-luna", "--template", join(dir, "prompt.j2")], env);
+    const classify = await fanoutCli(
+      ["classify", "--input", join(dir, "reviews.jsonl"), "--categories", "nlp, vision", "--model", "openai/gpt-6-luna", "--template", join(dir, "prompt.j2")],
+      env,
+    );
     expect(classify.code, classify.stderr).toBe(0);
     expect(JSON.parse(classify.stdout)).toEqual({ counts: { nlp: 3, vision: 0 }, failed: 0 }); // the fake answers the first label
     const noPredicate = await fanoutCli(["filter", join(dir, "papers.jsonl"), "--model", "openai/gpt-6-luna"], env);
@@ -153,16 +215,27 @@ describe("fanout CLI", () => {
     const { dir, env } = await setup();
     const tag = uniqueTag("cli-eval");
     const verdict = (pass: boolean) => `gpt-6-sol~json:${encodeURIComponent(JSON.stringify({ verdicts: { sound: { pass, reason: "r" } } }))}`;
-    writeFileSync(join(dir, "claims.jsonl"), [0, 1, 2].map((i) => JSON.stringify(`claim ${i} ${fake(tag, i, `gpt-6-luna~ok,${verdict(i !== 2)}`)}`)).join("\n"));
+    writeFileSync(
+      join(dir, "claims.jsonl"),
+      [0, 1, 2].map((i) => JSON.stringify(`claim ${i} ${fake(tag, i, `gpt-6-luna~ok,${verdict(i !== 2)}`)}`)).join("\n"),
+    );
     const filter = await fanoutCli(["filter", join(dir, "claims.jsonl"), "--predicate", "True? {{ item }}", "--model", "openai/gpt-6-luna"], env);
     expect(filter.code, filter.stderr).toBe(0);
     const jobId = (await fanoutCli(["jobs", "--limit", "1"], env)).stdout.split("\t")[0] as string;
-    const evaluated = await fanoutCli(["evaluate", jobId, "--judge", "openai/gpt-6-sol", "--criterion", "sound: The answer follows from the claim", "--sample", "3", "--seed", "2"], env);
+    const evaluated = await fanoutCli(
+      ["evaluate", jobId, "--judge", "openai/gpt-6-sol", "--criterion", "sound: The answer follows from the claim", "--sample", "3", "--seed", "2"],
+      env,
+    );
     expect(evaluated.code, evaluated.stderr).toBe(0);
     expect(JSON.parse(evaluated.stdout)).toMatchObject({ sample_size: 3, seed: 2, criteria: { sound: { passed: 2, judged: 3, pass_rate: 2 / 3 } } });
     const evaluationId = (await fanoutCli(["jobs", "--limit", "1"], env)).stdout.split("\t")[0] as string;
     const failing = await fanoutCli(["results", evaluationId, "--failed", "true"], env);
-    expect(failing.stdout.trim().split("\n").map((l) => JSON.parse(l).index)).toEqual([2]);
+    expect(
+      failing.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).index),
+    ).toEqual([2]);
     const noCriterion = await fanoutCli(["evaluate", jobId, "--judge", "openai/gpt-6-sol"], env);
     expect([noCriterion.code, noCriterion.stderr.split("\n")[0]]).toEqual([2, 'error: --judge needs at least one --criterion "name: what passing means"']);
   });
@@ -173,16 +246,50 @@ describe("fanout CLI", () => {
     const score = (n: number) => `json:${encodeURIComponent(JSON.stringify({ score: n }))}`;
     writeFileSync(join(dir, "papers.jsonl"), [2, 9, 5].map((n, i) => JSON.stringify({ title: `paper ${i}`, d: fake(tag, i, score(n)) })).join("\n"));
     writeFileSync(join(dir, "item.j2"), "{{ item.title }} {{ item.d }}");
-    const rank = await fanoutCli(["rank", join(dir, "papers.jsonl"), "--criteria", "newest", "--k", "2", "--template", join(dir, "item.j2"), "--model", "openai/gpt-6-luna"], env);
+    const rank = await fanoutCli(
+      ["rank", join(dir, "papers.jsonl"), "--criteria", "newest", "--k", "2", "--template", join(dir, "item.j2"), "--model", "openai/gpt-6-luna"],
+      env,
+    );
     expect(rank.code, rank.stderr).toBe(0);
-    expect(JSON.parse(rank.stdout)).toEqual([{ index: 1, score: 9 }, { index: 2, score: 5 }]);
+    expect(JSON.parse(rank.stdout)).toEqual([
+      { index: 1, score: 9 },
+      { index: 2, score: 5 },
+    ]);
 
     writeFileSync(join(dir, "companies.jsonl"), ["Acme Inc", "ACME inc", "Globex"].map((name) => JSON.stringify({ name })).join("\n"));
     writeFileSync(join(dir, "compare.j2"), `{{ item_a.name }} / {{ item_b.name }} ${fake(uniqueTag("cli-resolve"), "pair")}`);
-    const resolve = await fanoutCli(["resolve", join(dir, "companies.jsonl"), "--comparison-template", join(dir, "compare.j2"), "--block-keys", "name", "--block-method", "exact", "--model", "openai/gpt-6-luna"], env);
+    const resolve = await fanoutCli(
+      [
+        "resolve",
+        join(dir, "companies.jsonl"),
+        "--comparison-template",
+        join(dir, "compare.j2"),
+        "--block-keys",
+        "name",
+        "--block-method",
+        "exact",
+        "--model",
+        "openai/gpt-6-luna",
+      ],
+      env,
+    );
     expect(resolve.code, resolve.stderr).toBe(0);
     expect(JSON.parse(resolve.stdout)).toEqual({ clusters: [[0, 1], [2]], resolved: null, failed: 0 });
-    const badMethod = await fanoutCli(["resolve", join(dir, "companies.jsonl"), "--comparison-template", join(dir, "compare.j2"), "--block-keys", "name", "--block-method", "soundex", "--model", "m"], env);
+    const badMethod = await fanoutCli(
+      [
+        "resolve",
+        join(dir, "companies.jsonl"),
+        "--comparison-template",
+        join(dir, "compare.j2"),
+        "--block-keys",
+        "name",
+        "--block-method",
+        "soundex",
+        "--model",
+        "m",
+      ],
+      env,
+    );
     expect(badMethod.code).toBe(2);
     expect(badMethod.stderr).toContain("--block-method is exact, prefix or trigram");
   });
@@ -191,12 +298,28 @@ describe("fanout CLI", () => {
     const { dir, env } = await setup();
     const tag = uniqueTag("cli-cache");
     writeFileSync(join(dir, "items.jsonl"), [0, 1].map((i) => JSON.stringify({ title: `t${i}`, d: fake(tag, i) })).join("\n"));
-    const args = ["--model", "openai/gpt-6-luna", "--template", join(dir, "prompt.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "items.jsonl"), "--cache", "3600"];
+    const args = [
+      "--model",
+      "openai/gpt-6-luna",
+      "--template",
+      join(dir, "prompt.j2"),
+      "--schema",
+      join(dir, "schema.json"),
+      "--input",
+      join(dir, "items.jsonl"),
+      "--cache",
+      "3600",
+    ];
     expect((await fanoutCli(["map", ...args], env)).code).toBe(0);
     const estimate = await fanoutCli(["estimate", "map", ...args], env);
     expect(JSON.parse(estimate.stdout)).toMatchObject({ calls: 2, cached_calls: 2, total_tokens: 0 });
     const again = await fanoutCli(["map", ...args], env);
-    expect(again.stdout.trim().split("\n").map((l) => JSON.parse(l).cached)).toEqual([true, true]);
+    expect(
+      again.stdout
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l).cached),
+    ).toEqual([true, true]);
     expect((await fanoutCli(["map", ...args.slice(0, -2), "--cache", "0"], env)).code).toBe(2); // the API's 400
   });
 
@@ -204,7 +327,22 @@ describe("fanout CLI", () => {
     const { dir, env } = await setup();
     const tag = uniqueTag("cli-jobs");
     writeFileSync(join(dir, "items.json"), JSON.stringify(Array.from({ length: 30 }, (_, i) => ({ title: `t${i}`, d: fake(tag, i, "ok", 400) }))));
-    const mapping = fanoutCli(["map", "--model", "openai/x", "--template", join(dir, "prompt.j2"), "--input", join(dir, "items.json"), "--concurrency", "1", "--out", join(dir, "o.jsonl")], env);
+    const mapping = fanoutCli(
+      [
+        "map",
+        "--model",
+        "openai/x",
+        "--template",
+        join(dir, "prompt.j2"),
+        "--input",
+        join(dir, "items.json"),
+        "--concurrency",
+        "1",
+        "--out",
+        join(dir, "o.jsonl"),
+      ],
+      env,
+    );
     await new Promise((r) => setTimeout(r, 1_500));
     const jobs = await fanoutCli(["jobs"], env);
     expect(jobs.code).toBe(0);

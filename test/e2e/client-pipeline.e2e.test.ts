@@ -22,10 +22,26 @@ describe("client: pipelines", () => {
       model: MODEL,
       inputs: { names: ["ann", "bob"] },
       steps: [
-        { id: "hello", type: "llm", promptTemplate: `hi {{ who }} <<fake tag=${t}>>`, outputSchema: ECHO_SCHEMA, batch: { items: "${names}", as: "who", errorHandling: "continue", maxConcurrent: 2 } },
         {
-          id: "wrap", type: "sequential", contextManagement: { accumulateData: true },
-          steps: [{ id: "join", type: "llm", promptTemplate: `{{ hello.results | map(attribute='echo') | join(', ') }} {{ extra.echo }} <<fake tag=${t}>>`, outputSchema: ECHO_SCHEMA, inputs: { extra: { task: { promptTemplate: `more <<fake tag=${t}>>`, outputSchema: ECHO_SCHEMA } } } }],
+          id: "hello",
+          type: "llm",
+          promptTemplate: `hi {{ who }} <<fake tag=${t}>>`,
+          outputSchema: ECHO_SCHEMA,
+          batch: { items: "${names}", as: "who", errorHandling: "continue", maxConcurrent: 2 },
+        },
+        {
+          id: "wrap",
+          type: "sequential",
+          contextManagement: { accumulateData: true },
+          steps: [
+            {
+              id: "join",
+              type: "llm",
+              promptTemplate: `{{ hello.results | map(attribute='echo') | join(', ') }} {{ extra.echo }} <<fake tag=${t}>>`,
+              outputSchema: ECHO_SCHEMA,
+              inputs: { extra: { task: { promptTemplate: `more <<fake tag=${t}>>`, outputSchema: ECHO_SCHEMA } } },
+            },
+          ],
         },
       ],
       onEvent: { TASK_COMPLETED: (e) => e.stage === "steps" && steps.push(String((e.result as { step?: string }).step)) },
@@ -38,7 +54,11 @@ describe("client: pipelines", () => {
     const listed = (await job.results({ stage: "steps" })) as unknown as StepResult[];
     expectTypeOf(listed[0]!.usage.input_tokens).toEqualTypeOf<number>();
     expect(listed.map((s) => s.step)).toEqual(["hello", "wrap.join"]);
-    const estimate = await fanout.dryRun("pipelines", { model: MODEL, inputs: { names: ["a", "b", "c"] }, steps: [{ id: "e", type: "llm", promptTemplate: "{{ item }}", batch: { items: "${names}" } }] });
+    const estimate = await fanout.dryRun("pipelines", {
+      model: MODEL,
+      inputs: { names: ["a", "b", "c"] },
+      steps: [{ id: "e", type: "llm", promptTemplate: "{{ item }}", batch: { items: "${names}" } }],
+    });
     expect(estimate.calls).toBe(3);
   });
 
@@ -50,7 +70,13 @@ describe("client: pipelines", () => {
       inputs: { papers: ["attention", "ferns", "bert"] },
       steps: [
         // Offline the fake answers from the schema: every paper kept, the cheaper model sure (confidence 1), every score alike.
-        { id: "screen", type: "filter", inputsFrom: "${papers}", predicateTemplate: "About ML? {{ item }}", cascade: { model: "openai/gpt-6-sol", acceptAbove: 0.9 } },
+        {
+          id: "screen",
+          type: "filter",
+          inputsFrom: "${papers}",
+          predicateTemplate: "About ML? {{ item }}",
+          cascade: { model: "openai/gpt-6-sol", acceptAbove: 0.9 },
+        },
         { id: "best", type: "rank", inputsFrom: "${screen.items}", criteria: "influence", k: 1 },
       ],
     });
@@ -66,7 +92,12 @@ describe("client: pipelines", () => {
     const { key } = await newTenant(base());
     const fanout = new Fanout({ apiKey: key, baseUrl: base() });
     const t = uniqueTag("cdoc");
-    const json = await fanout.pipelineDocument({ steps: [{ id: "one", type: "llm", prompt_template: `{{ x }} <<fake tag=${t}>>`, output_schema: ECHO_SCHEMA }] }, { model: MODEL, inputs: { x: "from json" } }).output();
+    const json = await fanout
+      .pipelineDocument(
+        { steps: [{ id: "one", type: "llm", prompt_template: `{{ x }} <<fake tag=${t}>>`, output_schema: ECHO_SCHEMA }] },
+        { model: MODEL, inputs: { x: "from json" } },
+      )
+      .output();
     expect(json).toEqual({ echo: "from json", length: 9 });
     const xml = `<task type="sequential"><steps><task><description>&lt;&lt;fake tag=${t}&gt;&gt;</description><inputs><input name="x" from="x"/></inputs></task></steps></task>`;
     const fromXml = (await fanout.pipelineDocument(xml, { model: MODEL, inputs: { x: "from xml" } }).output()) as string;
@@ -88,7 +119,10 @@ describe("cli: fanout pipeline run", () => {
     };
     writeFileSync(join(dir, "pipeline.json"), JSON.stringify(body));
     writeFileSync(join(dir, "inputs.json"), JSON.stringify({ topic: "owls" }));
-    writeFileSync(join(dir, "pipeline.xml"), `<task type="sequential" model="${MODEL}"><inputs><input name="topic">bats</input></inputs><steps><task id="only"><description>&lt;&lt;fake tag=${t}&gt;&gt;</description><inputs><input name="t" from="topic"/></inputs></task></steps></task>`);
+    writeFileSync(
+      join(dir, "pipeline.xml"),
+      `<task type="sequential" model="${MODEL}"><inputs><input name="topic">bats</input></inputs><steps><task id="only"><description>&lt;&lt;fake tag=${t}&gt;&gt;</description><inputs><input name="t" from="topic"/></inputs></task></steps></task>`,
+    );
     const env = { FANOUT_API_KEY: key, FANOUT_URL: base() };
     const run = await fanoutCli(["pipeline", "run", join(dir, "pipeline.json"), "--model", MODEL, "--inputs", join(dir, "inputs.json")], env);
     expect(run.code, run.stderr).toBe(0);

@@ -19,7 +19,6 @@ async function client() {
   return { fanout: new Fanout({ apiKey: key, baseUrl: base() }), key };
 }
 
-
 describe("client: reduce, dry runs, recover", () => {
   it("runs a fold, yields its tasks with typed events, and returns the final accumulator", async () => {
     const { fanout } = await client();
@@ -43,7 +42,10 @@ describe("client: reduce, dry runs, recover", () => {
     expect(tasks.filter((t) => t.stage === "reduction").map((t) => t.name)).toEqual(["first", "second"]);
     expect(await job.output()).toEqual({ echo: "+a+b", length: 4 });
     expect(stages.sort()).toEqual(["done inner", "done reduction", "start inner", "start reduction"]);
-    expect((await job.results({ stage: "reduction" })).map((t) => t.accumulator)).toEqual([{ echo: "+a", length: 2 }, { echo: "+a+b", length: 4 }]);
+    expect((await job.results({ stage: "reduction" })).map((t) => t.accumulator)).toEqual([
+      { echo: "+a", length: 2 },
+      { echo: "+a+b", length: 4 },
+    ]);
   });
 
   it("estimates without creating, and recovers a failed fold", async () => {
@@ -84,10 +86,22 @@ describe("client and CLI: map-reduce", () => {
       reducer: { promptTemplate: "{{ key }}={{ items | length }}", outputSchema: ECHO_SCHEMA },
       reductionStrategy: "category",
     });
-    expect(await job.output()).toEqual([{ key: "x", output: { echo: "x=1", length: 3 } }, { key: "y", output: { echo: "y=1", length: 3 } }]);
+    expect(await job.output()).toEqual([
+      { key: "x", output: { echo: "x=1", length: 3 } },
+      { key: "y", output: { echo: "y=1", length: 3 } },
+    ]);
     const audit = await job.audit();
     expect(audit.nodes.map((n) => n.id)).toEqual(["map:0", "map:1", "reduce:0", "reduce:1"]);
-    expect((await fanout.dryRun("map-reduce", { inputs: ["a"], model: MODEL, mapper: { promptTemplate: "{{ items }}" }, reducer: { promptTemplate: "{{ items }}" } })).by_stage.map?.calls).toBe(1);
+    expect(
+      (
+        await fanout.dryRun("map-reduce", {
+          inputs: ["a"],
+          model: MODEL,
+          mapper: { promptTemplate: "{{ items }}" },
+          reducer: { promptTemplate: "{{ items }}" },
+        })
+      ).by_stage.map?.calls,
+    ).toBe(1);
   });
 
   it("fanout map-reduce reads JSONL, reports each stage and prints the output", async () => {
@@ -99,7 +113,23 @@ describe("client and CLI: map-reduce", () => {
     writeFileSync(join(dir, "mapper.j2"), "{{ item.d }}");
     writeFileSync(join(dir, "reducer.j2"), "{% for x in items %}{{ x.n }}{% endfor %}");
     writeFileSync(join(dir, "schema.json"), JSON.stringify(ECHO_SCHEMA));
-    const args = ["map-reduce", "--model", MODEL, "--mapper-template", join(dir, "mapper.j2"), "--reducer-template", join(dir, "reducer.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "docs.jsonl"), "--docs-per-mapper", "1", "--strategy", "flat"];
+    const args = [
+      "map-reduce",
+      "--model",
+      MODEL,
+      "--mapper-template",
+      join(dir, "mapper.j2"),
+      "--reducer-template",
+      join(dir, "reducer.j2"),
+      "--schema",
+      join(dir, "schema.json"),
+      "--input",
+      join(dir, "docs.jsonl"),
+      "--docs-per-mapper",
+      "1",
+      "--strategy",
+      "flat",
+    ];
     const run = await fanoutCli(args, { FANOUT_API_KEY: key, FANOUT_URL: base() });
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toEqual({ echo: "021", length: 3 });
@@ -118,10 +148,24 @@ describe("CLI: reduce, estimate, recover", () => {
     const env = { FANOUT_API_KEY: key, FANOUT_URL: base() };
     const dir = tempDir("fanout-cli-");
     const tag = uniqueTag("cli-fold");
-    writeFileSync(join(dir, "reduce.j2"), `{{ accumulator.echo if accumulator else '' }}+{{ name }} <<fake tag=${tag} id={{ name }} steps={{ current_result.steps or 'ok' }}>>`);
+    writeFileSync(
+      join(dir, "reduce.j2"),
+      `{{ accumulator.echo if accumulator else '' }}+{{ name }} <<fake tag=${tag} id={{ name }} steps={{ current_result.steps or 'ok' }}>>`,
+    );
     writeFileSync(join(dir, "schema.json"), JSON.stringify(ECHO_SCHEMA));
     writeFileSync(join(dir, "inputs.json"), JSON.stringify({ alpha: {}, beta: { steps: "400,ok" }, gamma: {} }));
-    const flags = ["--model", MODEL, "--reduction-template", join(dir, "reduce.j2"), "--schema", join(dir, "schema.json"), "--input", join(dir, "inputs.json"), "--initial", '""'];
+    const flags = [
+      "--model",
+      MODEL,
+      "--reduction-template",
+      join(dir, "reduce.j2"),
+      "--schema",
+      join(dir, "schema.json"),
+      "--input",
+      join(dir, "inputs.json"),
+      "--initial",
+      '""',
+    ];
 
     const estimate = await fanoutCli(["estimate", "reduce", ...flags], env);
     expect(estimate.code).toBe(0);

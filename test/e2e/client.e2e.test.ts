@@ -105,7 +105,12 @@ describe("client: map", () => {
   it("cancels, reports status and reads results in either order", async () => {
     const fanout = await client();
     const tag = uniqueTag("client-cancel");
-    const job = fanout.map({ inputs: inputs(tag, Array(20).fill("slow:300")), promptTemplate: "{{ item.text }} {{ item.d }}", model: "openai/x", concurrency: 2 });
+    const job = fanout.map({
+      inputs: inputs(tag, Array(20).fill("slow:300")),
+      promptTemplate: "{{ item.text }} {{ item.d }}",
+      model: "openai/x",
+      concurrency: 2,
+    });
     const first: number[] = [];
     for await (const result of job) {
       first.push(result.index);

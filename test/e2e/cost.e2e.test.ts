@@ -14,11 +14,15 @@ const SONNET = { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15 }; /
 
 type Usage = { input_tokens: number; output_tokens: number; cached_input_tokens: number; cache_write_input_tokens: number };
 const dollars = (u: Usage, p: { input: number; cached_input: number; cache_write?: number; output: number }) =>
-  ((u.input_tokens - u.cached_input_tokens - u.cache_write_input_tokens) * p.input + u.cached_input_tokens * p.cached_input +
-    u.cache_write_input_tokens * (p.cache_write ?? p.input) + u.output_tokens * p.output) / 1e6;
+  ((u.input_tokens - u.cached_input_tokens - u.cache_write_input_tokens) * p.input +
+    u.cached_input_tokens * p.cached_input +
+    u.cache_write_input_tokens * (p.cache_write ?? p.input) +
+    u.output_tokens * p.output) /
+  1e6;
 
 /** A prefix of about `tokens` tokens that no other test sends (the fake's caches are per key and text). */
-const longPrefix = (tag: string, tokens: number) => `Instructions for ${tag}. ${"Read the item carefully and answer in one word. ".repeat(Math.ceil((tokens * 4) / 48))}\n`;
+const longPrefix = (tag: string, tokens: number) =>
+  `Instructions for ${tag}. ${"Read the item carefully and answer in one word. ".repeat(Math.ceil((tokens * 4) / 48))}\n`;
 
 async function runMap(key: string, body: Record<string, unknown>) {
   const created = await call(base(), "POST", "/v1/map", { token: key, body: { concurrency: 1, max_retries: 0, ...body } });
@@ -123,7 +127,10 @@ describe("what a running job is expected to spend", () => {
     const tag = uniqueTag("expected");
     // Six items of one size; the fake lets three calls through and holds the rest at its gate.
     const inputs = Array.from({ length: 6 }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} gate=3>>`);
-    const created = await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: "Say ok: {{ item }}", model: "openai/gpt-6-luna", concurrency: 6, max_retries: 0 } });
+    const created = await call(base(), "POST", "/v1/map", {
+      token: key,
+      body: { inputs, prompt_template: "Say ok: {{ item }}", model: "openai/gpt-6-luna", concurrency: 6, max_retries: 0 },
+    });
     expect(created.status).toBe(202);
     let job = created.body;
     for (let i = 0; i < 600 && job.completed !== 3; i++) {
@@ -132,7 +139,11 @@ describe("what a running job is expected to spend", () => {
     }
     expect(job).toMatchObject({ status: "running", completed: 3 });
     // Half done: twice what it spent so far.
-    expect(job.expected).toEqual({ input_tokens: 2 * job.usage.input_tokens, output_tokens: 2 * job.usage.output_tokens, cost_usd: expect.closeTo(2 * job.cost_usd, 8) });
+    expect(job.expected).toEqual({
+      input_tokens: 2 * job.usage.input_tokens,
+      output_tokens: 2 * job.usage.output_tokens,
+      cost_usd: expect.closeTo(2 * job.cost_usd, 8),
+    });
     await openGate(tag);
     const ended = await waitForJob(base(), key, created.body.job_id);
     expect(ended).toMatchObject({ status: "completed", expected: null });

@@ -12,7 +12,8 @@ import { fileBrowser, signedInPage } from "./harness/browser.ts";
 const browser = fileBrowser();
 const problems: string[] = [];
 
-const signedIn = (key: string, path = "/", viewport = { width: 1280, height: 900 }): Promise<Page> => signedInPage(browser(), base(), key, path, viewport, problems);
+const signedIn = (key: string, path = "/", viewport = { width: 1280, height: 900 }): Promise<Page> =>
+  signedInPage(browser(), base(), key, path, viewport, problems);
 
 /** Whether the element is on screen horizontally: inside the viewport's width, nothing to scroll sideways for. */
 async function onScreen(page: Page, selector: string): Promise<boolean> {
@@ -32,7 +33,12 @@ describe("the dashboard on a phone and a desktop", () => {
     const phone = await signedIn(key, "/", { width: 390, height: 844 });
     await phone.locator("table.jobs tbody tr").first().waitFor();
     expect(await phone.locator("table.jobs tbody tr").first().textContent()).toContain("Phone check"); // the name, not only the id
-    for (const cell of ["table.jobs tbody .badge", "table.jobs tbody progress", "table.jobs tbody td[data-label='Status']", "table.jobs tbody td[data-label='Progress']"]) {
+    for (const cell of [
+      "table.jobs tbody .badge",
+      "table.jobs tbody progress",
+      "table.jobs tbody td[data-label='Status']",
+      "table.jobs tbody td[data-label='Progress']",
+    ]) {
       // Polled: the page draws a section again as events come in, and a cell measured as it is replaced has no box.
       await expect.poll(() => onScreen(phone, cell), { message: cell }).toBe(true);
     }
@@ -40,7 +46,12 @@ describe("the dashboard on a phone and a desktop", () => {
 
     await phone.goto(`${base()}/jobs/${job.id}`);
     await phone.locator("#results tbody tr").nth(1).waitFor();
-    for (const cell of ["#results td[data-label='Output']", "#results td[data-label='Error']", "#results td.row-actions button", "#failures td[data-label='First error']"]) {
+    for (const cell of [
+      "#results td[data-label='Output']",
+      "#results td[data-label='Error']",
+      "#results td.row-actions button",
+      "#failures td[data-label='First error']",
+    ]) {
       // Polled: the page draws a section again as events come in, and a cell measured as it is replaced has no box.
       await expect.poll(() => onScreen(phone, cell), { message: cell }).toBe(true);
     }
@@ -68,7 +79,10 @@ describe("the dashboard on a phone and a desktop", () => {
       await first.locator("#sign-in").waitFor({ state: "hidden" });
       const second = await context.newPage();
       await second.goto(`${base()}/`);
-      await second.locator(remember ? "table.jobs, #view p" : "#sign-in").first().waitFor();
+      await second
+        .locator(remember ? "table.jobs, #view p" : "#sign-in")
+        .first()
+        .waitFor();
       expect(await second.locator("#sign-in").isVisible(), `remember: ${remember}`).toBe(!remember);
       if (remember) {
         await second.getByRole("button", { name: "Sign out" }).click(); // forgets it on the device too
@@ -100,19 +114,24 @@ describe("the New-job form, every operator", () => {
     await page.close();
   });
 
-  it.each(["filter", "rank", "resolve", "reduce", "pipelines", "map-reduce", "agentic-map"])("%s: its example fields with the form's inputs estimate without an error", async (name) => {
-    const { key } = await newTenant(base());
-    const page = await signedIn(key, "/new");
-    await page.getByLabel("Operator", { exact: true }).selectOption(name);
-    const inputs =
-      name === "map-reduce" ? ['"Revenue grew 12%."', '"Churn fell to 3%."', '"Two regions opened."', '"Margins held."']
-      : name === "resolve" ? ['{"name": "Acme Inc"}', '{"name": "ACME Incorporated"}', '{"name": "Globex"}']
-      : ['"Longformer"', '"ResNet"', '"Transformer-XL"'];
-    await page.getByLabel("Inputs", { exact: true }).fill(inputs.join("\n"));
-    await page.getByRole("button", { name: "Estimate" }).click();
-    await expect.poll(() => page.locator("#form-status").textContent()).toMatch(/Estimate: [\d,]+ calls/);
-    await page.close();
-  });
+  it.each(["filter", "rank", "resolve", "reduce", "pipelines", "map-reduce", "agentic-map"])(
+    "%s: its example fields with the form's inputs estimate without an error",
+    async (name) => {
+      const { key } = await newTenant(base());
+      const page = await signedIn(key, "/new");
+      await page.getByLabel("Operator", { exact: true }).selectOption(name);
+      const inputs =
+        name === "map-reduce"
+          ? ['"Revenue grew 12%."', '"Churn fell to 3%."', '"Two regions opened."', '"Margins held."']
+          : name === "resolve"
+            ? ['{"name": "Acme Inc"}', '{"name": "ACME Incorporated"}', '{"name": "Globex"}']
+            : ['"Longformer"', '"ResNet"', '"Transformer-XL"'];
+      await page.getByLabel("Inputs", { exact: true }).fill(inputs.join("\n"));
+      await page.getByRole("button", { name: "Estimate" }).click();
+      await expect.poll(() => page.locator("#form-status").textContent()).toMatch(/Estimate: [\d,]+ calls/);
+      await page.close();
+    },
+  );
 });
 
 describe("the pages above", () => {

@@ -46,7 +46,13 @@ describe("DELETE /v1/jobs/{id}", () => {
       expect((await call(base(), "DELETE", `/v1/jobs/${jobId}`, { token: other.key })).status).toBe(404);
       const deleted = await call(base(), "DELETE", `/v1/jobs/${jobId}`, { token: key });
       expect(deleted.status).toBe(204);
-      for (const path of [`/v1/jobs/${jobId}`, `/v1/jobs/${jobId}/results`, `/v1/jobs/${jobId}/events`, `/v1/jobs/${jobId}/webhook-deliveries`, `/v1/sessions/${sessions[0].session_id}`]) {
+      for (const path of [
+        `/v1/jobs/${jobId}`,
+        `/v1/jobs/${jobId}/results`,
+        `/v1/jobs/${jobId}/events`,
+        `/v1/jobs/${jobId}/webhook-deliveries`,
+        `/v1/sessions/${sessions[0].session_id}`,
+      ]) {
         expect((await call(base(), "GET", path, { token: key })).status, path).toBe(404);
       }
       expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);

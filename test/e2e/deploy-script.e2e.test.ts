@@ -18,7 +18,16 @@ describe("npm run deploy", () => {
     const before = readFileSync(join(root, "wrangler.toml"), "utf8");
     const run = spawnSync(process.execPath, [script, "--dry-run"], { cwd: root, encoding: "utf8", env: { ...process.env, WRANGLER_SEND_METRICS: "false" } });
     expect(run.status, run.stderr).toBe(0);
-    for (const planned of ["wrangler d1 create fanout", "wrangler queues create fanout-tasks", "wrangler queues create fanout-dlq", "wrangler d1 migrations apply DB --remote", "wrangler secret put ENCRYPTION_KEY", "wrangler secret put ADMIN_TOKEN", "wrangler deploy", "the bundle builds"]) {
+    for (const planned of [
+      "wrangler d1 create fanout",
+      "wrangler queues create fanout-tasks",
+      "wrangler queues create fanout-dlq",
+      "wrangler d1 migrations apply DB --remote",
+      "wrangler secret put ENCRYPTION_KEY",
+      "wrangler secret put ADMIN_TOKEN",
+      "wrangler deploy",
+      "the bundle builds",
+    ]) {
       expect(run.stdout).toContain(planned);
     }
     expect(run.stdout).toMatch(/next: create a tenant and its first API key/);
@@ -32,10 +41,22 @@ describe("npm run deploy", () => {
     const env = { ...process.env, FANOUT_WRANGLER: `${process.execPath} ${join(root, "test/e2e/harness/fake-wrangler.mjs")}`, FAKE_WRANGLER_LOG: log };
     const run = spawnSync(process.execPath, [script, "--config", join(dir, "wrangler.toml")], { cwd: dir, encoding: "utf8", env });
     expect(run.status, run.stderr).toBe(0);
-    const calls = readFileSync(log, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { args: string[]; stdin: string });
+    const calls = readFileSync(log, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { args: string[]; stdin: string });
     expect(calls.map((c) => c.args.join(" "))).toEqual([
-      "whoami", "d1 list --json", "d1 create fanout", "queues list", "queues create fanout-tasks", "queues create fanout-dlq",
-      "d1 migrations apply DB --remote", "secret list --format json", "secret put ENCRYPTION_KEY", "secret put ADMIN_TOKEN", "deploy",
+      "whoami",
+      "d1 list --json",
+      "d1 create fanout",
+      "queues list",
+      "queues create fanout-tasks",
+      "queues create fanout-dlq",
+      "d1 migrations apply DB --remote",
+      "secret list --format json",
+      "secret put ENCRYPTION_KEY",
+      "secret put ADMIN_TOKEN",
+      "deploy",
     ]);
     expect(readFileSync(join(dir, "wrangler.toml"), "utf8")).toMatch(/database_id = "6d1c5e2a-8f3b-4c1d-9e2a-0b1c2d3e4f50"/);
     expect(Buffer.from(calls[8]?.stdin ?? "", "base64")).toHaveLength(32); // ENCRYPTION_KEY: 32 random bytes, base64

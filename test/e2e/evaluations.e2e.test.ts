@@ -14,12 +14,21 @@ import { drawSample } from "../../src/engine/cascade-target.ts";
 const JUDGE = "gpt-6-sol";
 const json = (model: string, value: unknown) => `${model}~json:${encodeURIComponent(JSON.stringify(value))}`;
 const verdicts = (faithful: boolean) => ({ verdicts: { faithful: { pass: faithful, reason: "r" }, brief: { pass: true, reason: "r" } } });
-const CRITERIA = [{ name: "faithful", description: "Only facts from the input" }, { name: "brief", description: "One sentence" }];
+const CRITERIA = [
+  { name: "faithful", description: "Only facts from the input" },
+  { name: "brief", description: "One sentence" },
+];
 
 /** A finished filter job of `n` items: item i is kept when even; the judge finds item i unfaithful when i % 4 = 0. */
 async function filterJob(key: string, tag: string, n: number) {
-  const inputs = Array.from({ length: n }, (_, i) => `paper ${i} <<fake tag=${tag} id=${i} steps=${json("gpt-6-luna", { keep: i % 2 === 0, reason: "r" })},${json(JUDGE, verdicts(i % 4 !== 0))}>>`);
-  const created = await call(base(), "POST", "/v1/filter", { token: key, body: { inputs, predicate_template: "Keep? {{ item }}", model: "openai/gpt-6-luna", max_retries: 0 } });
+  const inputs = Array.from(
+    { length: n },
+    (_, i) => `paper ${i} <<fake tag=${tag} id=${i} steps=${json("gpt-6-luna", { keep: i % 2 === 0, reason: "r" })},${json(JUDGE, verdicts(i % 4 !== 0))}>>`,
+  );
+  const created = await call(base(), "POST", "/v1/filter", {
+    token: key,
+    body: { inputs, predicate_template: "Keep? {{ item }}", model: "openai/gpt-6-luna", max_retries: 0 },
+  });
   expect(created.status, JSON.stringify(created.body)).toBe(202);
   return waitForJob(base(), key, created.body.job_id);
 }
@@ -47,7 +56,15 @@ describe("evaluations", () => {
       brief: { passed: 10, judged: 10, pass_rate: 1, interval: wilsonInterval(10, 10, 0.95) },
     });
     // Kept = even; gold says item 3 should be kept too: one false negative.
-    expect(evaluation.output.gold).toEqual({ n: 20, matched: 19, accuracy: 0.95, interval: wilsonInterval(19, 20, 0.95), precision: 1, recall: 10 / 11, f1: 20 / 21 });
+    expect(evaluation.output.gold).toEqual({
+      n: 20,
+      matched: 19,
+      accuracy: 0.95,
+      interval: wilsonInterval(19, 20, 0.95),
+      precision: 1,
+      recall: 10 / 11,
+      f1: 20 / 21,
+    });
     expect((await fakeStats(tag)).models.filter((m: string) => m === JUDGE)).toHaveLength(10);
 
     const failing = await allResults(base(), key, evaluation.id, "&failed=true");
@@ -69,20 +86,51 @@ describe("evaluations", () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("eval-ab");
     // Per item, the judge's answers in order: to A-then-B, then to B-then-A (concurrency 1: every A-then-B call goes first).
-    const answers = [["A", "B"], ["B", "A"], ["A", "A"], ["A", "B"], ["tie", "tie"], ["A", "B"]];
+    const answers = [
+      ["A", "B"],
+      ["B", "A"],
+      ["A", "A"],
+      ["A", "B"],
+      ["tie", "tie"],
+      ["A", "B"],
+    ];
     const inputs = answers.map((pair, i) => `q${i} <<fake tag=${tag} id=${i} steps=gpt-6-luna~ok,${pair.map((w) => json(JUDGE, { winner: w })).join(",")}>>`);
-    const run = async (model: string) => waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: "Answer: {{ item }}", model } })).body.job_id);
+    const run = async (model: string) =>
+      waitForJob(
+        base(),
+        key,
+        (await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: "Answer: {{ item }}", model } })).body.job_id,
+      );
     const a = await run("openai/gpt-6-luna");
     const b = await run("openai/gpt-6-luna");
-    const body = { job_id: a.id, compare: { job_id_b: b.id }, judge: { model: `openai/${JUDGE}`, criteria: [CRITERIA[0]] }, sample: { size: 6 }, concurrency: 1 };
+    const body = {
+      job_id: a.id,
+      compare: { job_id_b: b.id },
+      judge: { model: `openai/${JUDGE}`, criteria: [CRITERIA[0]] },
+      sample: { size: 6 },
+      concurrency: 1,
+    };
     const evaluation = await waitForJob(base(), key, (await call(base(), "POST", "/v1/evaluations", { token: key, body })).body.job_id);
     expect(evaluation.status).toBe("completed");
     expect(evaluation.output.compare).toMatchObject({ wins_a: 3, wins_b: 1, ties: 2, win_rate_a: { value: 4 / 6 } });
     expect(evaluation.output.sample_size).toBe(6);
-    expect(evaluation.stages.map((s: { name: string; total: number }) => [s.name, s.total])).toEqual([["judge_ab", 6], ["judge_ba", 6], ["items", 6]]);
+    expect(evaluation.stages.map((s: { name: string; total: number }) => [s.name, s.total])).toEqual([
+      ["judge_ab", 6],
+      ["judge_ba", 6],
+      ["items", 6],
+    ]);
 
     // Another job's inputs are not these: 400 at compare.job_id_b.
-    const other = await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body: { inputs: inputs.map((s) => `${s}!`), prompt_template: "{{ item }}", model: "openai/gpt-6-luna" } })).body.job_id);
+    const other = await waitForJob(
+      base(),
+      key,
+      (
+        await call(base(), "POST", "/v1/map", {
+          token: key,
+          body: { inputs: inputs.map((s) => `${s}!`), prompt_template: "{{ item }}", model: "openai/gpt-6-luna" },
+        })
+      ).body.job_id,
+    );
     const refused = await call(base(), "POST", "/v1/evaluations", { token: key, body: { ...body, compare: { job_id_b: other.id } } });
     expect(refused.status).toBe(400);
     expect(refused.body.error.details[0].path).toBe("compare.job_id_b");
@@ -93,16 +141,41 @@ describe("evaluations", () => {
     const tag = uniqueTag("eval-gold");
     const source = await filterJob(key, tag, 4);
     const before = (await fakeStats(tag)).requests;
-    const gold = await waitForJob(base(), key, (await call(base(), "POST", "/v1/evaluations", { token: key, body: { job_id: source.id, gold: [0, 1, 2, 3].map((index) => ({ index, expected: index % 2 === 0 })) } })).body.job_id);
+    const gold = await waitForJob(
+      base(),
+      key,
+      (
+        await call(base(), "POST", "/v1/evaluations", {
+          token: key,
+          body: { job_id: source.id, gold: [0, 1, 2, 3].map((index) => ({ index, expected: index % 2 === 0 })) },
+        })
+      ).body.job_id,
+    );
     expect(gold.output.gold).toMatchObject({ n: 4, matched: 4, accuracy: 1, precision: 1, recall: 1, f1: 1 });
     expect(gold.total_attempts).toBe(0);
     expect((await fakeStats(tag)).requests).toBe(before); // no call at all
 
     const first = uniqueTag("eval-first");
     const inputs = [0, 1, 2, 3].map((i) => `q${i} <<fake tag=${first} id=${i} steps=gpt-6-luna~ok,${json(JUDGE, { winner: "A" })}>>`);
-    const run = async () => (await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: "{{ item }}", model: "openai/gpt-6-luna" } })).body.job_id)).id;
+    const run = async () =>
+      (
+        await waitForJob(
+          base(),
+          key,
+          (await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: "{{ item }}", model: "openai/gpt-6-luna" } })).body.job_id,
+        )
+      ).id;
     const [a, b] = [await run(), await run()];
-    const biased = await waitForJob(base(), key, (await call(base(), "POST", "/v1/evaluations", { token: key, body: { job_id: a, compare: { job_id_b: b }, judge: { model: `openai/${JUDGE}`, criteria: [CRITERIA[0]] }, sample: { size: 4 } } })).body.job_id);
+    const biased = await waitForJob(
+      base(),
+      key,
+      (
+        await call(base(), "POST", "/v1/evaluations", {
+          token: key,
+          body: { job_id: a, compare: { job_id_b: b }, judge: { model: `openai/${JUDGE}`, criteria: [CRITERIA[0]] }, sample: { size: 4 } },
+        })
+      ).body.job_id,
+    );
     expect(biased.output.compare).toMatchObject({ wins_a: 0, wins_b: 0, ties: 4, win_rate_a: { value: 0.5 } });
   });
 
@@ -112,7 +185,11 @@ describe("evaluations", () => {
     // Item 1's judge answers 400 first (a permanent failure with max_retries 0), then a verdict.
     const judged = `${JUDGE}~400,${json(JUDGE, verdicts(false))}`;
     const inputs = [0, 1, 2].map((i) => `claim ${i} <<fake tag=${tag} id=${i} steps=gpt-6-luna~ok,${i === 1 ? judged : json(JUDGE, verdicts(true))}>>`);
-    const target = await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: "{{ item }}", model: "openai/gpt-6-luna" } })).body.job_id);
+    const target = await waitForJob(
+      base(),
+      key,
+      (await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: "{{ item }}", model: "openai/gpt-6-luna" } })).body.job_id,
+    );
     expect(target.status).toBe("completed");
     const body = { job_id: target.id, judge: { model: `openai/${JUDGE}`, criteria: CRITERIA }, sample: { size: 3 }, max_retries: 0 };
     const first = await waitForJob(base(), key, (await call(base(), "POST", "/v1/evaluations", { token: key, body })).body.job_id);
@@ -159,7 +236,10 @@ describe("evaluations", () => {
     // Another tenant's job is not found.
     expect((await call(base(), "POST", "/v1/evaluations", { token: stranger, body: { job_id: source.id, judge } })).status).toBe(404);
     // A job still running: 409.
-    const slow = await call(base(), "POST", "/v1/map", { token: key, body: { inputs: [`x <<fake tag=${tag}-slow id=0 ms=3000>>`], prompt_template: "{{ item }}", model: "openai/gpt-6-luna" } });
+    const slow = await call(base(), "POST", "/v1/map", {
+      token: key,
+      body: { inputs: [`x <<fake tag=${tag}-slow id=0 ms=3000>>`], prompt_template: "{{ item }}", model: "openai/gpt-6-luna" },
+    });
     expect((await call(base(), "POST", "/v1/evaluations", { token: key, body: { job_id: slow.body.job_id, judge } })).status).toBe(409);
     await waitForJob(base(), key, slow.body.job_id);
     const jobs = (await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs;

@@ -74,15 +74,27 @@ describe("POST /v1/filter", () => {
     expect(created.status, JSON.stringify(created.body)).toBe(202);
     const job = await waitForJob(base(), key, created.body.job_id);
     expect(job.output).toEqual({ kept: [0, 3], dropped: 2, failed: 0, decided_by: { cascade: 2, model: 2 } });
-    expect(job.stages.map((s: any) => [s.name, s.total, s.succeeded, s.failed])).toEqual([["cascade", 4, 3, 1], ["items", 4, 4, 0]]);
+    expect(job.stages.map((s: any) => [s.name, s.total, s.succeeded, s.failed])).toEqual([
+      ["cascade", 4, 3, 1],
+      ["items", 4, 4, 0],
+    ]);
     const stats = await fakeStats(tag);
     expect(stats.requests).toBe(6);
     expect(stats.models.filter((m: string) => m === "gpt-6-luna")).toHaveLength(4);
     expect(stats.models.filter((m: string) => m === "gpt-6-sol")).toHaveLength(2);
 
     const results = await allResults(base(), key, job.id);
-    expect(results.map((r) => [r.index, r.decided_by, r.output?.keep])).toEqual([[0, "cascade", true], [1, "cascade", false], [2, "model", false], [3, "model", true]]);
-    expect(results[0]).toMatchObject({ input: { title: "paper 0" }, output: { keep: true, reason: "sure", confidence: 0.97 }, usage: { input_tokens: 0, output_tokens: 0 } });
+    expect(results.map((r) => [r.index, r.decided_by, r.output?.keep])).toEqual([
+      [0, "cascade", true],
+      [1, "cascade", false],
+      [2, "model", false],
+      [3, "model", true],
+    ]);
+    expect(results[0]).toMatchObject({
+      input: { title: "paper 0" },
+      output: { keep: true, reason: "sure", confidence: 0.97 },
+      usage: { input_tokens: 0, output_tokens: 0 },
+    });
     const cheap = await allResults(base(), key, job.id, "&stage=cascade");
     expect(cheap.map((r) => r.success)).toEqual([true, true, true, false]);
     expect(cheap[0].usage.input_tokens).toBeGreaterThan(0); // the cheaper model's tokens are its stage's
@@ -90,7 +102,10 @@ describe("POST /v1/filter", () => {
 
   it("refuses cascade thresholds that leave nothing to the job's model", async () => {
     const { key } = await newTenant(base());
-    const res = await call(base(), "POST", "/v1/filter", { token: key, body: { ...filterBody(uniqueTag("filter-th"), ["ok"]), cascade: { model: MODEL, accept_above: 0.5, reject_below: 0.5 } } });
+    const res = await call(base(), "POST", "/v1/filter", {
+      token: key,
+      body: { ...filterBody(uniqueTag("filter-th"), ["ok"]), cascade: { model: MODEL, accept_above: 0.5, reject_below: 0.5 } },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.details).toEqual([expect.objectContaining({ path: "cascade.reject_below" })]);
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
@@ -99,12 +114,18 @@ describe("POST /v1/filter", () => {
   it("refuses a predicate that does not read `item`, an unknown field and `kept` on another job's results, with nothing stored", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("filter-bad");
-    const noItem = await call(base(), "POST", "/v1/filter", { token: key, body: { ...filterBody(tag, ["ok"]), predicate_template: "Is it about translation?" } });
+    const noItem = await call(base(), "POST", "/v1/filter", {
+      token: key,
+      body: { ...filterBody(tag, ["ok"]), predicate_template: "Is it about translation?" },
+    });
     expect(noItem.status).toBe(400);
     expect(noItem.body.error.details).toEqual([expect.objectContaining({ path: "predicate_template" })]);
     const unknown = await call(base(), "POST", "/v1/filter", { token: key, body: { ...filterBody(tag, ["ok"]), output_schema: { type: "object" } } });
     expect(unknown.status).toBe(400);
-    const big = await call(base(), "POST", "/v1/filter", { token: key, body: { ...filterBody(tag, ["ok"]), predicate_template: `{{ item }}${"x".repeat(100_001)}` } });
+    const big = await call(base(), "POST", "/v1/filter", {
+      token: key,
+      body: { ...filterBody(tag, ["ok"]), predicate_template: `{{ item }}${"x".repeat(100_001)}` },
+    });
     expect(big.status).toBe(413);
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
     expect((await fakeStats(tag)).requests).toBe(0);

@@ -18,7 +18,11 @@ afterAll(() => {
 });
 
 function run(cmd: string, args: string[], cwd: string) {
-  const result = spawnSync(cmd, args, { cwd, encoding: "utf8", env: { ...process.env, FANOUT_API_KEY: "fo_test", npm_config_audit: "false", npm_config_fund: "false" } });
+  const result = spawnSync(cmd, args, {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, FANOUT_API_KEY: "fo_test", npm_config_audit: "false", npm_config_fund: "false" },
+  });
   return { code: result.status, stdout: result.stdout, out: `${result.stdout}${result.stderr}` };
 }
 

@@ -32,16 +32,30 @@ describe("the guide's examples (docs/operators.md)", () => {
     const { key } = await newTenant(base());
     const res = await call(base(), "POST", "/v1/filter?wait=true", { token: key, body: example("POST /v1/filter with a cascade") });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ type: "filter", status: "completed", output: { kept: [0, 1], dropped: 0, failed: 0, decided_by: { cascade: 2, model: 0 } } });
-    expect(res.body.stages.map((s: any) => [s.name, s.total, s.succeeded])).toEqual([["cascade", 2, 2], ["items", 2, 2]]);
+    expect(res.body).toMatchObject({
+      type: "filter",
+      status: "completed",
+      output: { kept: [0, 1], dropped: 0, failed: 0, decided_by: { cascade: 2, model: 0 } },
+    });
+    expect(res.body.stages.map((s: any) => [s.name, s.total, s.succeeded])).toEqual([
+      ["cascade", 2, 2],
+      ["items", 2, 2],
+    ]);
   });
 
   it("filter with a cascade target: offline the sample of 200 holds both items, so the job's model answers both and the cascade decides nothing", async () => {
     const { key } = await newTenant(base());
     const res = await call(base(), "POST", "/v1/filter?wait=true", { token: key, body: example("POST /v1/filter with a cascade target") });
     expect(res.status).toBe(200);
-    expect(res.body.output).toMatchObject({ decided_by: { cascade: 0, model: 0, sample: 2 }, cascade: { sample_size: 2, oracle_calls: 2, seed: 7, met: false } });
-    expect(res.body.stages.map((s: any) => [s.name, s.total])).toEqual([["cascade", 2], ["sample", 2], ["items", 2]]);
+    expect(res.body.output).toMatchObject({
+      decided_by: { cascade: 0, model: 0, sample: 2 },
+      cascade: { sample_size: 2, oracle_calls: 2, seed: 7, met: false },
+    });
+    expect(res.body.stages.map((s: any) => [s.name, s.total])).toEqual([
+      ["cascade", 2],
+      ["sample", 2],
+      ["items", 2],
+    ]);
   });
 
   it("evaluations: the example runs as written over the cascade example's job (its id put in)", async () => {
@@ -50,7 +64,12 @@ describe("the guide's examples (docs/operators.md)", () => {
     const body = { ...example("POST /v1/evaluations"), job_id: source.body.id };
     const res = await call(base(), "POST", "/v1/evaluations?wait=true", { token: key, body });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ type: "evaluation", status: "completed", evaluates: source.body.id, output: { sample_size: 2, seed: 1, criteria: { faithful: { judged: 2 } } } });
+    expect(res.body).toMatchObject({
+      type: "evaluation",
+      status: "completed",
+      evaluates: source.body.id,
+      output: { sample_size: 2, seed: 1, criteria: { faithful: { judged: 2 } } },
+    });
   });
 
   it("resolve: the trigram blocking compares the two Acme records only; their cluster gets one resolution, Globex is its own record", async () => {
@@ -61,7 +80,11 @@ describe("the guide's examples (docs/operators.md)", () => {
     expect(job.output.clusters).toEqual([[0, 1], [2]]);
     expect(job.output.resolved[1]).toEqual({ name: "Globex" });
     expect(JSON.parse(job.output.resolved[0]).echo).toMatch(/^One record for: /);
-    expect(job.stages.map((s: any) => [s.name, s.total])).toEqual([["records", 3], ["compare", 1], ["resolve", 1]]);
+    expect(job.stages.map((s: any) => [s.name, s.total])).toEqual([
+      ["records", 3],
+      ["compare", 1],
+      ["resolve", 1],
+    ]);
   });
 
   it("pipelines: the JSON example runs its three steps, the batch over the questions included", async () => {
@@ -69,7 +92,12 @@ describe("the guide's examples (docs/operators.md)", () => {
     const res = await call(base(), "POST", "/v1/pipelines?wait=true", { token: key, body: example("POST /v1/pipelines?wait=true") });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ type: "pipeline", status: "completed", error: null });
-    expect(res.body.stages.map((s: any) => [s.name, s.total])).toEqual([["outline", 1], ["answers", 3], ["guide", 3], ["steps", 3]]);
+    expect(res.body.stages.map((s: any) => [s.name, s.total])).toEqual([
+      ["outline", 1],
+      ["answers", 3],
+      ["guide", 3],
+      ["steps", 3],
+    ]);
     expect(JSON.parse(res.body.output).echo).toMatch(/^Guide so far: /);
   });
 
@@ -78,7 +106,13 @@ describe("the guide's examples (docs/operators.md)", () => {
     const res = await call(base(), "POST", "/v1/pipelines?wait=true", { token: key, body: example("POST /v1/pipelines with operator steps") });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ type: "pipeline", status: "completed", error: null });
-    expect(res.body.stages.map((s: any) => [s.name, s.total])).toEqual([["screen/items", 3], ["best/score", 3], ["best/compare", 3], ["blurb", 1], ["steps", 3]]);
+    expect(res.body.stages.map((s: any) => [s.name, s.total])).toEqual([
+      ["screen/items", 3],
+      ["best/score", 3],
+      ["best/compare", 3],
+      ["blurb", 1],
+      ["steps", 3],
+    ]);
     expect(JSON.parse(res.body.output).echo).toMatch(/^One line on Attention is all you need/); // offline every paper is kept and scored alike: the tie is broken by comparisons
   });
 

@@ -11,7 +11,10 @@ describe("job names", () => {
   it("a named job shows its name on the job and in the list; an unnamed one shows null", async () => {
     const { key } = await newTenant(base());
     const named = await call(base(), "POST", "/v1/map", { token: key, body: { ...scriptedMap(uniqueTag("named"), ["ok"]), name: "Q3 support tickets" } });
-    const plain = await call(base(), "POST", "/v1/reduce", { token: key, body: { inputs: ["a"], initial_value: {}, model: "openai/gpt-6-luna", reduction_task: { prompt_template: "{{ accumulator }} {{ current_result }}" } } });
+    const plain = await call(base(), "POST", "/v1/reduce", {
+      token: key,
+      body: { inputs: ["a"], initial_value: {}, model: "openai/gpt-6-luna", reduction_task: { prompt_template: "{{ accumulator }} {{ current_result }}" } },
+    });
     expect([named.status, plain.status]).toEqual([202, 202]);
     expect(await waitForJob(base(), key, named.body.job_id)).toMatchObject({ name: "Q3 support tickets", status: "completed" });
     expect((await waitForJob(base(), key, plain.body.job_id)).name).toBeNull();

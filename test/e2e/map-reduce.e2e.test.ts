@@ -48,10 +48,19 @@ describe("POST /v1/map-reduce", () => {
     expect(res.status).toBe(202);
     const job = await waitForJob(base(), key, res.body.job_id);
     expect(job).toMatchObject({ type: "map_reduce", status: "completed", error: null });
-    expect(job.stages.map((s: any) => [s.name, s.status, s.total])).toEqual([["map", "completed", 3], ["shuffle", "completed", 1], ["reduce", "completed", 3], ["synthesis", "completed", 1]]);
+    expect(job.stages.map((s: any) => [s.name, s.status, s.total])).toEqual([
+      ["map", "completed", 3],
+      ["shuffle", "completed", 1],
+      ["reduce", "completed", 3],
+      ["synthesis", "completed", 1],
+    ]);
     expect([(await fakeStats(tm)).requests, (await fakeStats(tr)).requests, (await fakeStats(ts)).requests]).toEqual([3, 3, 1]);
     const reduce = await allResults(base(), key, job.id, "&stage=reduce");
-    expect(reduce.map((r) => [r.index, r.level, r.key, r.inputs])).toEqual([[0, 0, null, []], [1, 0, null, []], [2, 1, null, [0, 1]]]);
+    expect(reduce.map((r) => [r.index, r.level, r.key, r.inputs])).toEqual([
+      [0, 0, null, []],
+      [1, 0, null, []],
+      [2, 1, null, [0, 1]],
+    ]);
     expect(reduce[0].output.echo).toBe("L0 K=None N=4 a1,a2,b1,"); // groups a, b (in key order): documents 0, 1, 4, 5
     expect(reduce[0].sources).toEqual([0, 1, 4, 5]);
     expect(reduce[1].output.echo).toBe("L0 K=None N=4 c1,d1,");
@@ -59,7 +68,11 @@ describe("POST /v1/map-reduce", () => {
     expect(reduce[2].output.echo).toBe("L1 K=None N=6 L0 K=None N=4 a1,a2,b1,,L0 K=None N=4 c1,d1,,");
     expect(job.output.echo).toBe(`S ${reduce[2].output.echo}`);
     const maps = await allResults(base(), key, job.id); // the default stage: map
-    expect(maps.map((m) => [m.documents, m.extractions])).toEqual([[[0, 1], 2], [[2, 3], 1], [[4, 5], 2]]);
+    expect(maps.map((m) => [m.documents, m.extractions])).toEqual([
+      [[0, 1], 2],
+      [[2, 3], 1],
+      [[4, 5], 2],
+    ]);
 
     const audit = await call(base(), "GET", `/v1/jobs/${job.id}/audit`, { token: key });
     expect(audit.status).toBe(200);
@@ -82,7 +95,10 @@ describe("POST /v1/map-reduce", () => {
     expect(flatJob.output.echo).toBe("L0 K=None N=4 a1,b1,b2,");
     expect((await fakeStats(tr1)).requests).toBe(1);
     const [tm2, tr2] = [uniqueTag("map"), uniqueTag("red")];
-    const cat = await call(base(), "POST", "/v1/map-reduce", { token: key, body: body(tm2, tr2, documents(tm2, batches, 2), { reduction_strategy: "category" }) });
+    const cat = await call(base(), "POST", "/v1/map-reduce", {
+      token: key,
+      body: body(tm2, tr2, documents(tm2, batches, 2), { reduction_strategy: "category" }),
+    });
     const catJob = await waitForJob(base(), key, cat.body.job_id);
     expect(catJob.output).toEqual([
       { key: "a", output: { echo: "L0 K=a N=2 a1,", length: 14 } },
@@ -103,7 +119,10 @@ describe("POST /v1/map-reduce", () => {
       const [tm, tr] = [uniqueTag("map"), uniqueTag("red")];
       const shuffle = { key: "category", dedupe: "exact", dedupe_fields: ["name"], conflict: "highest_confidence" };
       const reducer = { prompt_template: `{{ items | tojson }} <<fake tag=${tr}>>`, output_schema: ECHO_SCHEMA };
-      const res = await call(base(), "POST", "/v1/map-reduce", { token: key, body: body(tm, tr, documents(tm, batches, 2, { ms }), { shuffle, reducer, reduction_strategy: "flat" }) });
+      const res = await call(base(), "POST", "/v1/map-reduce", {
+        token: key,
+        body: body(tm, tr, documents(tm, batches, 2, { ms }), { shuffle, reducer, reduction_strategy: "flat" }),
+      });
       const job = await waitForJob(base(), key, res.body.job_id);
       expect(job.status).toBe("completed");
       return (await fakeStats(tr)).prompts.map((p) => p.replace(tr, "TAG"));
@@ -141,7 +160,10 @@ describe("POST /v1/map-reduce", () => {
     const [tm, tr] = [uniqueTag("map"), uniqueTag("red")];
     const q = `json:${encodeURIComponent(JSON.stringify([ex("a", "q")]))}`;
     const docs = documents(tm, [[ex("a", "x")], [], [ex("b", "y")]], 2, { steps: [null, `400,${q}`, null] });
-    const res = await call(base(), "POST", "/v1/map-reduce", { token: key, body: body(tm, tr, docs, { map_failures: "continue", reduction_strategy: "flat" }) });
+    const res = await call(base(), "POST", "/v1/map-reduce", {
+      token: key,
+      body: body(tm, tr, docs, { map_failures: "continue", reduction_strategy: "flat" }),
+    });
     const job = await waitForJob(base(), key, res.body.job_id);
     expect(job.status).toBe("completed");
     expect(job.output.echo).toBe("L0 K=None N=4 x,y,");
@@ -197,7 +219,10 @@ describe("POST /v1/map-reduce", () => {
     const job = await waitForJob(base(), key, res.body.job_id);
     expect(job.status).toBe("completed");
     const maps = await allResults(base(), key, job.id);
-    expect(maps.map((m) => [m.attempts, m.extractions])).toEqual([[2, 1], [2, 1]]);
+    expect(maps.map((m) => [m.attempts, m.extractions])).toEqual([
+      [2, 1],
+      [2, 1],
+    ]);
     const prompts = (await fakeStats(tm)).prompts;
     expect(prompts.filter((p) => p.includes("list of extraction objects"))).toHaveLength(2); // the retries carried the problem
   });
@@ -234,13 +259,24 @@ describe("POST /v1/map-reduce", () => {
     }
     const estimate = await call(base(), "POST", "/v1/map-reduce?dry_run=true", {
       token: key,
-      body: { ...ok, inputs: ["a", "b", "c", "d", "e", "f"], synthesis: { prompt_template: "{{ results }}", max_tokens: 10 }, reducer: { prompt_template: "{{ items }}", max_tokens: 20 } },
+      body: {
+        ...ok,
+        inputs: ["a", "b", "c", "d", "e", "f"],
+        synthesis: { prompt_template: "{{ results }}", max_tokens: 10 },
+        reducer: { prompt_template: "{{ items }}", max_tokens: 20 },
+      },
     });
     // 3 mapper batches; reduce sized as if each batch made a group: fan_in 2 → 2 calls, then 1; synthesis 1.
-    expect(estimate.body.estimate).toMatchObject({ calls: 7, by_stage: { map: { calls: 3 }, shuffle: { calls: 0 }, reduce: { calls: 3 }, synthesis: { calls: 1 } } });
+    expect(estimate.body.estimate).toMatchObject({
+      calls: 7,
+      by_stage: { map: { calls: 3 }, shuffle: { calls: 0 }, reduce: { calls: 3 }, synthesis: { calls: 1 } },
+    });
     expect(estimate.body.estimate.by_stage.reduce.output_tokens_max).toBe(60);
     expect(estimate.body.estimate.method).toMatch(/one group per mapper batch/);
-    const single = await call(base(), "POST", "/v1/map-reduce?dry_run=true", { token: key, body: { ...ok, docs_per_mapper: 1, mapper: { prompt_template: "{{ item }}" } } });
+    const single = await call(base(), "POST", "/v1/map-reduce?dry_run=true", {
+      token: key,
+      body: { ...ok, docs_per_mapper: 1, mapper: { prompt_template: "{{ item }}" } },
+    });
     expect(single.status).toBe(200); // with one document per mapper, `item` will do
     expect(single.body.estimate.by_stage.map.calls).toBe(2);
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);

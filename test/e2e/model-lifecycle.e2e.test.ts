@@ -15,11 +15,19 @@ describe("model lifecycle", () => {
     const body = { ...scriptedMap(uniqueTag("retired"), ["ok"]), model: "openai/e2e-retired" };
     const res = await call(base(), "POST", "/v1/map", { token: key, body });
     expect(res.status).toBe(400);
-    expect(res.body.error).toMatchObject({ code: "model_retired", details: { model: "openai/e2e-retired", shutdown_date: "2001-01-01", replacement: "openai/gpt-6-luna" } });
+    expect(res.body.error).toMatchObject({
+      code: "model_retired",
+      details: { model: "openai/e2e-retired", shutdown_date: "2001-01-01", replacement: "openai/gpt-6-luna" },
+    });
     expect(res.body.error.message).toContain("recommends openai/gpt-6-luna");
     // A dry run is refused the same way, and a cascade's model counts as the job's does.
     expect((await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body })).body.error.code).toBe("model_retired");
-    const filter = { inputs: ["a"], predicate_template: "Keep? {{ item }}", model: "openai/gpt-6-luna", cascade: { model: "openai/e2e-retired", accept_above: 0.9, reject_below: 0.1 } };
+    const filter = {
+      inputs: ["a"],
+      predicate_template: "Keep? {{ item }}",
+      model: "openai/gpt-6-luna",
+      cascade: { model: "openai/e2e-retired", accept_above: 0.9, reject_below: 0.1 },
+    };
     expect((await call(base(), "POST", "/v1/filter", { token: key, body: filter })).body.error.code).toBe("model_retired");
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
   });
@@ -33,7 +41,12 @@ describe("model lifecycle", () => {
     expect(created.body.warnings).toEqual([warning]);
     expect(await waitForJob(base(), key, created.body.job_id)).toMatchObject({ status: "completed", warnings: [warning] });
     // The cascade's model is one of the job's.
-    const filter = { inputs: ["a"], predicate_template: `Keep? {{ item }} ${tag}`, model: "openai/gpt-6-luna", cascade: { model: "openai/e2e-retiring", accept_above: 0.9, reject_below: 0.1 } };
+    const filter = {
+      inputs: ["a"],
+      predicate_template: `Keep? {{ item }} ${tag}`,
+      model: "openai/gpt-6-luna",
+      cascade: { model: "openai/e2e-retiring", accept_above: 0.9, reject_below: 0.1 },
+    };
     const cascaded = await call(base(), "POST", "/v1/filter", { token: key, body: filter });
     expect(cascaded.body.warnings).toEqual([warning]);
     const current = await call(base(), "POST", "/v1/map", { token: key, body: scriptedMap(uniqueTag("current"), ["ok"]) });

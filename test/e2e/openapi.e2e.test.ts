@@ -19,8 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => receiver.close());
 
-const as = (path: string, method = "GET", body?: unknown, headers?: Record<string, string>) =>
-  call(base(), method, path, { token: tenant.key, body, headers });
+const as = (path: string, method = "GET", body?: unknown, headers?: Record<string, string>) => call(base(), method, path, { token: tenant.key, body, headers });
 
 /** Reads a job's whole event stream (each event checked against JobEvent) and every stage's results. */
 async function readEverything(jobId: string): Promise<void> {
@@ -41,7 +40,9 @@ describe("the OpenAPI document", () => {
   it("admin routes: created, refused, revoked", async () => {
     expect((await call(base(), "POST", "/v1/admin/tenants", { body: { name: "x" } })).status).toBe(401);
     expect((await call(base(), "POST", "/v1/admin/tenants", { token: ADMIN_TOKEN, body: {} })).status).toBe(400);
-    expect((await call(base(), "POST", "/v1/admin/tenants", { token: ADMIN_TOKEN, rawBody: "name=x", headers: { "content-type": "text/plain" } })).status).toBe(415);
+    expect((await call(base(), "POST", "/v1/admin/tenants", { token: ADMIN_TOKEN, rawBody: "name=x", headers: { "content-type": "text/plain" } })).status).toBe(
+      415,
+    );
     expect((await call(base(), "POST", "/v1/admin/tenants/ten_nope/keys", { token: ADMIN_TOKEN, body: { name: "k" } })).status).toBe(404);
     const key = await call(base(), "POST", `/v1/admin/tenants/${tenant.tenantId}/keys`, { token: ADMIN_TOKEN, body: { name: "spare" } });
     expect(key.status).toBe(201);
@@ -113,7 +114,16 @@ describe("the OpenAPI document", () => {
       ["/v1/filter", { inputs: ["a tide pool", "a desert"], predicate_template: "Is {{ item }} wet?", model: "openai/gpt-6-luna" }],
       ["/v1/classify", { inputs: ["rain"], categories: [{ name: "wet" }, { name: "dry" }], model: "openai/gpt-6-luna" }],
       ["/v1/rank", { inputs: ["a", "b", "c"], criteria: "wetness", k: 2, model: "openai/gpt-6-luna" }],
-      ["/v1/resolve", { inputs: [{ n: "acme" }, { n: "acme" }, { n: "globex" }], comparison_template: "{{ item_a }} {{ item_b }}", blocking: { keys: ["n"] }, resolution_template: "{{ items }}", model: "openai/gpt-6-luna" }],
+      [
+        "/v1/resolve",
+        {
+          inputs: [{ n: "acme" }, { n: "acme" }, { n: "globex" }],
+          comparison_template: "{{ item_a }} {{ item_b }}",
+          blocking: { keys: ["n"] },
+          resolution_template: "{{ items }}",
+          model: "openai/gpt-6-luna",
+        },
+      ],
     ] as const) {
       const created = await as(path, "POST", body);
       expect(created.status, path).toBe(202);
@@ -123,7 +133,11 @@ describe("the OpenAPI document", () => {
     const jobs = (await as("/v1/jobs?limit=100")).body.jobs as { id: string; type: string }[];
     // An evaluation of the filter job: a judge over its results, and gold labels.
     const filtered = jobs.find((j) => j.type === "filter");
-    const evaluation = await as("/v1/evaluations", "POST", { job_id: filtered?.id, judge: { model: "openai/gpt-6-luna", criteria: [{ name: "sound", description: "The answer follows" }] }, gold: [{ index: 0, expected: true }] });
+    const evaluation = await as("/v1/evaluations", "POST", {
+      job_id: filtered?.id,
+      judge: { model: "openai/gpt-6-luna", criteria: [{ name: "sound", description: "The answer follows" }] },
+      gold: [{ index: 0, expected: true }],
+    });
     expect(evaluation.status).toBe(202);
     await readEverything(evaluation.body.job_id);
     expect((await as(`/v1/jobs/${filtered?.id}`)).body.evaluations).toEqual([evaluation.body.job_id]);

@@ -79,7 +79,10 @@ describe("pacing by the provider's rate limits", () => {
     const rate_limits = { ...declared, "gpt-6-luna": { rpm: 1_200 } };
     const { key } = await limitedTenant({ rpm: 1_200, tpm: null, headers: "none", burst_secs: 1 }, "openai", { rate_limits });
     const listed = await call(base(), "GET", "/v1/providers", { token: key });
-    expect(listed.body.providers[0].rate_limits).toEqual({ "gpt-6-luna": { rpm: 1_200, tpm: null }, "*": { rpm: declared["*"]?.rpm, tpm: declared["*"]?.tpm } });
+    expect(listed.body.providers[0].rate_limits).toEqual({
+      "gpt-6-luna": { rpm: 1_200, tpm: null },
+      "*": { rpm: declared["*"]?.rpm, tpm: declared["*"]?.tpm },
+    });
     const tag = uniqueTag("pace-decl");
     const { done, stats } = await run(key, tag, job(tag, 60, {}));
     expect(done).toMatchObject({ status: "completed", succeeded: 60, failed: 0 });
@@ -131,10 +134,12 @@ describe("pacing by the provider's rate limits", () => {
     expect((during[2] as number) / all).toBeGreaterThan(0.35);
     expect((during[2] as number) / all).toBeLessThan(0.65);
     // Each job was told its share as it changed: a quarter for a's jobs, half for b's, while all three waited.
-    const shares = await Promise.all(jobs.map(async (j, i) => {
-      const events = await readSse(await openEvents(base(), owners[i]!.key, j.body.job_id));
-      return events.filter((e) => e.event === "PACING_CHANGED").map((e) => e.data.pacing.share as number);
-    }));
+    const shares = await Promise.all(
+      jobs.map(async (j, i) => {
+        const events = await readSse(await openEvents(base(), owners[i]!.key, j.body.job_id));
+        return events.filter((e) => e.event === "PACING_CHANGED").map((e) => e.data.pacing.share as number);
+      }),
+    );
     expect(shares[0]).toContain(0.25);
     expect(shares[1]).toContain(0.25);
     expect(shares[2]).toContain(0.5);
@@ -143,12 +148,21 @@ describe("pacing by the provider's rate limits", () => {
   it("a cascade's cheaper model is paced by its own limits, apart from the job's model's", async () => {
     // One key, each model its own windows (as on the real APIs): gpt-6-luna at 1,200 a minute enforced per second, gpt-6-sol far above.
     // The 40 cheaper calls go first; leased from gpt-6-sol's pacer (or with its headers setting gpt-6-sol's limits), most would meet a 429.
-    const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-6-luna": { rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 } });
+    const { key } = await limitedTenant(
+      { rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 },
+      "openai",
+      {},
+      { "gpt-6-luna": { rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 } },
+    );
     const tag = uniqueTag("pace-cascade");
     const sure = `json:${encodeURIComponent(JSON.stringify({ keep: true, confidence: 0.99 }))}`;
     const body = {
-      inputs: Array.from({ length: 40 }, (_, i) => ({ d: fake(tag, i, sure) })), predicate_template: "Keep {{ item.d }}?",
-      model: "openai/gpt-6-sol", cascade: { model: "openai/gpt-6-luna" }, concurrency: 16, max_retries: 0,
+      inputs: Array.from({ length: 40 }, (_, i) => ({ d: fake(tag, i, sure) })),
+      predicate_template: "Keep {{ item.d }}?",
+      model: "openai/gpt-6-sol",
+      cascade: { model: "openai/gpt-6-luna" },
+      concurrency: 16,
+      max_retries: 0,
     };
     const started = Date.now();
     const created = await call(base(), "POST", "/v1/filter", { token: key, body });
@@ -167,14 +181,33 @@ describe("pacing by the provider's rate limits", () => {
   });
 
   it("a pipeline step on another model is paced by that model's limits, not the job's model's", async () => {
-    const { key } = await limitedTenant({ rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 }, "openai", {}, { "gpt-6-luna": { rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 } });
+    const { key } = await limitedTenant(
+      { rpm: 60_000, tpm: null, headers: "openai", burst_secs: 1 },
+      "openai",
+      {},
+      { "gpt-6-luna": { rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 } },
+    );
     const tag = uniqueTag("pace-step");
     const body = {
-      model: "openai/gpt-6-sol", concurrency: 16, max_retries: 0, inputs: { items: Array.from({ length: 60 }, (_, i) => i) },
+      model: "openai/gpt-6-sol",
+      concurrency: 16,
+      max_retries: 0,
+      inputs: { items: Array.from({ length: 60 }, (_, i) => i) },
       steps: [
         // The job's model first: its pacer learns gpt-6-sol's high limit. Leased from that pacer, the cheaper step's calls would go out at its pace and meet 429s.
-        { id: "first", type: "llm", batch: { items: "${items}", max_concurrent: 16 }, prompt_template: `First {{ item }} <<fake tag=${tag}-big id={{ item }}>>` },
-        { id: "each", type: "llm", model: "openai/gpt-6-luna", batch: { items: "${items}", max_concurrent: 16 }, prompt_template: `Item {{ item }} <<fake tag=${tag} id={{ item }}>>` },
+        {
+          id: "first",
+          type: "llm",
+          batch: { items: "${items}", max_concurrent: 16 },
+          prompt_template: `First {{ item }} <<fake tag=${tag}-big id={{ item }}>>`,
+        },
+        {
+          id: "each",
+          type: "llm",
+          model: "openai/gpt-6-luna",
+          batch: { items: "${items}", max_concurrent: 16 },
+          prompt_template: `Item {{ item }} <<fake tag=${tag} id={{ item }}>>`,
+        },
       ],
     };
     const started = Date.now();
@@ -189,12 +222,7 @@ describe("pacing by the provider's rate limits", () => {
 
   it("refuses rate limits out of bounds, with nothing stored", async () => {
     const { key } = await newTenant(base());
-    const bad = [
-      { rate_limit: { rpm: 0 } },
-      { rate_limit: {} },
-      { rate_limit: { rpm: 10, extra: 1 } },
-      { rate_limit: { tpm: 1e12 } },
-    ];
+    const bad = [{ rate_limit: { rpm: 0 } }, { rate_limit: {} }, { rate_limit: { rpm: 10, extra: 1 } }, { rate_limit: { tpm: 1e12 } }];
     for (const extra of bad) {
       const res = await call(base(), "POST", "/v1/map", { token: key, body: job(uniqueTag("bad"), 1, extra) });
       expect(res.status, JSON.stringify(extra)).toBe(400);
@@ -213,7 +241,13 @@ describe("pacing by the provider's rate limits", () => {
     const { key } = await limitedTenant({ rpm: 1_200, tpm: null, headers: "openai", burst_secs: 1 });
     const tag = uniqueTag("pace-agent");
     const started = Date.now();
-    const body = { inputs: Array.from({ length: 60 }, (_, i) => ({ d: fake(tag, i) })), agent_prompt_template: "Answer {{ item.d }}", model: "openai/gpt-6-luna", concurrency: 16, max_turns: 2 };
+    const body = {
+      inputs: Array.from({ length: 60 }, (_, i) => ({ d: fake(tag, i) })),
+      agent_prompt_template: "Answer {{ item.d }}",
+      model: "openai/gpt-6-luna",
+      concurrency: 16,
+      max_turns: 2,
+    };
     const created = await call(base(), "POST", "/v1/agentic-map", { token: key, body });
     expect(created.status, JSON.stringify(created.body)).toBe(202);
     const done = await waitForJob(base(), key, created.body.job_id);

@@ -37,7 +37,12 @@ describe("POST /v1/pipelines (XML)", () => {
     expect(created.status, JSON.stringify(created.body)).toBe(202);
     const job = await waitForJob(base(), key, created.body.job_id);
     expect(job).toMatchObject({ status: "completed", total_attempts: 7 });
-    expect(job.stages.map((s: any) => [s.name, s.total])).toEqual([["step_1.input.metadata", 1], ["step_1.inner", 3], ["step_1", 3], ["steps", 1]]);
+    expect(job.stages.map((s: any) => [s.name, s.total])).toEqual([
+      ["step_1.input.metadata", 1],
+      ["step_1.inner", 3],
+      ["step_1", 3],
+      ["steps", 1],
+    ]);
     const inner = await allResults(base(), key, job.id, "&stage=step_1.inner");
     expect(JSON.parse(inner[1].output).echo).toMatch(/^Processing for each input\ncurrent_data: Value 2\nmetadata: /);
     const folds = await allResults(base(), key, job.id, "&stage=step_1");
@@ -82,7 +87,10 @@ describe("POST /v1/pipelines (XML)", () => {
     expect((await postXml(key, '<!DOCTYPE t [<!ENTITY a "aaaa">]><task>&a;</task>', `?model=${MODEL}`)).body.error.code).toBe("invalid_xml");
     const unknown = await postXml(key, fixture("sequential.xml"), `?model=${MODEL}`);
     expect(unknown.status).toBe(400);
-    expect(unknown.body.error.details).toContainEqual({ path: "steps[0].inputs.data", message: 'unknown name "raw_data": neither a pipeline input nor an earlier step' });
+    expect(unknown.body.error.details).toContainEqual({
+      path: "steps[0].inputs.data",
+      message: 'unknown name "raw_data": neither a pipeline input nor an earlier step',
+    });
     const noModel = await postXml(key, "<task><description>x</description></task>");
     expect(noModel.status).toBe(400);
     expect(noModel.body.error.details[0].path).toBe("model");

@@ -5,24 +5,9 @@
  * submission check a 400 at its exact path.
  */
 import { describe, expect, it } from "vitest";
-import { allResults, call, ECHO_SCHEMA, newTenant, openEvents, readSse, waitForJob, waitForStatus } from "./harness/api.ts";
+import { allResults, call, ECHO_SCHEMA, newTenant, openEvents, readSse } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
-
-const MODEL = "openai/gpt-6-luna";
-const json = (value: unknown) => `json:${encodeURIComponent(JSON.stringify(value))}`;
-const FILES_SCHEMA = { type: "object", properties: { files: { type: "array" } }, required: ["files"] };
-
-async function run(key: string, body: Record<string, unknown>) {
-  const created = await call(base(), "POST", "/v1/pipelines", { token: key, body: { model: MODEL, concurrency: 8, ...body } });
-  expect(created.status, JSON.stringify(created.body)).toBe(202);
-  return waitForJob(base(), key, created.body.job_id);
-}
-
-async function refused(key: string, body: Record<string, unknown>) {
-  const answer = await call(base(), "POST", "/v1/pipelines", { token: key, body: { model: MODEL, ...body } });
-  expect(answer.status).toBe(400);
-  return answer.body.error;
-}
+import { FILES_SCHEMA, json, MODEL, refused, run } from "./harness/pipelines.ts";
 
 describe("POST /v1/pipelines", () => {
   it("runs the contract's example: a step per stage, a batch over an earlier step's list, a reduce over the batch's results", async () => {
@@ -33,25 +18,47 @@ describe("POST /v1/pipelines", () => {
       inputs: { raw_data: "RAW", default_config: { mode: "strict" } },
       steps: [
         { id: "load", type: "llm", prompt_template: `Load: {{ data }} <<fake tag=${t} id=load>>`, inputs: { data: "${raw_data}" }, output_schema: ECHO_SCHEMA },
-        { id: "list_files", type: "llm", prompt_template: `List the files in {{ load.echo }} <<fake tag=${t} id=list steps=${json({ files })}>>`, output_schema: FILES_SCHEMA },
         {
-          id: "summarize_files", type: "llm", output_schema: ECHO_SCHEMA,
+          id: "list_files",
+          type: "llm",
+          prompt_template: `List the files in {{ load.echo }} <<fake tag=${t} id=list steps=${json({ files })}>>`,
+          output_schema: FILES_SCHEMA,
+        },
+        {
+          id: "summarize_files",
+          type: "llm",
+          output_schema: ECHO_SCHEMA,
           batch: { items: "${list_files.files}", as: "file", error_handling: "continue", max_concurrent: 16 },
           prompt_template: `Summarize {{ file }} <<fake tag=${t} id={{ file }} steps={{ '401' if file == 'b.txt' else 'ok' }}>>`,
         },
         {
-          id: "combine", type: "reduce", inputs_from: "${summarize_files.results}", initial_value: "",
-          reduction_task: { prompt_template: `{{ accumulator.echo if accumulator else '' }}+{{ current_result.echo if current_result else 'none' }} <<fake tag=${t} id=r{{ index }}>>`, output_schema: ECHO_SCHEMA },
+          id: "combine",
+          type: "reduce",
+          inputs_from: "${summarize_files.results}",
+          initial_value: "",
+          reduction_task: {
+            prompt_template: `{{ accumulator.echo if accumulator else '' }}+{{ current_result.echo if current_result else 'none' }} <<fake tag=${t} id=r{{ index }}>>`,
+            output_schema: ECHO_SCHEMA,
+          },
         },
       ],
     });
     expect(job).toMatchObject({ type: "pipeline", status: "completed", error: null });
     expect(job.output.echo).toBe("+Summarize a.txt+none+Summarize c.txt");
     expect(job.stages.map((s: any) => [s.name, s.status, s.total])).toEqual([
-      ["load", "completed", 1], ["list_files", "completed", 1], ["summarize_files", "completed", 3], ["combine", "completed", 3], ["steps", "completed", 4],
+      ["load", "completed", 1],
+      ["list_files", "completed", 1],
+      ["summarize_files", "completed", 3],
+      ["combine", "completed", 3],
+      ["steps", "completed", 4],
     ]);
     const steps = await allResults(base(), key, job.id, "&stage=steps");
-    expect(steps.map((s) => [s.index, s.step, s.status])).toEqual([[0, "load", "completed"], [1, "list_files", "completed"], [2, "summarize_files", "completed"], [3, "combine", "completed"]]);
+    expect(steps.map((s) => [s.index, s.step, s.status])).toEqual([
+      [0, "load", "completed"],
+      [1, "list_files", "completed"],
+      [2, "summarize_files", "completed"],
+      [3, "combine", "completed"],
+    ]);
     expect(steps[0].output).toEqual({ echo: "Load: RAW", length: 9 });
     expect(steps[0].usage.input_tokens).toBeGreaterThan(0);
     const batch = steps[2].output;
@@ -59,11 +66,20 @@ describe("POST /v1/pipelines", () => {
     expect(batch.results.map((r: any) => r?.echo ?? null)).toEqual(["Summarize a.txt", null, "Summarize c.txt"]);
     expect(batch.errors).toEqual([{ index: 1, item: "b.txt", error: expect.any(String) }]);
     const events = await readSse(await openEvents(base(), key, job.id));
-    expect(events.filter((e) => e.event === "STAGE_STARTED" && e.data.stage !== "steps").map((e) => e.data.stage)).toEqual(["load", "list_files", "summarize_files", "combine"]);
+    expect(events.filter((e) => e.event === "STAGE_STARTED" && e.data.stage !== "steps").map((e) => e.data.stage)).toEqual([
+      "load",
+      "list_files",
+      "summarize_files",
+      "combine",
+    ]);
     const order = events.filter((e) => e.event === "STAGE_COMPLETED" && e.data.stage !== "steps").map((e) => e.data.stage);
     expect(order).toEqual(["load", "list_files", "summarize_files", "combine"]);
     const elements = await allResults(base(), key, job.id, "&stage=summarize_files");
-    expect(elements.map((e) => [e.index, e.success, e.item])).toEqual([[0, true, "a.txt"], [1, false, "b.txt"], [2, true, "c.txt"]]);
+    expect(elements.map((e) => [e.index, e.success, e.item])).toEqual([
+      [0, true, "a.txt"],
+      [1, false, "b.txt"],
+      [2, true, "c.txt"],
+    ]);
   });
 
   it("empty list: the batch result is empty and the next step runs", async () => {
@@ -88,8 +104,20 @@ describe("POST /v1/pipelines", () => {
     const job = await run(key, {
       inputs: { people: [{ name: "Ada", age: 36 }], one: ["x"] },
       steps: [
-        { id: "greet", type: "llm", batch: { items: "${people}", as: "person" }, prompt_template: `Hello {{ person.name }} ({{ person.age }}) <<fake tag=${t}>>`, output_schema: ECHO_SCHEMA },
-        { id: "nothing", type: "llm", batch: { items: "${one}" }, prompt_template: `{{ item }} <<fake tag=${t} id=null steps=${json(null)}>>`, output_schema: { type: "null" } },
+        {
+          id: "greet",
+          type: "llm",
+          batch: { items: "${people}", as: "person" },
+          prompt_template: `Hello {{ person.name }} ({{ person.age }}) <<fake tag=${t}>>`,
+          output_schema: ECHO_SCHEMA,
+        },
+        {
+          id: "nothing",
+          type: "llm",
+          batch: { items: "${one}" },
+          prompt_template: `{{ item }} <<fake tag=${t} id=null steps=${json(null)}>>`,
+          output_schema: { type: "null" },
+        },
       ],
     });
     expect(job.status).toBe("completed");
@@ -105,7 +133,10 @@ describe("POST /v1/pipelines", () => {
       inputs: { list: [1, 2, 3, 4, 5, 6] },
       steps: [
         {
-          id: "both", type: "llm", output_schema: ECHO_SCHEMA, prompt_template: "{{ left.echo }} & {{ right.echo }}",
+          id: "both",
+          type: "llm",
+          output_schema: ECHO_SCHEMA,
+          prompt_template: "{{ left.echo }} & {{ right.echo }}",
           inputs: {
             left: { task: { prompt_template: `L <<fake tag=${ti} id=l ms=400>>`, output_schema: ECHO_SCHEMA } },
             right: { task: { prompt_template: `R <<fake tag=${ti} id=r ms=400>>`, output_schema: ECHO_SCHEMA } },
@@ -127,15 +158,40 @@ describe("POST /v1/pipelines", () => {
   it("context management: none sees only its inputs, subset the names listed, accumulate_data the earlier steps' notes", async () => {
     const { key } = await newTenant(base());
     const t = uniqueTag("ctx");
-    const probe = "{{ secret | default('no-secret') }} {{ first.echo | default('no-first') }} {{ own | default('no-own') }} {{ accumulated | default([]) | length }}";
+    const probe =
+      "{{ secret | default('no-secret') }} {{ first.echo | default('no-first') }} {{ own | default('no-own') }} {{ accumulated | default([]) | length }}";
     const job = await run(key, {
       inputs: { secret: "S" },
       steps: [
-        { id: "first", type: "llm", prompt_template: `F <<fake tag=${t} steps=${json({ echo: "E", length: 1, notes: "first-notes" })}>>`, output_schema: ECHO_SCHEMA },
+        {
+          id: "first",
+          type: "llm",
+          prompt_template: `F <<fake tag=${t} steps=${json({ echo: "E", length: 1, notes: "first-notes" })}>>`,
+          output_schema: ECHO_SCHEMA,
+        },
         { id: "full", type: "llm", prompt_template: `${probe} <<fake tag=${t}>>`, output_schema: ECHO_SCHEMA },
-        { id: "bare", type: "llm", context_management: { inherit_context: "none" }, inputs: { own: "O" }, prompt_template: `${probe} <<fake tag=${t}>>`, output_schema: ECHO_SCHEMA },
-        { id: "subset", type: "llm", context_management: { inherit_context: "subset", subset: ["first"] }, prompt_template: `${probe} <<fake tag=${t}>>`, output_schema: ECHO_SCHEMA },
-        { id: "acc", type: "llm", context_management: { accumulate_data: true }, prompt_template: `{% for a in accumulated %}{{ a.step }}={{ a.notes }};{% endfor %} <<fake tag=${t}>>`, output_schema: ECHO_SCHEMA },
+        {
+          id: "bare",
+          type: "llm",
+          context_management: { inherit_context: "none" },
+          inputs: { own: "O" },
+          prompt_template: `${probe} <<fake tag=${t}>>`,
+          output_schema: ECHO_SCHEMA,
+        },
+        {
+          id: "subset",
+          type: "llm",
+          context_management: { inherit_context: "subset", subset: ["first"] },
+          prompt_template: `${probe} <<fake tag=${t}>>`,
+          output_schema: ECHO_SCHEMA,
+        },
+        {
+          id: "acc",
+          type: "llm",
+          context_management: { accumulate_data: true },
+          prompt_template: `{% for a in accumulated %}{{ a.step }}={{ a.notes }};{% endfor %} <<fake tag=${t}>>`,
+          output_schema: ECHO_SCHEMA,
+        },
       ],
     });
     expect(job.status, JSON.stringify(job.error)).toBe("completed");
@@ -144,7 +200,9 @@ describe("POST /v1/pipelines", () => {
     expect(out.bare).toBe("no-secret no-first O 0");
     expect(out.subset).toBe("no-secret E no-own 0");
     const note = (echo: string) => JSON.stringify({ echo, length: echo.length });
-    expect(job.output.echo).toBe(`first=first-notes;full=${note("S E no-own 0")};bare=${note("no-secret no-first O 0")};subset=${note("no-secret E no-own 0")};`);
+    expect(job.output.echo).toBe(
+      `first=first-notes;full=${note("S E no-own 0")};bare=${note("no-secret no-first O 0")};subset=${note("no-secret E no-own 0")};`,
+    );
   });
 
   it("accumulation_format full_output: later steps see earlier outputs whole", async () => {
@@ -154,68 +212,16 @@ describe("POST /v1/pipelines", () => {
       context_management: { accumulation_format: "full_output" },
       steps: [
         { id: "one", type: "llm", prompt_template: `x <<fake tag=${t} steps=${json({ echo: "E", length: 1, notes: "short" })}>>`, output_schema: ECHO_SCHEMA },
-        { id: "two", type: "llm", context_management: { accumulate_data: true }, prompt_template: `{% for a in accumulated %}{{ a.step }}:{{ a.output.echo }}/{{ a.notes | default('no-notes') }}{% endfor %} <<fake tag=${t}>>`, output_schema: ECHO_SCHEMA },
+        {
+          id: "two",
+          type: "llm",
+          context_management: { accumulate_data: true },
+          prompt_template: `{% for a in accumulated %}{{ a.step }}:{{ a.output.echo }}/{{ a.notes | default('no-notes') }}{% endfor %} <<fake tag=${t}>>`,
+          output_schema: ECHO_SCHEMA,
+        },
       ],
     });
     expect(job.output.echo).toBe("one:E/no-notes");
-  });
-
-  it("a token budget over the whole pipeline pauses it where the real spend outruns it, and a resume goes on without repeating a call", async () => {
-    const { key } = await newTenant(base());
-    const t = uniqueTag("pbudget");
-    const body = {
-      model: MODEL, max_tokens: 20,
-      steps: [
-        { id: "list", type: "llm", prompt_template: `list <<fake tag=${t} id=list steps=${json({ files: Array.from({ length: 20 }, (_, i) => `f${i}`) })}>>`, output_schema: FILES_SCHEMA },
-        { id: "each", type: "llm", batch: { items: "${list.files}", max_concurrent: 1 }, prompt_template: `{{ item }} <<fake tag=${t} id={{ item }}>>`, output_schema: ECHO_SCHEMA },
-        { id: "end", type: "llm", prompt_template: `{{ each.count }} <<fake tag=${t} id=end>>`, output_schema: ECHO_SCHEMA },
-      ],
-    };
-    const dry = await call(base(), "POST", "/v1/pipelines?dry_run=true", { token: key, body });
-    expect(dry.body.estimate).toMatchObject({ calls: 3 }); // the batch over an earlier output counted once
-    expect(dry.body.estimate.method).toContain("earlier outputs");
-    const total = dry.body.estimate.total_tokens;
-    const created = await call(base(), "POST", "/v1/pipelines", { token: key, body: { ...body, token_budget: { total } } });
-    const paused = await waitForStatus(base(), key, created.body.job_id, ["paused"], 30_000);
-    // The twenty elements were counted as one call: the real spend outruns the budget within them.
-    expect(paused).toMatchObject({ pause_reason: "budget_exhausted", stage: "each" });
-    expect((await fakeStats(t)).requests).toBeLessThan(22);
-    const resumed = await call(base(), "POST", `/v1/jobs/${paused.id}/resume`, { token: key, body: { token_budget: { total: total * 10 } } });
-    expect(resumed.status).toBe(202);
-    const done = await waitForJob(base(), key, paused.id);
-    expect(done).toMatchObject({ status: "completed", output: { echo: "20" } });
-    expect((await fakeStats(t)).requests).toBe(22); // list, twenty elements, end: none twice
-  });
-
-  it("fail_fast: the step fails with its path and element, the partial result is kept, and recover goes on without repeating finished elements", async () => {
-    const { key } = await newTenant(base());
-    const t = uniqueTag("ff");
-    const body = {
-      inputs: { list: ["a", "b", "c"] },
-      max_retries: 0,
-      steps: [
-        { id: "first", type: "llm", prompt_template: `start <<fake tag=${t} id=first>>`, output_schema: ECHO_SCHEMA },
-        {
-          id: "outer", type: "sequential",
-          steps: [{ id: "each", type: "llm", batch: { items: "${list}", max_concurrent: 1 }, prompt_template: `{{ item }} <<fake tag=${t} id={{ item }} steps={{ '401,ok' if item == 'b' else 'ok' }}>>`, output_schema: ECHO_SCHEMA }],
-        },
-        { id: "last", type: "llm", prompt_template: `{{ outer.results | map(attribute='echo') | join(',') }} <<fake tag=${t} id=last>>`, output_schema: ECHO_SCHEMA },
-      ],
-    };
-    const failed = await run(key, body);
-    expect(failed).toMatchObject({ status: "failed", error: { code: "step_failed", step: "outer.each", index: 1 } });
-    expect(failed.output).toEqual({ failed_step: "outer.each", accumulated: [{ step: "first", notes: JSON.stringify({ echo: "start", length: 5 }) }] });
-    expect((await fakeStats(t)).requests).toBe(3); // first, a, b — c never started
-    const listed = await allResults(base(), key, failed.id, "&stage=steps");
-    expect(listed.map((s) => [s.index, s.step, s.status, s.output === null])).toEqual([[0, "first", "completed", false], [1, "outer.each", "failed", true], [2, "last", "pending", true]]);
-    expect(listed[1].usage.input_tokens).toBeGreaterThan(0); // a and b ran
-    expect((await allResults(base(), key, failed.id, "&stage=outer.each")).map((e) => [e.index, e.success])).toEqual([[0, true], [1, false]]);
-    const recovered = await call(base(), "POST", `/v1/jobs/${failed.id}/recover`, { token: key, body: {} });
-    expect(recovered.status).toBe(202);
-    const done = await waitForJob(base(), key, failed.id);
-    expect(done).toMatchObject({ status: "completed", error: null });
-    expect(done.output.echo).toBe("a,b,c");
-    expect((await fakeStats(t)).requests).toBe(6); // b again, c, last: nothing finished ran twice
   });
 
   it("a batch over an earlier step's output that is not a list fails the step with the contract's message; a dry run estimates every step", async () => {
@@ -231,7 +237,10 @@ describe("POST /v1/pipelines", () => {
     expect(estimate.status).toBe(200);
     expect(estimate.body.estimate).toMatchObject({ calls: 2 });
     const job = await run(key, body);
-    expect(job).toMatchObject({ status: "failed", error: { code: "step_failed", step: "each", index: null, message: "Batch items must be an array, got object" } });
+    expect(job).toMatchObject({
+      status: "failed",
+      error: { code: "step_failed", step: "each", index: null, message: "Batch items must be an array, got object" },
+    });
     expect(job.output).toEqual({ failed_step: "each", accumulated: [{ step: "first", notes: JSON.stringify({ echo: "x", length: 1 }) }] });
   });
 
@@ -241,67 +250,68 @@ describe("POST /v1/pipelines", () => {
     const job = await run(key, {
       inputs: { topic: "owls", people: ["ann", "bob"] },
       steps: [
-        { id: "research", type: "agent", inputs: { about: "${topic}" }, prompt_template: `Research {{ about }} <<fake tag=${t} id=r steps=text:found_{{ about }}>>`, max_turns: 2 },
-        { id: "ask", type: "agent", batch: { items: "${people}", as: "who" }, prompt_template: `Ask {{ who }} <<fake tag=${t} id={{ who }} steps=text:answer_{{ who }}>>`, max_turns: 2 },
+        {
+          id: "research",
+          type: "agent",
+          inputs: { about: "${topic}" },
+          prompt_template: `Research {{ about }} <<fake tag=${t} id=r steps=text:found_{{ about }}>>`,
+          max_turns: 2,
+        },
+        {
+          id: "ask",
+          type: "agent",
+          batch: { items: "${people}", as: "who" },
+          prompt_template: `Ask {{ who }} <<fake tag=${t} id={{ who }} steps=text:answer_{{ who }}>>`,
+          max_turns: 2,
+        },
         { id: "summary", type: "llm", prompt_template: `{{ research }} / {{ ask.results | join(',') }} <<fake tag=${t}>>`, output_schema: ECHO_SCHEMA },
       ],
     });
     expect(job.status, JSON.stringify(job.error)).toBe("completed");
     expect(job.output.echo).toBe("found owls / answer ann,answer bob");
     const asked = await allResults(base(), key, job.id, "&stage=ask");
-    expect(asked.map((r) => [r.index, r.item, r.output, r.turns])).toEqual([[0, "ann", "answer ann", 1], [1, "bob", "answer bob", 1]]);
+    expect(asked.map((r) => [r.index, r.item, r.output, r.turns])).toEqual([
+      [0, "ann", "answer ann", 1],
+      [1, "bob", "answer bob", 1],
+    ]);
     const session = await call(base(), "GET", `/v1/sessions/${asked[1].session_id}`, { token: key });
     expect(session.status).toBe(200);
     expect(session.body.messages[0].content).toContain("Ask bob");
-    const bad = await call(base(), "POST", "/v1/pipelines", { token: key, body: { model: MODEL, steps: [{ id: "a", type: "agent", prompt_template: "x", max_turns: 0, tools: [{ type: "http", name: "t", description: "d", url: "http://10.0.0.1/x" }] }] } });
+    const bad = await call(base(), "POST", "/v1/pipelines", {
+      token: key,
+      body: {
+        model: MODEL,
+        steps: [
+          { id: "a", type: "agent", prompt_template: "x", max_turns: 0, tools: [{ type: "http", name: "t", description: "d", url: "http://10.0.0.1/x" }] },
+        ],
+      },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details.map((d: any) => d.path)).toEqual(["steps[0].max_turns"]);
-  });
-
-  it("recover of a completed pipeline re-runs a continue batch's failed elements, then every later step; of a failed one, goes on from the failed step only", async () => {
-    const { key } = await newTenant(base());
-    const t = uniqueTag("redo");
-    const steps = (last: string) => [
-      { id: "first", type: "llm", prompt_template: `first <<fake tag=${t} id=first-${last}>>`, output_schema: ECHO_SCHEMA },
-      { id: "each", type: "llm", batch: { items: "${list}", error_handling: "continue" }, prompt_template: `{{ item }} <<fake tag=${t} id={{ item }}-${last} steps={{ '401,ok' if item == 'b' else 'ok' }}>>`, output_schema: ECHO_SCHEMA },
-      { id: "last", type: "llm", prompt_template: `{% for r in each.results %}{{ r.echo if r else '' }}{{ '' if loop.last else ',' }}{% endfor %} <<fake tag=${t} id=last-${last} steps=${last}>>`, output_schema: ECHO_SCHEMA },
-    ];
-    // Completed with one failed element: recover re-runs it, then `last` (planned anew), never `first`.
-    const done = await run(key, { inputs: { list: ["a", "b", "c"] }, max_retries: 0, steps: steps("ok") });
-    expect(done).toMatchObject({ status: "completed", output: { echo: "a,,c" } });
-    // b, and the markers of `each` and `last` (the `last` stage is dropped and planned anew)
-    expect((await call(base(), "POST", `/v1/jobs/${done.id}/recover`, { token: key, body: {} })).body.recovering).toBe(1 + 2);
-    const redone = await waitForJob(base(), key, done.id);
-    expect(redone).toMatchObject({ status: "completed", output: { echo: "a,b,c" }, failed: 0 });
-    const markers = await allResults(base(), key, done.id, "&stage=steps");
-    expect(markers.map((m) => m.step)).toEqual(["first", "each", "last"]);
-    expect(markers[1].output.errors).toBeNull();
-    expect((await allResults(base(), key, done.id, "&stage=last"))).toHaveLength(1);
-    const calls = await fakeStats(t);
-    expect(calls.requests).toBe(1 + 3 + 1 + 1 + 1); // first once; a, b, c; last; then b and last again
-
-    // Failed at `last` (after the same continue failure): recover re-runs `last` only; b's failure stays.
-    const failed = await run(key, { inputs: { list: ["a", "b", "c"] }, max_retries: 0, steps: steps("401,ok") });
-    expect(failed).toMatchObject({ status: "failed", error: { code: "step_failed", step: "last" } });
-    const before = (await fakeStats(t)).requests;
-    expect((await call(base(), "POST", `/v1/jobs/${failed.id}/recover`, { token: key, body: {} })).body.recovering).toBe(1);
-    const ended = await waitForJob(base(), key, failed.id);
-    expect(ended).toMatchObject({ status: "completed", output: { echo: "a,,c" } });
-    expect((await fakeStats(t)).requests).toBe(before + 1);
   });
 
   it("any unique id the contract's pattern allows: a nested step named subtasks, inner, input or steps runs, and an input task may carry its id", async () => {
     // Before stages had kinds in columns, `outer.subtasks` was taken for an agent's children: the job never ended.
     const { key } = await newTenant(base());
     const t = uniqueTag("pipe-ids");
-    const llm = (id: string, extra: Record<string, unknown> = {}) => ({ id, type: "llm", prompt_template: `Step ${id} <<fake tag=${t} id=${id}>>`, output_schema: ECHO_SCHEMA, ...extra });
+    const llm = (id: string, extra: Record<string, unknown> = {}) => ({
+      id,
+      type: "llm",
+      prompt_template: `Step ${id} <<fake tag=${t} id=${id}>>`,
+      output_schema: ECHO_SCHEMA,
+      ...extra,
+    });
     const job = await run(key, {
       steps: [
         {
-          id: "outer", type: "sequential",
+          id: "outer",
+          type: "sequential",
           steps: [
             llm("subtasks"),
-            llm("inner", { inputs: { first: { task: { id: "fetch_it", prompt_template: `Fetch <<fake tag=${t} id=fetch>>`, output_schema: ECHO_SCHEMA } } }, prompt_template: `Step inner {{ first.echo }} <<fake tag=${t} id=inner>>` }),
+            llm("inner", {
+              inputs: { first: { task: { id: "fetch_it", prompt_template: `Fetch <<fake tag=${t} id=fetch>>`, output_schema: ECHO_SCHEMA } } },
+              prompt_template: `Step inner {{ first.echo }} <<fake tag=${t} id=inner>>`,
+            }),
             llm("input"),
             llm("steps"),
           ],
@@ -311,7 +321,10 @@ describe("POST /v1/pipelines", () => {
     expect(job).toMatchObject({ status: "completed" });
     expect((await fakeStats(t)).requests).toBe(5);
     const steps = await allResults(base(), key, job.id, "&stage=steps");
-    expect(steps.map((r: { step: string }) => r.step), JSON.stringify(steps)).toEqual(["outer.subtasks", "outer.inner", "outer.input", "outer.steps"]);
+    expect(
+      steps.map((r: { step: string }) => r.step),
+      JSON.stringify(steps),
+    ).toEqual(["outer.subtasks", "outer.inner", "outer.input", "outer.steps"]);
   });
 
   it("refuses bad pipelines with 400 at the exact path, storing nothing", async () => {
@@ -321,32 +334,80 @@ describe("POST /v1/pipelines", () => {
       [{ steps: [llm({ batch: {} })] }, "steps[0].batch.items", "batch.items is required"],
       [{ steps: [llm({ batch: { items: "list" } })] }, "steps[0].batch.items", "batch.items must be a template reference"],
       [{ inputs: { list: [] }, steps: [llm({ batch: { items: "${list}", as: "1x" } })] }, "steps[0].batch.as", "batch.as must be a valid identifier"],
-      [{ inputs: { list: [] }, steps: [llm({ batch: { items: "${list}", error_handling: "skip" } })] }, "steps[0].batch.error_handling", "batch.error_handling must be 'fail_fast' or 'continue'"],
+      [
+        { inputs: { list: [] }, steps: [llm({ batch: { items: "${list}", error_handling: "skip" } })] },
+        "steps[0].batch.error_handling",
+        "batch.error_handling must be 'fail_fast' or 'continue'",
+      ],
       [{ inputs: { list: { a: 1 } }, steps: [llm({ batch: { items: "${list}" } })] }, "steps[0].batch.items", "Batch items must be an array, got object"],
       [{ steps: [llm({ inputs: { x: "${nobody}" } })] }, "steps[0].inputs.x", 'unknown name "nobody": neither a pipeline input nor an earlier step'],
-      [{ steps: [llm({ inputs: { x: "${later}" } }), { id: "later", type: "llm", prompt_template: "x" }] }, "steps[0].inputs.x", '"later" is a step that has not finished at this point: a reference may name only earlier steps'],
+      [
+        { steps: [llm({ inputs: { x: "${later}" } }), { id: "later", type: "llm", prompt_template: "x" }] },
+        "steps[0].inputs.x",
+        '"later" is a step that has not finished at this point: a reference may name only earlier steps',
+      ],
       [{ inputs: { a: 1 }, steps: [llm({ inputs: { x: "${a.b[x]}" } })] }, "steps[0].inputs.x", 'unexpected "[x]" in "a.b[x]": use .field or [n]'],
       [{ steps: [{ id: "s", type: "loop" }] }, "steps[0].type", "type must be llm, agent, reduce, sequential, filter, classify, rank or resolve"],
-      [{ steps: [{ id: "s", type: "agent", prompt_template: "x", tools: [1, 2].map(() => ({ type: "http", name: "t", description: "d", url: "http://127.0.0.1:1/x" })) }] }, "steps[0].tools[1].name", '"t" is also the name of tools[0]'],
+      [
+        {
+          steps: [
+            {
+              id: "s",
+              type: "agent",
+              prompt_template: "x",
+              tools: [1, 2].map(() => ({ type: "http", name: "t", description: "d", url: "http://127.0.0.1:1/x" })),
+            },
+          ],
+        },
+        "steps[0].tools[1].name",
+        '"t" is also the name of tools[0]',
+      ],
       [{ steps: [llm({ id: "2bad" })] }, "steps[0].id", "id must match ^[a-zA-Z_][a-zA-Z0-9_]*$"],
-      [{ inputs: { l: [] }, steps: [{ id: "s", type: "sequential", batch: { items: "${l}" }, steps: [llm({ id: "t" })] }] }, "steps[0].batch", "batch is for llm and agent steps (batches do not nest)"],
-      [{ inputs: { l: [] }, steps: [llm({ inputs: { x: { task: { prompt_template: "p", batch: { items: "${l}" } } } } })] }, "steps[0].inputs.x.task.batch", "batch is for llm and agent steps (batches do not nest)"],
-      [{ steps: [llm({ context_management: { inherit_context: "some" } })] }, "steps[0].context_management.inherit_context", "inherit_context must be 'full', 'none' or 'subset'"],
+      [
+        { inputs: { l: [] }, steps: [{ id: "s", type: "sequential", batch: { items: "${l}" }, steps: [llm({ id: "t" })] }] },
+        "steps[0].batch",
+        "batch is for llm and agent steps (batches do not nest)",
+      ],
+      [
+        { inputs: { l: [] }, steps: [llm({ inputs: { x: { task: { prompt_template: "p", batch: { items: "${l}" } } } } })] },
+        "steps[0].inputs.x.task.batch",
+        "batch is for llm and agent steps (batches do not nest)",
+      ],
+      [
+        { steps: [llm({ context_management: { inherit_context: "some" } })] },
+        "steps[0].context_management.inherit_context",
+        "inherit_context must be 'full', 'none' or 'subset'",
+      ],
       [{ steps: [llm({ id: "steps" })] }, "steps[0].id", '"steps" is reserved for a top-level step: ?stage=steps lists the pipeline\'s steps'],
       [{ steps: [llm({ id: "item" })] }, "steps[0].id", '"item" is reserved: the pipeline\'s templates are given a variable of that name'],
-      [{ steps: [llm({ inputs: { x: { task: { id: "2x", prompt_template: "p" } } } })] }, "steps[0].inputs.x.task.id", "id must match ^[a-zA-Z_][a-zA-Z0-9_]*$"],
-      [{ steps: [llm({ inputs: { x: { task: { id: "s", prompt_template: "p" } } } })] }, "steps[0].inputs.x.task.id", 'the id "s" is used twice (step ids and input names are one namespace)'],
+      [
+        { steps: [llm({ inputs: { x: { task: { id: "2x", prompt_template: "p" } } } })] },
+        "steps[0].inputs.x.task.id",
+        "id must match ^[a-zA-Z_][a-zA-Z0-9_]*$",
+      ],
+      [
+        { steps: [llm({ inputs: { x: { task: { id: "s", prompt_template: "p" } } } })] },
+        "steps[0].inputs.x.task.id",
+        'the id "s" is used twice (step ids and input names are one namespace)',
+      ],
     ];
     for (const [body, path, message] of cases) {
       const error = await refused(key, body);
       expect(error.code, JSON.stringify(body)).toBe("invalid_request");
       expect(error.details, JSON.stringify([body, error])).toContainEqual({ path, message });
     }
-    const nest = (depth: number): Record<string, unknown> => (depth === 0 ? llm({ id: "leaf" }) : { id: `n${depth}`, type: "sequential", steps: [nest(depth - 1)] });
+    const nest = (depth: number): Record<string, unknown> =>
+      depth === 0 ? llm({ id: "leaf" }) : { id: `n${depth}`, type: "sequential", steps: [nest(depth - 1)] };
     // Six sequential steps one inside another: the sixth is refused; five are accepted.
-    expect((await refused(key, { steps: [nest(6)] })).details).toContainEqual({ path: "steps[0].steps[0].steps[0].steps[0].steps[0].steps[0]", message: "sequential steps nest at most 5 levels" });
+    expect((await refused(key, { steps: [nest(6)] })).details).toContainEqual({
+      path: "steps[0].steps[0].steps[0].steps[0].steps[0].steps[0]",
+      message: "sequential steps nest at most 5 levels",
+    });
     expect((await call(base(), "POST", "/v1/pipelines", { token: key, body: { model: MODEL, steps: [nest(5)] } })).status).toBe(202);
-    const huge = await call(base(), "POST", "/v1/pipelines", { token: key, body: { model: MODEL, steps: [{ id: "o", type: "sequential", steps: [llm({ inputs: { t: { task: { prompt_template: "x".repeat(100_001) } } } })] }] } });
+    const huge = await call(base(), "POST", "/v1/pipelines", {
+      token: key,
+      body: { model: MODEL, steps: [{ id: "o", type: "sequential", steps: [llm({ inputs: { t: { task: { prompt_template: "x".repeat(100_001) } } } })] }] },
+    });
     expect(huge.status).toBe(413);
     expect(huge.body.error.details).toEqual([{ path: "steps[0].steps[0].inputs.t.task.prompt_template", message: "100001 bytes; at most 100000" }]);
     const missing = await refused(key, { inputs: { list: [] }, steps: [llm({ batch: { items: "${list}", as: "doc" } })] });

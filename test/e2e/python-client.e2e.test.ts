@@ -22,7 +22,9 @@ describe("the Python client", () => {
   }, 150_000);
 
   it("leaves nothing for git to show after a build (its outputs are ignored)", () => {
-    const outputs = ["build/lib/fanout/__init__.py", "fanout_client.egg-info/PKG-INFO", ".pytest_cache/README.md", "fanout/__pycache__/x.pyc"].map((p) => `clients/python/${p}`);
+    const outputs = ["build/lib/fanout/__init__.py", "fanout_client.egg-info/PKG-INFO", ".pytest_cache/README.md", "fanout/__pycache__/x.pyc"].map(
+      (p) => `clients/python/${p}`,
+    );
     const check = spawnSync("git", ["check-ignore", "--no-index", ...outputs], { cwd: ROOT, encoding: "utf8" });
     if (check.status === 128) {
       // Not a git checkout (a copied tree): the patterns themselves must be there.

@@ -30,12 +30,22 @@ describe("POST /v1/rank", () => {
     const job = await waitForJob(base(), key, created.body.job_id);
     expect(job).toMatchObject({ type: "rank", status: "completed" });
     // 0, 2 and 3 tie at 5 for the second place: three comparisons, paper 0 (always A) wins both of its own.
-    expect(job.output).toEqual([{ index: 1, score: 8 }, { index: 0, score: 5, wins: 2 }]);
-    expect(job.stages.map((s: any) => [s.name, s.total, s.succeeded])).toEqual([["score", 5, 5], ["compare", 3, 3]]);
+    expect(job.output).toEqual([
+      { index: 1, score: 8 },
+      { index: 0, score: 5, wins: 2 },
+    ]);
+    expect(job.stages.map((s: any) => [s.name, s.total, s.succeeded])).toEqual([
+      ["score", 5, 5],
+      ["compare", 3, 3],
+    ]);
     expect((await fakeStats(tag)).requests).toBe(5);
     expect((await fakeStats(`${tag}-cmp`)).requests).toBe(3);
     const comparisons = await allResults(base(), key, job.id, "&stage=compare");
-    expect(comparisons.map((r) => [r.input.a, r.input.b, r.output.winner])).toEqual([[0, 2, "A"], [0, 3, "A"], [2, 3, "A"]]);
+    expect(comparisons.map((r) => [r.input.a, r.input.b, r.output.winner])).toEqual([
+      [0, 2, "A"],
+      [0, 3, "A"],
+      [2, 3, "A"],
+    ]);
   });
 
   it("without a tie at the cut there is no comparison: the compare stage is skipped", async () => {
@@ -43,8 +53,14 @@ describe("POST /v1/rank", () => {
     const tag = uniqueTag("rank-clear");
     const res = await call(base(), "POST", "/v1/rank?wait=true", { token: key, body: rankBody(tag, [1, 9, 4], 2) });
     expect(res.status).toBe(200);
-    expect(res.body.output).toEqual([{ index: 1, score: 9 }, { index: 2, score: 4 }]);
-    expect(res.body.stages.map((s: any) => [s.name, s.status])).toEqual([["score", "completed"], ["compare", "skipped"]]);
+    expect(res.body.output).toEqual([
+      { index: 1, score: 9 },
+      { index: 2, score: 4 },
+    ]);
+    expect(res.body.stages.map((s: any) => [s.name, s.status])).toEqual([
+      ["score", "completed"],
+      ["compare", "skipped"],
+    ]);
   });
 
   it("refuses k over the inputs and a comparison template without item_b, with nothing stored", async () => {

@@ -66,7 +66,10 @@ describe("rate limits are back-pressure", () => {
     // The key sends rate-limit headers, so its pacer paces, and the 429's retry-after blocks the pacer (for at most its bound).
     const { key } = await limitedTenant({ rpm: 6_000, tpm: null, headers: "openai", burst_secs: 1 });
     const tag = uniqueTag("rl-days");
-    const created = await call(base(), "POST", "/v1/map", { token: key, body: { ...job(tag, 1, { max_retries: 0, max_wait_secs: 2 }), inputs: [{ d: fake(tag, 0, "429:864000") }] } });
+    const created = await call(base(), "POST", "/v1/map", {
+      token: key,
+      body: { ...job(tag, 1, { max_retries: 0, max_wait_secs: 2 }), inputs: [{ d: fake(tag, 0, "429:864000") }] },
+    });
     const done = await waitForJob(base(), key, created.body.job_id);
     expect(done).toMatchObject({ status: "completed", failed: 1 });
     const [result] = await allResults(base(), key, created.body.job_id);
@@ -95,7 +98,11 @@ describe("rate limits are back-pressure", () => {
 
   it("an agent whose call waited longer than max_wait_secs fails rate_limited", async () => {
     const { result } = await agentItem("rl-agent-wait", "429:1", { max_wait_secs: 1 });
-    expect(result).toMatchObject({ success: false, error_kind: "rate_limited", error: expect.stringMatching(/^Rate limited for \d+ s \(the job's max_wait_secs is 1\)/) });
+    expect(result).toMatchObject({
+      success: false,
+      error_kind: "rate_limited",
+      error: expect.stringMatching(/^Rate limited for \d+ s \(the job's max_wait_secs is 1\)/),
+    });
   });
 
   it("refuses a max_wait_secs out of bounds", async () => {
@@ -113,13 +120,25 @@ describe("the calls in flight after a rough job (#33's slot report)", () => {
     const rough = uniqueTag("rough");
     const first = await call(base(), "POST", "/v1/map", {
       token: key,
-      body: { inputs: steps.map((s, i) => ({ d: fake(rough, i, s) })), prompt_template: "{{ item.d }}", model: "openai/gpt-6-luna", concurrency: 4, max_retries: 0, timeout_secs: 1 },
+      body: {
+        inputs: steps.map((s, i) => ({ d: fake(rough, i, s) })),
+        prompt_template: "{{ item.d }}",
+        model: "openai/gpt-6-luna",
+        concurrency: 4,
+        max_retries: 0,
+        timeout_secs: 1,
+      },
     });
     await waitForJob(base(), key, first.body.job_id);
     const next = uniqueTag("after-rough");
     const second = await call(base(), "POST", "/v1/map", {
       token: key,
-      body: { inputs: Array.from({ length: 30 }, (_, i) => ({ d: fake(next, i, "ok", 300) })), prompt_template: "{{ item.d }}", model: "openai/gpt-6-luna", concurrency: 4 },
+      body: {
+        inputs: Array.from({ length: 30 }, (_, i) => ({ d: fake(next, i, "ok", 300) })),
+        prompt_template: "{{ item.d }}",
+        model: "openai/gpt-6-luna",
+        concurrency: 4,
+      },
     });
     const done = await waitForJob(base(), key, second.body.job_id);
     const changes = (await readSse(await openEvents(base(), key, second.body.job_id))).filter((e) => e.event === "CONCURRENCY_CHANGED").map((e) => e.data);

@@ -21,7 +21,18 @@ function run(name: string, env: Record<string, string>): any {
 
 describe("the README's commands, as written", () => {
   it("has one for every operator, and no other", () => {
-    expect([...commands.keys()].sort()).toEqual(["agentic-map", "agentic-map with tools", "classify", "filter", "map", "map-reduce", "pipelines", "rank", "reduce", "resolve"]);
+    expect([...commands.keys()].sort()).toEqual([
+      "agentic-map",
+      "agentic-map with tools",
+      "classify",
+      "filter",
+      "map",
+      "map-reduce",
+      "pipelines",
+      "rank",
+      "reduce",
+      "resolve",
+    ]);
   });
 
   it("each ends its job as the README shows", async () => {
@@ -30,7 +41,10 @@ describe("the README's commands, as written", () => {
 
     const map = run("map", env);
     expect(map).toMatchObject({ total: 2, failures: [], total_attempts: 2 });
-    expect(map.successes.map((r: any) => r.output.echo).sort()).toEqual(["Extract metadata from: Attention Is All You Need", "Extract metadata from: Deep Residual Learning"]);
+    expect(map.successes.map((r: any) => r.output.echo).sort()).toEqual([
+      "Extract metadata from: Attention Is All You Need",
+      "Extract metadata from: Deep Residual Learning",
+    ]);
 
     const agent = run("agentic-map", env);
     expect(agent.failures).toEqual([]);
@@ -58,7 +72,14 @@ describe("the README's commands, as written", () => {
 
     expect(run("filter", env)).toMatchObject({ type: "filter", status: "completed", output: { kept: [0, 1], dropped: 0, failed: 0 } });
     // Offline every score is 10 (the fake's number, within the schema's maximum): the three tie, and each comparison goes to A, the lower index.
-    expect(run("rank", env)).toMatchObject({ type: "rank", status: "completed", output: [{ index: 0, score: 10, wins: 2 }, { index: 1, score: 10, wins: 1 }] });
+    expect(run("rank", env)).toMatchObject({
+      type: "rank",
+      status: "completed",
+      output: [
+        { index: 0, score: 10, wins: 2 },
+        { index: 1, score: 10, wins: 1 },
+      ],
+    });
     expect(run("resolve", env)).toMatchObject({ type: "resolve", status: "completed", output: { clusters: [[0, 1], [2]], resolved: null, failed: 0 } });
     expect(run("classify", env)).toMatchObject({ type: "classify", status: "completed", output: { counts: { complaint: 2, question: 0 }, failed: 0 } });
   });

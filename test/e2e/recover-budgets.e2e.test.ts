@@ -10,7 +10,10 @@ describe("POST /v1/jobs/{id}/recover on a map job", () => {
   it("re-runs only the failed items, in the same job, and keeps one result per index (the newest)", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("recover");
-    const created = await call(base(), "POST", "/v1/map", { token: key, body: scriptedMap(tag, ["ok", "400,slow:600", "ok", "bad", "ok"], { max_retries: 0 }) });
+    const created = await call(base(), "POST", "/v1/map", {
+      token: key,
+      body: scriptedMap(tag, ["ok", "400,slow:600", "ok", "bad", "ok"], { max_retries: 0 }),
+    });
     const first = await waitForJob(base(), key, created.body.job_id);
     expect(first).toMatchObject({ status: "completed", succeeded: 3, failed: 2, total_attempts: 5 });
     expect((await fakeStats(tag)).requests).toBe(5);
@@ -67,7 +70,16 @@ describe("token budgets and dry runs", () => {
     expect(e.cost_usd).toBeLessThan(e.cost_usd_max);
     expect(e.cost_usd_by_mode.realtime).toBe(e.cost_usd);
     expect(e.cost_usd_max_by_mode.realtime).toBe(e.cost_usd_max);
-    expect(e.by_stage.items).toEqual({ calls: 3, input_tokens: e.input_tokens, output_tokens: 69, output_tokens_max: 300, cached_input_tokens: 0, cache_write_input_tokens: 0, cost_usd: e.cost_usd, cost_usd_max: e.cost_usd_max });
+    expect(e.by_stage.items).toEqual({
+      calls: 3,
+      input_tokens: e.input_tokens,
+      output_tokens: 69,
+      output_tokens_max: 300,
+      cached_input_tokens: 0,
+      cache_write_input_tokens: 0,
+      cost_usd: e.cost_usd,
+      cost_usd_max: e.cost_usd_max,
+    });
     expect(e.method).toMatch(/chars\/4.*expected outputs sized from each call's output schema/);
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
     const invalid = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body: { ...body, prompt_template: "no item" } });
@@ -75,7 +87,12 @@ describe("token budgets and dry runs", () => {
 
     const reduce = await call(base(), "POST", "/v1/reduce?dry_run=true", {
       token: key,
-      body: { inputs: ["a", "b"], inner_task: { prompt_template: "{{ item }}", max_tokens: 50 }, reduction_task: { prompt_template: "{{ accumulator }} {{ current_result }}", max_tokens: 70 }, model: "openai/gpt-6-luna" },
+      body: {
+        inputs: ["a", "b"],
+        inner_task: { prompt_template: "{{ item }}", max_tokens: 50 },
+        reduction_task: { prompt_template: "{{ accumulator }} {{ current_result }}", max_tokens: 70 },
+        model: "openai/gpt-6-luna",
+      },
     });
     expect(reduce.body.estimate).toMatchObject({ calls: 4, output_tokens_max: 240, by_stage: { inner: { calls: 2 }, reduction: { calls: 2 } } });
     // Reduction 1 holds the accumulator (≤ 70) and the inner result (≤ 50); reduction 0 the inner result.
@@ -99,7 +116,11 @@ describe("token budgets and dry runs", () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("budget");
     // Each item needs 3 attempts, the estimate counts 1: the real spend outruns the budget.
-    const body = scriptedMap(tag, Array.from({ length: 6 }, () => "bad,bad,ok"), { max_tokens: 20, concurrency: 1, max_retries: 2 });
+    const body = scriptedMap(
+      tag,
+      Array.from({ length: 6 }, () => "bad,bad,ok"),
+      { max_tokens: 20, concurrency: 1, max_retries: 2 },
+    );
     const dry = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body });
     const total = dry.body.estimate.total_tokens;
     const created = await call(base(), "POST", "/v1/map", { token: key, body: { ...body, token_budget: { total } } });
@@ -117,7 +138,10 @@ describe("token budgets and dry runs", () => {
     // A total not above the spend would pause again at once: 409 with the numbers, and the job stays paused.
     const below = await call(base(), "POST", `/v1/jobs/${paused.id}/resume`, { token: key, body: { token_budget: { total: paused.budget.spent } } });
     expect(below.status).toBe(409);
-    expect(below.body.error).toMatchObject({ code: "conflict", details: [{ path: "token_budget.total", message: expect.stringContaining(`what the job has spent (${paused.budget.spent} tokens)`) }] });
+    expect(below.body.error).toMatchObject({
+      code: "conflict",
+      details: [{ path: "token_budget.total", message: expect.stringContaining(`what the job has spent (${paused.budget.spent} tokens)`) }],
+    });
     expect((await call(base(), "GET", `/v1/jobs/${paused.id}`, { token: key })).body).toMatchObject({ status: "paused" });
 
     const resumed = await call(base(), "POST", `/v1/jobs/${paused.id}/resume`, { token: key, body: { token_budget: { total: total * 10 } } });
@@ -136,7 +160,11 @@ describe("token budgets and dry runs", () => {
   it("fails with budget_exhausted under on_exhausted: fail, and recover goes on", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("budgetfail");
-    const body = scriptedMap(tag, Array.from({ length: 4 }, () => "bad,ok"), { max_tokens: 20, concurrency: 1, max_retries: 1 });
+    const body = scriptedMap(
+      tag,
+      Array.from({ length: 4 }, () => "bad,ok"),
+      { max_tokens: 20, concurrency: 1, max_retries: 1 },
+    );
     const total = (await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body })).body.estimate.total_tokens;
     const created = await call(base(), "POST", "/v1/map", { token: key, body: { ...body, token_budget: { total, on_exhausted: "fail" } } });
     const failed = await waitForJob(base(), key, created.body.job_id);

@@ -37,7 +37,10 @@ describe("POST /v1/reduce", () => {
     const job = await waitForJob(base(), key, created.body.job_id);
     expect(job).toMatchObject({ type: "reduce", status: "completed", error: null, stage: null, total: 16, succeeded: 16 });
     expect(job.output.echo).toBe("+a0+a1+a2+a3+a4+a5+a6+a7");
-    expect(job.stages.map((s: any) => [s.name, s.status, s.total, s.succeeded])).toEqual([["inner", "completed", 8, 8], ["reduction", "completed", 8, 8]]);
+    expect(job.stages.map((s: any) => [s.name, s.status, s.total, s.succeeded])).toEqual([
+      ["inner", "completed", 8, 8],
+      ["reduction", "completed", 8, 8],
+    ]);
     expect((await fakeStats(ti)).max_in_flight).toBeGreaterThan(1); // inner tasks ran ahead together
     expect((await fakeStats(tr)).max_in_flight).toBe(1); // reductions one at a time
 
@@ -47,12 +50,26 @@ describe("POST /v1/reduce", () => {
     const inner = events.filter((e) => e.event === "TASK_COMPLETED" && e.data.stage === "inner").map((e) => e.data.index);
     expect(inner).not.toEqual([0, 1, 2, 3, 4, 5, 6, 7]); // they did finish out of order
     expect(events[0]).toMatchObject({ event: "MAP_STARTED", data: { type: "reduce", total: 16 } });
-    expect(events.filter((e) => e.event === "STAGE_STARTED").map((e) => e.data.stage).sort()).toEqual(["inner", "reduction"]);
+    expect(
+      events
+        .filter((e) => e.event === "STAGE_STARTED")
+        .map((e) => e.data.stage)
+        .sort(),
+    ).toEqual(["inner", "reduction"]);
     expect(events.filter((e) => e.event === "STAGE_COMPLETED")).toHaveLength(2);
     expect(events.at(-1)).toMatchObject({ event: "MAP_COMPLETED", data: { status: "completed", output: { echo: "+a0+a1+a2+a3+a4+a5+a6+a7" }, error: null } });
 
     const steps = await allResults(base(), key, job.id, "&stage=reduction");
-    expect(steps.map((r) => [r.index, r.name, r.accumulator.echo])).toEqual(inputs.map((_, i) => [i, String(i), inputs.slice(0, i + 1).map((x) => `+${x.v}`).join("")]));
+    expect(steps.map((r) => [r.index, r.name, r.accumulator.echo])).toEqual(
+      inputs.map((_, i) => [
+        i,
+        String(i),
+        inputs
+          .slice(0, i + 1)
+          .map((x) => `+${x.v}`)
+          .join(""),
+      ]),
+    );
     const innerResults = await allResults(base(), key, job.id); // the default stage: inner
     expect(innerResults.map((r) => [r.stage, r.index, r.output.echo])).toEqual(inputs.map((x, i) => ["inner", i, x.v]));
   });
@@ -80,7 +97,12 @@ describe("POST /v1/reduce", () => {
   it("fails with the failure context and the partial accumulator, then recover goes on from the failed input", async () => {
     const { key } = await newTenant(base());
     const [ti, tr] = [uniqueTag("inner"), uniqueTag("red")];
-    const inputs = [{ v: "a0", ms: 5 }, { v: "a1", ms: 5 }, { v: "a2", ms: 5, steps: "400,ok" }, { v: "a3", ms: 5 }];
+    const inputs = [
+      { v: "a0", ms: 5 },
+      { v: "a1", ms: 5 },
+      { v: "a2", ms: 5, steps: "400,ok" },
+      { v: "a3", ms: 5 },
+    ];
     const created = await call(base(), "POST", "/v1/reduce", { token: key, body: fold(ti, tr, inputs) });
     const failed = await waitForJob(base(), key, created.body.job_id);
     expect(failed).toMatchObject({ status: "failed", error: { code: "task_failed", stage: "reduction", index: 2, step: "2" } });
@@ -134,7 +156,10 @@ describe("POST /v1/reduce", () => {
     const long = `{{ accumulator }} {{ current_result }}${"x".repeat(100_001)}`;
     const big = await call(base(), "POST", "/v1/reduce", { token: key, body: { inputs: [1], reduction_task: { prompt_template: long }, model: MODEL } });
     expect(big).toMatchObject({ status: 413, body: { error: { code: "payload_too_large", details: [{ path: "reduction_task.prompt_template" }] } } });
-    const initial = await call(base(), "POST", "/v1/reduce", { token: key, body: { inputs: [1], initial_value: "y".repeat(300_000), reduction_task: task, model: MODEL } });
+    const initial = await call(base(), "POST", "/v1/reduce", {
+      token: key,
+      body: { inputs: [1], initial_value: "y".repeat(300_000), reduction_task: task, model: MODEL },
+    });
     expect(initial).toMatchObject({ status: 413, body: { error: { details: [{ path: "initial_value" }] } } });
   });
 });

@@ -81,9 +81,15 @@ describe("the response cache", () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("retry");
     const first = await runMap(key, scriptedMap(tag, ["bad,ok", "bad"], { ...CACHE, max_retries: 1 }));
-    expect(first.results.map((r) => [r.success, r.attempts])).toEqual([[true, 2], [false, 2]]);
+    expect(first.results.map((r) => [r.success, r.attempts])).toEqual([
+      [true, 2],
+      [false, 2],
+    ]);
     const second = await runMap(key, scriptedMap(tag, ["bad,ok", "bad"], { ...CACHE, max_retries: 0 }));
-    expect(second.results.map((r) => [r.success, r.cached ?? false])).toEqual([[true, true], [false, false]]);
+    expect(second.results.map((r) => [r.success, r.cached ?? false])).toEqual([
+      [true, true],
+      [false, false],
+    ]);
     expect(second.results[0].output).toEqual(first.results[0].output);
     expect((await fakeStats(tag)).requests).toBe(5); // 2 + 2, then only the invalid item again
   });
@@ -110,7 +116,10 @@ describe("the response cache", () => {
     const [tm, tr] = [uniqueTag("mr-map"), uniqueTag("mr-red")];
     const extractions = (category: string, name: string) => encodeURIComponent(JSON.stringify([{ category, name }]));
     const body = {
-      inputs: [`doc 0 <<fake tag=${tm} id=m0 steps=json:${extractions("a", "a1")}>>`, `doc 1 <<fake tag=${tm} id=m1 steps=401,json:${extractions("b", "b1")}>>`],
+      inputs: [
+        `doc 0 <<fake tag=${tm} id=m0 steps=json:${extractions("a", "a1")}>>`,
+        `doc 1 <<fake tag=${tm} id=m1 steps=401,json:${extractions("b", "b1")}>>`,
+      ],
       model: "openai/gpt-6-luna",
       mapper: { prompt_template: "{{ item }}" },
       docs_per_mapper: 1,
@@ -150,11 +159,22 @@ describe("the response cache", () => {
       model: "openai/gpt-6-luna",
       steps: [
         { id: "outline", type: "llm", prompt_template: `Outline {{ topic }} <<fake tag=${tag}>>`, output_schema: ECHO_SCHEMA },
-        { id: "answers", type: "llm", prompt_template: `For {{ outline.echo }}: {{ question }} <<fake tag=${tag}>>`, batch: { items: "${questions}", as: "question" } },
+        {
+          id: "answers",
+          type: "llm",
+          prompt_template: `For {{ outline.echo }}: {{ question }} <<fake tag=${tag}>>`,
+          batch: { items: "${questions}", as: "question" },
+        },
       ],
       ...CACHE,
     };
-    const fold = { inputs: ["a", "b", "c"], model: "openai/gpt-6-luna", initial_value: "", reduction_task: { prompt_template: `{{ accumulator }}+{{ current_result }} <<fake tag=${tag}>>` }, ...CACHE };
+    const fold = {
+      inputs: ["a", "b", "c"],
+      model: "openai/gpt-6-luna",
+      initial_value: "",
+      reduction_task: { prompt_template: `{{ accumulator }}+{{ current_result }} <<fake tag=${tag}>>` },
+      ...CACHE,
+    };
     const run = async (path: string, body: unknown) => waitForJob(base(), key, (await call(base(), "POST", path, { token: key, body })).body.job_id);
     const firstPipe = await run("/v1/pipelines", pipeline);
     const firstFold = await run("/v1/reduce", fold);
@@ -164,7 +184,10 @@ describe("the response cache", () => {
     // a first step batched over the inputs has every element's prompt known.
     const dryPipe = await call(base(), "POST", "/v1/pipelines?dry_run=true", { token: key, body: pipeline });
     expect(dryPipe.body.estimate).toMatchObject({ calls: 4, cached_calls: 1 });
-    const firstOnly = { ...pipeline, steps: [{ id: "each", type: "llm", prompt_template: `Q {{ question }} <<fake tag=${tag}>>`, batch: { items: "${questions}", as: "question" } }] };
+    const firstOnly = {
+      ...pipeline,
+      steps: [{ id: "each", type: "llm", prompt_template: `Q {{ question }} <<fake tag=${tag}>>`, batch: { items: "${questions}", as: "question" } }],
+    };
     await run("/v1/pipelines", firstOnly);
     const dryBatch = await call(base(), "POST", "/v1/pipelines?dry_run=true", { token: key, body: firstOnly });
     expect(dryBatch.body.estimate).toMatchObject({ calls: 3, cached_calls: 3, input_tokens: 0 });

@@ -14,7 +14,18 @@ import { RestartedServer, type Restart, type Scenario } from "./restart/server.t
 const server = new RestartedServer();
 const pipeline = pipelineKilledTwice();
 const webhook = webhookRetried();
-const first: Scenario[] = [mapLosesNothing(), mapRunsAgainAtOnce(), foldEndsTheSame(), mapReduceRunsNothingTwice(), pipeline.midBatch, sessionResumes(), subtaskFinishes(), cascadeDecidesOnce(), cascadeTargetSurvivesKill(), batchSurvivesKill()];
+const first: Scenario[] = [
+  mapLosesNothing(),
+  mapRunsAgainAtOnce(),
+  foldEndsTheSame(),
+  mapReduceRunsNothingTwice(),
+  pipeline.midBatch,
+  sessionResumes(),
+  subtaskFinishes(),
+  cascadeDecidesOnce(),
+  cascadeTargetSurvivesKill(),
+  batchSurvivesKill(),
+];
 // Armed last, in turn, right before the kill: a job under a learned limit (held at a gate, its calls would fill the
 // provider's room and every other call would meet a 429 whatever the limit: adaptive concurrency would tolerate
 // them and undo its cuts), then a webhook retry due 3 s after its failed delivery.

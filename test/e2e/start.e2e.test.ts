@@ -19,12 +19,16 @@ describe("npm start", () => {
   it("prints one banner with the URLs, a demo key and a next command that works as printed", async () => {
     const [port, inspector] = [await freePort(), await freePort()];
     const state = tempDir("fanout-start-");
-    child = spawn("npm", ["start", "--", "--fake-llm", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--persist-to", state], {
-      cwd: ROOT,
-      env: { ...process.env, CI: "true", NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    });
+    child = spawn(
+      "npm",
+      ["start", "--", "--fake-llm", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector), "--persist-to", state],
+      {
+        cwd: ROOT,
+        env: { ...process.env, CI: "true", NO_COLOR: "1" },
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true,
+      },
+    );
     let out = "";
     child.stdout?.on("data", (d: Buffer) => (out += d.toString()));
     child.stderr?.on("data", (d: Buffer) => (out += d.toString()));
@@ -42,7 +46,11 @@ describe("npm start", () => {
     expect(out).not.toMatch(/Migrations to be applied|Binding|getaddrinfo|ERROR|Error:/);
     expect(out.trim().split("\n").length).toBeLessThan(20);
 
-    const next = out.slice(out.indexOf("Next:\n") + 6).split("\n").slice(0, 2).join("\n");
+    const next = out
+      .slice(out.indexOf("Next:\n") + 6)
+      .split("\n")
+      .slice(0, 2)
+      .join("\n");
     const run = spawnSync("sh", ["-c", next], { encoding: "utf8", cwd: join(ROOT, "..") });
     const batch = JSON.parse(run.stdout);
     expect(batch).toMatchObject({ total: 2, failures: [] });

@@ -32,7 +32,14 @@ async function session(key: string, id: string) {
 async function agentJob(key: string, prompt: string | string[], overrides: Record<string, unknown> = {}) {
   const created = await call(base(), "POST", "/v1/agentic-map", {
     token: key,
-    body: { inputs: typeof prompt === "string" ? [prompt] : prompt, agent_prompt_template: "{{ item }}", model: MODEL, max_turns: 6, subtasks: { enabled: true }, ...overrides },
+    body: {
+      inputs: typeof prompt === "string" ? [prompt] : prompt,
+      agent_prompt_template: "{{ item }}",
+      model: MODEL,
+      max_turns: 6,
+      subtasks: { enabled: true },
+      ...overrides,
+    },
   });
   expect(created.status, JSON.stringify(created.body)).toBe(202);
   const job = await waitForJob(base(), key, created.body.job_id);
@@ -64,7 +71,10 @@ describe("agent subtasks", () => {
     expect(item.token_usage.total_tokens).toBe(own + one.token_usage.total_tokens + two.token_usage.total_tokens);
     expect(job.usage.input_tokens + job.usage.output_tokens).toBe(item.token_usage.total_tokens);
     const children = await allResults(base(), key, job.id, "&stage=items.subtasks");
-    expect(children.map((c) => [c.depth, c.success])).toEqual([[1, true], [2, true]]);
+    expect(children.map((c) => [c.depth, c.success])).toEqual([
+      [1, true],
+      [2, true],
+    ]);
   });
 
   it("refuses a sixth level as a tool error the model reads; the fifth answers", async () => {
@@ -102,7 +112,9 @@ describe("agent subtasks", () => {
   it("refuses a spawn past the chain's token cap, and bad arguments, as tool errors", async () => {
     const { key } = await newTenant(base());
     const t = uniqueTag("cap");
-    const { results } = await agentJob(key, `Root ${directive(t, "root", [spawn("child"), "call:spawn_subtask:not_json", "text:root_done"])}`, { subtasks: { max_total_tokens: 5 } });
+    const { results } = await agentJob(key, `Root ${directive(t, "root", [spawn("child"), "call:spawn_subtask:not_json", "text:root_done"])}`, {
+      subtasks: { max_total_tokens: 5 },
+    });
     expect(results[0]).toMatchObject({ success: true, output_text: "root done" });
     const root = await session(key, results[0].session_id);
     expect(root.children).toEqual([]);
@@ -130,7 +142,8 @@ describe("agent subtasks", () => {
   it("cannot deadlock: concurrency 1, every item's agent waiting on a child", async () => {
     const { key } = await newTenant(base());
     const t = uniqueTag("deadlock");
-    const item = (i: number) => `Item ${i} ${directive(t, `p${i}`, [spawn(`Child ${i} ${directive(t, `c${i}`, [`text:child_${i}`])}`), `text:item_${i}_done`])}`;
+    const item = (i: number) =>
+      `Item ${i} ${directive(t, `p${i}`, [spawn(`Child ${i} ${directive(t, `c${i}`, [`text:child_${i}`])}`), `text:item_${i}_done`])}`;
     const { job, results } = await agentJob(key, [item(0), item(1)], { concurrency: 1 });
     expect(job).toMatchObject({ status: "completed", total: 2, succeeded: 2 });
     expect(results.map((r) => r.output_text)).toEqual(["item 0 done", "item 1 done"]);
@@ -140,10 +153,20 @@ describe("agent subtasks", () => {
   it("children run with the parent's tools and read_only: the write tool is offered to neither", async () => {
     const { key } = await newTenant(base());
     const t = uniqueTag("ro");
-    const tool = (name: string, readOnly: boolean) => ({ type: "http", name, description: name, input_schema: { type: "object" }, url: tools.url(`/${name}`), read_only: readOnly });
+    const tool = (name: string, readOnly: boolean) => ({
+      type: "http",
+      name,
+      description: name,
+      input_schema: { type: "object" },
+      url: tools.url(`/${name}`),
+      read_only: readOnly,
+    });
     const before = tools.calls.length;
     const child = `Child ${directive(t, "c1", ["call:write:x", "call:read:y", "text:child_done"])}`;
-    const { results } = await agentJob(key, `Root ${directive(t, "root", [spawn(child), "text:root_done"])}`, { read_only: true, tools: [tool("read", true), tool("write", false)] });
+    const { results } = await agentJob(key, `Root ${directive(t, "root", [spawn(child), "text:root_done"])}`, {
+      read_only: true,
+      tools: [tool("read", true), tool("write", false)],
+    });
     expect(results[0]).toMatchObject({ success: true, output_text: "root done" });
     const offered = (await fakeStats(t)).tools_offered;
     for (const names of offered) expect(names.sort()).toEqual(["read", "spawn_subtask"]);
@@ -160,7 +183,15 @@ describe("agent subtasks", () => {
       token: key,
       body: {
         model: MODEL,
-        steps: [{ id: "research", type: "agent", subtasks: { max_depth: 1 }, max_turns: 4, prompt_template: `Root ${directive(t, "root", [spawn(`Child ${directive(t, "c1", ["text:found"])}`), "text:root_done"])}` }],
+        steps: [
+          {
+            id: "research",
+            type: "agent",
+            subtasks: { max_depth: 1 },
+            max_turns: 4,
+            prompt_template: `Root ${directive(t, "root", [spawn(`Child ${directive(t, "c1", ["text:found"])}`), "text:root_done"])}`,
+          },
+        ],
       },
     });
     const job = await waitForJob(base(), key, created.body.job_id);
@@ -173,7 +204,10 @@ describe("agent subtasks", () => {
     });
     await waitForJob(base(), key, anthropic.body.job_id);
     expect((await fakeStats(ta)).tools_offered[0]).toEqual(["spawn_subtask"]);
-    const bad = await call(base(), "POST", "/v1/agentic-map", { token: key, body: { inputs: ["x"], agent_prompt_template: "{{ item }}", model: MODEL, subtasks: { max_depth: 6 } } });
+    const bad = await call(base(), "POST", "/v1/agentic-map", {
+      token: key,
+      body: { inputs: ["x"], agent_prompt_template: "{{ item }}", model: MODEL, subtasks: { max_depth: 6 } },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.error.details[0].path).toBe("subtasks.max_depth");
   });

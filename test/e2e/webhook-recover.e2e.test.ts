@@ -34,7 +34,10 @@ describe("webhooks after a recover", () => {
       expect(deliveries.map((d: any) => d.round)).toEqual([1, 2]);
       expect(deliveries[0].id).not.toBe(deliveries[1].id);
       const payloads = receiver.received.map((r) => new Webhook(SECRET).verify(r.body, r.headers) as any);
-      expect(payloads.map((p) => [p.data.failed, p.data.succeeded])).toEqual([[1, 1], [0, 2]]);
+      expect(payloads.map((p) => [p.data.failed, p.data.succeeded])).toEqual([
+        [1, 1],
+        [0, 2],
+      ]);
       const again = await call(base(), "POST", `/v1/jobs/${jobId}/webhook-deliveries/redeliver`, { token: key });
       expect(again).toMatchObject({ status: 202, body: { delivery_id: deliveries[1].id } });
     } finally {

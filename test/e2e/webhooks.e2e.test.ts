@@ -40,9 +40,7 @@ describe("webhooks", () => {
       expect(payload).toMatchObject({ type: "MAP_COMPLETED", timestamp: expect.any(String) });
       expect(payload.data).toMatchObject({ job_id: jobId, status: "completed", total: 2, completed: 2, succeeded: 1, failed: 1, total_attempts: 2 });
       expect(req.headers["webhook-id"]).toBe(delivery.id);
-      expect(delivery.attempts).toEqual([
-        expect.objectContaining({ attempt: 1, status_code: 200, error: null, next_attempt_at: null }),
-      ]);
+      expect(delivery.attempts).toEqual([expect.objectContaining({ attempt: 1, status_code: 200, error: null, next_attempt_at: null })]);
       expect(delivery.attempts[0].response_excerpt.length).toBeLessThanOrEqual(1024);
       await new Promise((r) => setTimeout(r, 1_500));
       expect(receiver.received).toHaveLength(1); // and never again

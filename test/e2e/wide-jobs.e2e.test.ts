@@ -20,7 +20,12 @@ describe("wide jobs", () => {
     expect(n).toBeGreaterThan(BEGINS_PER_INVOCATION); // more than one wave
     const created = await call(base(), "POST", "/v1/map", {
       token: key,
-      body: { inputs: Array.from({ length: n }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ms=4000>>`), prompt_template: "{{ item }}", model: "openai/gpt-6-luna", concurrency: n },
+      body: {
+        inputs: Array.from({ length: n }, (_, i) => `item ${i} <<fake tag=${tag} id=${i} ms=4000>>`),
+        prompt_template: "{{ item }}",
+        model: "openai/gpt-6-luna",
+        concurrency: n,
+      },
     });
     expect(created.status).toBe(202);
     const job = await waitForJob(base(), key, created.body.job_id, 60_000);
@@ -33,7 +38,10 @@ describe("wide jobs", () => {
 
   it("refuses concurrency past 1,000 with a 400 naming the field", async () => {
     const { key } = await newTenant(base());
-    const res = await call(base(), "POST", "/v1/map", { token: key, body: { inputs: ["x"], prompt_template: "{{ item }}", model: "openai/gpt-6-luna", concurrency: 1001 } });
+    const res = await call(base(), "POST", "/v1/map", {
+      token: key,
+      body: { inputs: ["x"], prompt_template: "{{ item }}", model: "openai/gpt-6-luna", concurrency: 1001 },
+    });
     expect(res.status).toBe(400);
     expect(JSON.stringify(res.body.error.details)).toContain("concurrency");
   });

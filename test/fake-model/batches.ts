@@ -99,15 +99,18 @@ export class FakeBatches {
       work().catch((err: unknown) =>
         err instanceof Refused
           ? send(400, { type: "error", error: { type: "invalid_request_error", message: err.message, param: null, code: null } })
-          : send(500, { error: { type: "api_error", message: String(err) } }));
+          : send(500, { error: { type: "api_error", message: String(err) } }),
+      );
       return true;
     };
     const anthropic = /^\/v1\/messages\/batches(?:\/([^/]+))?(?:\/(results|cancel))?$/.exec(path);
     if (anthropic) {
       const [, id, action] = anthropic;
-      if (req.method === "POST" && !id) return run(async () => send(200, await this.#createAnthropic(JSON.parse((await raw()).toString("utf8")) as Json, key, auth)));
+      if (req.method === "POST" && !id)
+        return run(async () => send(200, await this.#createAnthropic(JSON.parse((await raw()).toString("utf8")) as Json, key, auth)));
       const batch = id ? this.#batches.get(id) : undefined;
-      if (!batch || batch.format !== "anthropic" || batch.key !== key) return (send(404, { type: "error", error: { type: "not_found_error", message: "no such batch" } }), true);
+      if (!batch || batch.format !== "anthropic" || batch.key !== key)
+        return (send(404, { type: "error", error: { type: "not_found_error", message: "no such batch" } }), true);
       if (req.method === "POST" && action === "cancel") batch.cancelledAt ??= Date.now();
       return run(async () => {
         await this.#progress(batch);
@@ -123,11 +126,13 @@ export class FakeBatches {
     const content = /^\/v1\/files\/([^/]+)\/content$/.exec(path);
     if (content && req.method === "GET") {
       const file = this.#files.get(content[1] ?? "");
-      if (!file || (file.key !== undefined && file.key !== key)) return (send(404, { error: { message: "No such File object", type: "invalid_request_error" } }), true);
+      if (!file || (file.key !== undefined && file.key !== key))
+        return (send(404, { error: { message: "No such File object", type: "invalid_request_error" } }), true);
       res.writeHead(200, { "content-type": "application/octet-stream" }).end(file.text);
       return true;
     }
-    if (path === "/v1/batches" && req.method === "POST") return run(async () => send(200, await this.#createOpenAi(JSON.parse((await raw()).toString("utf8")) as Json, key, auth)));
+    if (path === "/v1/batches" && req.method === "POST")
+      return run(async () => send(200, await this.#createOpenAi(JSON.parse((await raw()).toString("utf8")) as Json, key, auth)));
     if (path === "/v1/batches" && req.method === "GET") {
       // Newest first, a page of `limit` (default 20, at most 100) after the id `after`, as OpenAI pages its list.
       const all = [...this.#batches.values()].filter((b) => b.format === "openai" && b.key === key).reverse();
@@ -144,33 +149,68 @@ export class FakeBatches {
     const openai = /^\/v1\/batches\/([^/]+)(?:\/(cancel))?$/.exec(path);
     if (openai) {
       const batch = this.#batches.get(openai[1] ?? "");
-      if (!batch || batch.format !== "openai" || batch.key !== key) return (send(404, { error: { message: "No batch found", type: "invalid_request_error" } }), true);
+      if (!batch || batch.format !== "openai" || batch.key !== key)
+        return (send(404, { error: { message: "No batch found", type: "invalid_request_error" } }), true);
       if (req.method === "POST" && openai[2] === "cancel") batch.cancelledAt ??= Date.now();
       return run(async () => send(200, await this.#openAiView(batch)));
     }
     if (path === "/_fake/batches") {
-      send(200, [...this.#batches.values()].map((b) => ({ id: b.id, provider: b.format, requests: b.lines.length, custom_ids: b.lines.map((l) => l.custom_id), tags: b.lines.map((l) => this.#field(l, "tag")), cancelled: b.cancelledAt !== null, ended: b.settled !== null })));
+      send(
+        200,
+        [...this.#batches.values()].map((b) => ({
+          id: b.id,
+          provider: b.format,
+          requests: b.lines.length,
+          custom_ids: b.lines.map((l) => l.custom_id),
+          tags: b.lines.map((l) => this.#field(l, "tag")),
+          cancelled: b.cancelledAt !== null,
+          ended: b.settled !== null,
+        })),
+      );
       return true;
     }
     return false;
   }
 
   async #upload(req: IncomingMessage, body: Buffer, key: string) {
-    const form = await new Request("http://fake/v1/files", { method: "POST", headers: req.headers as Record<string, string>, body: new Uint8Array(body) }).formData();
+    const form = await new Request("http://fake/v1/files", {
+      method: "POST",
+      headers: req.headers as Record<string, string>,
+      body: new Uint8Array(body),
+    }).formData();
     const file = form.get("file");
     if (!(file instanceof Blob)) throw new Error("no file in the upload");
     const id = nextId("file-");
     const filename = file instanceof File ? file.name : "upload.jsonl";
     this.#files.set(id, { text: await file.text(), filename, purpose: String(form.get("purpose")), createdAt: Date.now(), key });
-    return { id, object: "file", bytes: file.size, created_at: secs(Date.now()), filename, purpose: String(form.get("purpose")), status: "processed", expires_at: null, status_details: null };
+    return {
+      id,
+      object: "file",
+      bytes: file.size,
+      created_at: secs(Date.now()),
+      filename,
+      purpose: String(form.get("purpose")),
+      status: "processed",
+      expires_at: null,
+      status_details: null,
+    };
   }
 
   async #createOpenAi(body: Json, key: string, auth: string) {
     const file = this.#files.get(String(body.input_file_id));
     if (!file || file.purpose !== "batch") throw new Error("input_file_id is not a batch file");
-    const lines = file.text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as { custom_id: string; body: Json });
+    const lines = file.text
+      .split("\n")
+      .filter((l) => l.trim() !== "")
+      .map((l) => JSON.parse(l) as { custom_id: string; body: Json });
     refuseIfAsked(lines.map((l) => l.body));
-    const batch = this.#add("openai", key, auth, lines.map((l) => ({ custom_id: l.custom_id, body: l.body })), (body.metadata as Json | null) ?? null);
+    const batch = this.#add(
+      "openai",
+      key,
+      auth,
+      lines.map((l) => ({ custom_id: l.custom_id, body: l.body })),
+      (body.metadata as Json | null) ?? null,
+    );
     batch.inputFileId = String(body.input_file_id);
     await this.#heldCreation(batch);
     return this.#openAiView(this.#decoyFor(batch) ?? batch);
@@ -179,7 +219,13 @@ export class FakeBatches {
   async #createAnthropic(body: Json, key: string, auth: string) {
     const requests = Array.isArray(body.requests) ? (body.requests as { custom_id: string; params: Json }[]) : [];
     refuseIfAsked(requests.map((r) => r.params));
-    const batch = this.#add("anthropic", key, auth, requests.map((r) => ({ custom_id: r.custom_id, body: r.params })), null);
+    const batch = this.#add(
+      "anthropic",
+      key,
+      auth,
+      requests.map((r) => ({ custom_id: r.custom_id, body: r.params })),
+      null,
+    );
     await this.#heldCreation(batch);
     return this.#anthropicView(this.#decoyFor(batch) ?? batch, "");
   }
@@ -198,7 +244,21 @@ export class FakeBatches {
   }
 
   #add(format: Format, key: string, auth: string, lines: Line[], metadata: Json | null): FakeBatch {
-    const batch: FakeBatch = { id: nextId(format === "openai" ? "batch_" : "msgbatch_"), format, key, auth, createdAt: Date.now(), lines, answers: null, settled: null, cancelledAt: null, metadata, inputFileId: null, outputFileId: null, errorFileId: null };
+    const batch: FakeBatch = {
+      id: nextId(format === "openai" ? "batch_" : "msgbatch_"),
+      format,
+      key,
+      auth,
+      createdAt: Date.now(),
+      lines,
+      answers: null,
+      settled: null,
+      cancelledAt: null,
+      metadata,
+      inputFileId: null,
+      outputFileId: null,
+      errorFileId: null,
+    };
     this.#batches.set(batch.id, batch);
     return batch;
   }
@@ -227,8 +287,13 @@ export class FakeBatches {
       if (now < batch.cancelledAt + cancelMs) return;
       const at = batch.cancelledAt;
       const cancelled = { status: 0, headers: {}, cancelled: true } as Answered & { cancelled: boolean };
-      batch.settled = await Promise.all(batch.lines.map((l) =>
-        this.#lineDoneAt(batch, l) <= at || this.#field(l, "on_cancel") === "ok" ? this.#answer(batch.format, l.body, batch.key, batch.auth) : Promise.resolve(cancelled)));
+      batch.settled = await Promise.all(
+        batch.lines.map((l) =>
+          this.#lineDoneAt(batch, l) <= at || this.#field(l, "on_cancel") === "ok"
+            ? this.#answer(batch.format, l.body, batch.key, batch.auth)
+            : Promise.resolve(cancelled),
+        ),
+      );
     } else if (batch.lines.every((l) => this.#lineDoneAt(batch, l) <= now) && !this.#gated(batch)) {
       // A batch that fails its validation runs none of its lines.
       const none = { status: 0, headers: {}, cancelled: true } as Answered & { cancelled: boolean };
@@ -246,8 +311,19 @@ export class FakeBatches {
       const a = batch.settled?.[i] as (Answered & { cancelled?: boolean }) | undefined;
       if (!a || a.cancelled || this.#field(line, "batch_omit") === "1") return;
       const id = nextId("batch_req_");
-      if (a.expired) bad.push(JSON.stringify({ id, custom_id: line.custom_id, response: null, error: { code: "batch_expired", message: "This request could not be executed before the completion window expired." } }));
-      else (a.status === 200 ? ok : bad).push(JSON.stringify({ id, custom_id: line.custom_id, response: { status_code: a.status, request_id: nextId("req_"), body: a.json }, error: null }));
+      if (a.expired)
+        bad.push(
+          JSON.stringify({
+            id,
+            custom_id: line.custom_id,
+            response: null,
+            error: { code: "batch_expired", message: "This request could not be executed before the completion window expired." },
+          }),
+        );
+      else
+        (a.status === 200 ? ok : bad).push(
+          JSON.stringify({ id, custom_id: line.custom_id, response: { status_code: a.status, request_id: nextId("req_"), body: a.json }, error: null }),
+        );
     });
     const file = (lines: string[]) => {
       if (lines.length === 0) return null;
@@ -271,18 +347,46 @@ export class FakeBatches {
     const expired = settled.some((a) => a.expired);
     const failedWhole = batch.settled !== null && batch.lines.some((l) => this.#field(l, "batch_fail") === "1");
     const status = batch.settled
-      ? batch.cancelledAt !== null ? "cancelled" : failedWhole ? "failed" : expired ? "expired" : "completed"
-      : batch.cancelledAt !== null ? "cancelling" : Date.now() - batch.createdAt < this.#delayOf(batch) / 4 ? "validating" : "in_progress";
-    const done = batch.settled ? settled.filter((a) => a.status === 200).length : Math.min(total - 1, Math.floor((total * (Date.now() - batch.createdAt)) / Math.max(1, this.#delayOf(batch))));
+      ? batch.cancelledAt !== null
+        ? "cancelled"
+        : failedWhole
+          ? "failed"
+          : expired
+            ? "expired"
+            : "completed"
+      : batch.cancelledAt !== null
+        ? "cancelling"
+        : Date.now() - batch.createdAt < this.#delayOf(batch) / 4
+          ? "validating"
+          : "in_progress";
+    const done = batch.settled
+      ? settled.filter((a) => a.status === 200).length
+      : Math.min(total - 1, Math.floor((total * (Date.now() - batch.createdAt)) / Math.max(1, this.#delayOf(batch))));
     const failed = settled.filter((a) => !a.cancelled && a.status !== 200).length;
     const at = secs(batch.createdAt);
     return {
-      id: batch.id, object: "batch", endpoint: "/v1/chat/completions",
-      errors: failedWhole ? { object: "list", data: [{ code: "invalid_request", message: "fake: the batch failed its validation", param: null, line: 1 }] } : null, input_file_id: batch.inputFileId, completion_window: "24h",
-      status, output_file_id: batch.outputFileId, error_file_id: batch.errorFileId, created_at: at, in_progress_at: at, expires_at: at + 86_400,
-      finalizing_at: batch.settled ? secs(Date.now()) : null, completed_at: status === "completed" ? secs(Date.now()) : null, failed_at: null,
-      expired_at: status === "expired" ? secs(Date.now()) : null, cancelling_at: batch.cancelledAt ? secs(batch.cancelledAt) : null,
-      cancelled_at: status === "cancelled" ? secs(Date.now()) : null, request_counts: { total, completed: Math.max(0, done), failed }, metadata: batch.metadata,
+      id: batch.id,
+      object: "batch",
+      endpoint: "/v1/chat/completions",
+      errors: failedWhole
+        ? { object: "list", data: [{ code: "invalid_request", message: "fake: the batch failed its validation", param: null, line: 1 }] }
+        : null,
+      input_file_id: batch.inputFileId,
+      completion_window: "24h",
+      status,
+      output_file_id: batch.outputFileId,
+      error_file_id: batch.errorFileId,
+      created_at: at,
+      in_progress_at: at,
+      expires_at: at + 86_400,
+      finalizing_at: batch.settled ? secs(Date.now()) : null,
+      completed_at: status === "completed" ? secs(Date.now()) : null,
+      failed_at: null,
+      expired_at: status === "expired" ? secs(Date.now()) : null,
+      cancelling_at: batch.cancelledAt ? secs(batch.cancelledAt) : null,
+      cancelled_at: status === "cancelled" ? secs(Date.now()) : null,
+      request_counts: { total, completed: Math.max(0, done), failed },
+      metadata: batch.metadata,
     };
   }
 
@@ -291,29 +395,43 @@ export class FakeBatches {
     const count = (f: (a: Answered & { cancelled?: boolean }) => boolean) => settled.filter(f).length;
     const ended = batch.settled !== null;
     return {
-      id: batch.id, type: "message_batch",
+      id: batch.id,
+      type: "message_batch",
       processing_status: ended ? "ended" : batch.cancelledAt !== null ? "canceling" : "in_progress",
       request_counts: {
         processing: ended ? 0 : batch.lines.length,
-        succeeded: count((a) => a.status === 200), errored: count((a) => !a.cancelled && !a.expired && a.status !== 200),
-        canceled: count((a) => a.cancelled === true), expired: count((a) => a.expired === true),
+        succeeded: count((a) => a.status === 200),
+        errored: count((a) => !a.cancelled && !a.expired && a.status !== 200),
+        canceled: count((a) => a.cancelled === true),
+        expired: count((a) => a.expired === true),
       },
-      ended_at: ended ? new Date().toISOString() : null, created_at: new Date(batch.createdAt).toISOString(),
-      expires_at: new Date(batch.createdAt + 86_400_000).toISOString(), archived_at: null,
+      ended_at: ended ? new Date().toISOString() : null,
+      created_at: new Date(batch.createdAt).toISOString(),
+      expires_at: new Date(batch.createdAt + 86_400_000).toISOString(),
+      archived_at: null,
       cancel_initiated_at: batch.cancelledAt ? new Date(batch.cancelledAt).toISOString() : null,
       results_url: ended ? `${origin}/v1/messages/batches/${batch.id}/results` : null,
     };
   }
 
   #anthropicResults(batch: FakeBatch): string {
-    const lines = batch.lines.filter((line) => this.#field(line, "batch_omit") !== "1").map((line) => {
-      const i = batch.lines.indexOf(line);
-      const a = batch.settled?.[i] as Answered & { cancelled?: boolean };
-      const result = a.cancelled ? { type: "canceled" } : a.expired ? { type: "expired" }
-        : a.status === 200 ? { type: "succeeded", message: a.json }
-        : { type: "errored", error: { type: "error", error: (a.json as { error?: unknown } | undefined)?.error ?? { type: "api_error", message: "failed" } } };
-      return JSON.stringify({ custom_id: line.custom_id, result });
-    });
+    const lines = batch.lines
+      .filter((line) => this.#field(line, "batch_omit") !== "1")
+      .map((line) => {
+        const i = batch.lines.indexOf(line);
+        const a = batch.settled?.[i] as Answered & { cancelled?: boolean };
+        const result = a.cancelled
+          ? { type: "canceled" }
+          : a.expired
+            ? { type: "expired" }
+            : a.status === 200
+              ? { type: "succeeded", message: a.json }
+              : {
+                  type: "errored",
+                  error: { type: "error", error: (a.json as { error?: unknown } | undefined)?.error ?? { type: "api_error", message: "failed" } },
+                };
+        return JSON.stringify({ custom_id: line.custom_id, result });
+      });
     return lines.map((l) => `${l}\n`).join(""); // JSONL: a line each, nothing when none
   }
 }

@@ -37,7 +37,10 @@ export function logprobsOf(body: Json, text: string, p: number | null): Json | n
     const scored = i === valueAt && p !== null;
     const logprob = scored ? Math.log(Math.max(p, 1e-9)) : SURE;
     const alternative = scored ? { token: other(token), logprob: Math.log(Math.max(1 - p, 1e-9)) } : { token: " the", logprob: Math.log(0.001) };
-    const alts = [{ token, logprob, bytes: bytes(token) }, { ...alternative, bytes: bytes(alternative.token) }].sort((a, b) => b.logprob - a.logprob);
+    const alts = [
+      { token, logprob, bytes: bytes(token) },
+      { ...alternative, bytes: bytes(alternative.token) },
+    ].sort((a, b) => b.logprob - a.logprob);
     return { token, logprob, bytes: bytes(token), top_logprobs: alts.slice(0, top) };
   });
   return { content, refusal: null };

@@ -122,7 +122,8 @@ export function answerFor(step: string, prompt: string, id = "0", schema: Schema
     const [, tool, encoded] = step.split(":");
     return { kind: "tool", name: tool ?? "tool", args: JSON.parse(decodeURIComponent(encoded ?? "%7B%7D")) as Record<string, unknown>, delayMs: 0 };
   }
-  if (name === "spawn") return { kind: "tool", name: "spawn_subtask", args: JSON.parse(decodeURIComponent(step.slice(6))) as Record<string, unknown>, delayMs: 0 };
+  if (name === "spawn")
+    return { kind: "tool", name: "spawn_subtask", args: JSON.parse(decodeURIComponent(step.slice(6))) as Record<string, unknown>, delayMs: 0 };
   const value = synthesize(schema, prompt);
   const json = JSON.stringify(value);
   switch (name) {

@@ -144,7 +144,10 @@ function lastUserText(messages: unknown): string {
 /** OpenAI's system (or developer) messages' text. */
 function openAiSystem(messages: unknown): string {
   if (!Array.isArray(messages)) return "";
-  return (messages as Json[]).filter((m) => m.role === "system" || m.role === "developer").map(messageText).join("");
+  return (messages as Json[])
+    .filter((m) => m.role === "system" || m.role === "developer")
+    .map(messageText)
+    .join("");
 }
 
 /** Deterministic per-prompt fraction in [0, 1), so the same item behaves the same way everywhere. */
@@ -160,12 +163,34 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
   const limits = new RateLimits();
   const promptCache = new FakePromptCache();
   const gates = new Gates();
-  const config = { latencyMs: options.latencyMs ?? 0, rateLimitFraction: options.rateLimitFraction ?? 0, proseFraction: options.proseFraction ?? 0, batchDelayMs: options.batchDelayMs ?? 300 };
+  const config = {
+    latencyMs: options.latencyMs ?? 0,
+    rateLimitFraction: options.rateLimitFraction ?? 0,
+    proseFraction: options.proseFraction ?? 0,
+    batchDelayMs: options.batchDelayMs ?? 300,
+  };
 
   const statsFor = (tag: string): TagStats => {
     let s = stats.get(tag);
     if (!s) {
-      s = { requests: 0, rate_limited: 0, compactions: 0, summaries_seen: 0, tool_results: [], tools_offered: [], in_flight: 0, held: 0, max_in_flight: 0, throttled: 0, served_max_in_flight: 0, auth: [], prompts: [], times: [], models: [], batched: 0 };
+      s = {
+        requests: 0,
+        rate_limited: 0,
+        compactions: 0,
+        summaries_seen: 0,
+        tool_results: [],
+        tools_offered: [],
+        in_flight: 0,
+        held: 0,
+        max_in_flight: 0,
+        throttled: 0,
+        served_max_in_flight: 0,
+        auth: [],
+        prompts: [],
+        times: [],
+        models: [],
+        batched: 0,
+      };
       stats.set(tag, s);
     }
     return s;
@@ -174,7 +199,12 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
   function nextStep(tag: string, id: string, all: string[], prompt: string, model: string): string {
     // Steps for one model only (`MODEL~STEP`): each model goes through its own, with its own counter.
     const byModel = all.some((step) => MODEL_STEP.test(step));
-    const steps = byModel ? all.flatMap((step) => { const m = MODEL_STEP.exec(step); return !m ? [step] : m[1] === model ? [m[2] as string] : []; }) : all;
+    const steps = byModel
+      ? all.flatMap((step) => {
+          const m = MODEL_STEP.exec(step);
+          return !m ? [step] : m[1] === model ? [m[2] as string] : [];
+        })
+      : all;
     const key = `${tag}\u0000${id}${byModel ? `\u0000${model}` : ""}`;
     const i = cursors.get(key) ?? 0;
     cursors.set(key, i + 1);
@@ -220,18 +250,29 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
       if (refusal) return { status: 400, headers: rateHeaders, json: refusal };
       if (admission && !admission.ok) {
         s.rate_limited++;
-        return { status: 429, headers: rateHeaders, json: format === "openai"
-          ? { error: { message: "Rate limit reached (fake)", type: "requests", param: null, code: "rate_limit_exceeded" } }
-          : { type: "error", error: { type: "rate_limit_error", message: "Rate limit reached (fake)" } } };
+        return {
+          status: 429,
+          headers: rateHeaders,
+          json:
+            format === "openai"
+              ? { error: { message: "Rate limit reached (fake)", type: "requests", param: null, code: "rate_limit_exceeded" } }
+              : { type: "error", error: { type: "rate_limit_error", message: "Rate limit reached (fake)" } },
+        };
       }
       if (live && directive && directive.cap !== null && s.in_flight > directive.cap) {
         s.throttled++;
-        return { status: 429, headers: { "retry-after": "1" }, json: { error: { type: "rate_limit_error", message: "fake capacity exceeded" }, type: "error" } };
+        return {
+          status: 429,
+          headers: { "retry-after": "1" },
+          json: { error: { type: "rate_limit_error", message: "fake capacity exceeded" }, type: "error" },
+        };
       }
       s.served_max_in_flight = Math.max(s.served_max_in_flight, s.in_flight);
       if (live && directive?.gate != null) await gates.pass(tag, directive.gate);
       // A compaction request answers with a summary and does not consume the item's script.
-      const step = compaction ? "text:SUMMARY_OF_EARLIER_TURNS" : nextStep(tag, directive?.id ?? prompt, directive?.steps ?? ["ok"], prompt, String(body.model));
+      const step = compaction
+        ? "text:SUMMARY_OF_EARLIER_TURNS"
+        : nextStep(tag, directive?.id ?? prompt, directive?.steps ?? ["ok"], prompt, String(body.model));
       const answer: StepAnswer = answerFor(step, prompt, directive?.id, requestedSchema(body));
       if (live) await sleep((directive?.ms ?? config.latencyMs) + answer.delayMs);
       if (answer.kind === "error") {
@@ -239,10 +280,12 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
         if (answer.retryAfter !== null) headers["retry-after"] = String(answer.retryAfter);
         if (answer.quota) {
           // OpenAI's answer for a spent quota, field for field (Anthropic says so with a 400 instead: not scripted here).
-          const message = "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.";
+          const message =
+            "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.";
           return { status: 429, headers, json: { error: { message, type: "insufficient_quota", param: null, code: "insufficient_quota" } } };
         }
-        const type = answer.status === 429 ? "rate_limit_error" : answer.status === 529 ? "overloaded_error" : answer.status < 500 ? "invalid_request_error" : "api_error";
+        const type =
+          answer.status === 429 ? "rate_limit_error" : answer.status === 529 ? "overloaded_error" : answer.status < 500 ? "invalid_request_error" : "api_error";
         return { status: answer.status, headers, json: { error: { type, message: `fake ${answer.status}` }, type: "error" } };
       }
       if (answer.kind === "expire") return { status: 0, headers: {}, expired: true };
@@ -260,7 +303,11 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
       if (live && body.stream === true) {
         return { status: 200, headers: rateHeaders, sse: format === "openai" ? openAiStream(body, count, reply) : anthropicStream(body, count, reply) };
       }
-      return { status: 200, headers: rateHeaders, json: format === "openai" ? openAiBody(body, count, reply, logprobsOf(body, reply.text, probability)) : anthropicBody(body, count, reply) };
+      return {
+        status: 200,
+        headers: rateHeaders,
+        json: format === "openai" ? openAiBody(body, count, reply, logprobsOf(body, reply.text, probability)) : anthropicBody(body, count, reply),
+      };
     } finally {
       s.in_flight--;
     }
@@ -311,7 +358,11 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     }
   }
 
-  const batches = new FakeBatches((format, body, key, auth) => answerRequest(format, body, key, auth, false), () => config.batchDelayMs, (tag) => gates.isOpen(tag));
+  const batches = new FakeBatches(
+    (format, body, key, auth) => answerRequest(format, body, key, auth, false),
+    () => config.batchDelayMs,
+    (tag) => gates.isOpen(tag),
+  );
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://fake");
@@ -337,7 +388,11 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
         url: `http://127.0.0.1:${port}`,
         port,
         server,
-        close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+        close: () =>
+          new Promise<void>((r) => {
+            server.closeAllConnections();
+            server.close(() => r());
+          }),
       });
     });
   });

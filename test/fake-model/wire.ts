@@ -49,12 +49,19 @@ export function openAiBody(body: Json, prompt: PromptCount, reply: Reply, logpro
       object: "chat.completion",
       created: Math.floor(Date.now() / 1000),
       model: body.model,
-      choices: [{
-        index: 0,
-        message: { role: "assistant", content: null, refusal: null, tool_calls: [{ id: call.id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } }] },
-        finish_reason: "tool_calls",
-        logprobs: null,
-      }],
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: null,
+            refusal: null,
+            tool_calls: [{ id: call.id, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } }],
+          },
+          finish_reason: "tool_calls",
+          logprobs: null,
+        },
+      ],
       usage: openAiUsage(prompt, 10),
     };
   }
@@ -95,9 +102,8 @@ export function anthropicBody(body: Json, prompt: PromptCount, reply: Reply): Js
     };
   }
   const tool = forcedAnthropicTool(body);
-  const content = tool && reply.json !== null
-    ? [{ type: "tool_use", id: `toolu_${Date.now()}`, name: tool, input: reply.json }]
-    : [{ type: "text", text: reply.text }];
+  const content =
+    tool && reply.json !== null ? [{ type: "tool_use", id: `toolu_${Date.now()}`, name: tool, input: reply.json }] : [{ type: "text", text: reply.text }];
   return {
     id: `msg_${Date.now()}`,
     type: "message",

@@ -9,12 +9,35 @@ const prod = { ENVIRONMENT: "production" };
 
 describe("destination policy (production)", () => {
   it.each([
-    "https://127.0.0.1/", "https://127.1/", "https://2130706433/", "https://0x7f000001/", "https://0177.0.0.1/", "https://0.0.0.0/",
-    "https://[::]/", "https://[::1]/", "https://[::ffff:127.0.0.1]/", "https://[::ffff:7f00:1]/", "https://[64:ff9b::a9fe:a9fe]/",
-    "https://[2002:a9fe:a9fe::1]/", "https://[fe80::1]/", "https://[fd12::1]/", "https://[ff02::1]/", "https://224.0.0.1/",
-    "https://255.255.255.255/", "https://100.64.0.1/", "https://169.254.169.254/", "https://10.0.0.1/", "https://172.20.0.1/",
-    "https://192.168.0.1/", "https://localhost/", "https://api.localhost/", "https://localhost./", "https://example.com./",
-    "https://printer.local/", "https://metadata.google.internal/", "http://api.example.com/",
+    "https://127.0.0.1/",
+    "https://127.1/",
+    "https://2130706433/",
+    "https://0x7f000001/",
+    "https://0177.0.0.1/",
+    "https://0.0.0.0/",
+    "https://[::]/",
+    "https://[::1]/",
+    "https://[::ffff:127.0.0.1]/",
+    "https://[::ffff:7f00:1]/",
+    "https://[64:ff9b::a9fe:a9fe]/",
+    "https://[2002:a9fe:a9fe::1]/",
+    "https://[fe80::1]/",
+    "https://[fd12::1]/",
+    "https://[ff02::1]/",
+    "https://224.0.0.1/",
+    "https://255.255.255.255/",
+    "https://100.64.0.1/",
+    "https://169.254.169.254/",
+    "https://10.0.0.1/",
+    "https://172.20.0.1/",
+    "https://192.168.0.1/",
+    "https://localhost/",
+    "https://api.localhost/",
+    "https://localhost./",
+    "https://example.com./",
+    "https://printer.local/",
+    "https://metadata.google.internal/",
+    "http://api.example.com/",
   ])("refuses %s", (url) => {
     expect(destinationProblem(prod, url)).not.toBeNull();
   });
@@ -53,7 +76,9 @@ describe("provider errors", () => {
   });
 
   it("redacts keys, tokens and credentials in URLs", () => {
-    expect(redact("key=abcdef123456 and https://user:pw@host/x and whsec_abcdefgh and 0123456789abcdef0123456789abcdef01")).not.toMatch(/abcdef123456|pw@|whsec_abcdefgh|0123456789abcdef0123456789/);
+    expect(redact("key=abcdef123456 and https://user:pw@host/x and whsec_abcdefgh and 0123456789abcdef0123456789abcdef01")).not.toMatch(
+      /abcdef123456|pw@|whsec_abcdefgh|0123456789abcdef0123456789/,
+    );
   });
 
   it("a wrong-shape answer is permanent", () => {

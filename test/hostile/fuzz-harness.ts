@@ -92,4 +92,3 @@ export function fuzz(call: (args: string[]) => string, argLists = ARG_LISTS): { 
 
 export const FUZZ_TIMEOUT_MS = 60_000; // ~150 renders a name, most well under a millisecond
 export const argList = (args: string[]) => args.join(", ");
-

@@ -12,10 +12,25 @@ import { startJob } from "../integration/coordinator/drive";
 
 function spec(jobId: string, tenantId: string, maxRetries: number): MapJobSpec {
   return {
-    jobId, tenantId, type: "map", model: "openai-compatible/m", maxRetries, concurrency: 2, webhook: null, budget: null,
+    jobId,
+    tenantId,
+    type: "map",
+    model: "openai-compatible/m",
+    maxRetries,
+    concurrency: 2,
+    webhook: null,
+    budget: null,
     call: {
-      model: "openai-compatible/m", promptTemplate: "{{ item }}", templateField: "prompt_template", outputSchema: null,
-      systemPrompt: null, temperature: null, maxTokens: null, timeoutMs: 1_000, retryGuidance: "retry", maxOutputBytes: 1_000,
+      model: "openai-compatible/m",
+      promptTemplate: "{{ item }}",
+      templateField: "prompt_template",
+      outputSchema: null,
+      systemPrompt: null,
+      temperature: null,
+      maxTokens: null,
+      timeoutMs: 1_000,
+      retryGuidance: "retry",
+      maxOutputBytes: 1_000,
     },
   };
 }
@@ -60,7 +75,11 @@ describe("lost attempts", () => {
     expect((await loseRunningDispatches(stub))[0]).toMatchObject({ state: "running", attempts: 2 });
     expect(await runDurableObjectAlarm(stub)).toBe(true); // attempt 2 lost: quarantined, though 4 retries are left
     const task = await runInDurableObject(stub, (_instance, state) =>
-      state.storage.sql.exec<{ state: string; attempts: number; losses: number; error_kind: string; error: string }>("SELECT state, attempts, losses, error_kind, error FROM tasks").one(),
+      state.storage.sql
+        .exec<{ state: string; attempts: number; losses: number; error_kind: string; error: string }>(
+          "SELECT state, attempts, losses, error_kind, error FROM tasks",
+        )
+        .one(),
     );
     expect(task).toMatchObject({ state: "done", attempts: 2, error_kind: "internal" });
     expect(task.error).toMatch(/lost 2 times/);

@@ -27,7 +27,9 @@ function refusal(inputs: Record<string, unknown>, steps: unknown[]): { path: str
 
 describe("prototype names", () => {
   test.each(["__proto__", "constructor", "prototype"])("%s is no step id", (id) => {
-    expect(refusal({}, [{ id, type: "llm", prompt_template: "x" }])).toEqual([{ path: "steps[0].id", message: "id must not be __proto__, constructor or prototype" }]);
+    expect(refusal({}, [{ id, type: "llm", prompt_template: "x" }])).toEqual([
+      { path: "steps[0].id", message: "id must not be __proto__, constructor or prototype" },
+    ]);
   });
 
   test.each(["${__proto__}", "${a.constructor}", "${a.b.prototype}", "${constructor[0]}"])("%s is no reference", (ref) => {
@@ -43,13 +45,16 @@ describe("prototype names", () => {
   });
 
   test("ordinary names still pass", () => {
-    expect(readSteps({} as never, DEFAULTS, { list: [1] }, undefined, [{ id: "proto", type: "llm", prompt_template: "{{ item }}", batch: { items: "${list}" } }])).toHaveLength(1);
+    expect(
+      readSteps({} as never, DEFAULTS, { list: [1] }, undefined, [{ id: "proto", type: "llm", prompt_template: "{{ item }}", batch: { items: "${list}" } }]),
+    ).toHaveLength(1);
   });
 });
 
 describe("map-reduce shuffle fields", () => {
   const body = (shuffle: Record<string, unknown>, outputSchema: unknown = null) => ({
-    inputs: ["d"], model: "openai/gpt-6-luna",
+    inputs: ["d"],
+    model: "openai/gpt-6-luna",
     mapper: { prompt_template: "{{ items }}", output_schema: outputSchema },
     reducer: { prompt_template: "{{ items }}" },
     shuffle,
@@ -66,14 +71,29 @@ describe("map-reduce shuffle fields", () => {
     const refused = await submitMapReduceJob({} as never, "t", parsed, null, true).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(ApiError);
     expect((refused as ApiError).status).toBe(400);
-    expect((refused as ApiError).details).toEqual([{ path: "shuffle.dedupe_fields.1", message: "the mapper's output_schema names no field `clam` (it names `category`, `claim`)" }]);
+    expect((refused as ApiError).details).toEqual([
+      { path: "shuffle.dedupe_fields.1", message: "the mapper's output_schema names no field `clam` (it names `category`, `claim`)" },
+    ]);
   });
 
   test("without a schema, a dedupe field no extraction has is reported by the shuffle", () => {
     const options = { key: "category", dedupe: "exact" as const, dedupeFields: ["clam"], conflict: "first" as const };
-    const shuffled = shuffle([{ documents: [0], extractions: [{ category: "a", claim: "x" }, { category: "a", claim: "y" }] }], options);
+    const shuffled = shuffle(
+      [
+        {
+          documents: [0],
+          extractions: [
+            { category: "a", claim: "x" },
+            { category: "a", claim: "y" },
+          ],
+        },
+      ],
+      options,
+    );
     expect(shuffled.missingDedupeFields).toEqual(["clam"]);
     expect(shuffled.merged).toBe(1); // what the typo does: both extractions look the same
-    expect(shuffle([{ documents: [0], extractions: [{ category: "a", claim: "x" }] }], { ...options, dedupeFields: ["claim"] }).missingDedupeFields).toEqual([]);
+    expect(shuffle([{ documents: [0], extractions: [{ category: "a", claim: "x" }] }], { ...options, dedupeFields: ["claim"] }).missingDedupeFields).toEqual(
+      [],
+    );
   });
 });

@@ -86,7 +86,8 @@ describe("values that would change on the way in are refused, not changed", () =
 
   it("numbers a double holds, and strings that look like huge numbers, pass", async () => {
     const { key } = await tenantWithKey();
-    const raw = '{"inputs": [{"a": 1.7976931348623157e308, "b": 1e-400, "c": "1e309", "d": 0.000001e310}], "prompt_template": "{{ item }}", "model": "openai/x"}';
+    const raw =
+      '{"inputs": [{"a": 1.7976931348623157e308, "b": 1e-400, "c": "1e309", "d": 0.000001e310}], "prompt_template": "{{ item }}", "model": "openai/x"}';
     const res = await request("POST", "/v1/map?dry_run=true", { token: key, raw });
     // Past the body's checks (this deployment has no OpenAI key: the model is what it refuses).
     expect(res.body.error?.details?.[0]?.path, JSON.stringify(res.body)).toBe("model");
@@ -119,7 +120,10 @@ describe("admission cannot be raced past", () => {
     // The model tarpit (allowlisted here): the jobs' calls wait, never leave the machine, and are
     // cancelled below.
     const tarpit = new URL(env.TEST_MODEL_TARPIT);
-    const put = await request("PUT", "/v1/providers/openai-compatible", { token: key, body: { api_key: "sk-test-1234", base_url: `https://${tarpit.host}/v1` } });
+    const put = await request("PUT", "/v1/providers/openai-compatible", {
+      token: key,
+      body: { api_key: "sk-test-1234", base_url: `https://${tarpit.host}/v1` },
+    });
     expect(put.status).toBe(200);
     const body = { ...valid, model: "openai-compatible/m", max_retries: 0 };
     const results = await Promise.all(Array.from({ length: 20 }, () => request("POST", "/v1/map", { token: key, body })));
@@ -183,7 +187,13 @@ describe("tenant destinations (production policy: ALLOW_PRIVATE_DESTINATIONS=fal
 describe("admin token", () => {
   it("refuses tokens of any length, including prefixes and extensions of the real one", async () => {
     for (const token of ["", "f", ADMIN.slice(0, -1), `${ADMIN}x`, ADMIN.toUpperCase()]) {
-      const res = await exports.default.fetch(new Request("http://fanout.test/v1/admin/tenants", { method: "POST", headers: { authorization: `Bearer ${token}`, "content-type": "application/json" }, body: "{}" }));
+      const res = await exports.default.fetch(
+        new Request("http://fanout.test/v1/admin/tenants", {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: "{}",
+        }),
+      );
       expect(res.status).toBe(401);
     }
   });

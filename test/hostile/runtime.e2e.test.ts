@@ -97,7 +97,12 @@ describe("renders bounded per request and per alarm, not only per item", () => {
 
   it("a dry run and a budget check over 2,000 heavy items answer from a sample, and /healthz answers within 1 s throughout", async () => {
     const { key } = await newTenant(base(), "heavy-estimate");
-    const body = { inputs: Array.from({ length: 2_000 }, (_, i) => `item ${i} ${"x".repeat(i % 50)}`), prompt_template: heavy, model: "openai/gpt-6-luna", max_tokens: 5 };
+    const body = {
+      inputs: Array.from({ length: 2_000 }, (_, i) => `item ${i} ${"x".repeat(i % 50)}`),
+      prompt_template: heavy,
+      model: "openai/gpt-6-luna",
+      max_tokens: 5,
+    };
     const { dry, over } = await healthzStaysFast(async () => {
       const dry = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body });
       const over = await call(base(), "POST", "/v1/map", { token: key, body: { ...body, token_budget: { total: 1_000 } } });
@@ -117,7 +122,11 @@ describe("renders bounded per request and per alarm, not only per item", () => {
   it("membership tests are charged per element: a dry run of 20 items scanning 10,000-element lists in a loop answers at once; /healthz answers within 1 s throughout", async () => {
     const { key } = await newTenant(base(), "membership");
     const list = Array.from({ length: 10_000 }, (_, i) => -i - 1); // no member: each scan is the whole list
-    const body = { inputs: Array.from({ length: 20 }, () => ({ l: list })), prompt_template: "{% for i in range(10000) %}{% if i in item.l %}x{% endif %}{% endfor %}{{ item.l | length }}", model: "openai/gpt-6-luna" };
+    const body = {
+      inputs: Array.from({ length: 20 }, () => ({ l: list })),
+      prompt_template: "{% for i in range(10000) %}{% if i in item.l %}x{% endif %}{% endfor %}{{ item.l | length }}",
+      model: "openai/gpt-6-luna",
+    };
     const { dry } = await healthzStaysFast(async () => {
       const dry = await call(base(), "POST", "/v1/map?dry_run=true", { token: key, body });
       return { dry };
@@ -131,7 +140,10 @@ describe("renders bounded per request and per alarm, not only per item", () => {
     const tag = uniqueTag("heavy-batch");
     const inputs = Array.from({ length: 40 }, (_, i) => `<<fake tag=${tag} id=${i}>>`);
     const { job } = await healthzStaysFast(async () => {
-      const created = await call(base(), "POST", "/v1/map", { token: key, body: { inputs, prompt_template: heavy, model: "openai/gpt-6-luna", execution: { mode: "batch" } } });
+      const created = await call(base(), "POST", "/v1/map", {
+        token: key,
+        body: { inputs, prompt_template: heavy, model: "openai/gpt-6-luna", execution: { mode: "batch" } },
+      });
       expect(created.status).toBe(202);
       const job = await waitForJob(base(), key, created.body.job_id);
       return { job };
@@ -147,7 +159,10 @@ describe("blocking bounded before it is built", () => {
     const { key } = await newTenant(base(), "trigram");
     const inputs = Array.from({ length: 1_100 }, (_, i) => ({ name: `${i} `.padEnd(2_000, "abcdefghij") }));
     const { res } = await healthzStaysFast(async () => {
-      const res = await call(base(), "POST", "/v1/resolve", { token: key, body: { inputs, model: "openai/gpt-6-luna", comparison_template: "{{ item_a }} {{ item_b }}", blocking: { keys: ["name"], method: "trigram" } } });
+      const res = await call(base(), "POST", "/v1/resolve", {
+        token: key,
+        body: { inputs, model: "openai/gpt-6-luna", comparison_template: "{{ item_a }} {{ item_b }}", blocking: { keys: ["name"], method: "trigram" } },
+      });
       return { res };
     });
     expect(res).toMatchObject({ status: 422, body: { error: { code: "too_many_comparisons", details: { trigrams: 1_101_100 } } } });
@@ -159,11 +174,18 @@ describe("counted before parsed", () => {
   it("a body of 3 million items, a 500,000-key object and an XML document of 600,000 attributes are 400s; /healthz answers within 1 s throughout", async () => {
     const { key } = await newTenant(base(), "counts");
     const { items, object, xml } = await healthzStaysFast(async () => {
-      const items = await call(base(), "POST", "/v1/map", { token: key, rawBody: `{"inputs": [${"0,".repeat(3_000_000)}0], "prompt_template": "{{ item }}", "model": "openai/gpt-6-luna"}` });
+      const items = await call(base(), "POST", "/v1/map", {
+        token: key,
+        rawBody: `{"inputs": [${"0,".repeat(3_000_000)}0], "prompt_template": "{{ item }}", "model": "openai/gpt-6-luna"}`,
+      });
       const keys = Array.from({ length: 500_000 }, (_, i) => `"k${i}":1`).join(",");
       const object = await call(base(), "POST", "/v1/pipelines", { token: key, rawBody: `{"inputs": {${keys}}, "steps": []}` });
       const attributes = Array.from({ length: 2_000 }, (_, i) => `a${i}=""`).join(" ");
-      const xml = await call(base(), "POST", "/v1/pipelines", { token: key, rawBody: `<task>${`<input ${attributes}/>`.repeat(300)}</task>`, headers: { "content-type": "application/xml" } });
+      const xml = await call(base(), "POST", "/v1/pipelines", {
+        token: key,
+        rawBody: `<task>${`<input ${attributes}/>`.repeat(300)}</task>`,
+        headers: { "content-type": "application/xml" },
+      });
       return { items, object, xml };
     });
     expect(items).toMatchObject({ status: 400, body: { error: { code: "invalid_request" } } });
@@ -183,7 +205,10 @@ describe("counted before parsed", () => {
       expect(res.status).toBe(400);
       expect(res.body.error.message).toMatch(/slice\(\) would produce a list of 100000000 elements/);
     }
-    const created = await call(base(), "POST", "/v1/map", { token: key, body: { ...body, inputs: [{ l: [1, 2, 3], n: 10 ** 8 }], prompt_template: "{{ item.l | slice(item.n) }}", max_retries: 1 } });
+    const created = await call(base(), "POST", "/v1/map", {
+      token: key,
+      body: { ...body, inputs: [{ l: [1, 2, 3], n: 10 ** 8 }], prompt_template: "{{ item.l | slice(item.n) }}", max_retries: 1 },
+    });
     expect(created.status).toBe(202);
     expect(await waitForJob(base(), key, created.body.job_id)).toMatchObject({ status: "completed", failed: 1 });
     const [result] = await allResults(base(), key, created.body.job_id);
@@ -212,7 +237,10 @@ describe("provider answers and oversized fields", () => {
     ["metadata", { metadata: { big: "m".repeat(100_000) } }],
   ])("a %s over its cap is 413 and stores nothing", async (field, override) => {
     const { key } = await newTenant(base(), "big");
-    const res = await call(base(), "POST", "/v1/map", { token: key, body: { inputs: ["a"], prompt_template: "{{ item }}", model: "openai/gpt-6-luna", ...override } });
+    const res = await call(base(), "POST", "/v1/map", {
+      token: key,
+      body: { inputs: ["a"], prompt_template: "{{ item }}", model: "openai/gpt-6-luna", ...override },
+    });
     expect(res.status).toBe(413);
     expect(res.body.error).toMatchObject({ code: "payload_too_large", details: [expect.objectContaining({ path: field })] });
     const jobs = await call(base(), "GET", "/v1/jobs", { token: key });

@@ -59,14 +59,29 @@ describe("catastrophic patterns validate in linear time", () => {
 
 describe("schemas that would fail every item are refused at submission", () => {
   test.each([
-    ["a nested remote $ref", { type: "object", properties: { a: { $ref: "https://example.com/schema.json" } } }, "output_schema.properties.a", /only local references/],
+    [
+      "a nested remote $ref",
+      { type: "object", properties: { a: { $ref: "https://example.com/schema.json" } } },
+      "output_schema.properties.a",
+      /only local references/,
+    ],
     ["a relative $ref", { items: { $ref: "other.json#/x" } }, "output_schema.items", /only local/],
     ["a dangling local $ref", { properties: { a: { $ref: "#/$defs/missing" } } }, "output_schema.properties.a", /points to nothing/],
-    ["an invalid regex in patternProperties", { patternProperties: { "([a-z": {} } }, "output_schema.patternProperties.([a-z", /not a valid regular expression/],
+    [
+      "an invalid regex in patternProperties",
+      { patternProperties: { "([a-z": {} } },
+      "output_schema.patternProperties.([a-z",
+      /not a valid regular expression/,
+    ],
     ["a lookahead pattern", { type: "string", pattern: "^(?=.*\\d).+$" }, "output_schema.pattern", /linear time/],
     ["a backreference", { properties: { x: { pattern: "(a)\\1" } } }, "output_schema.properties.x.pattern", /linear time/],
     ["a draft 2020-12 tuple items", { type: "array", items: [{ type: "string" }] }, "output_schema.items", /prefixItems/],
-    ["a bad subschema deep in anyOf", { anyOf: [{ type: "string" }, { properties: { a: { type: "strnig" } } }] }, "output_schema.anyOf[1].properties.a.type", /unknown type/],
+    [
+      "a bad subschema deep in anyOf",
+      { anyOf: [{ type: "string" }, { properties: { a: { type: "strnig" } } }] },
+      "output_schema.anyOf[1].properties.a.type",
+      /unknown type/,
+    ],
     ["a bad subschema in dependentSchemas", { dependentSchemas: { a: 5 } }, "output_schema.dependentSchemas.a", /object or a boolean/],
     ["a non-array enum", { enum: "x" }, "output_schema.enum", /array/],
     ["a nested $id", { properties: { a: { $id: "a.json" } } }, "output_schema.properties.a.$id", /nested \$id/],
@@ -83,7 +98,10 @@ describe("schemas that would fail every item are refused at submission", () => {
     const tuple = compileOutputSchema({ $schema: "http://json-schema.org/draft-07/schema#", type: "array", items: [{ type: "string" }, { type: "number" }] });
     expect(tuple.validate(["a", 1])).toEqual([]);
     expect(tuple.validate([1, "a"]).length).toBeGreaterThan(0);
-    const refs = compileOutputSchema({ $defs: { n: { type: "number" }, s: { $anchor: "str", type: "string" } }, properties: { a: { $ref: "#/$defs/n" }, b: { $ref: "#str" } } });
+    const refs = compileOutputSchema({
+      $defs: { n: { type: "number" }, s: { $anchor: "str", type: "string" } },
+      properties: { a: { $ref: "#/$defs/n" }, b: { $ref: "#str" } },
+    });
     expect(refs.validate({ a: 1, b: "x" })).toEqual([]);
     expect(refs.validate({ a: "x" }).length).toBeGreaterThan(0);
   });

@@ -21,7 +21,10 @@ describe("stages sized by model output", () => {
     const res = await call(base(), "POST", "/v1/map-reduce", {
       token: key,
       body: {
-        inputs: docs, model: MODEL, docs_per_mapper: 1, reduction_strategy: "category",
+        inputs: docs,
+        model: MODEL,
+        docs_per_mapper: 1,
+        reduction_strategy: "category",
         mapper: { prompt_template: "{% for d in items %}{{ d }}{% endfor %}" },
         reducer: { prompt_template: `{{ key }} {{ items | length }} <<fake tag=${tr}>>`, output_schema: ECHO_SCHEMA },
       },
@@ -40,9 +43,15 @@ describe("stages sized by model output", () => {
     const res = await call(base(), "POST", "/v1/pipelines", {
       token: key,
       body: {
-        model: MODEL, inputs: {},
+        model: MODEL,
+        inputs: {},
         steps: [
-          { id: "list", type: "llm", prompt_template: `list <<fake tag=${tl} steps=${json(Array.from({ length: MAX_ITEMS + 1 }, (_, i) => i))}>>`, output_schema: { type: "array" } },
+          {
+            id: "list",
+            type: "llm",
+            prompt_template: `list <<fake tag=${tl} steps=${json(Array.from({ length: MAX_ITEMS + 1 }, (_, i) => i))}>>`,
+            output_schema: { type: "array" },
+          },
           { id: "each", type: "llm", batch: { items: "${list}" }, prompt_template: `{{ item }} <<fake tag=${te}>>` },
         ],
       },
@@ -59,7 +68,10 @@ describe("batches over the pipeline's inputs", () => {
 
   it("are refused at submission past a job's worth of items", async () => {
     const { key } = await newTenant(base(), "inputs");
-    const res = await call(base(), "POST", "/v1/pipelines", { token: key, body: { model: MODEL, inputs: { list: Array.from({ length: MAX_ITEMS + 1 }, (_, i) => i) }, steps } });
+    const res = await call(base(), "POST", "/v1/pipelines", {
+      token: key,
+      body: { model: MODEL, inputs: { list: Array.from({ length: MAX_ITEMS + 1 }, (_, i) => i) }, steps },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error.details).toEqual([{ path: "steps[0].batch.items", message: expect.stringMatching(/10001 elements; a batch takes at most 10000/) }]);
   });
@@ -67,7 +79,10 @@ describe("batches over the pipeline's inputs", () => {
   it("estimate linearly: a dry run of 10,000 elements answers within a second", async () => {
     const { key } = await newTenant(base(), "estimate");
     const started = performance.now();
-    const res = await call(base(), "POST", "/v1/pipelines?dry_run=true", { token: key, body: { model: MODEL, inputs: { list: Array.from({ length: MAX_ITEMS }, (_, i) => i) }, steps } });
+    const res = await call(base(), "POST", "/v1/pipelines?dry_run=true", {
+      token: key,
+      body: { model: MODEL, inputs: { list: Array.from({ length: MAX_ITEMS }, (_, i) => i) }, steps },
+    });
     const ms = performance.now() - started;
     expect(res.status).toBe(200);
     expect(res.body.estimate.calls).toBe(MAX_ITEMS);

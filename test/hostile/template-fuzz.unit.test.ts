@@ -58,17 +58,29 @@ describe("every callable the renderer has is declared", () => {
 });
 
 describe("adversarial operands and arguments end within their bounds", () => {
-  test.each(Object.keys(TEST_COSTS).filter((name) => /^\w+$/.test(name)))("test %s", (name) => {
-    fuzz((args) => (args.length === 0 ? `{{ v is ${name} }}` : `{{ v is ${name} ${args[0]} }}`));
-  }, FUZZ_TIMEOUT_MS);
+  test.each(Object.keys(TEST_COSTS).filter((name) => /^\w+$/.test(name)))(
+    "test %s",
+    (name) => {
+      fuzz((args) => (args.length === 0 ? `{{ v is ${name} }}` : `{{ v is ${name} ${args[0]} }}`));
+    },
+    FUZZ_TIMEOUT_MS,
+  );
 
-  test.each(Object.keys(METHOD_COSTS))("method %s", (name) => {
-    fuzz((args) => `{{ v.${name}(${argList(args)}) }}`);
-  }, FUZZ_TIMEOUT_MS);
+  test.each(Object.keys(METHOD_COSTS))(
+    "method %s",
+    (name) => {
+      fuzz((args) => `{{ v.${name}(${argList(args)}) }}`);
+    },
+    FUZZ_TIMEOUT_MS,
+  );
 
-  test.each(Object.keys(FUNCTION_COSTS))("function %s", (name) => {
-    fuzz((args) => `{{ ${name}(${argList(args)}) }}{{ v }}`);
-  }, FUZZ_TIMEOUT_MS);
+  test.each(Object.keys(FUNCTION_COSTS))(
+    "function %s",
+    (name) => {
+      fuzz((args) => `{{ ${name}(${argList(args)}) }}{{ v }}`);
+    },
+    FUZZ_TIMEOUT_MS,
+  );
 });
 
 describe("operators on adversarial operands end within their bounds, once and in a loop", () => {
@@ -76,11 +88,15 @@ describe("operators on adversarial operands end within their bounds, once and in
   // The operators that scan or compare whole values run in a loop of 10,000 (50,000 steps, within the
   // render's bound: each scan of a 10,000-element list must be charged too); the others, 1,000.
   const SCANS = new Set(["in", "not in", "==", "!="]);
-  test.each(OPERATORS)("operator %s", (op) => {
-    const other = (args: string[]) => args[0] ?? "v";
-    fuzz((args) => `{{ v ${op} ${other(args)} }}{{ ${other(args)} ${op} v }}`);
-    fuzz((args) => `{% for i in range(${SCANS.has(op) ? 10_000 : 1_000}) %}{% if (${other(args)} ${op} v) %}{% endif %}{% endfor %}`);
-  }, FUZZ_TIMEOUT_MS);
+  test.each(OPERATORS)(
+    "operator %s",
+    (op) => {
+      const other = (args: string[]) => args[0] ?? "v";
+      fuzz((args) => `{{ v ${op} ${other(args)} }}{{ ${other(args)} ${op} v }}`);
+      fuzz((args) => `{% for i in range(${SCANS.has(op) ? 10_000 : 1_000}) %}{% if (${other(args)} ${op} v) %}{% endif %}{% endfor %}`);
+    },
+    FUZZ_TIMEOUT_MS,
+  );
 
   test("a membership test in a loop is stopped at the render's declared ceiling, not 10× past it", () => {
     const template = compileTemplate("{% for i in range(10000) %}{% if i in v %}x{% endif %}{% endfor %}", "t", []);

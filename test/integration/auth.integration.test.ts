@@ -68,7 +68,12 @@ describe("API keys", () => {
     const { key, keyId } = await tenantWithKey();
     expect((await request("DELETE", `/v1/admin/keys/${keyId}`, { token: ADMIN })).status).toBe(204);
     const bodies = [];
-    const attempts: Record<string, string>[] = [{}, { authorization: "Basic abc" }, { authorization: "Bearer fo_unknownkey" }, { authorization: `Bearer ${key}` }];
+    const attempts: Record<string, string>[] = [
+      {},
+      { authorization: "Basic abc" },
+      { authorization: "Bearer fo_unknownkey" },
+      { authorization: `Bearer ${key}` },
+    ];
     for (const headers of attempts) {
       const res = await request("GET", "/v1/jobs", { headers });
       expect(res.status).toBe(401);

@@ -14,7 +14,10 @@ describe("the event table of the docs", () => {
     for (const [name, schema] of Object.entries(EVENT_DATA)) {
       const row = rows.get(name) as string;
       // The row's first `{…}`: the fields every such event has (`…` marks more, named after it).
-      const listed = (/`\{([^}]*)\}`/.exec(row)?.[1] ?? "").split(",").map((f) => f.split(":")[0]?.trim() ?? "").filter((f) => f && f !== "…");
+      const listed = (/`\{([^}]*)\}`/.exec(row)?.[1] ?? "")
+        .split(",")
+        .map((f) => f.split(":")[0]?.trim() ?? "")
+        .filter((f) => f && f !== "…");
       const fields = Object.keys(schema.shape);
       for (const field of listed) expect(fields, `${name}: ${field}`).toContain(field);
       const required = Object.entries(schema.shape).filter(([, f]) => !(f as { safeParse(v: unknown): { success: boolean } }).safeParse(undefined).success);

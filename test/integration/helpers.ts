@@ -46,7 +46,16 @@ export async function insertFinishedJob(tenantId: string, jobId: string, status 
     ).bind(jobId, tenantId, status, now.getTime(), now.toISOString(), now.toISOString()),
     env.DB.prepare("INSERT INTO results (job_id, idx, completion_seq, success, data) VALUES (?, 0, 1, 1, ?)").bind(
       jobId,
-      JSON.stringify({ index: 0, input: "a", output: "b", success: true, error: null, error_kind: null, attempts: 1, usage: { input_tokens: 1, output_tokens: 1 } }),
+      JSON.stringify({
+        index: 0,
+        input: "a",
+        output: "b",
+        success: true,
+        error: null,
+        error_kind: null,
+        attempts: 1,
+        usage: { input_tokens: 1, output_tokens: 1 },
+      }),
     ),
   ]);
 }

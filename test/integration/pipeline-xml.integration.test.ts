@@ -18,7 +18,9 @@ describe("the XML task format, read in workerd", () => {
     expect(root).toMatchObject({ tag: "task", attributes: { type: "sequential" } });
     expect(child(root, "description")?.text).toBe("Analyze {{dataset_name}} using provided configuration");
     expect(child(root, "context_management")?.children.map((c) => [c.tag, c.text])).toEqual([
-      ["inherit_context", "none"], ["accumulate_data", "true"], ["accumulation_format", "notes_only"],
+      ["inherit_context", "none"],
+      ["accumulate_data", "true"],
+      ["accumulation_format", "notes_only"],
     ]);
     const steps = child(root, "steps")?.children ?? [];
     expect(steps.map((s) => child(s, "description")?.text)).toEqual(["Load initial data", "Apply configuration from {{config_profile}}"]);
@@ -29,7 +31,11 @@ describe("the XML task format, read in workerd", () => {
     const read = readXml(reduce);
     if (!read.ok) throw new Error(read.message);
     const inputs = child(read.root, "inputs")?.children ?? [];
-    expect(inputs.map((i) => [i.attributes.name, i.text])).toEqual([["dataset1", "Value 1"], ["dataset2", "Value 2"], ["dataset3", "Value 3"]]);
+    expect(inputs.map((i) => [i.attributes.name, i.text])).toEqual([
+      ["dataset1", "Value 1"],
+      ["dataset2", "Value 2"],
+      ["dataset3", "Value 3"],
+    ]);
     const metadata = child(child(read.root, "inner_task") as XmlElement, "inputs")?.children[1];
     expect(child(metadata as XmlElement, "task")?.children[0]).toMatchObject({ tag: "description", text: "Load metadata for processing" });
     expect(child(read.root, "initial_value")?.text).toBe("");

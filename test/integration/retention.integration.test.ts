@@ -14,7 +14,9 @@ const DAY = 86_400_000;
 const mapSpec = (jobId: string, tenantId: string): MapJobSpec => ({ ...base(jobId, tenantId), type: "map", call: call() });
 
 async function age(jobId: string, days: number): Promise<void> {
-  await env.DB.prepare("UPDATE jobs SET completed_at = ? WHERE id = ?").bind(new Date(Date.now() - days * DAY).toISOString(), jobId).run();
+  await env.DB.prepare("UPDATE jobs SET completed_at = ? WHERE id = ?")
+    .bind(new Date(Date.now() - days * DAY).toISOString(), jobId)
+    .run();
 }
 
 const exists = async (jobId: string) => (await env.DB.prepare("SELECT COUNT(*) AS n FROM jobs WHERE id = ?").bind(jobId).first<{ n: number }>())?.n === 1;
@@ -32,14 +34,22 @@ describe("retention", () => {
     await age(recent, 29);
     await insertFinishedJob(tenantId, running, "running");
     await age(running, 40);
-    await env.DB.prepare("INSERT INTO sessions (id, job_id, tenant_id, idx, status, turns, created_at, updated_at) VALUES ('ses_old', ?, ?, 0, 'completed', 1, 'x', 'x')").bind(jobId, tenantId).run();
+    await env.DB.prepare(
+      "INSERT INTO sessions (id, job_id, tenant_id, idx, status, turns, created_at, updated_at) VALUES ('ses_old', ?, ?, 0, 'completed', 1, 'x', 'x')",
+    )
+      .bind(jobId, tenantId)
+      .run();
     await env.DB.prepare("INSERT INTO session_messages (session_id, seq, message, created_at) VALUES ('ses_old', 1, '{}', 'x')").run();
 
     expect(await sweepExpiredJobs(env)).toBeGreaterThanOrEqual(1);
     expect(await exists(jobId)).toBe(false);
     expect(await exists(recent)).toBe(true);
     expect(await exists(running)).toBe(true);
-    const left = await env.DB.prepare("SELECT (SELECT COUNT(*) FROM results WHERE job_id = ?) + (SELECT COUNT(*) FROM sessions WHERE job_id = ?) + (SELECT COUNT(*) FROM session_messages WHERE session_id = 'ses_old') AS n").bind(jobId, jobId).first<{ n: number }>();
+    const left = await env.DB.prepare(
+      "SELECT (SELECT COUNT(*) FROM results WHERE job_id = ?) + (SELECT COUNT(*) FROM sessions WHERE job_id = ?) + (SELECT COUNT(*) FROM session_messages WHERE session_id = 'ses_old') AS n",
+    )
+      .bind(jobId, jobId)
+      .first<{ n: number }>();
     expect(left?.n).toBe(0);
     // The coordinator's own storage is empty: no spec, no tasks, no events.
     const stored = await runInDurableObject(stub, (_i, state) => ({

@@ -30,7 +30,9 @@ describe("webhook delivery attempts", () => {
     await env.DB.prepare(
       `INSERT INTO webhook_deliveries (id, job_id, tenant_id, event_type, url, payload, status, next_attempt_at, created_at)
        VALUES (?, ?, ?, 'MAP_COMPLETED', ?, '{}', 'pending', ?, ?)`,
-    ).bind(id, `job_${id}`, tenantId, env.TEST_WEBHOOK_SINK, Date.now() - 1, new Date().toISOString()).run();
+    )
+      .bind(id, `job_${id}`, tenantId, env.TEST_WEBHOOK_SINK, Date.now() - 1, new Date().toISOString())
+      .run();
   }
 
   it("makes one attempt for a duplicated Queue message, never two", async () => {
@@ -50,9 +52,13 @@ describe("webhook delivery attempts", () => {
   it("does not move a retrying delivery along its schedule on a manual redeliver", async () => {
     await pendingDelivery("whd_manual");
     const due = Date.now() + 60_000;
-    await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ?, attempt_count = 2, scheduled_attempts = 2 WHERE id = 'whd_manual'").bind(due).run();
+    await env.DB.prepare("UPDATE webhook_deliveries SET next_attempt_at = ?, attempt_count = 2, scheduled_attempts = 2 WHERE id = 'whd_manual'")
+      .bind(due)
+      .run();
     await attemptDelivery(env, { type: "deliver_webhook", delivery_id: "whd_manual", manual: true });
-    const row = await env.DB.prepare("SELECT status, attempt_count, scheduled_attempts, next_attempt_at FROM webhook_deliveries WHERE id = 'whd_manual'").first();
+    const row = await env.DB.prepare(
+      "SELECT status, attempt_count, scheduled_attempts, next_attempt_at FROM webhook_deliveries WHERE id = 'whd_manual'",
+    ).first();
     expect(row).toEqual({ status: "pending", attempt_count: 3, scheduled_attempts: 2, next_attempt_at: due });
     const attempt = await env.DB.prepare("SELECT attempt, status_code, error FROM webhook_attempts WHERE delivery_id = 'whd_manual'").first();
     expect(attempt).toMatchObject({ attempt: 3, status_code: 503, error: "HTTP 503" });

@@ -18,7 +18,12 @@ beforeAll(async () => {
 afterAll(() => fake.close());
 
 const request = (model: ModelRequest["model"], prompt: string): ModelRequest => ({
-  model, system: "Be brief.", messages: [{ role: "user", content: prompt }], temperature: null, maxTokens: 50, timeoutMs: 10_000,
+  model,
+  system: "Be brief.",
+  messages: [{ role: "user", content: prompt }],
+  temperature: null,
+  maxTokens: 50,
+  timeoutMs: 10_000,
   outputSchema: { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] },
 });
 

@@ -81,7 +81,10 @@ describe("progress", () => {
     trackBatches({ on: (h: Record<string, (e: unknown) => void>) => (handlers = h) } as never, { write: (s: string) => written.push(s) } as never);
     handlers.BATCH_SUBMITTED?.({ batch: { id: "b1", provider_batch_id: "batch_1", requests: 1, stage: "items" } });
     handlers.BATCH_SUBMITTED?.({ batch: { id: "b2", provider_batch_id: "batch_2", requests: 2, stage: "items" } });
-    expect(written).toEqual(["batch b1: sent to the provider (batch_1), 1 request of stage items\n", "batch b2: sent to the provider (batch_2), 2 requests of stage items\n"]);
+    expect(written).toEqual([
+      "batch b1: sent to the provider (batch_1), 1 request of stage items\n",
+      "batch b2: sent to the provider (batch_2), 2 requests of stage items\n",
+    ]);
   });
 });
 
@@ -101,18 +104,68 @@ describe("an unreachable server", () => {
 describe("pipeline operator steps in the API's spelling", () => {
   it("sends each operator step's list, its call fields and the operator's own fields, and nothing unset", () => {
     const common = { inputsFrom: "${papers}", contextManagement: { inheritContext: "none" as const }, inputs: { topic: "ML" } };
-    expect(stepBody({ id: "screen", type: "filter", ...common, predicateTemplate: "{{ item }}", cascade: { model: "openai/small", acceptAbove: 0.8 }, execution: { mode: "batch" } })).toEqual({
-      id: "screen", type: "filter", context_management: { inherit_context: "none" }, inputs: { topic: "ML" }, inputs_from: "${papers}",
-      predicate_template: "{{ item }}", cascade: { model: "openai/small", accept_above: 0.8 }, execution: { mode: "batch" },
+    expect(
+      stepBody({
+        id: "screen",
+        type: "filter",
+        ...common,
+        predicateTemplate: "{{ item }}",
+        cascade: { model: "openai/small", acceptAbove: 0.8 },
+        execution: { mode: "batch" },
+      }),
+    ).toEqual({
+      id: "screen",
+      type: "filter",
+      context_management: { inherit_context: "none" },
+      inputs: { topic: "ML" },
+      inputs_from: "${papers}",
+      predicate_template: "{{ item }}",
+      cascade: { model: "openai/small", accept_above: 0.8 },
+      execution: { mode: "batch" },
     });
-    expect(stepBody({ id: "labels", type: "classify", inputsFrom: "${x}", categories: [{ name: "a" }, { name: "b" }], multiLabel: true, model: "openai/m", timeoutSecs: 30 })).toEqual({
-      id: "labels", type: "classify", inputs_from: "${x}", categories: [{ name: "a" }, { name: "b" }], multi_label: true, model: "openai/m", timeout_secs: 30,
+    expect(
+      stepBody({
+        id: "labels",
+        type: "classify",
+        inputsFrom: "${x}",
+        categories: [{ name: "a" }, { name: "b" }],
+        multiLabel: true,
+        model: "openai/m",
+        timeoutSecs: 30,
+      }),
+    ).toEqual({
+      id: "labels",
+      type: "classify",
+      inputs_from: "${x}",
+      categories: [{ name: "a" }, { name: "b" }],
+      multi_label: true,
+      model: "openai/m",
+      timeout_secs: 30,
     });
     expect(stepBody({ id: "best", type: "rank", inputsFrom: "${x}", criteria: "c", k: 2, comparisonTemplate: "{{ item_a }} {{ item_b }}" })).toEqual({
-      id: "best", type: "rank", inputs_from: "${x}", criteria: "c", k: 2, comparison_template: "{{ item_a }} {{ item_b }}",
+      id: "best",
+      type: "rank",
+      inputs_from: "${x}",
+      criteria: "c",
+      k: 2,
+      comparison_template: "{{ item_a }} {{ item_b }}",
     });
-    expect(stepBody({ id: "e", type: "resolve", inputsFrom: "${x}", comparisonTemplate: "t", blocking: { keys: ["name"], method: "prefix", threshold: 3 }, maxComparisons: 50 })).toEqual({
-      id: "e", type: "resolve", inputs_from: "${x}", comparison_template: "t", blocking: { keys: ["name"], method: "prefix", threshold: 3 }, max_comparisons: 50,
+    expect(
+      stepBody({
+        id: "e",
+        type: "resolve",
+        inputsFrom: "${x}",
+        comparisonTemplate: "t",
+        blocking: { keys: ["name"], method: "prefix", threshold: 3 },
+        maxComparisons: 50,
+      }),
+    ).toEqual({
+      id: "e",
+      type: "resolve",
+      inputs_from: "${x}",
+      comparison_template: "t",
+      blocking: { keys: ["name"], method: "prefix", threshold: 3 },
+      max_comparisons: 50,
     });
   });
 });
@@ -120,13 +173,23 @@ describe("pipeline operator steps in the API's spelling", () => {
 describe("the client's options are the API's request fields in camelCase", () => {
   it("spells every key back in snake_case, all the way down, and leaves out what is unset", () => {
     const options: ReduceOptions = {
-      model: "openai/m", inputs: [{ a: 1 }], tokenBudget: { total: 100, onExhausted: "fail" }, cache: { ttlSecs: 60 }, maxWaitSecs: 30,
+      model: "openai/m",
+      inputs: [{ a: 1 }],
+      tokenBudget: { total: 100, onExhausted: "fail" },
+      cache: { ttlSecs: 60 },
+      maxWaitSecs: 30,
       rateLimit: { rpm: 600 }, // fields the hand-written options once lacked: derived, they cannot be missed
-      reductionTask: { promptTemplate: "{{ accumulator }} {{ current_result }}", maxTokens: 50 }, innerTask: undefined,
+      reductionTask: { promptTemplate: "{{ accumulator }} {{ current_result }}", maxTokens: 50 },
+      innerTask: undefined,
     };
     expect(toApi(options)).toEqual({
-      model: "openai/m", inputs: [{ a: 1 }], token_budget: { total: 100, on_exhausted: "fail" }, cache: { ttl_secs: 60 }, max_wait_secs: 30,
-      rate_limit: { rpm: 600 }, reduction_task: { prompt_template: "{{ accumulator }} {{ current_result }}", max_tokens: 50 },
+      model: "openai/m",
+      inputs: [{ a: 1 }],
+      token_budget: { total: 100, on_exhausted: "fail" },
+      cache: { ttl_secs: 60 },
+      max_wait_secs: 30,
+      rate_limit: { rpm: 600 },
+      reduction_task: { prompt_template: "{{ accumulator }} {{ current_result }}", max_tokens: 50 },
     });
   });
 
@@ -134,15 +197,35 @@ describe("the client's options are the API's request fields in camelCase", () =>
     const data = { itemKey: 1, nested: { camelCase: true } };
     const schema = { type: "object", properties: { someField: { type: "string" } }, additionalProperties: false };
     const options: MapReduceOptions = {
-      model: "openai/m", inputs: [data], metadata: { runBy: "ci" }, mapper: { promptTemplate: "{{ item }}", outputSchema: schema }, reducer: { promptTemplate: "r" },
-      shuffle: { dedupeFields: ["a"] }, tokenBudget: { allocation: { map: 1, shuffle: 0, reduce: 1, synthesis: 1 } },
+      model: "openai/m",
+      inputs: [data],
+      metadata: { runBy: "ci" },
+      mapper: { promptTemplate: "{{ item }}", outputSchema: schema },
+      reducer: { promptTemplate: "r" },
+      shuffle: { dedupeFields: ["a"] },
+      tokenBudget: { allocation: { map: 1, shuffle: 0, reduce: 1, synthesis: 1 } },
     };
     expect(toApi(options)).toEqual({
-      model: "openai/m", inputs: [data], metadata: { runBy: "ci" }, mapper: { prompt_template: "{{ item }}", output_schema: schema }, reducer: { prompt_template: "r" },
-      shuffle: { dedupe_fields: ["a"] }, token_budget: { allocation: { map: 1, shuffle: 0, reduce: 1, synthesis: 1 } },
+      model: "openai/m",
+      inputs: [data],
+      metadata: { runBy: "ci" },
+      mapper: { prompt_template: "{{ item }}", output_schema: schema },
+      reducer: { prompt_template: "r" },
+      shuffle: { dedupe_fields: ["a"] },
+      token_budget: { allocation: { map: 1, shuffle: 0, reduce: 1, synthesis: 1 } },
     });
-    const filter: FilterOptions = { model: "openai/m", inputs: [{ keepMe: true }], predicateTemplate: "{{ item }}", cascade: { model: "openai/small", acceptAbove: 0.9, rejectBelow: 0.1 } };
-    expect(toApi(filter)).toEqual({ model: "openai/m", inputs: [{ keepMe: true }], predicate_template: "{{ item }}", cascade: { model: "openai/small", accept_above: 0.9, reject_below: 0.1 } });
+    const filter: FilterOptions = {
+      model: "openai/m",
+      inputs: [{ keepMe: true }],
+      predicateTemplate: "{{ item }}",
+      cascade: { model: "openai/small", acceptAbove: 0.9, rejectBelow: 0.1 },
+    };
+    expect(toApi(filter)).toEqual({
+      model: "openai/m",
+      inputs: [{ keepMe: true }],
+      predicate_template: "{{ item }}",
+      cascade: { model: "openai/small", accept_above: 0.9, reject_below: 0.1 },
+    });
   });
 
   it("re-spells a step's input tasks and nested steps, not the pipeline's own inputs", () => {
@@ -150,7 +233,18 @@ describe("the client's options are the API's request fields in camelCase", () =>
       model: "openai/m",
       inputs: { doc: { task: { notATask: true } } }, // the store's data, whatever its shape
       steps: [
-        { id: "outer", type: "sequential", steps: [{ id: "inner", type: "llm", promptTemplate: "{{ doc }} {{ facts }}", inputs: { facts: { task: { promptTemplate: "list {{ doc }}", maxTokens: 20, inputs: { someVar: 1 } } }, literal: { keyName: 2 } } }] },
+        {
+          id: "outer",
+          type: "sequential",
+          steps: [
+            {
+              id: "inner",
+              type: "llm",
+              promptTemplate: "{{ doc }} {{ facts }}",
+              inputs: { facts: { task: { promptTemplate: "list {{ doc }}", maxTokens: 20, inputs: { someVar: 1 } } }, literal: { keyName: 2 } },
+            },
+          ],
+        },
       ],
     };
     const body = { ...(toApi({ ...pipeline, steps: undefined }) as object), steps: pipeline.steps.map(stepBody) };
@@ -158,7 +252,18 @@ describe("the client's options are the API's request fields in camelCase", () =>
       model: "openai/m",
       inputs: { doc: { task: { notATask: true } } },
       steps: [
-        { id: "outer", type: "sequential", steps: [{ id: "inner", type: "llm", prompt_template: "{{ doc }} {{ facts }}", inputs: { facts: { task: { prompt_template: "list {{ doc }}", max_tokens: 20, inputs: { someVar: 1 } } }, literal: { keyName: 2 } } }] },
+        {
+          id: "outer",
+          type: "sequential",
+          steps: [
+            {
+              id: "inner",
+              type: "llm",
+              prompt_template: "{{ doc }} {{ facts }}",
+              inputs: { facts: { task: { prompt_template: "list {{ doc }}", max_tokens: 20, inputs: { someVar: 1 } } }, literal: { keyName: 2 } },
+            },
+          ],
+        },
       ],
     });
   });
@@ -173,11 +278,26 @@ describe("the client's methods come from the server's operators", () => {
       sent.push({ url: String(url), body: JSON.parse(String(init?.body)), key: new Headers(init?.headers).get("idempotency-key") });
       return new Response(JSON.stringify({ job_id: "job_1" }), { status: 202, headers: { "content-type": "application/json" } });
     };
-    const client = new Fanout({ apiKey: "fo_x", baseUrl: "http://fanout.test", fetch: fetch as typeof globalThis.fetch }) as unknown as Record<string, (o: unknown) => { id(): Promise<string> }>;
+    const client = new Fanout({ apiKey: "fo_x", baseUrl: "http://fanout.test", fetch: fetch as typeof globalThis.fetch }) as unknown as Record<
+      string,
+      (o: unknown) => { id(): Promise<string> }
+    >;
     expect(Object.keys(OPERATORS)).toEqual(["map", "agenticMap", "reduce", "mapReduce", "pipeline", "filter", "classify", "rank", "resolve", "evaluation"]);
     for (const method of Object.keys(OPERATORS)) expect(typeof client[method], method).toBe("function");
     // A method made from the list (no line of its own in the client): its fields spelled, its idempotency key a header.
-    await client.rank!({ model: "openai/m", inputs: ["a", "b"], criteria: "c", k: 1, comparisonTemplate: "{{ item_a }}", maxWaitSecs: 5, idempotencyKey: "k1" }).id();
-    expect(sent.at(-1)).toEqual({ url: "http://fanout.test/v1/rank", body: { model: "openai/m", inputs: ["a", "b"], criteria: "c", k: 1, comparison_template: "{{ item_a }}", max_wait_secs: 5 }, key: "k1" });
+    await client.rank!({
+      model: "openai/m",
+      inputs: ["a", "b"],
+      criteria: "c",
+      k: 1,
+      comparisonTemplate: "{{ item_a }}",
+      maxWaitSecs: 5,
+      idempotencyKey: "k1",
+    }).id();
+    expect(sent.at(-1)).toEqual({
+      url: "http://fanout.test/v1/rank",
+      body: { model: "openai/m", inputs: ["a", "b"], criteria: "c", k: 1, comparison_template: "{{ item_a }}", max_wait_secs: 5 },
+      key: "k1",
+    });
   });
 });

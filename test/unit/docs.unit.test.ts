@@ -11,7 +11,13 @@ describe("docs", () => {
     const files = readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts"));
     const sources = [...files.map((f) => readFileSync(join(dir, f), "utf8")), readFileSync(join(root, "src/engine/job-machine.ts"), "utf8")];
     // Emitted by name, named by the event shapes (coordinator/event-shapes.ts: a finished task's event), or by the job machine's `emit` effects.
-    const emitted = new Set(sources.flatMap((s) => [...s.matchAll(/(?:#emit|\.emit|\.emitWithResult)\("([A-Z_]+)"|\bname: "([A-Z_]+)"|\bevent: "([A-Z_]+)"/g)].map((m) => (m[1] ?? m[2] ?? m[3]) as string)));
+    const emitted = new Set(
+      sources.flatMap((s) =>
+        [...s.matchAll(/(?:#emit|\.emit|\.emitWithResult)\("([A-Z_]+)"|\bname: "([A-Z_]+)"|\bevent: "([A-Z_]+)"/g)].map(
+          (m) => (m[1] ?? m[2] ?? m[3]) as string,
+        ),
+      ),
+    );
     for (const name of ["MAP_ITEM_COMPLETED", "TASK_COMPLETED", "SUBTASK_COMPLETED", "STAGE_COMPLETED", "MAP_COMPLETED"]) expect(emitted).toContain(name);
     expect(emitted.size).toBeGreaterThan(5);
     const doc = readFileSync(join(root, "docs/events-and-webhooks.md"), "utf8");
@@ -19,7 +25,8 @@ describe("docs", () => {
   });
 
   it("refer to no file outside the repository", () => {
-    for (const file of readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md"))) expect(readFileSync(join(root, "docs", file), "utf8")).not.toMatch(/\]\(\.\.\/\.\.\//);
+    for (const file of readdirSync(join(root, "docs")).filter((f) => f.endsWith(".md")))
+      expect(readFileSync(join(root, "docs", file), "utf8")).not.toMatch(/\]\(\.\.\/\.\.\//);
     expect(readFileSync(join(root, "README.md"), "utf8")).not.toMatch(/\.\.\/shared/);
   });
 
@@ -43,6 +50,7 @@ describe("docs", () => {
     expect(readme.split("\n").length).toBeLessThan(260);
     const firstScreens = readme.split("\n").slice(0, 140).join("\n");
     expect(firstScreens).toContain("npm start -- --fake-llm");
-    for (const operator of ["map", "agentic-map", "reduce", "map-reduce", "pipelines", "filter", "classify", "rank", "resolve"]) expect(firstScreens).toContain(`$BASE/v1/${operator}?wait=true`);
+    for (const operator of ["map", "agentic-map", "reduce", "map-reduce", "pipelines", "filter", "classify", "rank", "resolve"])
+      expect(firstScreens).toContain(`$BASE/v1/${operator}?wait=true`);
   });
 });

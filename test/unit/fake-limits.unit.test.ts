@@ -11,8 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => fake.close());
 
-const limit = (key: string, limits: LimitConfig | null) =>
-  fetch(`${fake.url}/_fake/limits`, { method: "POST", body: JSON.stringify({ key, limits }) });
+const limit = (key: string, limits: LimitConfig | null) => fetch(`${fake.url}/_fake/limits`, { method: "POST", body: JSON.stringify({ key, limits }) });
 const prompt = (n: number) => `${"x".repeat(4 * n - 12)} <<fake>>`; // about n tokens as the fake counts them
 
 describe("the fake model server's rate limits", () => {

@@ -34,7 +34,15 @@ describe("fake model server", () => {
       model: "m",
       max_tokens: 100,
       messages: [{ role: "user", content: prompt }],
-      tools: [{ name: "output", input_schema: { type: "object", properties: { topic: { type: "string" }, tags: { type: "array", items: { type: "string" } }, n: { type: "integer" }, kind: { enum: ["a", "b"] } } } }],
+      tools: [
+        {
+          name: "output",
+          input_schema: {
+            type: "object",
+            properties: { topic: { type: "string" }, tags: { type: "array", items: { type: "string" } }, n: { type: "integer" }, kind: { enum: ["a", "b"] } },
+          },
+        },
+      ],
       tool_choice: { type: "tool", name: "output" },
     });
     // It honours the requested schema: strings echo the prompt, numbers are its length.

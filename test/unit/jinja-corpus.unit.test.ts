@@ -24,7 +24,11 @@ describe("templates render exactly as Python Jinja2 does", () => {
   });
 });
 
-const fuzz = JSON.parse(readFileSync(new URL("./jinja-corpus/fuzz.json", import.meta.url), "utf8")) as { template: string; vars: Record<string, unknown>; output: string }[];
+const fuzz = JSON.parse(readFileSync(new URL("./jinja-corpus/fuzz.json", import.meta.url), "utf8")) as {
+  template: string;
+  vars: Record<string, unknown>;
+  output: string;
+}[];
 
 describe("wordwrap, striptags and pprint on random values render exactly as Python Jinja2 does", () => {
   it.each(fuzz.map((c, i) => [i, JSON.stringify(c.vars).slice(0, 60), c] as const))("fuzz %i: %s", (_i, _name, c) => {

@@ -36,12 +36,19 @@ function scripted(answer: Answer, sent: Sent[]): typeof fetch {
   }) as typeof fetch;
 }
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}): Answer => async () =>
-  new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
-const text = (status: number, body: string, headers: Record<string, string> = {}): Answer => async () => new Response(body, { status, headers });
-const throws = (err: unknown): Answer => async () => {
-  throw err;
-};
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}): Answer =>
+  async () =>
+    new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json", ...headers } });
+const text =
+  (status: number, body: string, headers: Record<string, string> = {}): Answer =>
+  async () =>
+    new Response(body, { status, headers });
+const throws =
+  (err: unknown): Answer =>
+  async () => {
+    throw err;
+  };
 
 async function viaSdk(answer: Answer, timeoutMs = 5_000, baseUrl = "http://model.test/v1"): Promise<{ sent: Sent[]; result: unknown }> {
   const sent: Sent[] = [];
@@ -133,7 +140,10 @@ describe("the Chat Completions call over fetch", () => {
       return hang(init?.signal);
     }) as typeof fetch;
     const sdkClient = new OpenAI({ apiKey: "k", baseURL: "http://model.test/v1", maxRetries: 0, fetch: abortable });
-    const sdkErr = await sdkClient.chat.completions.create(params, { timeout: 30 }).asResponse().catch((e: unknown) => e);
+    const sdkErr = await sdkClient.chat.completions
+      .create(params, { timeout: 30 })
+      .asResponse()
+      .catch((e: unknown) => e);
     const ourErr = await postChatCompletion({ apiKey: "k", baseUrl: "http://model.test/v1", fetch: abortable }, params, 30).catch((e: unknown) => e);
     expect(reading(ourErr)).toEqual(reading(sdkErr));
     expect(classify(ourErr)).toBe("timeout");

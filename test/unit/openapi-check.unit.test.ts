@@ -5,8 +5,13 @@ import { OpenApiCheck } from "../e2e/harness/openapi-check.ts";
 const json = (ref: string) => ({ content: { "application/json": { schema: { $ref: `#/components/schemas/${ref}` } } }, description: "" });
 const DOC = {
   paths: {
-    "/v1/jobs/{job_id}": { get: { operationId: "getJob", responses: { 200: json("Job"), 404: json("Error") } }, delete: { operationId: "deleteJob", responses: { 204: { description: "" } } } },
-    "/v1/jobs/{job_id}/events": { get: { operationId: "streamJobEvents", responses: { 200: { content: { "text/event-stream": { schema: { type: "string" } } }, description: "" } } } },
+    "/v1/jobs/{job_id}": {
+      get: { operationId: "getJob", responses: { 200: json("Job"), 404: json("Error") } },
+      delete: { operationId: "deleteJob", responses: { 204: { description: "" } } },
+    },
+    "/v1/jobs/{job_id}/events": {
+      get: { operationId: "streamJobEvents", responses: { 200: { content: { "text/event-stream": { schema: { type: "string" } } }, description: "" } } },
+    },
   },
   components: {
     schemas: {

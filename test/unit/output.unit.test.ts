@@ -7,7 +7,7 @@ describe("extractJson", () => {
   it.each([
     ['{"a":1}', { a: 1 }],
     ['```json\n{"a":1}\n```', { a: 1 }],
-    ['```\n[1, 2]\n```', [1, 2]],
+    ["```\n[1, 2]\n```", [1, 2]],
     ['Here you go:\n```json\n{"a": "x"}\n```\nAnything else?', { a: "x" }],
     ['Sure! {"a": {"b": "}"}} hope that helps', { a: { b: "}" } }],
     ["The list: [1, 2, 3].", [1, 2, 3]],

@@ -65,12 +65,16 @@ describe("pacing by rate limits", () => {
   });
 
   it("keeps Anthropic's input and output windows, not the tighter `tokens`, and a declaration over the headers", () => {
-    const seen = observe(EMPTY, {
-      requests: { limit: 50, remaining: 50 },
-      tokens: { limit: 8_000, remaining: 8_000 },
-      input: { limit: 40_000, remaining: 40_000 },
-      output: { limit: 8_000, remaining: 8_000 },
-    }, 0);
+    const seen = observe(
+      EMPTY,
+      {
+        requests: { limit: 50, remaining: 50 },
+        tokens: { limit: 8_000, remaining: 8_000 },
+        input: { limit: 40_000, remaining: 40_000 },
+        output: { limit: 8_000, remaining: 8_000 },
+      },
+      0,
+    );
     expect(Object.keys(seen.buckets).sort()).toEqual(["input", "output", "requests"]);
     const declared = declare(seen, { rpm: 30, tpm: null }, 0);
     const after = observe(declared, { requests: { limit: 50, remaining: 50 } }, 0);
@@ -107,7 +111,15 @@ describe("pacing by rate limits", () => {
 
   it("shares in tokens: equal per tenant, then per job of a tenant, and lends an unused share at once", () => {
     const state = declare(EMPTY, { rpm: 100_000, tpm: 600_000 }, 0); // 10,000 tokens a second: 20 calls of 500
-    const got = run(state, [{ id: "a1", tenant: "a" }, { id: "a2", tenant: "a" }, { id: "b1", tenant: "b" }], 20_000);
+    const got = run(
+      state,
+      [
+        { id: "a1", tenant: "a" },
+        { id: "a2", tenant: "a" },
+        { id: "b1", tenant: "b" },
+      ],
+      20_000,
+    );
     const total = (got.a1 as number) + (got.a2 as number) + (got.b1 as number);
     expect(total).toBeGreaterThanOrEqual(0.97 * 400); // the whole limit is used
     expect(total).toBeLessThanOrEqual(0.97 * 400 + 25);
@@ -120,14 +132,19 @@ describe("pacing by rate limits", () => {
 });
 
 describe("fairness between tenants, as a property", () => {
-
   // ~0.1 s of CPU a seed (a simulated clock, jumping from ask to ask): the test's time is a count of seeds,
   // and its timeout only a ceiling far above it for a machine running two suites beside a CPU hog.
   it("with N tenants and any number of jobs each, all asking, each tenant gets 1/N within 10 %, on a slow key and a fast one", { timeout: 120_000 }, () => {
     for (let seed = 1; seed <= 30; seed++) {
       const random = seeded(seed);
       const tenants = 2 + Math.floor(random() * 4); // 2–5
-      const jobs = Array.from({ length: tenants }, (_, t) => Array.from({ length: 1 + Math.floor(random() * (t === 0 ? 30 : 4)) }, (_, j) => ({ id: `t${t}j${j}`, tenant: `t${t}`, calls: 1 + Math.floor(random() * 60) }))).flat();
+      const jobs = Array.from({ length: tenants }, (_, t) =>
+        Array.from({ length: 1 + Math.floor(random() * (t === 0 ? 30 : 4)) }, (_, j) => ({
+          id: `t${t}j${j}`,
+          tenant: `t${t}`,
+          calls: 1 + Math.floor(random() * 60),
+        })),
+      ).flat();
       const rpm = random() < 0.5 ? 120 : 6_000;
       const ms = rpm === 120 ? 240_000 : 20_000; // 480 calls on the slow key, 2,000 on the fast one
       const got = run(declare(EMPTY, { rpm, tpm: null }, 0), jobs, ms, { tokens: 0, input: 0, output: 0 });
@@ -135,14 +152,27 @@ describe("fairness between tenants, as a property", () => {
       expect(total, `seed ${seed}`).toBeGreaterThan(0.9 * (rpm / 60_000) * ms);
       for (let t = 0; t < tenants; t++) {
         const mine = jobs.filter((j) => j.tenant === `t${t}`).reduce((n, j) => n + (got[j.id] as number), 0);
-        expect(Math.abs(mine / total - 1 / tenants), `seed ${seed}: tenant t${t} of ${tenants} (${jobs.filter((j) => j.tenant === `t${t}`).length} jobs) got ${mine} of ${total} at ${rpm} RPM`).toBeLessThanOrEqual(0.1 / tenants);
+        expect(
+          Math.abs(mine / total - 1 / tenants),
+          `seed ${seed}: tenant t${t} of ${tenants} (${jobs.filter((j) => j.tenant === `t${t}`).length} jobs) got ${mine} of ${total} at ${rpm} RPM`,
+        ).toBeLessThanOrEqual(0.1 / tenants);
       }
     }
   });
 
   it("a tenant's jobs split its share evenly, and one that comes back catches up no more than a quantum", () => {
     const state = declare(EMPTY, { rpm: 6_000, tpm: null }, 0);
-    const got = run(state, [{ id: "a1", tenant: "a" }, { id: "a2", tenant: "a" }, { id: "a3", tenant: "a" }, { id: "b1", tenant: "b" }], 20_000, { tokens: 0, input: 0, output: 0 });
+    const got = run(
+      state,
+      [
+        { id: "a1", tenant: "a" },
+        { id: "a2", tenant: "a" },
+        { id: "a3", tenant: "a" },
+        { id: "b1", tenant: "b" },
+      ],
+      20_000,
+      { tokens: 0, input: 0, output: 0 },
+    );
     const a = (got.a1 as number) + (got.a2 as number) + (got.a3 as number);
     for (const id of ["a1", "a2", "a3"]) expect(Math.abs((got[id] as number) - a / 3)).toBeLessThanOrEqual(0.1 * (a / 3));
     // b was served alone for a long while, then a arrives: a does not get that time back in one burst.

@@ -15,7 +15,9 @@ describe("batch nodes: submission checks (the contract's messages, verbatim)", (
     expect(messages({})).toEqual([["steps[2].batch.items", "batch.items is required"]]);
     expect(messages({ items: "list.files" })).toEqual([["steps[2].batch.items", "batch.items must be a template reference"]]);
     expect(messages({ items: "${x}", as: "2nd" })).toEqual([["steps[2].batch.as", "batch.as must be a valid identifier"]]);
-    expect(messages({ items: "${x}", error_handling: "retry" })).toEqual([["steps[2].batch.error_handling", "batch.error_handling must be 'fail_fast' or 'continue'"]]);
+    expect(messages({ items: "${x}", error_handling: "retry" })).toEqual([
+      ["steps[2].batch.error_handling", "batch.error_handling must be 'fail_fast' or 'continue'"],
+    ]);
     expect(messages({ items: "${x}", max_concurrent: 0 })[0]?.[0]).toBe("steps[2].batch.max_concurrent");
     expect(messages({ items: "${x}", max_concurrent: 129 })[0]?.[0]).toBe("steps[2].batch.max_concurrent");
     expect(messages({ items: "${x}", parallel: true })).toEqual([["steps[2].batch.parallel", "unknown field batch.parallel"]]);

@@ -12,17 +12,36 @@ describe("pipeline context management", () => {
   it("applies the pipeline's settings, then the step's", () => {
     const pipeline = { inherit_context: "subset" as const, subset: ["a"], accumulation_format: "full_output" as const };
     expect(effectiveContext("llm", pipeline, undefined)).toEqual({ inherit: "subset", accumulate: false, format: "full_output", subset: ["a"] });
-    expect(effectiveContext("llm", pipeline, { inherit_context: "none", accumulate_data: true })).toEqual({ inherit: "none", accumulate: true, format: "full_output", subset: ["a"] });
+    expect(effectiveContext("llm", pipeline, { inherit_context: "none", accumulate_data: true })).toEqual({
+      inherit: "none",
+      accumulate: true,
+      format: "full_output",
+      subset: ["a"],
+    });
   });
 
   it("builds the variables each dimension allows", () => {
     const store = { raw: "r", load: { notes: "loaded 3 files", files: 3 }, list: ["a", "b"] };
-    const finished = [{ step: "load", output: store.load }, { step: "list", output: "x".repeat(1_500) }];
+    const finished = [
+      { step: "load", output: store.load },
+      { step: "list", output: "x".repeat(1_500) },
+    ];
     const full = stepVariables(effectiveContext("llm", undefined, undefined), store, { data: 1 }, finished);
     expect(full).toEqual({ ...store, data: 1 });
     const none = stepVariables(effectiveContext("reduce", undefined, undefined), store, { data: 1 }, finished);
-    expect(none).toEqual({ data: 1, accumulated: [{ step: "load", notes: "loaded 3 files" }, { step: "list", notes: `"${"x".repeat(999)}` }] });
-    const subset = stepVariables(effectiveContext("llm", { inherit_context: "subset", subset: ["raw", "missing"] }, { accumulation_format: "full_output", accumulate_data: true }), store, {}, finished.slice(0, 1));
+    expect(none).toEqual({
+      data: 1,
+      accumulated: [
+        { step: "load", notes: "loaded 3 files" },
+        { step: "list", notes: `"${"x".repeat(999)}` },
+      ],
+    });
+    const subset = stepVariables(
+      effectiveContext("llm", { inherit_context: "subset", subset: ["raw", "missing"] }, { accumulation_format: "full_output", accumulate_data: true }),
+      store,
+      {},
+      finished.slice(0, 1),
+    );
     expect(subset).toEqual({ raw: "r", accumulated: [{ step: "load", output: store.load }] });
   });
 

@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { backoffCapMs, backoffMs, MAX_RETRY_AFTER_MS, nextStep, transientDelayMs, promptWithGuidance, type AttemptOutcome } from "../../src/engine/retry-policy";
+import {
+  backoffCapMs,
+  backoffMs,
+  MAX_RETRY_AFTER_MS,
+  nextStep,
+  transientDelayMs,
+  promptWithGuidance,
+  type AttemptOutcome,
+} from "../../src/engine/retry-policy";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { classify, describeFailure, isQuotaSpent, isThrottle, retryAfterMs, ProviderFailure } from "../../src/llm/errors";
@@ -63,7 +71,11 @@ describe("rate limits are back-pressure, not failures", () => {
   });
 
   it("fails rate_limited once the task has waited max_wait since its first throttle in a row, and not before", () => {
-    expect(nextStep(throttle, 9, 3, () => 0, wait(8, 1_000, 61_000))).toMatchObject({ step: "fail", errorKind: "rate_limited", error: expect.stringContaining("Rate limited for 60 s") });
+    expect(nextStep(throttle, 9, 3, () => 0, wait(8, 1_000, 61_000))).toMatchObject({
+      step: "fail",
+      errorKind: "rate_limited",
+      error: expect.stringContaining("Rate limited for 60 s"),
+    });
     const last = nextStep(throttle, 9, 3, () => 0, wait(8, 1_000, 60_500));
     expect(last).toEqual({ step: "retry", delayMs: 501, guidance: null }); // not past the max wait by more than a moment
   });
@@ -83,8 +95,17 @@ describe("failure classification", () => {
     Object.assign(new Error(`status ${status}`), { status, headers: new Headers(headers) });
 
   it.each([
-    [408, "transient"], [409, "transient"], [429, "transient"], [500, "transient"], [503, "transient"], [529, "transient"],
-    [400, "permanent"], [401, "permanent"], [403, "permanent"], [404, "permanent"], [422, "permanent"],
+    [408, "transient"],
+    [409, "transient"],
+    [429, "transient"],
+    [500, "transient"],
+    [503, "transient"],
+    [529, "transient"],
+    [400, "permanent"],
+    [401, "permanent"],
+    [403, "permanent"],
+    [404, "permanent"],
+    [422, "permanent"],
   ])("status %i is %s", (status, expected) => {
     expect(classify(withStatus(status))).toBe(expected);
   });
@@ -108,14 +129,24 @@ describe("failure classification", () => {
   it("takes OpenAI's spent quota (insufficient_quota and its codes) for a permanent failure, not back-pressure", () => {
     const headers = new Headers({ "retry-after": "864000" });
     const quota = (code: string | null, type = "insufficient_quota") =>
-      OpenAI.APIError.generate(429, { error: { message: "You exceeded your current quota, please check your plan and billing details.", type, param: null, code } }, undefined, headers);
+      OpenAI.APIError.generate(
+        429,
+        { error: { message: "You exceeded your current quota, please check your plan and billing details.", type, param: null, code } },
+        undefined,
+        headers,
+      );
     for (const err of [quota("insufficient_quota"), quota(null), quota("credit_balance_exhausted", "requests"), quota("project_spend_limit_exceeded")]) {
       expect(isQuotaSpent(err)).toBe(true);
       expect(classify(err)).toBe("permanent");
       expect(isThrottle(err)).toBe(false);
       expect(describeFailure(err)).toMatch(/quota for this credential is spent \(insufficient_quota.*You exceeded your current quota/);
     }
-    const limited = OpenAI.APIError.generate(429, { error: { message: "Rate limit reached", type: "requests", param: null, code: "rate_limit_exceeded" } }, undefined, headers);
+    const limited = OpenAI.APIError.generate(
+      429,
+      { error: { message: "Rate limit reached", type: "requests", param: null, code: "rate_limit_exceeded" } },
+      undefined,
+      headers,
+    );
     expect(isQuotaSpent(limited)).toBe(false);
     expect(isThrottle(limited)).toBe(true);
     expect(classify(limited)).toBe("transient");

@@ -30,10 +30,19 @@ describe("session state", () => {
     state.outputTokens = 5;
     chainOf(state).children = { input: 100, output: 50 };
     expect(itemResult(state, null, "completion_marker")).toMatchObject({
-      output_text: "last", success: true, error: null, stop_reason: "completion_marker", turns: 2,
+      output_text: "last",
+      success: true,
+      error: null,
+      stop_reason: "completion_marker",
+      turns: 2,
       token_usage: { input_tokens: 110, output_tokens: 55, total_tokens: 165 },
     });
-    expect(itemResult(state, { error: "boom", kind: "timeout" }, "max_turns")).toMatchObject({ success: false, error: "boom", error_kind: "timeout", stop_reason: "error" });
+    expect(itemResult(state, { error: "boom", kind: "timeout" }, "max_turns")).toMatchObject({
+      success: false,
+      error: "boom",
+      error_kind: "timeout",
+      stop_reason: "error",
+    });
   });
 
   it("reports each token once: a second report carries only what followed the first", () => {

@@ -7,7 +7,13 @@ const options = (over: Partial<ShuffleOptions> = {}): ShuffleOptions => ({ key: 
 describe("shuffle", () => {
   it("tags sources, groups by key in code-point order, and orders by (first source, position)", () => {
     const outputs: MapperOutput[] = [
-      { documents: [2, 3], extractions: [{ category: "b", v: 1 }, { category: "a", v: 2 }] },
+      {
+        documents: [2, 3],
+        extractions: [
+          { category: "b", v: 1 },
+          { category: "a", v: 2 },
+        ],
+      },
       { documents: [0, 1], extractions: [{ category: "b", v: 3 }, { v: 4 }, { category: "B", v: 5 }, { category: 7, v: 6 }] },
     ];
     const { groups, extractions, merged } = shuffle(outputs, options());
@@ -23,7 +29,10 @@ describe("shuffle", () => {
 
   it("groups by a dotted path", () => {
     const { groups } = shuffle([{ documents: [0], extractions: [{ meta: { kind: "x" } }, { meta: {} }] }], options({ key: "meta.kind" }));
-    expect(groups.map((g) => [g.key, g.extractions.length])).toEqual([["default", 1], ["x", 1]]);
+    expect(groups.map((g) => [g.key, g.extractions.length])).toEqual([
+      ["default", 1],
+      ["x", 1],
+    ]);
   });
 
   it("merges exact duplicates into one extraction with the union of sources", () => {
@@ -58,7 +67,7 @@ describe("shuffle", () => {
       extractions: Array.from({ length: 5 }, (_, i) => ({ category: `k${(b * 7 + i) % 6}`, n: (b + i) % 4, confidence: (b % 3) / 3 })),
     }));
     const reversed = [...outputs].reverse();
-    const shuffled = [...outputs].sort((a, b) => ((a.documents[0] ?? 0) * 7919) % 13 - ((b.documents[0] ?? 0) * 7919) % 13);
+    const shuffled = [...outputs].sort((a, b) => (((a.documents[0] ?? 0) * 7919) % 13) - (((b.documents[0] ?? 0) * 7919) % 13));
     for (const conflict of ["first", "most_frequent", "highest_confidence"] as const) {
       const o = options({ dedupeFields: ["n"], conflict });
       const expected = JSON.stringify(shuffle(outputs, o));

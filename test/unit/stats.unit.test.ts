@@ -5,7 +5,17 @@
  */
 import { describe, expect, it } from "vitest";
 import { seeded } from "./seeded";
-import { betaQuantile, clopperPearsonInterval, clopperPearsonLower, clopperPearsonUpper, incompleteBeta, logGamma, normalQuantile, wilsonAround, wilsonInterval } from "../../src/engine/stats";
+import {
+  betaQuantile,
+  clopperPearsonInterval,
+  clopperPearsonLower,
+  clopperPearsonUpper,
+  incompleteBeta,
+  logGamma,
+  normalQuantile,
+  wilsonAround,
+  wilsonInterval,
+} from "../../src/engine/stats";
 
 describe("the building blocks", () => {
   it("ln Γ and the incomplete beta function", () => {
@@ -52,7 +62,11 @@ describe("Clopper–Pearson", () => {
 
   it("covers the true rate at least as often as it says (simulated: 1,000 samples each of three rates)", () => {
     const random = seeded(42);
-    for (const [p, n] of [[0.9, 50], [0.6, 30], [0.97, 200]] as const) {
+    for (const [p, n] of [
+      [0.9, 50],
+      [0.6, 30],
+      [0.97, 200],
+    ] as const) {
       let covered = 0;
       for (let s = 0; s < 1_000; s++) {
         let k = 0;

@@ -18,7 +18,9 @@ describe("template features", () => {
   it("refuses an unknown filter or test with unsupported_template_feature, naming each once", () => {
     const err = refusal("{{ item | random }} {% filter attr('x') %}x{% endfilter %} {{ item is escaped }} {{ item | random }}");
     expect(err.code).toBe("unsupported_template_feature");
-    expect(err.details).toEqual([{ path: "prompt_template", message: "filter `random`, filter `attr`, test `escaped` are not supported (docs/limits-and-errors.md lists what is)" }]);
+    expect(err.details).toEqual([
+      { path: "prompt_template", message: "filter `random`, filter `attr`, test `escaped` are not supported (docs/limits-and-errors.md lists what is)" },
+    ]);
     expect(refusal("{% for x in item | attr('a') %}{% endfor %}").details[0]?.message).toContain("filter `attr`");
     expect(refusal("{{ item is filter }}").details[0]?.message).toContain("test `filter`");
     // The filter a test with an argument becomes is not a way in for other names.
@@ -26,7 +28,11 @@ describe("template features", () => {
   });
 
   it("accepts every filter and test it lists, including format, sum, min and max", () => {
-    const t = compileTemplate("{{ '%s-%s' | format(item.a, item.b) }} {{ item.n | sum }} {{ item.n | min }} {{ item.n | max }} {{ item.a is string }}", "t", []);
+    const t = compileTemplate(
+      "{{ '%s-%s' | format(item.a, item.b) }} {{ item.n | sum }} {{ item.n | min }} {{ item.n | max }} {{ item.a is string }}",
+      "t",
+      [],
+    );
     expect(t.renderVars({ item: { a: "x", b: 2, n: [3, 1, 2] } })).toBe("x-2 6 1 3 True");
     for (const name of SUPPORTED_FILTERS) expect(() => compileTemplate(`{{ x | ${name} }}`, "t", [])).not.toThrow();
     for (const name of SUPPORTED_TESTS) {

@@ -16,13 +16,24 @@ describe("webhook URL policy", () => {
     expect(webhookUrlProblem(prod, "nope")).toBe("not a URL");
   });
 
-  it.each(["127.0.0.1", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "0.0.0.0", "100.64.0.1", "[::1]", "[fd00::1]", "[fe80::1]", "[::ffff:10.0.0.1]", "localhost"])(
-    "refuses the literal private host %s in production",
-    (host) => {
-      expect(isPrivateHost(host)).toBe(true);
-      expect(webhookUrlProblem({ ENVIRONMENT: "production" }, `https://${host}/hook`)).toMatch(/private/);
-    },
-  );
+  it.each([
+    "127.0.0.1",
+    "10.1.2.3",
+    "172.16.0.1",
+    "172.31.255.255",
+    "192.168.1.1",
+    "169.254.169.254",
+    "0.0.0.0",
+    "100.64.0.1",
+    "[::1]",
+    "[fd00::1]",
+    "[fe80::1]",
+    "[::ffff:10.0.0.1]",
+    "localhost",
+  ])("refuses the literal private host %s in production", (host) => {
+    expect(isPrivateHost(host)).toBe(true);
+    expect(webhookUrlProblem({ ENVIRONMENT: "production" }, `https://${host}/hook`)).toMatch(/private/);
+  });
 
   it.each(["8.8.8.8", "172.32.0.1", "hooks.example.com", "[2606:4700::1]"])("allows the public host %s", (host) => {
     expect(isPrivateHost(host)).toBe(false);

@@ -6,8 +6,24 @@ describe("worker blocks", () => {
   it("fits a block at the lowest start that overlaps no block taken", () => {
     expect(firstFit([], 5)).toBe(0);
     expect(firstFit([{ start: 0, count: 4 }], 3)).toBe(4);
-    expect(firstFit([{ start: 4, count: 3 }, { start: 0, count: 2 }], 2)).toBe(2); // the gap 2..3 fits 2
-    expect(firstFit([{ start: 4, count: 3 }, { start: 0, count: 2 }], 3)).toBe(7); // but not 3
+    expect(
+      firstFit(
+        [
+          { start: 4, count: 3 },
+          { start: 0, count: 2 },
+        ],
+        2,
+      ),
+    ).toBe(2); // the gap 2..3 fits 2
+    expect(
+      firstFit(
+        [
+          { start: 4, count: 3 },
+          { start: 0, count: 2 },
+        ],
+        3,
+      ),
+    ).toBe(7); // but not 3
     expect(firstFit([{ start: 10, count: 5 }], 10)).toBe(0); // a gap before the first block
     expect(firstFit([{ start: 10, count: 5 }], 11)).toBe(15);
   });

@@ -30,7 +30,13 @@ export const anthropicBatch: BatchApi = {
   async retrieve(endpoint, providerId): Promise<BatchState> {
     const batch = await clientFor(endpoint).messages.batches.retrieve(providerId);
     const c = batch.request_counts;
-    return { phase: batch.processing_status === "ended" ? "ended" : "running", status: batch.processing_status, completed: c.succeeded, failed: c.errored + c.expired + c.canceled, error: null };
+    return {
+      phase: batch.processing_status === "ended" ? "ended" : "running",
+      status: batch.processing_status,
+      completed: c.succeeded,
+      failed: c.errored + c.expired + c.canceled,
+      error: null,
+    };
   },
 
   async results(endpoint, providerId, forcedTool, read) {
@@ -49,7 +55,12 @@ export const anthropicBatch: BatchApi = {
         try {
           out.push({ customId, kind: "answer", response: readMessage(result.message as Message, forcedTool) });
         } catch (err) {
-          out.push({ customId, kind: "error", message: err instanceof Error ? err.message : String(err), permanent: err instanceof ProviderFailure && err.failureClass === "permanent" });
+          out.push({
+            customId,
+            kind: "error",
+            message: err instanceof Error ? err.message : String(err),
+            permanent: err instanceof ProviderFailure && err.failureClass === "permanent",
+          });
         }
       } else if (result.type === "errored") {
         const type = result.error.error.type;

@@ -39,7 +39,12 @@ function lineResult(text: string): LineResult | null {
     try {
       return { customId, kind: "answer", response: readCompletion(line.response?.body) };
     } catch (err) {
-      return { customId, kind: "error", message: err instanceof Error ? err.message : String(err), permanent: err instanceof ProviderFailure && err.failureClass === "permanent" };
+      return {
+        customId,
+        kind: "error",
+        message: err instanceof Error ? err.message : String(err),
+        permanent: err instanceof ProviderFailure && err.failureClass === "permanent",
+      };
     }
   }
   const body = line.response?.body as { error?: { message?: unknown } } | undefined;
@@ -68,7 +73,12 @@ export const openAiBatch: BatchApi = {
   async submit(endpoint, lines, localId) {
     const client = clientFor(endpoint);
     const file = await client.files.create({ file: await toFile(new Blob([lines.join("\n") + "\n"]), `fanout-${localId}.jsonl`), purpose: "batch" });
-    const batch = await client.batches.create({ input_file_id: file.id, endpoint: "/v1/chat/completions", completion_window: "24h", metadata: { fanout_batch: localId } });
+    const batch = await client.batches.create({
+      input_file_id: file.id,
+      endpoint: "/v1/chat/completions",
+      completion_window: "24h",
+      metadata: { fanout_batch: localId },
+    });
     return batch.id;
   },
 
@@ -81,7 +91,7 @@ export const openAiBatch: BatchApi = {
       status: batch.status,
       completed: counts?.completed ?? 0,
       failed: counts?.failed ?? 0,
-      error: failed ? (batch.errors?.data?.map((e) => e.message).join("; ") || "the provider refused the batch") : null,
+      error: failed ? batch.errors?.data?.map((e) => e.message).join("; ") || "the provider refused the batch" : null,
     };
   },
 

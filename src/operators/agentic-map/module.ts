@@ -6,7 +6,11 @@ import { submitAgenticJob } from "./submit";
 
 export const agenticMapModule = defineOperator({
   type: "agentic_map",
-  route: { path: "/agentic-map", operationId: "createAgenticMapJob", summary: "Run a multi-turn, tool-using agent per input, each in its own durable sub-session" },
+  route: {
+    path: "/agentic-map",
+    operationId: "createAgenticMapJob",
+    summary: "Run a multi-turn, tool-using agent per input, each in its own durable sub-session",
+  },
   schema: AgenticMapRequestSchema,
   submit: submitAgenticJob,
   operator: agenticMapOperator,

@@ -16,10 +16,13 @@ const CategorySchema = z.strictObject({
 
 export const ClassifyRequestSchema = z
   .strictObject({
-    inputs: z.array(z.unknown()).min(1, "inputs must hold at least one item").openapi({
-      description: "The items; each is rendered into the template as `item`.",
-      example: [{ text: "The battery died after two days." }],
-    }),
+    inputs: z
+      .array(z.unknown())
+      .min(1, "inputs must hold at least one item")
+      .openapi({
+        description: "The items; each is rendered into the template as `item`.",
+        example: [{ text: "The battery died after two days." }],
+      }),
     categories: z
       .array(CategorySchema)
       .min(2, "categories must hold at least 2")
@@ -33,13 +36,32 @@ export const ClassifyRequestSchema = z
           seen.add(c.name);
         });
       })
-      .openapi({ description: `The labels (2–${MAX_CATEGORIES}, unique names); the model's answer is constrained to their names`, example: [{ name: "complaint" }, { name: "praise" }, { name: "question" }] }),
-    multi_label: z.boolean().default(false).openapi({ description: "Each item gets every label that applies (`labels`), not the one that fits best (`label`)" }),
-    prompt_template: z.string().min(1).optional().openapi({ description: `A Jinja2 template that must read \`item\` (default \`${DEFAULT_CLASSIFY_TEMPLATE.replace("\n", "\\n")}\`)` }),
-    cascade: CascadeSchema.nullish().openapi({ description: "A cheaper model labels every item first; its label is the item's when its confidence is at least `accept_above`, else the job's model labels it (`reject_below` is the filter's: nothing is rejected here)" }),
+      .openapi({
+        description: `The labels (2–${MAX_CATEGORIES}, unique names); the model's answer is constrained to their names`,
+        example: [{ name: "complaint" }, { name: "praise" }, { name: "question" }],
+      }),
+    multi_label: z
+      .boolean()
+      .default(false)
+      .openapi({ description: "Each item gets every label that applies (`labels`), not the one that fits best (`label`)" }),
+    prompt_template: z
+      .string()
+      .min(1)
+      .optional()
+      .openapi({ description: `A Jinja2 template that must read \`item\` (default \`${DEFAULT_CLASSIFY_TEMPLATE.replace("\n", "\\n")}\`)` }),
+    cascade: CascadeSchema.nullish().openapi({
+      description:
+        "A cheaper model labels every item first; its label is the item's when its confidence is at least `accept_above`, else the job's model labels it (`reject_below` is the filter's: nothing is rejected here)",
+    }),
     ...baseJobFields,
     ...executionField,
-    concurrency: z.number().int().min(1).max(MAX_MAP_CONCURRENCY).default(16).openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_MAP_CONCURRENCY)
+      .default(16)
+      .openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
   })
   .openapi("ClassifyRequest");
 
@@ -51,15 +73,23 @@ const CONFIDENCE = { type: "number", minimum: 0, maximum: 1, description: "How s
 export function labelSchema(names: string[], multiLabel: boolean): Record<string, unknown> {
   const label = { type: "string", enum: names };
   return multiLabel
-    ? { type: "object", properties: { labels: { type: "array", items: label, uniqueItems: true, description: "Every label that applies" }, confidence: CONFIDENCE }, required: ["labels", "confidence"], additionalProperties: false }
-    : { type: "object", properties: { label: { ...label, description: "The label that fits best" }, confidence: CONFIDENCE }, required: ["label", "confidence"], additionalProperties: false };
+    ? {
+        type: "object",
+        properties: { labels: { type: "array", items: label, uniqueItems: true, description: "Every label that applies" }, confidence: CONFIDENCE },
+        required: ["labels", "confidence"],
+        additionalProperties: false,
+      }
+    : {
+        type: "object",
+        properties: { label: { ...label, description: "The label that fits best" }, confidence: CONFIDENCE },
+        required: ["label", "confidence"],
+        additionalProperties: false,
+      };
 }
 
 /** Said to the model before the job's own system prompt, if any: the categories and the answer's form. */
 export function classifyInstruction(categories: ClassifyRequest["categories"], multiLabel: boolean): string {
   const list = categories.map((c) => (c.description ? `- ${c.name}: ${c.description}` : `- ${c.name}`)).join("\n");
-  const answer = multiLabel
-    ? '"labels": every category name that applies (an empty list when none does)'
-    : '"label": the one category name that fits best';
+  const answer = multiLabel ? '"labels": every category name that applies (an empty list when none does)' : '"label": the one category name that fits best';
   return `You classify items into these categories:\n${list}\n\nAnswer with a JSON object: ${answer}; "confidence": how sure you are, from 0 to 1.`;
 }

@@ -10,7 +10,8 @@ export const evaluationModule = defineOperator({
     path: "/evaluations",
     operationId: "createEvaluation",
     otherErrors: { 404: "No such job to evaluate (or to compare with), or not this tenant's", 409: "The job to evaluate (or to compare with) has not ended" },
-    summary: "Measure a finished job's answers: a judge over a seeded sample (pass rates per criterion), gold labels (accuracy; precision, recall and F1 for filter and classify), or A/B between two jobs with the same inputs (win rate) — every rate with its Wilson interval. A job of type `evaluation`; the evaluated job never changes",
+    summary:
+      "Measure a finished job's answers: a judge over a seeded sample (pass rates per criterion), gold labels (accuracy; precision, recall and F1 for filter and classify), or A/B between two jobs with the same inputs (win rate) — every rate with its Wilson interval. A job of type `evaluation`; the evaluated job never changes",
   },
   schema: EvaluationRequestSchema,
   submit: submitEvaluationJob,

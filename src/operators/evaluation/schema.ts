@@ -12,8 +12,17 @@ export const DEFAULT_EVAL_SAMPLE = 100;
 
 const CriterionSchema = z
   .strictObject({
-    name: z.string().min(1).max(64).regex(/^[A-Za-z0-9_][A-Za-z0-9_ .-]*$/, "letters, digits, spaces, _ . - (not starting with a space, . or -)").openapi({ description: "How the verdicts and the pass rates name it", example: "faithful" }),
-    description: z.string().min(1).max(2_000).openapi({ description: "What passing means, said to the judge", example: "Every fact in the answer is in the input" }),
+    name: z
+      .string()
+      .min(1)
+      .max(64)
+      .regex(/^[A-Za-z0-9_][A-Za-z0-9_ .-]*$/, "letters, digits, spaces, _ . - (not starting with a space, . or -)")
+      .openapi({ description: "How the verdicts and the pass rates name it", example: "faithful" }),
+    description: z
+      .string()
+      .min(1)
+      .max(2_000)
+      .openapi({ description: "What passing means, said to the judge", example: "Every fact in the answer is in the input" }),
   })
   .openapi("EvaluationCriterion");
 
@@ -25,7 +34,11 @@ export const EvaluationRequestSchema = z
     judge: z
       .strictObject({
         model: ModelSchema.openapi({ description: "The judge model" }),
-        criteria: z.array(CriterionSchema).min(1).max(MAX_CRITERIA).openapi({ description: `What the judge checks each sampled result for (1–${MAX_CRITERIA}, unique names); each answered {pass, reason}` }),
+        criteria: z
+          .array(CriterionSchema)
+          .min(1)
+          .max(MAX_CRITERIA)
+          .openapi({ description: `What the judge checks each sampled result for (1–${MAX_CRITERIA}, unique names); each answered {pass, reason}` }),
       })
       .optional()
       .openapi({ description: "A judge over a sample of the results: each call sees the item's input and its output (or its error)" }),
@@ -34,25 +47,52 @@ export const EvaluationRequestSchema = z
       .min(1)
       .max(MAX_GOLD)
       .optional()
-      .openapi({ description: `Expected outputs by item index (at most ${MAX_GOLD}), compared with the results without a model call: filter \`keep\` (a boolean, or {keep}); classify the label (or the set of labels); any other job the output, field by field when it is an object` }),
+      .openapi({
+        description: `Expected outputs by item index (at most ${MAX_GOLD}), compared with the results without a model call: filter \`keep\` (a boolean, or {keep}); classify the label (or the set of labels); any other job the output, field by field when it is an object`,
+      }),
     compare: z
       .strictObject({ job_id_b: z.string().min(1).max(100) })
       .optional()
-      .openapi({ description: "A/B: the judge prefers this job's answer (B) or the evaluated job's (A) for each sampled item, asked in both orders; two orders that disagree are a tie. Both jobs must have the same inputs" }),
+      .openapi({
+        description:
+          "A/B: the judge prefers this job's answer (B) or the evaluated job's (A) for each sampled item, asked in both orders; two orders that disagree are a tie. Both jobs must have the same inputs",
+      }),
     sample: z
       .strictObject({
-        size: z.number().int().min(1).max(MAX_EVAL_SAMPLE).default(DEFAULT_EVAL_SAMPLE).openapi({ description: `How many results the judge sees (at most ${MAX_EVAL_SAMPLE}; at most the results)` }),
-        seed: z.number().int().min(0).max(2 ** 31 - 1).optional().openapi({ description: "The same seed draws the same sample (default: one drawn at submission, in the output)" }),
+        size: z
+          .number()
+          .int()
+          .min(1)
+          .max(MAX_EVAL_SAMPLE)
+          .default(DEFAULT_EVAL_SAMPLE)
+          .openapi({ description: `How many results the judge sees (at most ${MAX_EVAL_SAMPLE}; at most the results)` }),
+        seed: z
+          .number()
+          .int()
+          .min(0)
+          .max(2 ** 31 - 1)
+          .optional()
+          .openapi({ description: "The same seed draws the same sample (default: one drawn at submission, in the output)" }),
       })
       .default({ size: DEFAULT_EVAL_SAMPLE })
       .openapi({ description: "The seeded uniform sample of results the judge sees" }),
     confidence: z.number().gt(0).lt(1).default(0.95).openapi({ description: "Of the Wilson intervals around every rate (default 0.95)" }),
     ...jobFields,
     ...executionField,
-    concurrency: z.number().int().min(1).max(MAX_MAP_CONCURRENCY).default(16).openapi({ description: `Judge calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_MAP_CONCURRENCY)
+      .default(16)
+      .openapi({ description: `Judge calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
   })
   .openapi("EvaluationRequest", {
-    example: { job_id: "job_…", judge: { model: "openai/gpt-6-sol", criteria: [{ name: "faithful", description: "Every fact in the answer is in the input" }] }, sample: { size: 100, seed: 1 } },
+    example: {
+      job_id: "job_…",
+      judge: { model: "openai/gpt-6-sol", criteria: [{ name: "faithful", description: "Every fact in the answer is in the input" }] },
+      sample: { size: 100, seed: 1 },
+    },
   });
 
 export type EvaluationRequest = z.infer<typeof EvaluationRequestSchema>;

@@ -31,10 +31,12 @@ async function endedJob(db: D1Database, tenantId: string, jobId: string, path: s
 function checkShape(body: EvaluationRequest): void {
   if (!body.judge && !body.gold) throw invalidRequest("An evaluation needs a judge, gold labels, or both.", [{ path: "judge", message: "give judge or gold" }]);
   if (body.compare && !body.judge) throw invalidRequest("A comparison needs a judge to prefer one answer.", [{ path: "compare", message: "only with judge" }]);
-  if (body.compare && body.gold) throw invalidRequest("Gold labels evaluate one job: compare two jobs without them.", [{ path: "gold", message: "not with compare" }]);
+  if (body.compare && body.gold)
+    throw invalidRequest("Gold labels evaluate one job: compare two jobs without them.", [{ path: "gold", message: "not with compare" }]);
   const names = new Set<string>();
   body.judge?.criteria.forEach((c, i) => {
-    if (names.has(c.name)) throw invalidRequest(`Two criteria are named "${c.name}".`, [{ path: `judge.criteria[${i}].name`, message: "names must be unique" }]);
+    if (names.has(c.name))
+      throw invalidRequest(`Two criteria are named "${c.name}".`, [{ path: `judge.criteria[${i}].name`, message: "names must be unique" }]);
     names.add(c.name);
   });
   const seen = new Set<number>();
@@ -44,21 +46,35 @@ function checkShape(body: EvaluationRequest): void {
   });
 }
 
-const resultItem = (r: StoredResult) => ({ output: r.success ? (r.output ?? null) : null, success: r.success, error: typeof r.error === "string" ? r.error : null });
+const resultItem = (r: StoredResult) => ({
+  output: r.success ? (r.output ?? null) : null,
+  success: r.success,
+  error: typeof r.error === "string" ? r.error : null,
+});
 
-export async function submitEvaluationJob(env: Env, tenantId: string, body: EvaluationRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
+export async function submitEvaluationJob(
+  env: Env,
+  tenantId: string,
+  body: EvaluationRequest,
+  idempotencyKey: string | null,
+  dryRun = false,
+): Promise<SubmitAnswer> {
   checkFieldCaps(body);
   checkShape(body);
   const source = await endedJob(env.DB, tenantId, body.job_id, "job_id");
   const other = body.compare ? await endedJob(env.DB, tenantId, body.compare.job_id_b, "compare.job_id_b") : null;
-  if (other && other.total !== source.total) throw invalidRequest(`The two jobs have ${source.total} and ${other.total} items: a comparison needs the same inputs.`, [{ path: "compare.job_id_b", message: "not the same inputs" }]);
+  if (other && other.total !== source.total)
+    throw invalidRequest(`The two jobs have ${source.total} and ${other.total} items: a comparison needs the same inputs.`, [
+      { path: "compare.job_id_b", message: "not the same inputs" },
+    ]);
 
   const indices = await resultIndices(env.DB, source.id, source.main_stage);
   const seed = body.sample.seed ?? Math.floor(Math.random() * 2 ** 31);
   const judged = body.judge ? drawSample(indices.length, body.sample.size, seed).map((p) => indices[p] as number) : [];
   const present = new Set(indices);
   body.gold?.forEach((g, i) => {
-    if (!present.has(g.index)) throw invalidRequest(`The evaluated job has no result for item ${g.index}.`, [{ path: `gold[${i}].index`, message: "no such result" }]);
+    if (!present.has(g.index))
+      throw invalidRequest(`The evaluated job has no result for item ${g.index}.`, [{ path: `gold[${i}].index`, message: "no such result" }]);
   });
   const expected = new Map((body.gold ?? []).map((g) => [g.index, g.expected]));
   const wanted = [...new Set([...judged, ...expected.keys()])].sort((a, b) => a - b);
@@ -72,7 +88,9 @@ export async function submitEvaluationJob(env: Env, tenantId: string, body: Eval
     if (others) {
       const b = others.get(index);
       if (!b || canonicalJson(b.input ?? null) !== canonicalJson(item.input)) {
-        throw invalidRequest(`Item ${index} has another input in job ${other?.id}: a comparison needs the same inputs.`, [{ path: "compare.job_id_b", message: `item ${index} differs` }]);
+        throw invalidRequest(`Item ${index} has another input in job ${other?.id}: a comparison needs the same inputs.`, [
+          { path: "compare.job_id_b", message: `item ${index} differs` },
+        ]);
       }
       item.b = resultItem(b);
     }
@@ -83,14 +101,20 @@ export async function submitEvaluationJob(env: Env, tenantId: string, body: Eval
   const bytes = items.reduce((n, item) => n + JSON.stringify(item).length, 0);
   const { maxRequestBytes } = limits(env);
   if (bytes > maxRequestBytes) {
-    throw new ApiError(413, "payload_too_large", `The evaluated items hold ${bytes} characters of JSON; at most ${maxRequestBytes}: take a smaller sample or fewer gold labels.`, {
-      details: [{ path: body.gold ? "gold" : "sample.size", message: `${items.length} items, ${bytes} characters` }],
-    });
+    throw new ApiError(
+      413,
+      "payload_too_large",
+      `The evaluated items hold ${bytes} characters of JSON; at most ${maxRequestBytes}: take a smaller sample or fewer gold labels.`,
+      {
+        details: [{ path: body.gold ? "gold" : "sample.size", message: `${items.length} items, ${bytes} characters` }],
+      },
+    );
   }
   const model = body.judge?.model ?? source.model;
   const request = { ...body, model };
   const criteria = body.judge?.criteria ?? [];
-  const call = (template: string, instruction: string, outputSchema: Record<string, unknown>) => itemCall(env, request, { template, field: "judge", instruction, outputSchema, model });
+  const call = (template: string, instruction: string, outputSchema: Record<string, unknown>) =>
+    itemCall(env, request, { template, field: "judge", instruction, outputSchema, model });
   const spec: EvaluationJobSpec = {
     ...baseSpec(newId("job"), tenantId, request),
     type: "evaluation",
@@ -99,9 +123,17 @@ export async function submitEvaluationJob(env: Env, tenantId: string, body: Eval
     compareWith: other?.id ?? null,
     criteria: criteria.map((c) => c.name),
     mode: body.compare ? "compare" : body.judge ? "judge" : "gold",
-    call: body.compare ? call(COMPARE_TEMPLATE, compareInstruction(criteria), PREFERENCE_SCHEMA) : call(JUDGE_TEMPLATE, judgeInstruction(criteria), verdictSchema(criteria.map((c) => c.name))),
+    call: body.compare
+      ? call(COMPARE_TEMPLATE, compareInstruction(criteria), PREFERENCE_SCHEMA)
+      : call(JUDGE_TEMPLATE, judgeInstruction(criteria), verdictSchema(criteria.map((c) => c.name))),
     confidence: body.confidence,
     seed,
   };
-  return submitJob(env, tenantId, { spec, operator: evaluationOperator, body: request, inputs: items, values: items, evaluates: source.id }, idempotencyKey, dryRun);
+  return submitJob(
+    env,
+    tenantId,
+    { spec, operator: evaluationOperator, body: request, inputs: items, values: items, evaluates: source.id },
+    idempotencyKey,
+    dryRun,
+  );
 }

@@ -50,7 +50,8 @@ export function preferenceOf(ab: TaskView, ba: TaskView): NonNullable<ItemVerdic
 }
 
 const same = (x: unknown, y: unknown) => canonicalJson(x) === canonicalJson(y);
-const keepOf = (value: unknown): boolean | null => (typeof value === "boolean" ? value : typeof (value as { keep?: unknown } | null)?.keep === "boolean" ? ((value as { keep: boolean }).keep) : null);
+const keepOf = (value: unknown): boolean | null =>
+  typeof value === "boolean" ? value : typeof (value as { keep?: unknown } | null)?.keep === "boolean" ? (value as { keep: boolean }).keep : null;
 
 /** Whether the item's result is what the gold label says (a failed result never is). */
 export function goldMatch(sourceType: string, item: EvalItem): boolean {
@@ -82,7 +83,9 @@ function goldSummary(sourceType: string, items: EvalItem[], matches: boolean[], 
   const { value, interval } = rateOf(hits, n, confidence);
   const base = { n, matched: hits, accuracy: value, interval };
   if (sourceType === "filter") {
-    let tp = 0, fp = 0, fn = 0;
+    let tp = 0,
+      fp = 0,
+      fn = 0;
     for (const item of items) {
       const got = item.success ? keepOf(item.output) === true : false;
       const want = keepOf(item.expected) === true;
@@ -96,7 +99,9 @@ function goldSummary(sourceType: string, items: EvalItem[], matches: boolean[], 
     // Macro averages over the labels the gold names.
     const labels = [...new Set(items.flatMap((i) => labelsOf(i.expected) ?? []))].sort();
     const per = labels.map((label) => {
-      let tp = 0, fp = 0, fn = 0;
+      let tp = 0,
+        fp = 0,
+        fn = 0;
       for (const item of items) {
         const got = item.success ? (labelsOf(item.output) ?? []).includes(label) : false;
         const want = (labelsOf(item.expected) ?? []).includes(label);
@@ -120,15 +125,22 @@ function goldSummary(sourceType: string, items: EvalItem[], matches: boolean[], 
     }
   }
   if (fields.size === 0) return base;
-  const byField = Object.fromEntries([...fields].sort(([a], [b]) => (a < b ? -1 : 1)).map(([field, f]) => {
-    const r = rateOf(f.k, f.n, confidence);
-    return [field, { n: f.n, accuracy: r.value, interval: r.interval }];
-  }));
+  const byField = Object.fromEntries(
+    [...fields]
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([field, f]) => {
+        const r = rateOf(f.k, f.n, confidence);
+        return [field, { n: f.n, accuracy: r.value, interval: r.interval }];
+      }),
+  );
   return { ...base, by_field: byField };
 }
 
 /** The job's output from its finished `items` tasks. */
-export function evaluationOutput(spec: { criteria: string[]; confidence: number; sourceType: string; seed: number; mode: "judge" | "compare" | "gold" }, done: TaskView[]) {
+export function evaluationOutput(
+  spec: { criteria: string[]; confidence: number; sourceType: string; seed: number; mode: "judge" | "compare" | "gold" },
+  done: TaskView[],
+) {
   const { confidence } = spec;
   const out: Record<string, unknown> = { confidence, seed: spec.seed };
   const judged = done.filter((t) => (t.input as EvalItem).judged);
@@ -136,11 +148,13 @@ export function evaluationOutput(spec: { criteria: string[]; confidence: number;
     const verdicts = judged.map((t) => (t.output as ItemVerdict).verdicts).filter((v): v is Verdicts => Boolean(v));
     out.sample_size = verdicts.length;
     out.judge_failed = judged.length - verdicts.length;
-    out.criteria = Object.fromEntries(spec.criteria.map((name) => {
-      const passed = verdicts.filter((v) => v[name]?.pass === true).length;
-      const r = rateOf(passed, verdicts.length, confidence);
-      return [name, { passed, judged: verdicts.length, pass_rate: r.value, interval: r.interval }];
-    }));
+    out.criteria = Object.fromEntries(
+      spec.criteria.map((name) => {
+        const passed = verdicts.filter((v) => v[name]?.pass === true).length;
+        const r = rateOf(passed, verdicts.length, confidence);
+        return [name, { passed, judged: verdicts.length, pass_rate: r.value, interval: r.interval }];
+      }),
+    );
   }
   if (spec.mode === "compare") {
     const prefs = judged.map((t) => (t.output as ItemVerdict).preference?.preferred ?? null);
@@ -152,12 +166,22 @@ export function evaluationOutput(spec: { criteria: string[]; confidence: number;
     out.sample_size = n;
     out.judge_failed = prefs.length - n;
     // A tie counts half a win to each: the share of the comparisons A wins.
-    out.compare = { wins_a: winsA, wins_b: winsB, ties, win_rate_a: { value: ratio(winsA + ties / 2, n), interval: n === 0 ? null : wilsonAround((winsA + ties / 2) / n, n, confidence) } };
+    out.compare = {
+      wins_a: winsA,
+      wins_b: winsB,
+      ties,
+      win_rate_a: { value: ratio(winsA + ties / 2, n), interval: n === 0 ? null : wilsonAround((winsA + ties / 2) / n, n, confidence) },
+    };
   }
   const gold = done.filter((t) => "expected" in (t.input as EvalItem));
   if (gold.length > 0) {
     const items = gold.map((t) => t.input as EvalItem);
-    out.gold = goldSummary(spec.sourceType, items, gold.map((t) => (t.output as ItemVerdict).gold_match === true), confidence);
+    out.gold = goldSummary(
+      spec.sourceType,
+      items,
+      gold.map((t) => (t.output as ItemVerdict).gold_match === true),
+      confidence,
+    );
   }
   return out;
 }

@@ -6,7 +6,11 @@ import { submitFilterJob } from "./submit";
 
 export const filterModule = defineOperator({
   type: "filter",
-  route: { path: "/filter", operationId: "createFilterJob", summary: "Keep the items that meet a condition: one model call per item answers `{keep, reason}`; the job's output lists the kept indices" },
+  route: {
+    path: "/filter",
+    operationId: "createFilterJob",
+    summary: "Keep the items that meet a condition: one model call per item answers `{keep, reason}`; the job's output lists the kept indices",
+  },
   schema: FilterRequestSchema,
   submit: submitFilterJob,
   operator: filterOperator,

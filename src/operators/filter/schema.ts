@@ -7,18 +7,28 @@ import { executionField } from "../execution-field";
 
 export const FilterRequestSchema = z
   .strictObject({
-    inputs: z.array(z.unknown()).min(1, "inputs must hold at least one item").openapi({
-      description: "The items; each is rendered into the predicate as `item`.",
-      example: [{ title: "Attention is all you need", abstract: "…" }],
-    }),
+    inputs: z
+      .array(z.unknown())
+      .min(1, "inputs must hold at least one item")
+      .openapi({
+        description: "The items; each is rendered into the predicate as `item`.",
+        example: [{ title: "Attention is all you need", abstract: "…" }],
+      }),
     predicate_template: z.string().min(1).openapi({
-      description: "A Jinja2 template that must read `item`: the condition an item must meet to be kept, with the item. The model answers `{\"keep\": bool, \"reason\"}`.",
+      description:
+        'A Jinja2 template that must read `item`: the condition an item must meet to be kept, with the item. The model answers `{"keep": bool, "reason"}`.',
       example: "Is this paper about machine translation? {{ item.title }}: {{ item.abstract }}",
     }),
     cascade: CascadeSchema.nullish(),
     ...baseJobFields,
     ...executionField,
-    concurrency: z.number().int().min(1).max(MAX_MAP_CONCURRENCY).default(16).openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_MAP_CONCURRENCY)
+      .default(16)
+      .openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
   })
   .openapi("FilterRequest");
 

@@ -13,7 +13,13 @@ const DEFAULT_REJECT_BELOW = 0.1;
 /** The filter's spec from its request's fields (also a pipeline step's, with the pipeline's job fields in `base`). */
 export function filterSpec(env: Env, body: FilterRequest, base: JobBase): FilterJobSpec {
   const call = (withConfidence: boolean, model?: string) => {
-    return itemCall(env, body, { template: body.predicate_template, field: "predicate_template", instruction: filterInstruction(withConfidence), outputSchema: keepSchema(withConfidence), model });
+    return itemCall(env, body, {
+      template: body.predicate_template,
+      field: "predicate_template",
+      instruction: filterInstruction(withConfidence),
+      outputSchema: keepSchema(withConfidence),
+      model,
+    });
   };
   let cascade: FilterJobSpec["cascade"] = null;
   if (body.cascade) {

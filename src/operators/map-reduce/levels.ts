@@ -16,11 +16,15 @@ export interface Levels {
 
 export function levels(strategy: Strategy, groups: number, fanIn: number): Levels {
   const sizes =
-    strategy === "flat" ? [1] : strategy === "category" ? [groups] : (() => {
-      const out = [Math.max(1, Math.ceil(groups / fanIn))];
-      while ((out.at(-1) as number) > 1) out.push(Math.ceil((out.at(-1) as number) / fanIn));
-      return out;
-    })();
+    strategy === "flat"
+      ? [1]
+      : strategy === "category"
+        ? [groups]
+        : (() => {
+            const out = [Math.max(1, Math.ceil(groups / fanIn))];
+            while ((out.at(-1) as number) > 1) out.push(Math.ceil((out.at(-1) as number) / fanIn));
+            return out;
+          })();
   const offsets = sizes.map((_, l) => sizes.slice(0, l).reduce((a, b) => a + b, 0));
   return { sizes, offsets, total: sizes.reduce((a, b) => a + b, 0) };
 }

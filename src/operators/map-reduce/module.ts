@@ -7,7 +7,11 @@ import { buildAudit } from "./audit";
 
 export const mapReduceModule = defineOperator({
   type: "map_reduce",
-  route: { path: "/map-reduce", operationId: "createMapReduceJob", summary: "The corpus orchestrator: batched mappers, a deterministic shuffle, hierarchical/flat/category reduce, synthesis" },
+  route: {
+    path: "/map-reduce",
+    operationId: "createMapReduceJob",
+    summary: "The corpus orchestrator: batched mappers, a deterministic shuffle, hierarchical/flat/category reduce, synthesis",
+  },
   schema: MapReduceRequestSchema,
   submit: submitMapReduceJob,
   operator: mapReduceOperator,

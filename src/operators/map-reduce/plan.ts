@@ -79,7 +79,13 @@ function afterMap(spec: MapReduceJobSpec, reader: PlanReader): Advance {
     .map((b) => ({ documents: (b.input as BatchInput).indices, extractions: extractionsOf(b.output) ?? [] }));
   const shuffled = shuffle(outputs, spec.shuffle);
   const leftOut = failed.flatMap((b) => (b.input as BatchInput).indices).sort((a, b) => a - b);
-  const summary: ShuffleSummary = { documents: spec.documents, groups: shuffled.groups.map((g) => g.key), extractions: shuffled.extractions, merged: shuffled.merged, left_out: leftOut };
+  const summary: ShuffleSummary = {
+    documents: spec.documents,
+    groups: shuffled.groups.map((g) => g.key),
+    extractions: shuffled.extractions,
+    merged: shuffled.merged,
+    left_out: leftOut,
+  };
   if (shuffled.missingDedupeFields.length > 0) summary.missing_dedupe_fields = shuffled.missingDedupeFields;
   const shape = levels(spec.strategy, shuffled.groups.length, spec.fanIn);
   const local = [{ stage: SHUFFLE, index: 0, input: null, output: summary }];
@@ -93,8 +99,7 @@ function afterMap(spec: MapReduceJobSpec, reader: PlanReader): Advance {
 }
 
 function reduceSeeds(spec: MapReduceJobSpec, groups: Group[], shape: Levels): TaskSeed[] {
-  const level0: Group[][] =
-    spec.strategy === "flat" ? [groups] : spec.strategy === "category" ? groups.map((g) => [g]) : chunk(groups, spec.fanIn);
+  const level0: Group[][] = spec.strategy === "flat" ? [groups] : spec.strategy === "category" ? groups.map((g) => [g]) : chunk(groups, spec.fanIn);
   const seeds: TaskSeed[] = level0.map((part, i) => {
     const input: ReduceInput = {
       level: 0,
@@ -107,7 +112,14 @@ function reduceSeeds(spec: MapReduceJobSpec, groups: Group[], shape: Levels): Ta
     return { stage: REDUCE, index: i, input };
   });
   for (let index = level0.length; index < shape.total; index++) {
-    const input: ReduceInput = { level: locate(shape, index).level, key: null, groups: null, items: null, sources: [], inputs: childrenOf(shape, index, spec.fanIn) };
+    const input: ReduceInput = {
+      level: locate(shape, index).level,
+      key: null,
+      groups: null,
+      items: null,
+      sources: [],
+      inputs: childrenOf(shape, index, spec.fanIn),
+    };
     seeds.push({ stage: REDUCE, index, input, blocked: true });
   }
   return seeds;
@@ -158,7 +170,14 @@ function release(spec: MapReduceJobSpec, reader: PlanReader, shape: Levels, inde
 function advance(spec: MapReduceJobSpec, reader: PlanReader, trigger: TaskView | null): Advance {
   if (trigger && trigger.success === false && trigger.stage !== MAP) {
     const key = trigger.stage === REDUCE ? (trigger.input as ReduceInput).key : null;
-    return { ready: [], end: { status: "failed", output: null, error: { code: "task_failed", message: trigger.error ?? "the task failed", stage: trigger.stage, index: trigger.index, step: key } } };
+    return {
+      ready: [],
+      end: {
+        status: "failed",
+        output: null,
+        error: { code: "task_failed", message: trigger.error ?? "the task failed", stage: trigger.stage, index: trigger.index, step: key },
+      },
+    };
   }
   if (trigger?.stage === REDUCE) return afterReduce(spec, reader, trigger);
   if (trigger?.stage === SYNTHESIS) return { ready: [], end: { status: "completed", output: trigger.output, error: null } };
@@ -190,8 +209,15 @@ export const mapReduceOperator: Operator<MapReduceJobSpec> = {
   startedFields: { type: "map_reduce" },
   mainStage: () => MAP,
   plan: (spec, inputs) => {
-    const batches = chunk(inputs.map((value, i) => ({ value, i })), spec.docsPerMapper);
-    const tasks: TaskSeed[] = batches.map((part, index) => ({ stage: MAP, index, input: { documents: part.map((p) => p.value), indices: part.map((p) => p.i) } }));
+    const batches = chunk(
+      inputs.map((value, i) => ({ value, i })),
+      spec.docsPerMapper,
+    );
+    const tasks: TaskSeed[] = batches.map((part, index) => ({
+      stage: MAP,
+      index,
+      input: { documents: part.map((p) => p.value), indices: part.map((p) => p.i) },
+    }));
     tasks.push({ stage: SHUFFLE, index: 0, input: null, blocked: true });
     if (spec.synthesis) tasks.push({ stage: SYNTHESIS, index: 0, input: null, blocked: true });
     return {
@@ -205,7 +231,11 @@ export const mapReduceOperator: Operator<MapReduceJobSpec> = {
     };
   },
   advance,
-  work: (spec, stage) => ({ kind: "call", tenantId: spec.tenantId, call: stage === MAP ? spec.mapper : stage === SYNTHESIS && spec.synthesis ? spec.synthesis : spec.reducer }),
+  work: (spec, stage) => ({
+    kind: "call",
+    tenantId: spec.tenantId,
+    call: stage === MAP ? spec.mapper : stage === SYNTHESIS && spec.synthesis ? spec.synthesis : spec.reducer,
+  }),
   batchable: (_spec, stage) => stage === MAP, // the mappers; the reduce levels and the synthesis wait on each other
   vars: (spec, task) => {
     if (task.stage === MAP) return mapVars(spec, task.input as BatchInput);

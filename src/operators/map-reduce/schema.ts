@@ -27,19 +27,19 @@ const AllocationSchema = z
 export const MapReduceRequestSchema = z
   .strictObject({
     inputs: z.array(z.unknown()).min(1, "inputs must hold at least one document").max(MAX_DOCUMENTS).openapi({ description: "The documents" }),
-    mapper: TaskSchema("Runs per batch; its template must use `items` (also sees `indices`; `item` when docs_per_mapper is 1) and output a list of extraction objects, or an object whose `extractions` is one"),
+    mapper: TaskSchema(
+      "Runs per batch; its template must use `items` (also sees `indices`; `item` when docs_per_mapper is 1) and output a list of extraction objects, or an object whose `extractions` is one",
+    ),
     docs_per_mapper: z.number().int().min(1).max(100).default(10),
     max_parallel_mappers: z.number().int().min(1).max(128).default(50).openapi({ description: "The job's cap on calls in flight, in every stage" }),
     shuffle: z
       .strictObject({
         key: FieldPath.default("category").openapi({ description: "A field name or dotted path" }),
         dedupe: z.enum(["exact", "none"]).default("exact"),
-        dedupe_fields: z
-          .array(FieldPath)
-          .min(1)
-          .max(50)
-          .nullish()
-          .openapi({ description: "Fields (or dotted paths) that make two extractions the same; checked against the mapper's output_schema when it names its fields, and a field no extraction has is listed in the shuffle's `missing_dedupe_fields`" }),
+        dedupe_fields: z.array(FieldPath).min(1).max(50).nullish().openapi({
+          description:
+            "Fields (or dotted paths) that make two extractions the same; checked against the mapper's output_schema when it names its fields, and a field no extraction has is listed in the shuffle's `missing_dedupe_fields`",
+        }),
         conflict: z.enum(["first", "most_frequent", "highest_confidence"]).default("first"),
       })
       .default({ key: "category", dedupe: "exact", conflict: "first" }),

@@ -63,8 +63,7 @@ interface Occurrence {
   order: [number, number]; // (first source index, position in its mapper's output)
 }
 
-const before = (a: Occurrence, b: Occurrence): boolean =>
-  a.order[0] < b.order[0] || (a.order[0] === b.order[0] && a.order[1] < b.order[1]);
+const before = (a: Occurrence, b: Occurrence): boolean => a.order[0] < b.order[0] || (a.order[0] === b.order[0] && a.order[1] < b.order[1]);
 
 function fold(value: unknown): unknown {
   return typeof value === "string" ? value.trim().toLowerCase() : value;
@@ -137,9 +136,7 @@ export function shuffle(outputs: MapperOutput[], o: ShuffleOptions): Shuffled {
     const occurrences = (byKey.get(key) as Occurrence[]).sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0));
     const result = dedupe(occurrences, o);
     merged += result.merged;
-    const extractions = result.kept
-      .sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0))
-      .map((k) => ({ ...k.extraction, sources: k.sources }));
+    const extractions = result.kept.sort((a, b) => (before(a, b) ? -1 : before(b, a) ? 1 : 0)).map((k) => ({ ...k.extraction, sources: k.sources }));
     return { key, extractions };
   });
   const seen = (field: string) => outputs.some((output) => output.extractions.some((e) => pathValue(e, field) !== undefined));

@@ -40,11 +40,21 @@ function checkDedupeFields(body: MapReduceRequest): void {
   const details = body.shuffle.dedupe_fields
     .map((field, i) => ({ field, i }))
     .filter(({ field }) => !fields.has(field.split(".")[0] as string))
-    .map(({ field, i }) => ({ path: `shuffle.dedupe_fields.${i}`, message: `the mapper's output_schema names no field \`${field.split(".")[0]}\` (it names ${[...fields].map((f) => `\`${f}\``).join(", ") || "none"})` }));
-  if (details.length > 0) throw invalidRequest(`The shuffle's dedupe_fields name fields the mapper's output_schema does not have: ${details[0]?.message}`, details);
+    .map(({ field, i }) => ({
+      path: `shuffle.dedupe_fields.${i}`,
+      message: `the mapper's output_schema names no field \`${field.split(".")[0]}\` (it names ${[...fields].map((f) => `\`${f}\``).join(", ") || "none"})`,
+    }));
+  if (details.length > 0)
+    throw invalidRequest(`The shuffle's dedupe_fields name fields the mapper's output_schema does not have: ${details[0]?.message}`, details);
 }
 
-export async function submitMapReduceJob(env: Env, tenantId: string, body: MapReduceRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
+export async function submitMapReduceJob(
+  env: Env,
+  tenantId: string,
+  body: MapReduceRequest,
+  idempotencyKey: string | null,
+  dryRun = false,
+): Promise<SubmitAnswer> {
   checkFieldCaps(body, undefined, ["mapper", "reducer", "synthesis"]);
   checkDedupeFields(body);
   const defaults = { ...body, concurrency: body.max_parallel_mappers };

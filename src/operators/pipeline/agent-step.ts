@@ -34,11 +34,23 @@ export const AgentStepFields = AgenticMapRequestSchema.pick({
 export const AGENT_FIELDS = Object.keys(AgentStepFields.shape);
 
 /** The step's AgentSpec, or its problems (at `path`); template problems throw their own 400s. */
-export function agentSpec(env: Env, defaults: TaskDefaults, raw: Record<string, unknown>, path: string, required: string[]): { agent: AgentSpec | null; issues: FieldIssue[] } {
+export function agentSpec(
+  env: Env,
+  defaults: TaskDefaults,
+  raw: Record<string, unknown>,
+  path: string,
+  required: string[],
+): { agent: AgentSpec | null; issues: FieldIssue[] } {
   const fields = Object.fromEntries(Object.entries(raw).filter(([k]) => AGENT_FIELDS.includes(k)));
   const parsed = AgentStepFields.safeParse(fields);
   if (!parsed.success) {
-    return { agent: null, issues: parsed.error.issues.map((i) => ({ path: [path, ...i.path.map((p) => (typeof p === "number" ? `[${p}]` : String(p)))].join(".").replace(/\.\[/g, "["), message: i.message })) };
+    return {
+      agent: null,
+      issues: parsed.error.issues.map((i) => ({
+        path: [path, ...i.path.map((p) => (typeof p === "number" ? `[${p}]` : String(p)))].join(".").replace(/\.\[/g, "["),
+        message: i.message,
+      })),
+    };
   }
   const step = parsed.data;
   const issues = toolIssues(env, step.tools, `${path}.`);

@@ -42,7 +42,13 @@ export function checkBatch(batch: unknown, path: string, maxItems: number): { se
   }
   if (issues.length > 0) return { settings: null, issues };
   return {
-    settings: { items: b.items as string, as: as as string, errorHandling: errorHandling as BatchSettings["errorHandling"], maxConcurrent: maxConcurrent as number, maxItems },
+    settings: {
+      items: b.items as string,
+      as: as as string,
+      errorHandling: errorHandling as BatchSettings["errorHandling"],
+      maxConcurrent: maxConcurrent as number,
+      maxItems,
+    },
     issues,
   };
 }

@@ -100,7 +100,13 @@ class Converter {
         if (setting.text !== "true" && setting.text !== "false") refused(`${path}/context_management/accumulate_data`, "true or false");
         out.accumulate_data = setting.text === "true";
       } else if (setting.tag === "subset") {
-        out.subset = setting.children.length > 0 ? setting.children.map((c) => c.text) : setting.text.split(",").map((s) => s.trim()).filter(Boolean);
+        out.subset =
+          setting.children.length > 0
+            ? setting.children.map((c) => c.text)
+            : setting.text
+                .split(",")
+                .map((s) => s.trim())
+                .filter(Boolean);
       } else out[setting.tag] = setting.text;
     }
     return out;
@@ -150,7 +156,7 @@ class Converter {
       const at = `${path}/inputs/input[${i + 1}]`;
       if (!name) refused(at, "an input needs a name");
       const bound = this.binding(input, at);
-      if (bound === null) refused(at, "an input needs from=\"…\", a value or a <task>");
+      if (bound === null) refused(at, 'an input needs from="…", a value or a <task>');
       bindings[name] = bound;
       prompt += show(name);
     }
@@ -174,7 +180,12 @@ class Converter {
     const out: Json = { ...common, type: "llm", ...this.call(task, path, prompt), ...(Object.keys(bindings).length > 0 ? { inputs: bindings } : {}) };
     if (batch) {
       const b = batch.attributes;
-      out.batch = { ...(b.items !== undefined ? { items: b.items } : {}), ...(b.as ? { as: b.as } : {}), ...(b.error_handling ? { error_handling: b.error_handling } : {}), ...(b.max_concurrent ? { max_concurrent: Number(b.max_concurrent) } : {}) };
+      out.batch = {
+        ...(b.items !== undefined ? { items: b.items } : {}),
+        ...(b.as ? { as: b.as } : {}),
+        ...(b.error_handling ? { error_handling: b.error_handling } : {}),
+        ...(b.max_concurrent ? { max_concurrent: Number(b.max_concurrent) } : {}),
+      };
     }
     return out;
   }
@@ -245,7 +256,7 @@ export function pipelineFromXml(root: XmlElement, query: Record<string, string>)
     if (context) body.context_management = context;
     const named: Json = { ...((body.inputs as Json | undefined) ?? {}) };
     for (const [i, input] of children(child(root, "inputs"), "input").entries()) {
-      if (!input.attributes.name || input.attributes.from) refused(`task/inputs/input[${i + 1}]`, "the pipeline's inputs are <input name=\"…\">value</input>");
+      if (!input.attributes.name || input.attributes.from) refused(`task/inputs/input[${i + 1}]`, 'the pipeline\'s inputs are <input name="…">value</input>');
       named[input.attributes.name] = value(input.text, `task/inputs/input[${i + 1}]`);
     }
     body.steps = children(child(root, "steps"), "task").map((t, i) => converter.step(t, `task/steps/task[${i + 1}]`));

@@ -12,8 +12,16 @@ export const pipelineModule = defineOperator({
   route: {
     path: "/pipelines",
     operationId: "createPipelineJob",
-    otherBodies: { "application/xml": { schema: { type: "string", description: "The XML task format: a `<task type=\"sequential\">` root; pipeline fields as root attributes or query parameters (README: pipelines)" } } },
-    summary: "Sequential steps over a shared store: llm (optionally a batch over a list), reduce and nested sequential steps, input tasks, context management. Also takes `Content-Type: application/xml` (the XML task format; pipeline fields as root attributes or query parameters)",
+    otherBodies: {
+      "application/xml": {
+        schema: {
+          type: "string",
+          description: 'The XML task format: a `<task type="sequential">` root; pipeline fields as root attributes or query parameters (README: pipelines)',
+        },
+      },
+    },
+    summary:
+      "Sequential steps over a shared store: llm (optionally a batch over a list), reduce and nested sequential steps, input tasks, context management. Also takes `Content-Type: application/xml` (the XML task format; pipeline fields as root attributes or query parameters)",
   },
   schema: PipelineRequestSchema,
   submit: submitPipelineJob,

@@ -50,15 +50,21 @@ function operatorAdvance(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, 
   if (!advance.end) return advance;
   const { step, spec: sub } = subOperator(spec, operatorOf(unit));
   if (advance.end.status === "failed") return fail(spec, reader, unit, unit.path, null, advance.end.error?.message ?? "the step failed");
-  const list = items ?? (() => {
-    const found = operatorItems(unit, storeBefore(spec, reader, spec.units.indexOf(unit)).store);
-    return found.ok ? found.items : [];
-  })();
+  const list =
+    items ??
+    (() => {
+      const found = operatorItems(unit, storeBefore(spec, reader, spec.units.indexOf(unit)).store);
+      return found.ok ? found.items : [];
+    })();
   return finishStep(spec, reader, unit, step.value(sub, advance.end.output, list, subReader(spec, reader, unit)));
 }
 
 export const subReader = (spec: PipelineJobSpec, reader: PlanReader, unit: Unit): SubReader =>
-  new SubReader(reader, unit.path, subStages(spec, operatorOf(unit)).map((s) => s.name));
+  new SubReader(
+    reader,
+    unit.path,
+    subStages(spec, operatorOf(unit)).map((s) => s.name),
+  );
 
 /** An operator step under way (or recovered): its operator asked what follows (`trigger` in its names; null: everything). */
 export function progressOperator(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, trigger: TaskView | null): Advance {
@@ -82,7 +88,11 @@ export function withOperators(spec: PipelineJobSpec, reader: PlanReader, tasks: 
     const own = tasks.filter((t) => !dropped.has(t.stage) && !left.has(`${t.stage}#${t.index}`) && locate(spec, t.stage).unit === unit && t.stage !== STEPS);
     if (own.length === 0) continue;
     const op = subOperator(spec, unit.operator);
-    const said = op.step.operator.redoAfter?.(op.spec, subReader(spec, reader, unit), own.map((t) => ({ stage: locate(spec, t.stage).sub as string, index: t.index })));
+    const said = op.step.operator.redoAfter?.(
+      op.spec,
+      subReader(spec, reader, unit),
+      own.map((t) => ({ stage: locate(spec, t.stage).sub as string, index: t.index })),
+    );
     if (!said) continue;
     out.rerun.push(...named(unit.path, said.rerun));
     out.drop.push(...said.drop.map((stage) => subStageName(unit.path, stage)));

@@ -15,7 +15,19 @@ import type { TaskDefaults } from "../task-call";
 /** A step's own fields that are not the operator's: the pipeline's step fields. */
 export const STEP_FIELDS = ["id", "type", "context_management", "inputs", "inputs_from"];
 /** The job's fields: a step runs under the pipeline's. */
-export const JOB_FIELDS = new Set(["inputs", "webhook", "metadata", "token_budget", "concurrency", "max_retries", "max_wait_secs", "rate_limit", "retry_guidance", "cache", "prompt_cache"]);
+export const JOB_FIELDS = new Set([
+  "inputs",
+  "webhook",
+  "metadata",
+  "token_budget",
+  "concurrency",
+  "max_retries",
+  "max_wait_secs",
+  "rate_limit",
+  "retry_guidance",
+  "cache",
+  "prompt_cache",
+]);
 
 /** The operator's fields a step of it may set. */
 export function ownFields(step: OperatorStep): string[] {
@@ -27,7 +39,11 @@ export function fieldIssues(step: OperatorStep, raw: Record<string, unknown>, pa
   const own = new Set(ownFields(step));
   return Object.keys(raw).flatMap((key) => {
     if (STEP_FIELDS.includes(key) || own.has(key)) return [];
-    const message = JOB_FIELDS.has(key) ? `${key} is the job's: set it on the pipeline (its steps run under it)` : key === "batch" ? "batch is for llm and agent steps (an operator step runs over its whole list)" : "unknown field for this step type";
+    const message = JOB_FIELDS.has(key)
+      ? `${key} is the job's: set it on the pipeline (its steps run under it)`
+      : key === "batch"
+        ? "batch is for llm and agent steps (an operator step runs over its whole list)"
+        : "unknown field for this step type";
     return [{ path: `${path}.${key}`, message }];
   });
 }
@@ -37,7 +53,11 @@ export function atStep(err: unknown, path: string): unknown {
   const prefix = (issues: FieldIssue[]) => issues.map((i) => ({ path: `${path}.${i.path}`, message: i.message }));
   if (err instanceof InputError) return new InputError(err.code, `${path}: ${err.message}`, prefix(err.details));
   if (err instanceof ApiError) {
-    const details = Array.isArray(err.details) ? prefix(err.details as FieldIssue[]) : typeof err.details === "object" && err.details !== null ? { ...err.details, step: path } : err.details;
+    const details = Array.isArray(err.details)
+      ? prefix(err.details as FieldIssue[])
+      : typeof err.details === "object" && err.details !== null
+        ? { ...err.details, step: path }
+        : err.details;
     return new ApiError(err.status, err.code, `${path}: ${err.message}`, { details, headers: err.headers });
   }
   return err;
@@ -48,9 +68,19 @@ export function atStep(err: unknown, path: string): unknown {
  * parsed by the operator's schema and built by its submission's spec function. Field problems are
  * returned; the operator's own checks (templates, thresholds) throw at the step's path.
  */
-export function operatorStepSpec(env: Env, defaults: TaskDefaults, step: OperatorStep, raw: Record<string, unknown>, path: string): { spec: JobSpecBase | null; issues: FieldIssue[] } {
+export function operatorStepSpec(
+  env: Env,
+  defaults: TaskDefaults,
+  step: OperatorStep,
+  raw: Record<string, unknown>,
+  path: string,
+): { spec: JobSpecBase | null; issues: FieldIssue[] } {
   const shape = Object.keys(step.schema.shape);
-  const inherited = Object.fromEntries(shape.filter((key) => key !== "inputs" && (defaults as unknown as Record<string, unknown>)[key] !== undefined).map((key) => [key, (defaults as unknown as Record<string, unknown>)[key]]));
+  const inherited = Object.fromEntries(
+    shape
+      .filter((key) => key !== "inputs" && (defaults as unknown as Record<string, unknown>)[key] !== undefined)
+      .map((key) => [key, (defaults as unknown as Record<string, unknown>)[key]]),
+  );
   const own = Object.fromEntries(Object.entries(raw).filter(([key]) => !STEP_FIELDS.includes(key)));
   const parsed = step.schema.safeParse({ ...inherited, ...own, inputs: [null] });
   if (!parsed.success) return { spec: null, issues: parsed.error.issues.map((i) => ({ path: [path, ...i.path.map(String)].join("."), message: i.message })) };

@@ -81,7 +81,12 @@ function releaseMain(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, stor
 }
 
 /** A batch element's task: an agent step's gets its own sub-session. */
-const element = (unit: Unit, index: number, item: unknown): TaskSeed => ({ stage: unit.path, index, input: { item }, sessionId: unit.agent ? newId("ses") : null });
+const element = (unit: Unit, index: number, item: unknown): TaskSeed => ({
+  stage: unit.path,
+  index,
+  input: { item },
+  sessionId: unit.agent ? newId("ses") : null,
+});
 
 /**
  * A batch step after one of its elements ended: the next elements to release (up to max_concurrent
@@ -98,7 +103,9 @@ function progressBatch(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, ou
     return fail(spec, reader, unit, unit.path, first.index, `element ${first.index} failed: ${first.error ?? "failed"}`);
   }
   if (stage.completed === stage.total) {
-    const elements = reader.done(unit.path).map((t) => ({ item: (t.input as { item: unknown }).item, success: t.success === true, output: t.output, error: t.error }));
+    const elements = reader
+      .done(unit.path)
+      .map((t) => ({ item: (t.input as { item: unknown }).item, success: t.success === true, output: t.output, error: t.error }));
     return finishStep(spec, reader, unit, batchResult(elements));
   }
   const { store } = storeBefore(spec, reader, spec.units.indexOf(unit));
@@ -180,12 +187,14 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
   mainStage: () => STEPS,
   plan: (spec) => {
     // Every stage of a step says so (`step`: its path), whatever its name: the step list groups by it.
-    const stages = spec.units.flatMap((unit) => [
-      ...(unit.operator ? subStages(spec, unit.operator).map((s) => ({ ...s, name: subStageName(unit.path, s.name), total: 0 })) : []),
-      ...unit.inputTasks.map((t) => ({ name: inputStage(unit, t.name), total: 0 })),
-      ...(unit.reduce?.inner ? [{ name: innerStage(unit), total: 0 }] : []),
-      ...(unit.operator ? [] : [{ name: unit.path, total: 0 }]), // an operator step's stages are its operator's
-    ].map((stage) => ({ ...stage, step: unit.path })));
+    const stages = spec.units.flatMap((unit) =>
+      [
+        ...(unit.operator ? subStages(spec, unit.operator).map((s) => ({ ...s, name: subStageName(unit.path, s.name), total: 0 })) : []),
+        ...unit.inputTasks.map((t) => ({ name: inputStage(unit, t.name), total: 0 })),
+        ...(unit.reduce?.inner ? [{ name: innerStage(unit), total: 0 }] : []),
+        ...(unit.operator ? [] : [{ name: unit.path, total: 0 }]), // an operator step's stages are its operator's
+      ].map((stage) => ({ ...stage, step: unit.path })),
+    );
     return { stages: [...stages, { name: STEPS, total: spec.units.length }], tasks: [] };
   },
   advance,
@@ -294,7 +303,11 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
       return { vars: { ...spec.inputs, ...vars }, boundTokens: boundBefore(spec, input.ordinal) };
     }
     // The first step's tasks: the vars they will run with (nothing has finished before them).
-    if (input.known) return { vars: pipelineOperator.vars(spec, { stage: task.stage, index: task.index, input: "item" in input ? { item: input.item } : null }, NOTHING_FINISHED), boundTokens: 0 };
+    if (input.known)
+      return {
+        vars: pipelineOperator.vars(spec, { stage: task.stage, index: task.index, input: "item" in input ? { item: input.item } : null }, NOTHING_FINISHED),
+        boundTokens: 0,
+      };
     // Later steps see earlier outputs: bounded by those steps' max_tokens.
     return { vars: spec.inputs, boundTokens: boundBefore(spec, input.ordinal) }; // one object for every task: rendered once per template (engine/estimate-job.ts)
   },
@@ -310,7 +323,10 @@ export const pipelineOperator: Operator<PipelineJobSpec> = {
       return "stage" in result ? { ...result, stage: task.stage } : result;
     }
     // An agent's result: its session's fields (turns, stop_reason, …) over the common ones.
-    const base = unit?.agent && part === "main" ? { ...taskResultBase(task, finish), session_id: finish.sessionId, ...finish.details, success: finish.success } : taskResultBase(task, finish);
+    const base =
+      unit?.agent && part === "main"
+        ? { ...taskResultBase(task, finish), session_id: finish.sessionId, ...finish.details, success: finish.success }
+        : taskResultBase(task, finish);
     if (unit?.reduce && part !== "inputs") {
       return foldResult(part !== "main", task, base, finish);
     }

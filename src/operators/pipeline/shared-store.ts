@@ -31,7 +31,8 @@ export function locate(spec: PipelineJobSpec, stage: string): Location {
   if (!map) {
     map = new Map<string, Location>([[STEPS, { unit: null, part: "steps" }]]);
     for (const unit of spec.units) {
-      for (const stage of unit.operator ? subStages(spec, unit.operator) : []) map.set(subStageName(unit.path, stage.name), { unit, part: "sub", sub: stage.name });
+      for (const stage of unit.operator ? subStages(spec, unit.operator) : [])
+        map.set(subStageName(unit.path, stage.name), { unit, part: "sub", sub: stage.name });
       map.set(unit.path, { unit, part: "main" });
       unit.inputTasks.forEach((task, input) => map?.set(inputStage(unit, task.name), { unit, part: "inputs", input }));
       map.set(innerStage(unit), { unit, part: "inner" });
@@ -71,7 +72,11 @@ export function resolveIn(store: Record<string, unknown>, ref: Ref): Resolved {
 }
 
 /** A step's own inputs: references resolved, literals, input tasks' outputs. */
-export function ownInputs(unit: Unit | { bindings: Record<string, Binding> }, store: Record<string, unknown>, taskOutput: (i: number) => unknown): Resolved & { inputs?: Record<string, unknown> } {
+export function ownInputs(
+  unit: Unit | { bindings: Record<string, Binding> },
+  store: Record<string, unknown>,
+  taskOutput: (i: number) => unknown,
+): Resolved & { inputs?: Record<string, unknown> } {
   const inputs: Record<string, unknown> = {};
   for (const [name, binding] of Object.entries(unit.bindings)) {
     if (binding.kind === "literal") inputs[name] = binding.value;
@@ -85,7 +90,15 @@ export function ownInputs(unit: Unit | { bindings: Record<string, Binding> }, st
   return { ok: true, value: null, inputs };
 }
 
-export function fail(spec: PipelineJobSpec, reader: PlanReader, unit: Unit, stage: string, index: number | null, message: string, error: Partial<JobError> = {}): Advance {
+export function fail(
+  spec: PipelineJobSpec,
+  reader: PlanReader,
+  unit: Unit,
+  stage: string,
+  index: number | null,
+  message: string,
+  error: Partial<JobError> = {},
+): Advance {
   const { finished } = storeBefore(spec, reader, spec.units.indexOf(unit));
   const end: JobEnd = {
     status: "failed",

@@ -34,8 +34,15 @@ export function stepList(stages: StageProgress[], markers: StepEntry[]): StepEnt
     const marker = finished.get(index);
     if (marker) return marker;
     const own = grouped.filter((s) => s.step === path);
-    const status: StepEntry["status"] = own.some((s) => s.status === "failed") ? "failed" : own.some((s) => s.status === "running" || s.status === "completed") ? "running" : "pending";
-    const usage = own.reduce((u, s) => ({ input_tokens: u.input_tokens + s.usage.input_tokens, output_tokens: u.output_tokens + s.usage.output_tokens }), { input_tokens: 0, output_tokens: 0 });
+    const status: StepEntry["status"] = own.some((s) => s.status === "failed")
+      ? "failed"
+      : own.some((s) => s.status === "running" || s.status === "completed")
+        ? "running"
+        : "pending";
+    const usage = own.reduce((u, s) => ({ input_tokens: u.input_tokens + s.usage.input_tokens, output_tokens: u.output_tokens + s.usage.output_tokens }), {
+      input_tokens: 0,
+      output_tokens: 0,
+    });
     return { index, success: false, step: path, status, output: null, usage };
   });
 }
@@ -53,7 +60,5 @@ function legacySteps(stages: StageProgress[]): (StageProgress & { step: string }
     for (let at = name.indexOf(".input."); at > 0; at = name.indexOf(".input.", at + 1)) if (names.has(name.slice(0, at))) return name.slice(0, at);
     return null;
   };
-  return stages
-    .filter((s) => s.name !== "steps")
-    .map((s) => ({ ...s, step: partOf(s.name) ?? (s.name.split(SUB_SEPARATOR)[0] as string) }));
+  return stages.filter((s) => s.name !== "steps").map((s) => ({ ...s, step: partOf(s.name) ?? (s.name.split(SUB_SEPARATOR)[0] as string) }));
 }

@@ -22,16 +22,27 @@ export const STEP_DEFINITION = "PipelineStepDefinition";
 const STEP_REF = { $ref: `#/components/schemas/${STEP_DEFINITION}` };
 
 const Identifier = z.string().regex(IDENTIFIER);
-const Reference = z.string().openapi({ description: "A reference into the shared store: `${name}` or `${name.path[0]}` (a pipeline input or an earlier step's output)", example: "${documents}" });
+const Reference = z.string().openapi({
+  description: "A reference into the shared store: `${name}` or `${name.path[0]}` (a pipeline input or an earlier step's output)",
+  example: "${documents}",
+});
 
 export const ContextManagementSchema = z
   .strictObject({
-    inherit_context: z.enum(["full", "none", "subset"]).optional().openapi({ description: "What the step's templates see of the shared store: all of it, only the step's own inputs, or those and the names in `subset`" }),
+    inherit_context: z
+      .enum(["full", "none", "subset"])
+      .optional()
+      .openapi({ description: "What the step's templates see of the shared store: all of it, only the step's own inputs, or those and the names in `subset`" }),
     accumulate_data: z.boolean().optional().openapi({ description: "The templates also see `accumulated`: one entry per earlier step" }),
-    accumulation_format: z.enum(["notes_only", "full_output"]).optional().openapi({ description: "Each `accumulated` entry: the output's `notes` only, or the whole output" }),
+    accumulation_format: z
+      .enum(["notes_only", "full_output"])
+      .optional()
+      .openapi({ description: "Each `accumulated` entry: the output's `notes` only, or the whole output" }),
     subset: z.array(z.string()).optional().openapi({ description: "With `inherit_context: subset`: the store's names the step sees" }),
   })
-  .openapi("ContextManagement", { description: "How much of the shared store a step's templates see (on the pipeline, a sequential step, or a step; the nearest wins)" });
+  .openapi("ContextManagement", {
+    description: "How much of the shared store a step's templates see (on the pipeline, a sequential step, or a step; the nearest wins)",
+  });
 
 /** The fields of one model call in a step (the pipeline's are the defaults). */
 const callFields = {
@@ -44,7 +55,10 @@ const InputTaskSchema = z
     id: Identifier.optional(),
     type: z.literal("llm").optional(),
     context_management: ContextManagementSchema.nullish(),
-    inputs: z.record(z.string(), z.unknown()).optional().openapi({ description: "Named inputs: references or literal values (an input task has no input tasks of its own)" }),
+    inputs: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .openapi({ description: "Named inputs: references or literal values (an input task has no input tasks of its own)" }),
     ...callFields,
   })
   .openapi("PipelineInputTask", { description: "An llm call made before its step, whose output is the step's input of that name" });
@@ -55,7 +69,7 @@ const JsonValue = z.union([z.string(), z.number(), z.boolean(), z.null(), z.arra
 const InputsSchema = z
   .record(z.string(), z.union([z.strictObject({ task: InputTaskSchema }), JsonValue]))
   .optional()
-  .openapi({ description: "The step's named inputs: a reference (`${name}`), an input task (`{\"task\": {…}}`), or a literal value" });
+  .openapi({ description: 'The step\'s named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value' });
 
 /** What every step has. */
 const stepFields = (type: string) => ({
@@ -68,8 +82,17 @@ const BatchSchema = z
   .strictObject({
     items: Reference.openapi({ description: "The list the step runs over, one call (or agent) per element" }),
     as: Identifier.optional().openapi({ description: "The element's name in the templates (default `item`)" }),
-    error_handling: z.enum(["fail_fast", "continue"]).optional().openapi({ description: "fail_fast (default): the step fails at its first failed element; continue: it records the failures and goes on" }),
-    max_concurrent: z.number().int().min(1).max(MAX_CONCURRENT).optional().openapi({ description: `Elements in flight at most (default ${DEFAULT_MAX_CONCURRENT})` }),
+    error_handling: z
+      .enum(["fail_fast", "continue"])
+      .optional()
+      .openapi({ description: "fail_fast (default): the step fails at its first failed element; continue: it records the failures and goes on" }),
+    max_concurrent: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_CONCURRENT)
+      .optional()
+      .openapi({ description: `Elements in flight at most (default ${DEFAULT_MAX_CONCURRENT})` }),
   })
   .openapi("PipelineBatch", { description: "A batch node: the step runs once per element of a list" });
 
@@ -120,11 +143,19 @@ function operatorStepSchema(type: string): z.ZodType {
     .partial(partial)
     .extend({ ...stepFields(type), inputs: InputsSchema, inputs_from: Reference.openapi({ description: `The list the ${type} runs over` }) })
     .strict()
-    .openapi(name, { description: `The /v1/${type} operator over a list of the shared store: its request's fields but the job's (those are the pipeline's); its stages are \`<id>/<stage>\`` });
+    .openapi(name, {
+      description: `The /v1/${type} operator over a list of the shared store: its request's fields but the job's (those are the pipeline's); its stages are \`<id>/<stage>\``,
+    });
 }
 
 export const PipelineStepDefinitionSchema = z
-  .discriminatedUnion("type", [LlmStepSchema, AgentStepSchema, ReduceStepSchema, SequentialStepSchema, ...Object.keys(OPERATOR_STEPS).map(operatorStepSchema)] as unknown as [z.ZodObject, ...z.ZodObject[]])
+  .discriminatedUnion("type", [
+    LlmStepSchema,
+    AgentStepSchema,
+    ReduceStepSchema,
+    SequentialStepSchema,
+    ...Object.keys(OPERATOR_STEPS).map(operatorStepSchema),
+  ] as unknown as [z.ZodObject, ...z.ZodObject[]])
   .openapi(STEP_DEFINITION, { description: "A step of a pipeline, by its `type`" });
 
 /** `steps` of POST /v1/pipelines as the document shows it (read by ./steps.ts). */

@@ -28,7 +28,22 @@ export const MAX_NESTING = 5;
 // be read. Stage names need none: a stage is named by its id path, and the stages made for a step's
 // parts (`<path>.input.<name>`, `<path>.inner`) are under a leaf step's path, which no other step
 // has (ids are unique), so any id is free of them.
-const RESERVED = new Set(["accumulated", "none", "None", "true", "True", "false", "False", "loop", "item", "accumulator", "current_result", "original_input", "name", "index"]);
+const RESERVED = new Set([
+  "accumulated",
+  "none",
+  "None",
+  "true",
+  "True",
+  "false",
+  "False",
+  "loop",
+  "item",
+  "accumulator",
+  "current_result",
+  "original_input",
+  "name",
+  "index",
+]);
 // At the top level only: `?stage=steps` lists the pipeline's steps (the contract), so a top-level step of that id could not be paged.
 const TOP_LEVEL_RESERVED = new Set(["steps"]);
 const CALL_FIELDS = ["prompt_template", "model", "system_prompt", "output_schema", "max_tokens", "temperature"];
@@ -100,7 +115,8 @@ class Reader {
       if (!isObject(step)) return;
       const path = `${at}[${i}]`;
       if (typeof step.id === "string" && isIdentifier(step.id)) {
-        if (depth === 0 && TOP_LEVEL_RESERVED.has(step.id)) this.issue(`${path}.id`, `"${step.id}" is reserved for a top-level step: ?stage=steps lists the pipeline's steps`);
+        if (depth === 0 && TOP_LEVEL_RESERVED.has(step.id))
+          this.issue(`${path}.id`, `"${step.id}" is reserved for a top-level step: ?stage=steps lists the pipeline's steps`);
         else this.addId(step.id, `${path}.id`);
       }
       if (isObject(step.inputs)) {
@@ -251,7 +267,20 @@ class Reader {
     const tasks: InputTask[] = [];
     const bindings = this.bindings(raw.inputs, `${path}.inputs`, { tasks, chain });
     const context = effectiveContext(type, merge(this.pipelineContext, chain), own);
-    const unit: Unit = { id: stepId, path: [...this.seqPath, stepId].join("."), type, context, bindings, inputTasks: tasks, call: null, agent: null, batch: null, reduce: null, closes: [], reads: [] };
+    const unit: Unit = {
+      id: stepId,
+      path: [...this.seqPath, stepId].join("."),
+      type,
+      context,
+      bindings,
+      inputTasks: tasks,
+      call: null,
+      agent: null,
+      batch: null,
+      reduce: null,
+      closes: [],
+      reads: [],
+    };
     if (type === "llm" || type === "agent") {
       if (raw.batch !== undefined) {
         const checked = checkBatch(raw.batch, path, limits(this.env).maxItemsPerJob);
@@ -268,8 +297,7 @@ class Reader {
       if (type === "llm") {
         unit.call = this.call(raw, path, required);
         unit.execution = this.execution(raw.execution, `${path}.execution`);
-      }
-      else {
+      } else {
         const read = this.guard(() => agentSpec(this.env, this.defaults, raw, path, required));
         read?.issues.forEach((i) => this.issues.push(i));
         unit.agent = read?.agent ?? null;
@@ -306,7 +334,20 @@ class Reader {
     const maxItems = limits(this.env).maxItemsPerJob;
     if (from && read?.spec) this.operatorItemsFromInputs(from, `${path}.inputs_from`, maxItems, (items) => step.check?.(read.spec as never, items));
     const context = effectiveContext("llm", merge(this.pipelineContext, chain), own);
-    const unit: Unit = { id: stepId, path: [...this.seqPath, stepId].join("."), type: "operator", context, bindings, inputTasks: [], call: null, agent: null, batch: null, reduce: null, closes: [], reads: [] };
+    const unit: Unit = {
+      id: stepId,
+      path: [...this.seqPath, stepId].join("."),
+      type: "operator",
+      context,
+      bindings,
+      inputTasks: [],
+      call: null,
+      agent: null,
+      batch: null,
+      reduce: null,
+      closes: [],
+      reads: [],
+    };
     if (from && read?.spec && this.issues.length === 0) {
       unit.operator = { type, spec: read.spec, from, maxItems };
       const { step: s, spec } = subOperator(read.spec, unit.operator);
@@ -387,12 +428,19 @@ export function readContext(raw: Raw, path: string, issues: FieldIssue[]): Conte
       else issues.push({ path: at, message: "subset must be a list of input or step names" });
     } else issues.push({ path: at, message: "unknown field of context_management" });
   }
-  if (out.inherit_context === "subset" && !out.subset) issues.push({ path: `${path}.subset`, message: "inherit_context 'subset' needs the list of names in subset" });
+  if (out.inherit_context === "subset" && !out.subset)
+    issues.push({ path: `${path}.subset`, message: "inherit_context 'subset' needs the list of names in subset" });
   return out;
 }
 
 /** Reads and checks a pipeline's steps; throws a 400 InputError naming every problem found. */
-export function readSteps(env: Env, defaults: TaskDefaults, inputs: Record<string, unknown>, pipelineContext: ContextSettings | undefined, steps: unknown): Unit[] {
+export function readSteps(
+  env: Env,
+  defaults: TaskDefaults,
+  inputs: Record<string, unknown>,
+  pipelineContext: ContextSettings | undefined,
+  steps: unknown,
+): Unit[] {
   const reader = new Reader(env, defaults, inputs, pipelineContext);
   reader.collectIds(steps, "steps", 0);
   reader.steps(steps, "steps", 0, []);

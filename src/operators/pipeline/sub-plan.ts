@@ -92,7 +92,8 @@ export class SubReader implements PlanReader {
 }
 
 /** Tasks or seeds of the operator's, in the pipeline's names. */
-export const named = <T extends { stage: string }>(path: string, seeds: T[] | undefined): T[] => (seeds ?? []).map((s) => ({ ...s, stage: subStageName(path, s.stage) }));
+export const named = <T extends { stage: string }>(path: string, seeds: T[] | undefined): T[] =>
+  (seeds ?? []).map((s) => ({ ...s, stage: subStageName(path, s.stage) }));
 
 /** What the operator said follows, in the pipeline's names (its end is the caller's). */
 export function inPipeline(path: string, advance: Advance): Advance {
@@ -105,8 +106,22 @@ export function startSub(job: JobSpecBase, unit: OperatorUnit, path: string, rea
   const { step, spec } = subOperator(job, unit);
   const plan = step.operator.plan(spec, items);
   const totals = Object.fromEntries(plan.stages.map((s) => [s.name, s.total]));
-  const seeds = new Map<string, TaskView>(plan.tasks.map((t: TaskSeed) => [`${t.stage}#${t.index}`, { stage: t.stage, index: t.index, state: t.blocked ? "blocked" : "pending", success: null, output: null, input: t.input, error: null }]));
-  const first = step.operator.advance(spec, new SubReader(reader, path, plan.stages.map((s) => s.name), { seeds, totals }), null);
+  const seeds = new Map<string, TaskView>(
+    plan.tasks.map((t: TaskSeed) => [
+      `${t.stage}#${t.index}`,
+      { stage: t.stage, index: t.index, state: t.blocked ? "blocked" : "pending", success: null, output: null, input: t.input, error: null },
+    ]),
+  );
+  const first = step.operator.advance(
+    spec,
+    new SubReader(
+      reader,
+      path,
+      plan.stages.map((s) => s.name),
+      { seeds, totals },
+    ),
+    null,
+  );
   const both: Advance = { ready: [...plan.tasks, ...first.ready], totals: { ...totals, ...first.totals }, ...(first.local ? { local: first.local } : {}) };
   return { ...inPipeline(path, both), ...(first.end ? { end: first.end } : {}) };
 }

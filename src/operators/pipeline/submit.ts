@@ -13,20 +13,27 @@ import { IDENTIFIER_RULE, isIdentifier } from "./refs";
 import { isRecord as isObject } from "../../lib/records";
 import type { PipelineRequest } from "./schema";
 
-
 /** Every template, schema and text field of every step (input tasks, inner and reduction tasks, nested steps) within its cap. */
 function stepCapIssues(steps: unknown, prefix: string, depth = 0): FieldIssue[] {
   if (!Array.isArray(steps) || depth > 8) return [];
   return steps.flatMap((step, i) => {
     if (!isObject(step)) return [];
     const at = `${prefix}[${i}]`;
-    const tasks = Object.entries(isObject(step.inputs) ? step.inputs : {}).flatMap(([name, v]) => (isObject(v) && isObject(v.task) ? capIssues(v.task, `${at}.inputs.${name}.task.`) : []));
+    const tasks = Object.entries(isObject(step.inputs) ? step.inputs : {}).flatMap(([name, v]) =>
+      isObject(v) && isObject(v.task) ? capIssues(v.task, `${at}.inputs.${name}.task.`) : [],
+    );
     const parts = ["inner_task", "reduction_task"].flatMap((k) => (isObject(step[k]) ? capIssues(step[k] as Record<string, unknown>, `${at}.${k}.`) : []));
     return [...capIssues(step, `${at}.`), ...tasks, ...parts, ...stepCapIssues(step.steps, `${at}.steps`, depth + 1)];
   });
 }
 
-export async function submitPipelineJob(env: Env, tenantId: string, body: PipelineRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
+export async function submitPipelineJob(
+  env: Env,
+  tenantId: string,
+  body: PipelineRequest,
+  idempotencyKey: string | null,
+  dryRun = false,
+): Promise<SubmitAnswer> {
   refuseOverCaps([...capIssues(body), ...stepCapIssues(body.steps, "steps")]);
   const issues: FieldIssue[] = [];
   for (const name of Object.keys(body.inputs)) {

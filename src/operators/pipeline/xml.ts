@@ -23,7 +23,13 @@ const ENTITIES: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"'
 
 /** A character reference's character: XML's Char production (no NUL, no surrogates, at most U+10FFFF). */
 function character(code: number, reference: string): string {
-  const allowed = code === 0x9 || code === 0xa || code === 0xd || (code >= 0x20 && code <= 0xd7ff) || (code >= 0xe000 && code <= 0xfffd) || (code >= 0x10000 && code <= 0x10ffff);
+  const allowed =
+    code === 0x9 ||
+    code === 0xa ||
+    code === 0xd ||
+    (code >= 0x20 && code <= 0xd7ff) ||
+    (code >= 0xe000 && code <= 0xfffd) ||
+    (code >= 0x10000 && code <= 0x10ffff);
   if (!allowed) throw new Error(`the character reference ${reference} is not a character XML allows`);
   return String.fromCodePoint(code);
 }

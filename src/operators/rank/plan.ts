@@ -115,7 +115,10 @@ export const rankOperator: Operator<RankJobSpec> = {
   startedFields: { type: "rank" },
   mainStage: () => SCORE_STAGE,
   plan: (_spec, inputs) => ({
-    stages: [{ name: SCORE_STAGE, total: inputs.length }, { name: COMPARE_STAGE, total: 0 }],
+    stages: [
+      { name: SCORE_STAGE, total: inputs.length },
+      { name: COMPARE_STAGE, total: 0 },
+    ],
     tasks: inputs.map((input, index) => ({ stage: SCORE_STAGE, index, input })),
   }),
   advance: (spec, reader) => advance(spec, reader),

@@ -10,14 +10,36 @@ export const MAX_SCORE = 10;
 
 export const RankRequestSchema = z
   .strictObject({
-    inputs: z.array(z.unknown()).min(1, "inputs must hold at least one item").openapi({ description: "The items; each is scored as `item`.", example: ["Paper A", "Paper B", "Paper C"] }),
-    criteria: z.string().min(1).openapi({ description: "What makes an item rank higher, said to the model with every call", example: "Most relevant to long-context language modelling" }),
+    inputs: z
+      .array(z.unknown())
+      .min(1, "inputs must hold at least one item")
+      .openapi({ description: "The items; each is scored as `item`.", example: ["Paper A", "Paper B", "Paper C"] }),
+    criteria: z.string().min(1).openapi({
+      description: "What makes an item rank higher, said to the model with every call",
+      example: "Most relevant to long-context language modelling",
+    }),
     k: z.number().int().min(1).openapi({ description: "How many items the output lists (at most the number of inputs)", example: 2 }),
-    prompt_template: z.string().min(1).optional().openapi({ description: `How an item is shown for its score: a Jinja2 template that must read \`item\` (default \`${DEFAULT_RANK_TEMPLATE.replace("\n", "\\n")}\`)` }),
-    comparison_template: z.string().min(1).optional().openapi({ description: "How two tied items are shown for a comparison: must read `item_a` and `item_b`" }),
+    prompt_template: z
+      .string()
+      .min(1)
+      .optional()
+      .openapi({
+        description: `How an item is shown for its score: a Jinja2 template that must read \`item\` (default \`${DEFAULT_RANK_TEMPLATE.replace("\n", "\\n")}\`)`,
+      }),
+    comparison_template: z
+      .string()
+      .min(1)
+      .optional()
+      .openapi({ description: "How two tied items are shown for a comparison: must read `item_a` and `item_b`" }),
     ...baseJobFields,
     ...executionField,
-    concurrency: z.number().int().min(1).max(MAX_MAP_CONCURRENCY).default(16).openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_MAP_CONCURRENCY)
+      .default(16)
+      .openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
   })
   .openapi("RankRequest");
 

@@ -6,7 +6,11 @@ import { submitReduceJob } from "./submit";
 
 export const reduceModule = defineOperator({
   type: "reduce",
-  route: { path: "/reduce", operationId: "createReduceJob", summary: "An ordered fold: optional inner task per input (run ahead in parallel), then reductions strictly in order" },
+  route: {
+    path: "/reduce",
+    operationId: "createReduceJob",
+    summary: "An ordered fold: optional inner task per input (run ahead in parallel), then reductions strictly in order",
+  },
   schema: ReduceRequestSchema,
   submit: submitReduceJob,
   operator: reduceOperator,

@@ -42,7 +42,9 @@ function advance(spec: ReduceJobSpec, reader: PlanReader, trigger: TaskView | nu
   const next = trigger === null ? firstUnreduced(stages, reader, spec.total) : trigger.stage === REDUCTION ? trigger.index + 1 : trigger.index;
   if (next >= spec.total) {
     const done = spec.total === 0 || firstUnreduced(stages, reader, spec.total) === spec.total;
-    return done ? { ready: [], end: { status: "completed", output: lastAccumulator(stages, spec.initialValue, reader, spec.total), error: null } } : { ready: [] };
+    return done
+      ? { ready: [], end: { status: "completed", output: lastAccumulator(stages, spec.initialValue, reader, spec.total), error: null } }
+      : { ready: [] };
   }
   return { ready: releaseReduction(stages, spec.initialValue, reader, next) };
 }

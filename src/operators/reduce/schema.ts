@@ -4,8 +4,7 @@ import { baseJobFields, callOverrideFields } from "../base-fields";
 
 export const MAX_REDUCE_INPUTS = 10_000;
 
-const TaskSchema = (description: string) =>
-  z.strictObject({ prompt_template: z.string().min(1), ...callOverrideFields }).openapi({ description });
+const TaskSchema = (description: string) => z.strictObject({ prompt_template: z.string().min(1), ...callOverrideFields }).openapi({ description });
 
 export const ReduceRequestSchema = z
   .strictObject({

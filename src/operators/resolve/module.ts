@@ -9,7 +9,8 @@ export const resolveModule = defineOperator({
   route: {
     path: "/resolve",
     operationId: "createResolveJob",
-    summary: "Entity resolution: the pairs a blocking allows compared by the model in parallel, matches closed transitively into clusters, an optional resolution call per cluster; refused (422) when the blocking compares more than max_comparisons pairs",
+    summary:
+      "Entity resolution: the pairs a blocking allows compared by the model in parallel, matches closed transitively into clusters, an optional resolution call per cluster; refused (422) when the blocking compares more than max_comparisons pairs",
   },
   schema: ResolveRequestSchema,
   submit: submitResolveJob,

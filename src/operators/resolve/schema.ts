@@ -9,23 +9,57 @@ export const MAX_COMPARISONS_CAP = 100_000;
 
 const BlockingSchema = z
   .strictObject({
-    keys: z.array(z.string().min(1).max(200)).min(1).max(10).openapi({ description: "The fields (dotted paths) whose values make an item's blocking key", example: ["name"] }),
-    method: z.enum(["exact", "prefix", "trigram"]).default("exact").openapi({ description: "exact: the same key; prefix: the same first `threshold` characters (default 4); trigram: keys whose trigram sets overlap by at least `threshold` (Jaccard, default 0.5)" }),
-    threshold: z.number().min(0).max(1_000).optional().openapi({ description: "prefix: how many characters (an integer ≥ 1); trigram: the least overlap, 0–1; exact: not used" }),
+    keys: z
+      .array(z.string().min(1).max(200))
+      .min(1)
+      .max(10)
+      .openapi({ description: "The fields (dotted paths) whose values make an item's blocking key", example: ["name"] }),
+    method: z.enum(["exact", "prefix", "trigram"]).default("exact").openapi({
+      description:
+        "exact: the same key; prefix: the same first `threshold` characters (default 4); trigram: keys whose trigram sets overlap by at least `threshold` (Jaccard, default 0.5)",
+    }),
+    threshold: z
+      .number()
+      .min(0)
+      .max(1_000)
+      .optional()
+      .openapi({ description: "prefix: how many characters (an integer ≥ 1); trigram: the least overlap, 0–1; exact: not used" }),
   })
   .openapi("Blocking");
 
 export const ResolveRequestSchema = z
   .strictObject({
-    inputs: z.array(z.unknown()).min(1, "inputs must hold at least one item").openapi({ description: "The records to resolve", example: [{ name: "Acme Inc." }, { name: "ACME, Inc" }, { name: "Globex" }] }),
-    comparison_template: z.string().min(1).openapi({ description: "A Jinja2 template that must read `item_a` and `item_b`: the model answers `{\"match\": bool, \"reason\"}`", example: "Are these the same company? {{ item_a.name }} / {{ item_b.name }}" }),
+    inputs: z
+      .array(z.unknown())
+      .min(1, "inputs must hold at least one item")
+      .openapi({ description: "The records to resolve", example: [{ name: "Acme Inc." }, { name: "ACME, Inc" }, { name: "Globex" }] }),
+    comparison_template: z.string().min(1).openapi({
+      description: 'A Jinja2 template that must read `item_a` and `item_b`: the model answers `{"match": bool, "reason"}`',
+      example: "Are these the same company? {{ item_a.name }} / {{ item_b.name }}",
+    }),
     blocking: BlockingSchema,
-    max_comparisons: z.number().int().min(1).max(MAX_COMPARISONS_CAP).default(DEFAULT_MAX_COMPARISONS).openapi({ description: `A blocking that would compare more pairs than this is refused (422 \`too_many_comparisons\`) before anything runs (1–${MAX_COMPARISONS_CAP})` }),
-    resolution_template: z.string().min(1).optional().openapi({ description: "One call per cluster of two or more records, reading `items` (the cluster's records): its output is the cluster's record in `resolved`" }),
+    max_comparisons: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_COMPARISONS_CAP)
+      .default(DEFAULT_MAX_COMPARISONS)
+      .openapi({
+        description: `A blocking that would compare more pairs than this is refused (422 \`too_many_comparisons\`) before anything runs (1–${MAX_COMPARISONS_CAP})`,
+      }),
+    resolution_template: z.string().min(1).optional().openapi({
+      description: "One call per cluster of two or more records, reading `items` (the cluster's records): its output is the cluster's record in `resolved`",
+    }),
     output_schema: JsonSchemaField.openapi({ description: "JSON Schema of a resolution's output (with `resolution_template`)" }),
     ...baseJobFields,
     ...executionField,
-    concurrency: z.number().int().min(1).max(MAX_MAP_CONCURRENCY).default(16).openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
+    concurrency: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_MAP_CONCURRENCY)
+      .default(16)
+      .openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
   })
   .openapi("ResolveRequest");
 

@@ -15,17 +15,31 @@ import { MATCH_INSTRUCTION, MATCH_SCHEMA, type ResolveRequest } from "./schema";
 
 function blockingOf(body: Omit<ResolveRequest, "inputs">): Blocking {
   const { keys, method, threshold } = body.blocking;
-  const issues = keys.flatMap((key, i) => (key.split(".").some((part) => PROTOTYPE_NAMES.has(part) || part === "") ? [{ path: `blocking.keys[${i}]`, message: "a field path: names joined by dots, none of them __proto__, constructor or prototype" }] : []));
+  const issues = keys.flatMap((key, i) =>
+    key.split(".").some((part) => PROTOTYPE_NAMES.has(part) || part === "")
+      ? [{ path: `blocking.keys[${i}]`, message: "a field path: names joined by dots, none of them __proto__, constructor or prototype" }]
+      : [],
+  );
   if (issues.length > 0) throw invalidRequest("A blocking key is not a field path.", issues);
-  if (method === "trigram" && threshold !== undefined && threshold > 1) throw invalidRequest("blocking.threshold of a trigram blocking is an overlap from 0 to 1.", [{ path: "blocking.threshold", message: "at most 1" }]);
-  if (method === "prefix" && threshold !== undefined && (!Number.isInteger(threshold) || threshold < 1)) throw invalidRequest("blocking.threshold of a prefix blocking is a number of characters.", [{ path: "blocking.threshold", message: "an integer, at least 1" }]);
+  if (method === "trigram" && threshold !== undefined && threshold > 1)
+    throw invalidRequest("blocking.threshold of a trigram blocking is an overlap from 0 to 1.", [{ path: "blocking.threshold", message: "at most 1" }]);
+  if (method === "prefix" && threshold !== undefined && (!Number.isInteger(threshold) || threshold < 1))
+    throw invalidRequest("blocking.threshold of a prefix blocking is a number of characters.", [
+      { path: "blocking.threshold", message: "an integer, at least 1" },
+    ]);
   return { keys, method, threshold: threshold ?? null };
 }
 
 /** The resolution's spec from its request's fields, for these records (also a pipeline step's, with the pipeline's job fields in `base`). */
 export function resolveSpec(env: Env, body: Omit<ResolveRequest, "inputs">, base: JobBase): ResolveJobSpec {
   const blocking = blockingOf(body);
-  const compare = itemCall(env, body, { template: body.comparison_template, field: "comparison_template", instruction: MATCH_INSTRUCTION, outputSchema: MATCH_SCHEMA, reads: ["item_a", "item_b"] });
+  const compare = itemCall(env, body, {
+    template: body.comparison_template,
+    field: "comparison_template",
+    instruction: MATCH_INSTRUCTION,
+    outputSchema: MATCH_SCHEMA,
+    reads: ["item_a", "item_b"],
+  });
   const resolution = body.resolution_template
     ? itemCall(env, body, { template: body.resolution_template, field: "resolution_template", outputSchema: body.output_schema ?? null, reads: ["items"] })
     : null;
@@ -38,15 +52,26 @@ export function checkComparisons(spec: ResolveJobSpec, records: unknown[]): void
   const counted = blockPairs(records, blocking, maxComparisons);
   if (counted.trigrams !== undefined) {
     const suggestion = `block on shorter fields (a key counts its first ${MAX_TRIGRAM_KEY_CHARS.toLocaleString("en-US")} characters), or resolve fewer records per job`;
-    throw new ApiError(422, "too_many_comparisons", `The trigram blocking's keys hold ${counted.trigrams.toLocaleString("en-US")} trigrams; at most ${MAX_TRIGRAMS.toLocaleString("en-US")} are indexed: ${suggestion}.`, {
-      details: { comparisons: 0, complete: false, max_comparisons: maxComparisons, trigrams: counted.trigrams, max_trigrams: MAX_TRIGRAMS, suggestion },
-    });
+    throw new ApiError(
+      422,
+      "too_many_comparisons",
+      `The trigram blocking's keys hold ${counted.trigrams.toLocaleString("en-US")} trigrams; at most ${MAX_TRIGRAMS.toLocaleString("en-US")} are indexed: ${suggestion}.`,
+      {
+        details: { comparisons: 0, complete: false, max_comparisons: maxComparisons, trigrams: counted.trigrams, max_trigrams: MAX_TRIGRAMS, suggestion },
+      },
+    );
   }
   if (counted.over && counted.work > MAX_TRIGRAM_WORK) {
-    const suggestion = "raise blocking.threshold, or block on keys whose values share fewer trigrams (common words like \"inc\" make every record a candidate of every other)";
-    throw new ApiError(422, "too_many_comparisons", `The trigram blocking looked at more than ${MAX_TRIGRAM_WORK.toLocaleString("en-US")} candidate pairs before it could count the comparisons: ${suggestion}.`, {
-      details: { comparisons: counted.pairs.length, complete: false, max_comparisons: maxComparisons, candidates_checked: counted.work, suggestion },
-    });
+    const suggestion =
+      'raise blocking.threshold, or block on keys whose values share fewer trigrams (common words like "inc" make every record a candidate of every other)';
+    throw new ApiError(
+      422,
+      "too_many_comparisons",
+      `The trigram blocking looked at more than ${MAX_TRIGRAM_WORK.toLocaleString("en-US")} candidate pairs before it could count the comparisons: ${suggestion}.`,
+      {
+        details: { comparisons: counted.pairs.length, complete: false, max_comparisons: maxComparisons, candidates_checked: counted.work, suggestion },
+      },
+    );
   }
   if (counted.over) {
     const count = counted.pairs.length;
@@ -56,9 +81,14 @@ export function checkComparisons(spec: ResolveJobSpec, records: unknown[]): void
         : blocking.method === "prefix"
           ? "use a longer prefix (blocking.threshold), block on more keys, or raise max_comparisons"
           : "raise blocking.threshold, block on more keys, or raise max_comparisons";
-    throw new ApiError(422, "too_many_comparisons", `The blocking compares more than ${maxComparisons} pairs (at least ${count} found before counting stopped): ${suggestion}.`, {
-      details: { comparisons: count, complete: false, max_comparisons: maxComparisons, suggestion },
-    });
+    throw new ApiError(
+      422,
+      "too_many_comparisons",
+      `The blocking compares more than ${maxComparisons} pairs (at least ${count} found before counting stopped): ${suggestion}.`,
+      {
+        details: { comparisons: count, complete: false, max_comparisons: maxComparisons, suggestion },
+      },
+    );
   }
 }
 

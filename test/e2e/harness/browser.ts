@@ -33,7 +33,15 @@ export function launchBrowser(): Promise<Browser> {
   return chromium.launch({
     executablePath: ensureChromium(),
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 }
 
@@ -53,7 +61,14 @@ export function fileBrowser(): () => Browser {
 }
 
 /** A tab of the dashboard at `base` + `path`, signed in with `key` (it lives in the tab's sessionStorage); its console errors and page errors go to `problems`. */
-export async function signedInPage(browser: Browser, base: string, key: string, path: string, viewport: { width: number; height: number }, problems: string[]): Promise<Page> {
+export async function signedInPage(
+  browser: Browser,
+  base: string,
+  key: string,
+  path: string,
+  viewport: { width: number; height: number },
+  problems: string[],
+): Promise<Page> {
   const page = await browser.newPage({ viewport });
   page.on("console", (m) => {
     if (m.type() === "error") problems.push(m.text());

@@ -15,9 +15,14 @@ export interface EverythingServer {
 const START_TIMEOUT_MS = 20_000;
 
 export async function startEverythingServer(): Promise<EverythingServer> {
-  const entry = createRequire(import.meta.url).resolve("@modelcontextprotocol/server-everything/package.json").replace(/package\.json$/, "dist/index.js");
+  const entry = createRequire(import.meta.url)
+    .resolve("@modelcontextprotocol/server-everything/package.json")
+    .replace(/package\.json$/, "dist/index.js");
   const port = await freePort();
-  const child: ChildProcess = spawn(process.execPath, [entry, "streamableHttp"], { env: { ...process.env, PORT: String(port) }, stdio: ["ignore", "ignore", "pipe"] });
+  const child: ChildProcess = spawn(process.execPath, [entry, "streamableHttp"], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let log = "";
   child.stderr?.on("data", (chunk: Buffer) => (log += chunk.toString()));
   // Ready when it says it listens (its own line), or failed when it exits first.

@@ -13,7 +13,10 @@ const out = (text) => process.stdout.write(text);
 const key = args.slice(0, 2).join(" ");
 if (args[0] === "whoami") out("You are logged in with an API Token, associated with the email dev@example.com.\n");
 else if (key === "d1 list") out("[]\n");
-else if (key === "d1 create") out('Successfully created DB \'fanout\'\n{\n  "d1_databases": [\n    {\n      "binding": "DB",\n      "database_name": "fanout",\n      "database_id": "6d1c5e2a-8f3b-4c1d-9e2a-0b1c2d3e4f50"\n    }\n  ]\n}\n');
+else if (key === "d1 create")
+  out(
+    'Successfully created DB \'fanout\'\n{\n  "d1_databases": [\n    {\n      "binding": "DB",\n      "database_name": "fanout",\n      "database_id": "6d1c5e2a-8f3b-4c1d-9e2a-0b1c2d3e4f50"\n    }\n  ]\n}\n',
+  );
 else if (key === "queues list") out("┌──┐\n│ id │ name │\n└──┘\n");
 else if (key === "queues create") out(`Created queue ${args[2]}.\n`);
 else if (key === "d1 migrations") out("Migrations to be applied: 11\n");

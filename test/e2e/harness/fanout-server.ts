@@ -141,7 +141,19 @@ async function launchOn(port: number, persistDir: string, extraVars: Record<stri
   const vars = Object.entries({ ENVIRONMENT: "development", ...extraVars }).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
   const child = spawn(
     WRANGLER,
-    ["dev", ...(config ? ["-c", config] : []), "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspectorPort), "--persist-to", persistDir, ...vars],
+    [
+      "dev",
+      ...(config ? ["-c", config] : []),
+      "--ip",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--inspector-port",
+      String(inspectorPort),
+      "--persist-to",
+      persistDir,
+      ...vars,
+    ],
     { cwd: ROOT, env: { ...process.env, ...QUIET_ENV }, stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
   let output = "";

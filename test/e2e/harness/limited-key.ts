@@ -28,17 +28,27 @@ export interface OwnKeyTenant extends Tenant {
  */
 export async function ownKeyTenant(url = base(), providerKeys?: Record<Provider, string>): Promise<OwnKeyTenant> {
   const tenant = await newTenant(url);
-  const keys = providerKeys ?? { openai: `sk-${uniqueTag("own-openai")}`, anthropic: `sk-ant-${uniqueTag("own")}`, "openai-compatible": `sk-${uniqueTag("own-compatible")}` };
+  const keys = providerKeys ?? {
+    openai: `sk-${uniqueTag("own-openai")}`,
+    anthropic: `sk-ant-${uniqueTag("own")}`,
+    "openai-compatible": `sk-${uniqueTag("own-compatible")}`,
+  };
   for (const provider of ["openai", "anthropic", "openai-compatible"] as const) await useKey(url, tenant, provider, keys[provider]);
   return { ...tenant, providerKeys: keys };
 }
 
 /** `extra`: more of the PUT's body (`rate_limits`, say); `models`: limits of their own for some models (the fake's model names, e.g. `gpt-6-luna`). */
-export async function limitedTenant(limits: LimitConfig, provider: Provider = "openai", extra: Record<string, unknown> = {}, models: Record<string, LimitConfig> = {}): Promise<Tenant> {
+export async function limitedTenant(
+  limits: LimitConfig,
+  provider: Provider = "openai",
+  extra: Record<string, unknown> = {},
+  models: Record<string, LimitConfig> = {},
+): Promise<Tenant> {
   const tenant = await newTenant(base());
   const apiKey = `sk-${uniqueTag("limited")}`;
   await fetch(`${fakeUrl()}/_fake/limits`, { method: "POST", body: JSON.stringify({ key: apiKey, limits }) });
-  for (const [model, own] of Object.entries(models)) await fetch(`${fakeUrl()}/_fake/limits`, { method: "POST", body: JSON.stringify({ key: apiKey, limits: own, model }) });
+  for (const [model, own] of Object.entries(models))
+    await fetch(`${fakeUrl()}/_fake/limits`, { method: "POST", body: JSON.stringify({ key: apiKey, limits: own, model }) });
   await useKey(base(), tenant, provider, apiKey, extra);
   return tenant;
 }

@@ -15,14 +15,10 @@ export interface McpTestServer {
 
 function buildServer(calls: McpTestServer["calls"]): McpServer {
   const server = new McpServer({ name: "fanout-test-tools", version: "1.0.0" });
-  server.registerTool(
-    "lookup",
-    { description: "Look a word up", inputSchema: { q: z.string() }, annotations: { readOnlyHint: true } },
-    async ({ q }) => {
-      calls.push({ name: "lookup", args: { q } });
-      return { content: [{ type: "text", text: `definition of ${q}` }] };
-    },
-  );
+  server.registerTool("lookup", { description: "Look a word up", inputSchema: { q: z.string() }, annotations: { readOnlyHint: true } }, async ({ q }) => {
+    calls.push({ name: "lookup", args: { q } });
+    return { content: [{ type: "text", text: `definition of ${q}` }] };
+  });
   server.registerTool(
     "delete_record",
     { description: "Delete a record", inputSchema: { q: z.string() }, annotations: { readOnlyHint: false, destructiveHint: true } },
@@ -58,7 +54,11 @@ export function startMcpServer(): Promise<McpTestServer> {
       resolve({
         url: `http://127.0.0.1:${port}/mcp`,
         calls,
-        close: () => new Promise<void>((r) => { http.closeAllConnections(); http.close(() => r()); }),
+        close: () =>
+          new Promise<void>((r) => {
+            http.closeAllConnections();
+            http.close(() => r());
+          }),
       });
     });
   });

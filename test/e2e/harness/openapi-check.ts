@@ -83,7 +83,9 @@ export class OpenApiCheck {
     const result = validator.validate(value);
     if (result.valid) return [];
     // The innermost errors name the field; the outer ones only repeat that a $ref or a property failed.
-    const telling = result.errors.filter((e) => !["$ref", "properties", "items", "additionalProperties", "allOf"].includes(e.keyword) || !e.error.includes("schema"));
+    const telling = result.errors.filter(
+      (e) => !["$ref", "properties", "items", "additionalProperties", "allOf"].includes(e.keyword) || !e.error.includes("schema"),
+    );
     return (telling.length > 0 ? telling : result.errors)
       .sort((a, b) => b.instanceLocation.length - a.instanceLocation.length)
       .slice(0, 6)

@@ -8,7 +8,9 @@ import { ROOT } from "./fanout-server.ts";
 
 /** The README and every page of docs/, one text. */
 export function guideText(): string {
-  const pages = readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => readFileSync(join(ROOT, "docs", f), "utf8"));
+  const pages = readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => readFileSync(join(ROOT, "docs", f), "utf8"));
   return [readFileSync(join(ROOT, "README.md"), "utf8"), ...pages].join("\n");
 }
 

@@ -28,7 +28,11 @@ export function startToolServer(answers: Record<string, [number, string]> = {}):
       resolve({
         url: (path) => `http://127.0.0.1:${port}${path}`,
         calls,
-        close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+        close: () =>
+          new Promise<void>((r) => {
+            server.closeAllConnections();
+            server.close(() => r());
+          }),
       });
     });
   });

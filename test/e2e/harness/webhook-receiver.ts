@@ -36,7 +36,11 @@ export function startReceiver(statuses: number[] = [200], port = 0, headersFor: 
         url: `http://127.0.0.1:${bound}/hooks`,
         port: bound,
         received,
-        close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }),
+        close: () =>
+          new Promise<void>((r) => {
+            server.closeAllConnections();
+            server.close(() => r());
+          }),
       });
     });
   });

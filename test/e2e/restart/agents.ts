@@ -188,10 +188,14 @@ export function webhookRetried(): Scenario & { close(): Promise<void> } {
       expect(receiver.received).toHaveLength(1);
     },
     async check(url) {
-      const delivery = await until("the delivery made after the restart", async () => {
-        const [first] = await deliveries(url);
-        return first?.status === "delivered" && first;
-      }, 75_000);
+      const delivery = await until(
+        "the delivery made after the restart",
+        async () => {
+          const [first] = await deliveries(url);
+          return first?.status === "delivered" && first;
+        },
+        75_000,
+      );
       expect(delivery.attempts.map((a: any) => a.status_code)).toEqual([500, 200]);
       expect(receiver?.received).toHaveLength(2);
       expect(receiver?.received[1]?.headers["webhook-id"]).toBe(receiver?.received[0]?.headers["webhook-id"]);

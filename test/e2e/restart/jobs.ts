@@ -56,7 +56,12 @@ export function mapRunsAgainAtOnce(): Scenario {
     name: "a map job's calls under way at the kill run again at once",
     async arm(url) {
       ({ key } = await newTenant(url));
-      const body = scriptedMap(tag, Array.from({ length: n }, () => "ok"), { concurrency: 4, timeout_secs: HELD_TIMEOUT_SECS }, 250);
+      const body = scriptedMap(
+        tag,
+        Array.from({ length: n }, () => "ok"),
+        { concurrency: 4, timeout_secs: HELD_TIMEOUT_SECS },
+        250,
+      );
       body.inputs = gated(body.inputs, 12);
       jobId = (await call(url, "POST", "/v1/map", { token: key, body })).body.job_id;
       await until("four calls held after twelve", () => held(tag, 4));
@@ -196,8 +201,19 @@ export function pipelineKilledTwice(): { midBatch: Scenario; betweenSteps: Scena
         timeout_secs: HELD_TIMEOUT_SECS,
         steps: [
           { id: "a", type: "llm", prompt_template: `start <<fake tag=${ta} ms=50>>`, output_schema: ECHO_SCHEMA },
-          { id: "b", type: "llm", batch: { items: "${list}", max_concurrent: 4 }, prompt_template: `{{ item }} <<fake tag=${tb} id={{ item }} ms=80 gate=10>>`, output_schema: ECHO_SCHEMA },
-          { id: "c", type: "llm", prompt_template: `{{ b.results | map(attribute='echo') | join(',') }} <<fake tag=${tc} ms=50 gate=0>>`, output_schema: ECHO_SCHEMA },
+          {
+            id: "b",
+            type: "llm",
+            batch: { items: "${list}", max_concurrent: 4 },
+            prompt_template: `{{ item }} <<fake tag=${tb} id={{ item }} ms=80 gate=10>>`,
+            output_schema: ECHO_SCHEMA,
+          },
+          {
+            id: "c",
+            type: "llm",
+            prompt_template: `{{ b.results | map(attribute='echo') | join(',') }} <<fake tag=${tc} ms=50 gate=0>>`,
+            output_schema: ECHO_SCHEMA,
+          },
         ],
       };
       const created = await call(url, "POST", "/v1/pipelines", { token: key, body });

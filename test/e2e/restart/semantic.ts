@@ -25,8 +25,18 @@ export function cascadeDecidesOnce(): Scenario {
     name: "a filter with a cascade decides every item once, at the level its answers say",
     async arm(url) {
       ({ key } = await newTenant(url));
-      const inputs = gated(Array.from({ length: n }, (_, i) => ({ t: `item ${i}`, d: fake(tag, i, steps(i), 50) })), 12);
-      const body = { inputs, predicate_template: "{{ item.t }} {{ item.d }}", model: "openai/gpt-6-sol", cascade: { model: "openai/gpt-6-luna" }, concurrency, timeout_secs: HELD_TIMEOUT_SECS };
+      const inputs = gated(
+        Array.from({ length: n }, (_, i) => ({ t: `item ${i}`, d: fake(tag, i, steps(i), 50) })),
+        12,
+      );
+      const body = {
+        inputs,
+        predicate_template: "{{ item.t }} {{ item.d }}",
+        model: "openai/gpt-6-sol",
+        cascade: { model: "openai/gpt-6-luna" },
+        concurrency,
+        timeout_secs: HELD_TIMEOUT_SECS,
+      };
       jobId = (await call(url, "POST", "/v1/filter", { token: key, body })).body.job_id;
       await until("calls held after twelve", () => held(tag));
     },
@@ -66,9 +76,25 @@ export function cascadeTargetSurvivesKill(): Scenario {
     name: "a cascade learning its thresholds for a target, killed mid-sample, draws the same sample and decides every item once",
     async arm(url) {
       ({ key } = await newTenant(url));
-      const inputs = gated(Array.from({ length: n }, (_, i) => ({ t: `item ${i}`, d: fake(tag, i, steps(i), 50) })), 34);
-      const cascade = { model: "openai/gpt-6-luna", target: { metric: target.metric, value: target.value }, confidence: target.confidence, sample: { size: 12 }, seed: 5 };
-      const body = { inputs, predicate_template: "{{ item.t }} {{ item.d }}", model: "openai/gpt-6-sol", cascade, concurrency: 4, timeout_secs: HELD_TIMEOUT_SECS };
+      const inputs = gated(
+        Array.from({ length: n }, (_, i) => ({ t: `item ${i}`, d: fake(tag, i, steps(i), 50) })),
+        34,
+      );
+      const cascade = {
+        model: "openai/gpt-6-luna",
+        target: { metric: target.metric, value: target.value },
+        confidence: target.confidence,
+        sample: { size: 12 },
+        seed: 5,
+      };
+      const body = {
+        inputs,
+        predicate_template: "{{ item.t }} {{ item.d }}",
+        model: "openai/gpt-6-sol",
+        cascade,
+        concurrency: 4,
+        timeout_secs: HELD_TIMEOUT_SECS,
+      };
       jobId = (await call(url, "POST", "/v1/filter", { token: key, body })).body.job_id;
       await until("calls held after 34", () => held(tag));
       const sample = await call(url, "GET", `/v1/jobs/${jobId}`, { token: key });
@@ -83,9 +109,17 @@ export function cascadeTargetSurvivesKill(): Scenario {
       // What an uninterrupted run learns from these answers.
       const sampled = drawSample(n, 12, 5);
       const points: SamplePoint[] = sampled.map((i) => ({ kind: "binary", score: keepScore(cheap(i)), oracleKeep: i % 2 === 0 }));
-      const others = Array.from({ length: n }, (_, i) => i).filter((i) => !sampled.includes(i)).map((i) => keepScore(cheap(i)));
+      const others = Array.from({ length: n }, (_, i) => i)
+        .filter((i) => !sampled.includes(i))
+        .map((i) => keepScore(cheap(i)));
       const learned = learnThresholds(target, points, others);
-      expect(job.output.cascade).toMatchObject({ accept_above: learned.acceptAbove, reject_below: learned.rejectBelow, met: learned.met, sample_size: 12, seed: 5 });
+      expect(job.output.cascade).toMatchObject({
+        accept_above: learned.acceptAbove,
+        reject_below: learned.rejectBelow,
+        met: learned.met,
+        sample_size: 12,
+        seed: 5,
+      });
       expect((await allResults(url, key, jobId, "&stage=sample")).map((r) => r.index)).toEqual(sampled);
       const results = await allResults(url, key, jobId);
       expect(results.map((r) => r.index)).toEqual(Array.from({ length: n }, (_, i) => i));

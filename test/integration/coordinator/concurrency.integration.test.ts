@@ -23,7 +23,10 @@ describe("adaptive concurrency: the limiter of a credential and model", () => {
     expect(await limiter.throttled("job_b", 16, 3, Date.now() - 60_000)).toBe(4); // sent before the cut: the same window (10 − 2 got through)
     expect(await limiter.throttled("job_b", 16, 3, Date.now() - 60_000)).toBe(3); // 10 − 3 = 7 got through: 7 between two jobs
     await limiter.leave("job_a");
-    const stored = await runInDurableObject(limiter, async (_i, state) => ({ aimd: await state.storage.get<{ limit: number }>("aimd"), jobs: await state.storage.get<Record<string, unknown>>("jobs") }));
+    const stored = await runInDurableObject(limiter, async (_i, state) => ({
+      aimd: await state.storage.get<{ limit: number }>("aimd"),
+      jobs: await state.storage.get<Record<string, unknown>>("jobs"),
+    }));
     expect(stored.aimd?.limit).toBe(7);
     expect(Object.keys(stored.jobs ?? {})).toEqual(["job_b"]);
     expect(await limiter.snapshot()).toEqual({ limit: 7, jobs: ["job_b"] });
@@ -84,7 +87,9 @@ describe("adaptive concurrency: the limiter of a credential and model", () => {
 describe("adaptive concurrency: whose jobs share a limit", () => {
   it("a throttle on the deployment's key cuts the next job of every tenant without a key of its own; a tenant's own key starts fresh", async () => {
     const model = `openai-compatible/shared-${crypto.randomUUID()}`;
-    const spec = (concurrency: number) => (jobId: string, tenantId: string): MapJobSpec => ({ ...base(jobId, tenantId), type: "map", call: call({ model }), model, concurrency });
+    const spec =
+      (concurrency: number) =>
+      (jobId: string, tenantId: string): MapJobSpec => ({ ...base(jobId, tenantId), type: "map", call: call({ model }), model, concurrency });
     const { stub: first } = await startJob(spec(8), ["a", "b", "c", "d", "e", "f", "g", "h"]);
     await tick(first);
     const throttled = { kind: "transient", error: "429", retryAfterMs: 1_000, throttled: true, usage: { input_tokens: 0, output_tokens: 0 } } as const;
@@ -95,7 +100,8 @@ describe("adaptive concurrency: whose jobs share a limit", () => {
     const { stub: sharing } = await startJob(spec(8), ["a"]);
     expect(await meta<number>(sharing, "effective")).toBeLessThanOrEqual(cut as number);
     // A tenant with its own key for the provider: nothing learned on it.
-    const own = (tenantId: string) => putCredential(env.DB, encryptionKey(env), tenantId, "openai-compatible", `sk-own-${tenantId}`, env.TEST_MODEL_TARPIT, null);
+    const own = (tenantId: string) =>
+      putCredential(env.DB, encryptionKey(env), tenantId, "openai-compatible", `sk-own-${tenantId}`, env.TEST_MODEL_TARPIT, null);
     const { stub: apart } = await startJob(spec(8), ["a"], true, own);
     expect(await meta<number>(apart, "effective")).toBeUndefined();
     expect(await meta<string>(apart, "credential")).not.toBe(await meta<string>(first, "credential"));
@@ -109,7 +115,15 @@ describe("adaptive concurrency: only where no rate limit is known", () => {
     const model = `openai-compatible/paced-${crypto.randomUUID()}`;
     const spec = (jobId: string, tenantId: string): MapJobSpec => ({ ...base(jobId, tenantId), type: "map", call: call({ model }), model, concurrency: 8 });
     const rate = { requests: { limit: 600, remaining: 500 }, at: Date.now() };
-    const throttle = (headers: boolean) => ({ kind: "transient", error: "429", retryAfterMs: 1_000, throttled: true, usage: { input_tokens: 0, output_tokens: 0 }, ...(headers ? { rate } : {}) }) as const;
+    const throttle = (headers: boolean) =>
+      ({
+        kind: "transient",
+        error: "429",
+        retryAfterMs: 1_000,
+        throttled: true,
+        usage: { input_tokens: 0, output_tokens: 0 },
+        ...(headers ? { rate } : {}),
+      }) as const;
     const { stub: paced } = await startJob(spec, ["a", "b", "c"]);
     await tick(paced);
     await report(paced, "items", 0, { kind: "success", output: "x", usage: { input_tokens: 1, output_tokens: 1 }, rate }); // the headers: paced from now on
@@ -124,4 +138,3 @@ describe("adaptive concurrency: only where no rate limit is known", () => {
     for (const stub of [paced, unpaced]) await endJob(stub); // no retry asks a pacer after the file's runtime is gone
   });
 });
-

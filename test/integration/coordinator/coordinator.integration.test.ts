@@ -12,9 +12,14 @@ import type { AttemptOutcome } from "../../../src/engine/retry-policy";
 
 const NO_RECOVER = { model: null, maxRetries: null, timeoutMs: null, errorKinds: null, budget: null };
 
-const mapSpec = (over: Partial<MapJobSpec> = {}) => (jobId: string, tenantId: string): MapJobSpec => ({
-  ...base(jobId, tenantId), type: "map", call: call(), ...over,
-});
+const mapSpec =
+  (over: Partial<MapJobSpec> = {}) =>
+  (jobId: string, tenantId: string): MapJobSpec => ({
+    ...base(jobId, tenantId),
+    type: "map",
+    call: call(),
+    ...over,
+  });
 
 /**
  * A map job on a model of its own: a throttle cuts the adaptive limit of its credential and model,
@@ -26,8 +31,12 @@ const throttledSpec = () => {
 };
 
 const reduceSpec = (jobId: string, tenantId: string): ReduceJobSpec => ({
-  ...base(jobId, tenantId), type: "reduce", inner: call({ promptTemplate: "{{ item }}" }),
-  reduction: call({ promptTemplate: "{{ accumulator }} {{ current_result }}" }), initialValue: "init", total: 2,
+  ...base(jobId, tenantId),
+  type: "reduce",
+  inner: call({ promptTemplate: "{{ item }}" }),
+  reduction: call({ promptTemplate: "{{ accumulator }} {{ current_result }}" }),
+  initialValue: "init",
+  total: 2,
 });
 
 describe("the drive: only the test's reports count", () => {
@@ -44,7 +53,10 @@ describe("the drive: only the test's reports count", () => {
     const { stub } = await startJob(mapSpec(), ["a", "b"]);
     await runDurableObjectAlarm(stub);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect((await tasks(stub)).map((r) => [r.state, r.attempts])).toEqual([["running", 1], ["running", 1]]);
+    expect((await tasks(stub)).map((r) => [r.state, r.attempts])).toEqual([
+      ["running", 1],
+      ["running", 1],
+    ]);
     expect((await events(stub)).map((e) => e.name)).toEqual(["MAP_STARTED"]);
   });
 });
@@ -133,53 +145,102 @@ describe("coordinator: a worker's report takes its next task (pull)", () => {
     expect(await stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("x"), pull(0, 0))).toBeNull();
     // Nor from a worker of an earlier deploy, which does not say its slot.
     expect(await stub.report({ stage: "items", index: 0, token: "test-items-0" }, ok("x"), { have: [] })).toBeNull();
-    expect((await tasks(stub)).map((t) => [t.idx, t.state, t.attempts])).toEqual([[0, "done", 1], [1, "running", 1], [2, "running", 1], [3, "pending", 0]]);
+    expect((await tasks(stub)).map((t) => [t.idx, t.state, t.attempts])).toEqual([
+      [0, "done", 1],
+      [1, "running", 1],
+      [2, "running", 1],
+      [3, "pending", 0],
+    ]);
     // Slot 0 goes on: item 3, then nothing is left to hand out.
     const third = (await stub.report({ stage: "items", index: 2, token: first.ref.token }, ok("z"), pull(0))) as any;
     expect(third.ref).toMatchObject({ index: 3, slot: 0 });
     await stub.report({ stage: "items", index: 3, token: third.ref.token }, ok("w"), pull(0));
     // A repeated report of item 3 gets nothing: no task runs on slot 0 (slot 1's item 1 is not handed over).
     expect(await stub.report({ stage: "items", index: 3, token: third.ref.token }, ok("w"), pull(0))).toBeNull();
-    expect((await tasks(stub)).map((t) => [t.idx, t.state, t.attempts])).toEqual([[0, "done", 1], [1, "running", 1], [2, "done", 1], [3, "done", 1]]);
+    expect((await tasks(stub)).map((t) => [t.idx, t.state, t.attempts])).toEqual([
+      [0, "done", 1],
+      [1, "running", 1],
+      [2, "done", 1],
+      [3, "done", 1],
+    ]);
   });
 });
 
 describe("coordinator: agent subtasks", () => {
   const agentSpec = (jobId: string, tenantId: string): AgentJobSpec => ({
-    ...base(jobId, tenantId), type: "agentic_map", concurrency: 1,
+    ...base(jobId, tenantId),
+    type: "agentic_map",
+    concurrency: 1,
     agent: {
-      model: "openai-compatible/m", promptTemplate: "{{ item }}", systemPrompt: null, temperature: null, maxTokens: 10, timeoutMs: 60_000, maxRetries: 0,
-      maxTurns: 3, continuationMessage: "", completionMarker: null, readOnly: false, tools: [], maxContextTokens: null, maxTotalTokens: null,
+      model: "openai-compatible/m",
+      promptTemplate: "{{ item }}",
+      systemPrompt: null,
+      temperature: null,
+      maxTokens: 10,
+      timeoutMs: 60_000,
+      maxRetries: 0,
+      maxTurns: 3,
+      continuationMessage: "",
+      completionMarker: null,
+      readOnly: false,
+      tools: [],
+      maxContextTokens: null,
+      maxTotalTokens: null,
       subtasks: { maxDepth: 5, maxTotalTokens: null, timeoutMs: 60_000 },
     },
   });
-  const spawn = { sessionId: "ses_child", parentSessionId: "ses_parent", prompt: "do it", depth: 1, ancestors: ["f"], deadline: Date.now() + 60_000, inheritedTokens: 5 };
+  const spawn = {
+    sessionId: "ses_child",
+    parentSessionId: "ses_parent",
+    prompt: "do it",
+    depth: 1,
+    ancestors: ["f"],
+    deadline: Date.now() + 60_000,
+    inheritedTokens: 5,
+  };
 
   it("a spawn frees the parent's slot for its child (concurrency 1); the child's end makes the parent pending again; children are not items", async () => {
     const { stub } = await startJob(agentSpec, ["a"]);
     await tick(stub);
     await stub.report({ stage: "items", index: 0, token: "test-items-0" }, { kind: "spawn", spawn, usage: { input_tokens: 3, output_tokens: 2 } });
     let rows = await takeOver(stub);
-    expect(rows.map((r) => [r.stage, r.idx, r.state, r.attempts])).toEqual([["items", 0, "child", 0], ["items.subtasks", 0, "running", 1]]);
+    expect(rows.map((r) => [r.stage, r.idx, r.state, r.attempts])).toEqual([
+      ["items", 0, "child", 0],
+      ["items.subtasks", 0, "running", 1],
+    ]);
     expect(JSON.parse(rows[1]!.input)).toEqual({ parent: { stage: "items", index: 0 }, spawn });
     const claim = await stub.claim("items.subtasks", 0, "test-items.subtasks-0");
     expect(claim).toEqual({ vars: {}, problems: null, subtask: spawn });
     expect(await stub.work("items.subtasks")).toMatchObject({ kind: "agent" });
     await report(stub, "items.subtasks", 0, ok("child answer"));
     rows = await takeOver(stub);
-    expect(rows.map((r) => [r.stage, r.idx, r.state, r.attempts])).toEqual([["items", 0, "running", 1], ["items.subtasks", 0, "done", 1]]);
+    expect(rows.map((r) => [r.stage, r.idx, r.state, r.attempts])).toEqual([
+      ["items", 0, "running", 1],
+      ["items.subtasks", 0, "done", 1],
+    ]);
     await report(stub, "items", 0, ok("done"));
     const names = (await events(stub)).map((e) => e.name);
     expect(names).toEqual(["MAP_STARTED", "SUBTASK_STARTED", "SUBTASK_COMPLETED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]);
     const completed = (await events(stub)).at(-1)!.data;
     expect(completed).toMatchObject({ total: 1, succeeded: 1, total_attempts: 2 });
-    expect(completed.usage).toEqual({ input_tokens: 3 + 3 + 3, output_tokens: 2 + 2 + 2, cached_input_tokens: 0, cache_write_input_tokens: 0, duplicated: { input_tokens: 0, output_tokens: 0, cost_usd: 0 }, cached: { calls: 0, input_tokens: 0, output_tokens: 0 }, interrupted: { calls: 0, input_tokens: 0 } }); // the spawning report, the child, the last report
+    expect(completed.usage).toEqual({
+      input_tokens: 3 + 3 + 3,
+      output_tokens: 2 + 2 + 2,
+      cached_input_tokens: 0,
+      cache_write_input_tokens: 0,
+      duplicated: { input_tokens: 0, output_tokens: 0, cost_usd: 0 },
+      cached: { calls: 0, input_tokens: 0, output_tokens: 0 },
+      interrupted: { calls: 0, input_tokens: 0 },
+    }); // the spawning report, the child, the last report
   });
 });
 
 describe("coordinator: stages of a fold", () => {
   it("releases reduction i only after inner i and reduction i−1, critical path first, then completes with the accumulator", async () => {
-    const { stub, jobId } = await startJob(reduceSpec, [{ name: "0", value: "v0" }, { name: "1", value: "v1" }]);
+    const { stub, jobId } = await startJob(reduceSpec, [
+      { name: "0", value: "v0" },
+      { name: "1", value: "v1" },
+    ]);
     let rows = await tick(stub);
     expect(rows.map((r) => `${r.stage}:${r.idx}:${r.state}`)).toEqual(["inner:0:running", "inner:1:running", "reduction:0:blocked", "reduction:1:blocked"]);
     await report(stub, "inner", 1, ok("I1"));
@@ -195,8 +256,16 @@ describe("coordinator: stages of a fold", () => {
     await report(stub, "reduction", 1, ok("A1"));
     const log = await events(stub);
     expect(log.map((e) => e.name)).toEqual([
-      "MAP_STARTED", "STAGE_STARTED", "TASK_COMPLETED", "TASK_COMPLETED", "STAGE_COMPLETED", "STAGE_STARTED",
-      "TASK_COMPLETED", "TASK_COMPLETED", "STAGE_COMPLETED", "MAP_COMPLETED",
+      "MAP_STARTED",
+      "STAGE_STARTED",
+      "TASK_COMPLETED",
+      "TASK_COMPLETED",
+      "STAGE_COMPLETED",
+      "STAGE_STARTED",
+      "TASK_COMPLETED",
+      "TASK_COMPLETED",
+      "STAGE_COMPLETED",
+      "MAP_COMPLETED",
     ]);
     expect(log.at(-1)?.data).toMatchObject({ status: "completed", output: "A1", error: null, total: 4, succeeded: 4 });
     const job = await env.DB.prepare("SELECT status, output, stages, main_stage FROM jobs WHERE id = ?").bind(jobId).first<Record<string, string>>();
@@ -205,7 +274,10 @@ describe("coordinator: stages of a fold", () => {
   });
 
   it("fails the job at a failed task with its context and keeps the partial accumulator", async () => {
-    const { stub } = await startJob(reduceSpec, [{ name: "a", value: 1 }, { name: "b", value: 2 }]);
+    const { stub } = await startJob(reduceSpec, [
+      { name: "a", value: 1 },
+      { name: "b", value: 2 },
+    ]);
     await tick(stub);
     await report(stub, "inner", 0, ok("I0"));
     await takeOver(stub);
@@ -218,7 +290,12 @@ describe("coordinator: stages of a fold", () => {
     const answer = await stub.recover(NO_RECOVER);
     expect(answer).toEqual({ ok: true, recovering: 2 });
     const rows = await takeOver(stub);
-    expect(rows.map((r) => `${r.stage}:${r.idx}:${r.state}:${r.attempts}`)).toEqual(["inner:0:done:1", "inner:1:running:1", "reduction:0:done:1", "reduction:1:blocked:0"]);
+    expect(rows.map((r) => `${r.stage}:${r.idx}:${r.state}:${r.attempts}`)).toEqual([
+      "inner:0:done:1",
+      "inner:1:running:1",
+      "reduction:0:done:1",
+      "reduction:1:blocked:0",
+    ]);
   });
 });
 
@@ -236,7 +313,10 @@ describe("coordinator: budgets", () => {
     expect(await meta(stub, "status")).toBe("paused");
     expect(await stub.resume({ total: 1_000 })).toEqual({ ok: true });
     const running = await takeOver(stub);
-    expect(running.map((r) => [r.state, r.reserved])).toEqual([["running", 11], ["running", 11]]);
+    expect(running.map((r) => [r.state, r.reserved])).toEqual([
+      ["running", 11],
+      ["running", 11],
+    ]);
     await report(stub, "items", 0, ok("x"));
     await report(stub, "items", 1, ok("y"));
     expect(await meta(stub, "status")).toBe("completed");
@@ -248,7 +328,8 @@ describe("coordinator: budgets", () => {
 
   it("keeps a dollar budget: reserves each dispatch's prompt and output bound at the model's prices, settles to the priced usage, pauses when the next does not fit", async () => {
     // openai-compatible/priced: $0.1 a token in and out (the PRICES of vitest.integration.config.ts).
-    const priced = (usd: number) => mapSpec({ model: "openai-compatible/priced", call: call({ model: "openai-compatible/priced" }), budget: { total: null, usd, onExhausted: "pause" } });
+    const priced = (usd: number) =>
+      mapSpec({ model: "openai-compatible/priced", call: call({ model: "openai-compatible/priced" }), budget: { total: null, usd, onExhausted: "pause" } });
     const { stub } = await startJob(priced(2), ["a", "b"]);
     // Each reserves 1 prompt token + 10 output tokens = $1.1: the second does not fit beside the first.
     expect((await tick(stub)).map((r) => r.state)).toEqual(["running", "pending"]);
@@ -270,7 +351,14 @@ describe("coordinator: budgets", () => {
   });
 
   it("refuses a resume whose dollar limit is not above what the job spent, naming both", async () => {
-    const { stub } = await startJob(mapSpec({ model: "openai-compatible/priced", call: call({ model: "openai-compatible/priced" }), budget: { total: null, usd: 1.2, onExhausted: "pause" } }), ["a", "b"]);
+    const { stub } = await startJob(
+      mapSpec({
+        model: "openai-compatible/priced",
+        call: call({ model: "openai-compatible/priced" }),
+        budget: { total: null, usd: 1.2, onExhausted: "pause" },
+      }),
+      ["a", "b"],
+    );
     await tick(stub);
     await report(stub, "items", 0, ok("x")); // $0.5 spent; the next needs $1.1 and only $0.7 is left
     expect(await meta(stub, "status")).toBe("paused");
@@ -353,7 +441,9 @@ describe("coordinator: the final flush", () => {
     await insertJobRow(jobId, spec?.tenantId ?? "", "map");
     // The retry is due in a second: the runtime may be running it already, and then there is none to run.
     await runDurableObjectAlarm(stub);
-    await vi.waitFor(async () => expect((await events(stub)).map((e) => e.name)).toEqual(["MAP_STARTED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]), { timeout: 5_000 });
+    await vi.waitFor(async () => expect((await events(stub)).map((e) => e.name)).toEqual(["MAP_STARTED", "MAP_ITEM_COMPLETED", "MAP_COMPLETED"]), {
+      timeout: 5_000,
+    });
     const row = await env.DB.prepare("SELECT status, completed FROM jobs WHERE id = ?").bind(jobId).first();
     expect(row).toMatchObject({ status: "completed", completed: 1 });
   });

@@ -17,8 +17,17 @@ export type Stub = DurableObjectStub<JobCoordinator>;
 export type TaskRow = { stage: string; idx: number; state: string; attempts: number; input: string; token: string | null; reserved: number };
 
 export const call = (over: Partial<CallSpec> = {}): CallSpec => ({
-  model: "openai-compatible/m", promptTemplate: "{{ item }}", templateField: "prompt_template", outputSchema: null, systemPrompt: null,
-  temperature: null, maxTokens: 10, timeoutMs: 60_000, retryGuidance: "retry", maxOutputBytes: 10_000, ...over,
+  model: "openai-compatible/m",
+  promptTemplate: "{{ item }}",
+  templateField: "prompt_template",
+  outputSchema: null,
+  systemPrompt: null,
+  temperature: null,
+  maxTokens: 10,
+  timeoutMs: 60_000,
+  retryGuidance: "retry",
+  maxOutputBytes: 10_000,
+  ...over,
 });
 
 export function base(jobId: string, tenantId: string) {
@@ -64,7 +73,9 @@ export async function insertJobRow(jobId: string, tenantId: string, type: string
   const now = new Date();
   await env.DB.prepare(
     "INSERT INTO jobs (id, tenant_id, type, status, model, total, request_hash, created_ms, created_at) VALUES (?, ?, ?, 'queued', 'openai-compatible/m', 1, 'h', ?, ?)",
-  ).bind(jobId, tenantId, type, now.getTime(), now.toISOString()).run();
+  )
+    .bind(jobId, tenantId, type, now.getTime(), now.toISOString())
+    .run();
 }
 
 /** Runs the alarm (start, sweep, dispatch), then takes over every running task. */
@@ -88,7 +99,10 @@ export async function tasks(stub: Stub): Promise<TaskRow[]> {
 
 export async function events(stub: Stub): Promise<{ name: string; data: any }[]> {
   return runInDurableObject(stub, (_i, state) =>
-    state.storage.sql.exec<{ name: string; data: string }>("SELECT name, data FROM events ORDER BY id").toArray().map((e) => ({ name: e.name, data: JSON.parse(e.data) })),
+    state.storage.sql
+      .exec<{ name: string; data: string }>("SELECT name, data FROM events ORDER BY id")
+      .toArray()
+      .map((e) => ({ name: e.name, data: JSON.parse(e.data) })),
   );
 }
 

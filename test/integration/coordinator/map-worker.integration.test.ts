@@ -108,7 +108,11 @@ describe("call worker", () => {
       await instance.alarm();
     });
     expect(await runInDurableObject(worker, (_i, state) => state.storage.get("task"))).toMatchObject({ token: "tok-b" });
-    expect(await states(job)).toEqual([[0, "done", 1], [1, "running", 1], [2, "pending", 0]]); // item 1 was handed out, not run
+    expect(await states(job)).toEqual([
+      [0, "done", 1],
+      [1, "running", 1],
+      [2, "pending", 0],
+    ]); // item 1 was handed out, not run
   });
 
   it("gets its pulled task again when the answer that handed it over was lost, and runs it", async () => {
@@ -124,10 +128,16 @@ describe("call worker", () => {
       await expect(instance.alarm()).rejects.toThrow("the connection dropped");
     });
     // Item 1 was handed to slot 0 in the lost answer: nothing else would run it before the sweep.
-    expect(await states(job)).toEqual([[0, "done", 1], [1, "running", 1]]);
+    expect(await states(job)).toEqual([
+      [0, "done", 1],
+      [1, "running", 1],
+    ]);
     await runInDurableObject(worker, (instance) => instance.alarm()); // the platform runs a failed alarm again: item 0's report, repeated
     expect(calls).toEqual({ claim: 1, report: 3 }); // item 0, item 0 again (answered with item 1), item 1
-    expect(await states(job)).toEqual([[0, "done", 1], [1, "done", 1]]);
+    expect(await states(job)).toEqual([
+      [0, "done", 1],
+      [1, "done", 1],
+    ]);
   });
 
   it("keeps a task begun during its attempt as the stored one (the attempt's outcome does not write over it)", async () => {
@@ -138,7 +148,10 @@ describe("call worker", () => {
       await instance.alarm();
     });
     expect(await runInDurableObject(worker, (_i, state) => state.storage.get("task"))).toMatchObject({ token: "tok-c" });
-    expect(await states(job)).toEqual([[0, "done", 1], [1, "running", 1]]); // item 0 reported; item 1 handed out, not run
+    expect(await states(job)).toEqual([
+      [0, "done", 1],
+      [1, "running", 1],
+    ]); // item 0 reported; item 1 handed out, not run
   });
 
   it("counts a call re-sent after a restart: the claim repeated by a worker with no memory of it is one more attempt, and an interrupted call in the job's usage", async () => {
@@ -167,7 +180,9 @@ describe("call worker", () => {
     expect(await second.job.stub.claim("items", 0, "test-items-0")).not.toBeNull();
     expect(await second.job.stub.claim("items", 0, "test-items-0")).toBeNull();
     expect((await tasks(second.job.stub))[0]).toMatchObject({ state: "done", attempts: 1 });
-    const [result] = (await runInDurableObject(second.job.stub, (_i, state) => state.storage.sql.exec<{ error_kind: string; error: string }>("SELECT error_kind, error FROM tasks").toArray()));
+    const [result] = await runInDurableObject(second.job.stub, (_i, state) =>
+      state.storage.sql.exec<{ error_kind: string; error: string }>("SELECT error_kind, error FROM tasks").toArray(),
+    );
     expect(result).toMatchObject({ error_kind: "internal" });
     expect(result?.error).toContain("restarted while its call was under way");
   });

@@ -26,7 +26,9 @@ describe("the rate pacer of a credential and model", () => {
     expect(declared).toMatchObject({ paces: true, limits: { rpm: 600, tpm: null }, source: "declared" });
     expect(declared.lease.granted).toBe(5); // half a second of 600 a minute
     expect(declared.lease.waitMs).toBeGreaterThan(0);
-    const stored = await runInDurableObject(pacer, async (_i, state) => state.storage.get<{ buckets: Record<string, unknown>; jobs: Record<string, unknown> }>("pacer"));
+    const stored = await runInDurableObject(pacer, async (_i, state) =>
+      state.storage.get<{ buckets: Record<string, unknown>; jobs: Record<string, unknown> }>("pacer"),
+    );
     expect(Object.keys(stored?.buckets ?? {})).toEqual(["requests"]);
     expect(Object.keys(stored?.jobs ?? {})).toEqual(["job_a"]);
     await pacer.leave("job_a");
@@ -48,7 +50,14 @@ describe("the rate pacer of a credential and model", () => {
 function testLink(prompt = 10) {
   let opened = 0;
   const kept = { credential: null as string | null, paces: false, view: NO_PACING };
-  const link = new PacingLink(env, { get: () => kept, set: (part) => Object.assign(kept, part) }, { nextCall: () => ({ prompt, maxTokens: null }), roomOpened: () => opened++, inFlight: () => 0 }, () => undefined, "openai/gpt-x", new OwnLimit());
+  const link = new PacingLink(
+    env,
+    { get: () => kept, set: (part) => Object.assign(kept, part) },
+    { nextCall: () => ({ prompt, maxTokens: null }), roomOpened: () => opened++, inFlight: () => 0 },
+    () => undefined,
+    "openai/gpt-x",
+    new OwnLimit(),
+  );
   return { link, opened: () => opened };
 }
 
@@ -128,7 +137,14 @@ describe("a job's pacing when its pacer cannot be asked", () => {
       store.setMeta("credential", "cred_unreachable");
       let opened = 0;
       const kept = { credential: store.getMeta("credential") ?? null, paces: store.getMeta("paces") ?? false, view: NO_PACING };
-      const link = new PacingLink(env, { get: () => kept, set: (part) => Object.assign(kept, part) }, { nextCall: () => ({ prompt: 10, maxTokens: null }), roomOpened: () => opened++, inFlight: () => 0 }, () => undefined, "openai/gpt-x", new OwnLimit());
+      const link = new PacingLink(
+        env,
+        { get: () => kept, set: (part) => Object.assign(kept, part) },
+        { nextCall: () => ({ prompt: 10, maxTokens: null }), roomOpened: () => opened++, inFlight: () => 0 },
+        () => undefined,
+        "openai/gpt-x",
+        new OwnLimit(),
+      );
       // An ask that cannot be delivered (its tenant id is not data: the call fails before it leaves, as an unreachable object's does).
       const spec = { jobId: "job_x", tenantId: new WeakMap() as unknown as string, model: "openai/gpt-x", concurrency: 4 } as JobSpecBase;
       expect(link.room(spec)).toBe(0); // paced, nothing leased yet
@@ -153,16 +169,34 @@ describe("a job's pacing per model", () => {
       const store = new CoordinatorStore(state.storage);
       const spec = { jobId: `job_${crypto.randomUUID()}`, tenantId: "ten_pacings", model: "openai/gpt-main", concurrency: 4 } as JobSpecBase;
       const job = { nextCall: () => null, roomOpened: () => undefined, inFlight: () => 0 };
-      const pacings = new Pacings(env, store, () => spec, () => job, () => undefined);
+      const pacings = new Pacings(
+        env,
+        store,
+        () => spec,
+        () => job,
+        () => undefined,
+      );
       expect(pacings.of("openai/gpt-main")).toBe(pacings.of("openai/gpt-main"));
       const other = pacings.of("openai/gpt-other"); // never joined: it joins now, in the background
       expect(other).not.toBe(pacings.of("openai/gpt-main"));
       await expect.poll(() => store.getMeta("pacing_models")?.["openai/gpt-other"]?.credential ?? null).toMatch(/^[0-9a-f]{32}$/);
       expect(store.getMeta("credential")).toBeUndefined(); // the job's model's state is its own
       // A restart: the other model's link is made again from what it kept, with no second join.
-      const again = new Pacings(env, store, () => spec, () => job, () => undefined);
+      const again = new Pacings(
+        env,
+        store,
+        () => spec,
+        () => job,
+        () => undefined,
+      );
       expect(again.of("openai/gpt-other").model).toBe("openai/gpt-other");
-      expect(pacedModels(pipelineLike, spec, [{ name: "steps", kind: "work" }, { name: "a", kind: "work" }, { name: "a.subtasks", kind: "children" }])).toEqual(["openai/gpt-a"]);
+      expect(
+        pacedModels(pipelineLike, spec, [
+          { name: "steps", kind: "work" },
+          { name: "a", kind: "work" },
+          { name: "a.subtasks", kind: "children" },
+        ]),
+      ).toEqual(["openai/gpt-a"]);
     });
   });
 });

@@ -104,7 +104,10 @@ function run(storage: DurableObjectStorage, jobId: string, options: SimOptions):
   const lineOf = options.lineOf ?? (() => false);
   const spec: MapJobSpec = { ...base(jobId, "tenant_sim"), type: "map", call: call(), concurrency, maxRetries: policy.maxRetries, maxWaitMs: policy.maxWaitMs };
   const op = operatorFor(spec);
-  const plan = op.plan(spec, Array.from({ length: options.tasks }, (_, i) => `item ${i}`));
+  const plan = op.plan(
+    spec,
+    Array.from({ length: options.tasks }, (_, i) => `item ${i}`),
+  );
   const first = new CoordinatorStore(storage);
   first.transaction(() => {
     first.setMeta("spec", spec);
@@ -122,7 +125,15 @@ function run(storage: DurableObjectStorage, jobId: string, options: SimOptions):
     return { store, busySlots, runner: new TaskRunner({ env, store, log, budget, op, busySlots, spec: () => spec }) };
   };
   let job = boot(first);
-  const tasks: SimTask[] = plan.tasks.map(() => ({ state: stateOf(first.task("items", 0) as TaskRow), ends: [], dispatches: [], uncounted: 0, history: [], endedAt: null, events: 0 }));
+  const tasks: SimTask[] = plan.tasks.map(() => ({
+    state: stateOf(first.task("items", 0) as TaskRow),
+    ends: [],
+    dispatches: [],
+    uncounted: 0,
+    history: [],
+    endedAt: null,
+    events: 0,
+  }));
   const result: SimResult = { tasks, now: 0, maxBusy: 0, defects: 0, early: 0, restarts: 0, children: 0 };
   const inFlight: Call[] = [];
   let now = 0;
@@ -156,7 +167,10 @@ function run(storage: DurableObjectStorage, jobId: string, options: SimOptions):
       let slot: number | null = null;
       if (!line) for (slot = 0; job.busySlots.has(slot); slot++);
       const token = line ? `batch:${++tokens}` : `t${++tokens}`;
-      const answer = job.runner.apply(row, { type: "dispatch", slot, token, now }, undefined, undefined, { reserved: { tokens: 0, usd: 0 }, ...(line ? { batchId: token } : {}) });
+      const answer = job.runner.apply(row, { type: "dispatch", slot, token, now }, undefined, undefined, {
+        reserved: { tokens: 0, usd: 0 },
+        ...(line ? { batchId: token } : {}),
+      });
       if (!answer) continue;
       if (slot !== null) job.busySlots.add(slot);
       result.maxBusy = Math.max(result.maxBusy, job.busySlots.size);
@@ -217,7 +231,12 @@ function run(storage: DurableObjectStorage, jobId: string, options: SimOptions):
   for (let steps = 0; now <= horizon; steps++) {
     if (steps > 100 * options.tasks + 1_000) throw new Error(`the simulation did not settle: at ${now} ms, ${inFlight.length} calls in flight`);
     const nextReport = Math.min(...inFlight.map((c) => c.at));
-    const nextLoss = Math.min(...job.store.running().filter((r) => !r.batch_id).map((r) => (r.dispatched_at ?? 0) + lostAfter));
+    const nextLoss = Math.min(
+      ...job.store
+        .running()
+        .filter((r) => !r.batch_id)
+        .map((r) => (r.dispatched_at ?? 0) + lostAfter),
+    );
     const next = Math.min(nextReport, job.store.nextWaitingAt() ?? Infinity, nextLoss);
     if (next === Infinity) break;
     now = Math.max(now, next);
@@ -243,6 +262,14 @@ function run(storage: DurableObjectStorage, jobId: string, options: SimOptions):
 }
 
 function spawnOf(row: TaskRow): AttemptOutcome {
-  const spawn: SubtaskSpawn = { sessionId: `child-${row.idx}-${row.attempts}`, parentSessionId: `parent-${row.idx}`, prompt: "look it up", depth: 1, ancestors: [`f${row.idx}`], deadline: Number.MAX_SAFE_INTEGER, inheritedTokens: 0 };
+  const spawn: SubtaskSpawn = {
+    sessionId: `child-${row.idx}-${row.attempts}`,
+    parentSessionId: `parent-${row.idx}`,
+    prompt: "look it up",
+    depth: 1,
+    ancestors: [`f${row.idx}`],
+    deadline: Number.MAX_SAFE_INTEGER,
+    inheritedTokens: 0,
+  };
   return { kind: "spawn", spawn, usage: { input_tokens: 1, output_tokens: 1 } };
 }

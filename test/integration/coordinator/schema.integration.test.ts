@@ -19,8 +19,23 @@ describe("coordinator schema migrations", () => {
           input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0, session_id TEXT);
         CREATE TABLE events (id INTEGER PRIMARY KEY, name TEXT NOT NULL, data TEXT NOT NULL);
         CREATE TABLE outbox (idx INTEGER PRIMARY KEY, seq INTEGER NOT NULL, success INTEGER NOT NULL, data TEXT NOT NULL);`);
-      const v1Spec = { jobId: "job_x", tenantId: "ten_x", type: "map", model: "openai/m", promptTemplate: "{{ item }}", outputSchema: null, systemPrompt: null,
-        temperature: null, maxTokens: null, timeoutMs: 1000, maxRetries: 2, concurrency: 3, retryGuidance: "g", maxOutputBytes: 10, webhook: null };
+      const v1Spec = {
+        jobId: "job_x",
+        tenantId: "ten_x",
+        type: "map",
+        model: "openai/m",
+        promptTemplate: "{{ item }}",
+        outputSchema: null,
+        systemPrompt: null,
+        temperature: null,
+        maxTokens: null,
+        timeoutMs: 1000,
+        maxRetries: 2,
+        concurrency: 3,
+        retryGuidance: "g",
+        maxOutputBytes: 10,
+        webhook: null,
+      };
       sql.exec("INSERT INTO meta (k, v) VALUES ('spec', ?)", JSON.stringify(v1Spec));
       sql.exec("INSERT INTO items (idx, input, state, attempts) VALUES (0, '\"a\"', 'done', 1), (1, '\"b\"', 'pending', 0)");
       sql.exec("INSERT INTO outbox (idx, seq, success, data) VALUES (0, 1, 1, '{}')");
@@ -36,10 +51,18 @@ describe("coordinator schema migrations", () => {
       };
     });
     expect(out.version).toBe(SCHEMA_VERSION);
-    expect(out.tasks).toEqual([{ stage: "items", idx: 0, state: "done", attempts: 1 }, { stage: "items", idx: 1, state: "pending", attempts: 0 }]);
+    expect(out.tasks).toEqual([
+      { stage: "items", idx: 0, state: "done", attempts: 1 },
+      { stage: "items", idx: 1, state: "pending", attempts: 0 },
+    ]);
     expect(out.outbox).toEqual([{ stage: "items", idx: 0, seq: 1 }]);
     expect(out.stages).toEqual([{ name: "items", total: 2, completed: 1 }]);
-    expect(out.spec).toMatchObject({ type: "map", maxRetries: 2, budget: null, call: { promptTemplate: "{{ item }}", templateField: "prompt_template", retryGuidance: "g" } });
+    expect(out.spec).toMatchObject({
+      type: "map",
+      maxRetries: 2,
+      budget: null,
+      call: { promptTemplate: "{{ item }}", templateField: "prompt_template", retryGuidance: "g" },
+    });
     expect(out.items).toBe(0);
   });
 

@@ -28,7 +28,10 @@ describe("coordinator store", () => {
       return { steps, rows, extent: store.extent("s"), none: store.extent("other") };
     });
     expect(out.steps).toEqual([true, false, false, false, true, false]);
-    expect(out.rows).toEqual([["pending", '"a"'], ["pending", '"b"']]);
+    expect(out.rows).toEqual([
+      ["pending", '"a"'],
+      ["pending", '"b"'],
+    ]);
     expect(out.extent).toBe(8); // one past the highest index
     expect(out.none).toBe(0);
   });
@@ -51,10 +54,12 @@ describe("coordinator store", () => {
     ];
     const out = await runInDurableObject(freshObject(), (_i, state) => {
       const store = new CoordinatorStore(state.storage);
-      store.insertTasks(tricky.map((input, index) => ({ stage: "plan", index, input, priority: index % 3, blocked: index === 4, sessionId: index === 5 ? "ses_1" : null })));
-      for (const [index, input] of tricky.entries()) store.makeReady({ stage: "one", index, input, priority: index % 3, blocked: index === 4, sessionId: index === 5 ? "ses_1" : null });
-      const pick = (stage: string) =>
-        tricky.map((_, i) => store.task(stage, i)).map((t) => t && [t.idx, t.input, t.state, t.priority, t.session_id]);
+      store.insertTasks(
+        tricky.map((input, index) => ({ stage: "plan", index, input, priority: index % 3, blocked: index === 4, sessionId: index === 5 ? "ses_1" : null })),
+      );
+      for (const [index, input] of tricky.entries())
+        store.makeReady({ stage: "one", index, input, priority: index % 3, blocked: index === 4, sessionId: index === 5 ? "ses_1" : null });
+      const pick = (stage: string) => tricky.map((_, i) => store.task(stage, i)).map((t) => t && [t.idx, t.input, t.state, t.priority, t.session_id]);
       return { plan: pick("plan"), one: pick("one"), extent: store.extent("plan") };
     });
     expect(out.plan).toEqual(out.one);
@@ -76,7 +81,8 @@ describe("coordinator store", () => {
       };
       for (let idx = 0; idx < 8; idx++) store.makeReady({ stage: "s", index: idx, input: idx, blocked: idx === 7 });
       const dispatch = (idx: number, slot: number) => move(idx, { type: "dispatch", slot, token: `t${idx}`, now: 1_000 });
-      const report = (idx: number, outcome: Extract<TaskEvent, { type: "report" }>["outcome"]) => move(idx, { type: "report", outcome, now: 2_000, random: () => 0 });
+      const report = (idx: number, outcome: Extract<TaskEvent, { type: "report" }>["outcome"]) =>
+        move(idx, { type: "report", outcome, now: 2_000, random: () => 0 });
       // 0 running; 1 waiting, due at 2,500; 2 waiting, due at 9,000 (a throttle's Retry-After); 3 pending after invalid output; 4 a child; 5 running with no slot (a batch line); 6 pending; 7 blocked.
       const written = [dispatch(0, 0), dispatch(1, 1), report(1, { kind: "transient", error: "500", retryAfterMs: null, usage }), dispatch(2, 2)];
       written.push(report(2, { kind: "transient", error: "429", retryAfterMs: 7_000, throttled: true, usage }), dispatch(3, 3));
@@ -102,7 +108,10 @@ describe("coordinator store", () => {
       store.saveTask(rowOf(2), { ...stateOf(rowOf(2)), losses: 1 }); // a loss behind it: kept by a reset
       const resetting = [stateOf(rowOf(1)), stateOf(rowOf(2)), stateOf(rowOf(7))];
       store.reopen([rowOf(1), rowOf(2), rowOf(7)], [], () => "ses_new");
-      const reset = { sql: [stateOf(rowOf(1)), stateOf(rowOf(2)), stateOf(rowOf(7))], machine: resetting.map((t) => taskTransition(t, { type: "reset", blocked: false }, policy)?.task) };
+      const reset = {
+        sql: [stateOf(rowOf(1)), stateOf(rowOf(2)), stateOf(rowOf(7))],
+        machine: resetting.map((t) => taskTransition(t, { type: "reset", blocked: false }, policy)?.task),
+      };
       return { written: written.map((t) => t?.state ?? null), before, staleWrite, due, childEnded, release, reset };
     });
     expect(out.written).toEqual(["running", "running", "waiting", "running", "waiting", "running", "pending", "running", "child", "running"]);

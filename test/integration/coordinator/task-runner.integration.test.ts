@@ -31,7 +31,8 @@ function expectRules(sim: SimResult, concurrency: number, where: string): void {
     expect(task.state.losses, at).toBeLessThanOrEqual(LOST_ATTEMPTS_MAX);
     expect(task.state.attempts, at).toBe(task.dispatches.length - task.uncounted);
     const end = task.ends[0];
-    if (end?.errorKind === "rate_limited") expect((task.endedAt as number) - (task.state.throttledSince as number), at).toBeGreaterThanOrEqual(policy.maxWaitMs);
+    if (end?.errorKind === "rate_limited")
+      expect((task.endedAt as number) - (task.state.throttledSince as number), at).toBeGreaterThanOrEqual(policy.maxWaitMs);
     else if (!end?.success && task.state.throttledSince !== null) expect(end?.errorKind, at).toBe("internal"); // lost while throttled
   }
 }
@@ -46,7 +47,10 @@ describe("the task runner through whole jobs", () => {
       const concurrency = 1 + Math.floor(rand() * 8);
       const lines = rand() < 0.5;
       const sim = await simulate({
-        tasks: 30, concurrency, policy, random: rand,
+        tasks: 30,
+        concurrency,
+        policy,
+        random: rand,
         lineOf: lines ? (i) => i % 3 === 0 : undefined,
         restartEvery: seed % 2 === 0 ? 3 + Math.floor(rand() * 10) : undefined,
         provider: () => {
@@ -68,7 +72,13 @@ describe("the task runner through whole jobs", () => {
 
   it("a key that throttles four calls in five loses no item: back-pressure, never a failure", async () => {
     const rand = seeded(7);
-    const sim = await simulate({ tasks: 100, concurrency: 16, policy: { maxRetries: 0, maxWaitMs: 3600_000 }, random: rand, provider: () => (rand() < 0.8 ? throttle(1_000) : ok()) });
+    const sim = await simulate({
+      tasks: 100,
+      concurrency: 16,
+      policy: { maxRetries: 0, maxWaitMs: 3600_000 },
+      random: rand,
+      provider: () => (rand() < 0.8 ? throttle(1_000) : ok()),
+    });
     expect(sim.tasks.every((t) => t.ends.length === 1 && t.ends[0]?.success)).toBe(true);
     expect(sim.tasks.reduce((n, t) => n + t.state.throttles, 0)).toBeGreaterThan(100);
     expect(sim.early).toBe(0);
@@ -106,12 +116,20 @@ describe("the task runner through whole jobs", () => {
   it("invalid output then a success: the retry goes at once, with the problems as guidance", async () => {
     const sim = await simulate({ tasks: 3, concurrency: 1, policy, provider: (_t, attempt) => (attempt === 1 ? invalid() : ok(attempt)) });
     expect(sim.tasks.map((t) => t.ends[0]?.output)).toEqual([2, 2, 2]);
-    expect(sim.tasks.map((t) => t.dispatches)).toEqual([[0, 100], [200, 300], [400, 500]]);
+    expect(sim.tasks.map((t) => t.dispatches)).toEqual([
+      [0, 100],
+      [200, 300],
+      [400, 500],
+    ]);
   });
 
   it("batch lines: a refused batch's lines go again uncounted, a line's retry waits its backoff without jitter, and no line takes a slot", async () => {
     const sim = await simulate({
-      tasks: 12, concurrency: 1, policy, random: () => 0.99, lineOf: () => true,
+      tasks: 12,
+      concurrency: 1,
+      policy,
+      random: () => 0.99,
+      lineOf: () => true,
       provider: (_t, attempt) => (attempt === 1 ? "refused" : attempt === 2 ? transient() : ok(attempt)),
     });
     expect(sim.maxBusy).toBe(0);
@@ -126,11 +144,16 @@ describe("the task runner through whole jobs", () => {
     const sim = await simulate({ tasks: 4, concurrency: 2, policy, provider: (_t, attempt) => (attempt === 1 && _t % 2 === 0 ? "spawn" : ok("done")) });
     expectRules(sim, 2, "agents");
     expect(sim.children).toBe(2);
-    expect(sim.tasks.map((t) => [t.state.attempts, t.dispatches.length])).toEqual([[1, 2], [1, 1], [1, 2], [1, 1]]);
+    expect(sim.tasks.map((t) => [t.state.attempts, t.dispatches.length])).toEqual([
+      [1, 2],
+      [1, 1],
+      [1, 2],
+      [1, 1],
+    ]);
   });
 
   it("a coordinator restarted after every turn runs the job as one that never restarts", async () => {
-    const script = (t: number, attempt: number) => (attempt === 1 && t % 3 === 0 ? transient() : t % 5 === 0 && attempt === 1 ? "restart" as const : ok(t));
+    const script = (t: number, attempt: number) => (attempt === 1 && t % 3 === 0 ? transient() : t % 5 === 0 && attempt === 1 ? ("restart" as const) : ok(t));
     const steady = await simulate({ tasks: 15, concurrency: 3, policy, random: zero, provider: script });
     const restarted = await simulate({ tasks: 15, concurrency: 3, policy, random: zero, provider: script, restartEvery: 1 });
     expect(restarted.restarts).toBeGreaterThan(30);

@@ -91,7 +91,14 @@ describe("worker pool: jobs and their workers", () => {
     const spec: MapJobSpec = { ...base(jobId, "ten_pool_down"), concurrency: 2, type: "map", call: call() };
     const coordinator = env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName("pool-down-test"));
     const names = await runInDurableObject(coordinator, async (_i, state) => {
-      const down = { ...env, WORKER_POOL: { idFromName: () => { throw new Error("the pool is down"); } } } as unknown as Env;
+      const down = {
+        ...env,
+        WORKER_POOL: {
+          idFromName: () => {
+            throw new Error("the pool is down");
+          },
+        },
+      } as unknown as Env;
       const link = new WorkerLink(down, new CoordinatorStore(state.storage));
       const { logged } = await capturingLogs(() => link.lease(spec, 1));
       expect(logged).toEqual([expect.stringMatching(/^the worker pool could not be reached; the job runs on workers of its own Error: the pool is down/)]);

@@ -2,7 +2,17 @@ import { describe, expect, it } from "vitest";
 import { summarize } from "../../../src/engine/estimate-cost";
 import type { TaskEstimate } from "../../../src/engine/estimate-job";
 
-const task = (over: Partial<TaskEstimate>): TaskEstimate => ({ stage: "items", model: "openai/gpt-6-luna", calls: 1, input_tokens: 2_000, output_tokens: 100, output_tokens_max: 400, sharedPrefix: null, exact: null, ...over });
+const task = (over: Partial<TaskEstimate>): TaskEstimate => ({
+  stage: "items",
+  model: "openai/gpt-6-luna",
+  calls: 1,
+  input_tokens: 2_000,
+  output_tokens: 100,
+  output_tokens_max: 400,
+  sharedPrefix: null,
+  exact: null,
+  ...over,
+});
 const PRICE = { input: 3, cached_input: 0.3, cache_write: 3.75, output: 15, batch: 0.5 };
 const price = (model: string) => (model === "anthropic/claude-sonnet-4-6" ? PRICE : null);
 

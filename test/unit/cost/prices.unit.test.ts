@@ -24,7 +24,12 @@ describe("the price table", () => {
   });
 
   it("takes the deployment's PRICES over the shipped ones, a missing cached or write price at the input price", () => {
-    const env = { PRICES: JSON.stringify({ "openai/gpt-4o-mini": { input: 1, output: 2 }, "openai-compatible/llama-3": { input: 0.2, output: 0.2, cached_input: 0.1, batch: 1 } }) };
+    const env = {
+      PRICES: JSON.stringify({
+        "openai/gpt-4o-mini": { input: 1, output: 2 },
+        "openai-compatible/llama-3": { input: 0.2, output: 0.2, cached_input: 0.1, batch: 1 },
+      }),
+    };
     expect(priceOf(env, "openai/gpt-4o-mini")).toEqual({ input: 1, cached_input: 1, cache_write: 1, output: 2, batch: 0.5 });
     expect(priceOf(env, "openai-compatible/llama-3")).toEqual({ input: 0.2, cached_input: 0.1, cache_write: 0.2, output: 0.2, batch: 1 });
     expect(priceOf(env, "openai/gpt-4o")).toMatchObject({ input: 2.5 }); // the others stay shipped

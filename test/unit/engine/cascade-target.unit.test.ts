@@ -22,7 +22,11 @@ function population(n: number, seed: number, keepShare = 0.4) {
 }
 
 /** The metric the thresholds reach on the whole population, against the oracle. */
-function truth(metric: TargetMetric, t: { acceptAbove: number | null; rejectBelow: number | null }, pop: { oracleKeep: boolean; score: number | null }[]): number {
+function truth(
+  metric: TargetMetric,
+  t: { acceptAbove: number | null; rejectBelow: number | null },
+  pop: { oracleKeep: boolean; score: number | null }[],
+): number {
   let s = 0;
   let n = 0;
   for (const p of pop) {
@@ -84,7 +88,11 @@ describe("learning the thresholds", () => {
   it("sends every item to the oracle when the cheaper model's confidence says nothing (met false, the metric exact)", () => {
     const random = seeded(3);
     const points: SamplePoint[] = Array.from({ length: 200 }, () => ({ kind: "binary", score: random(), oracleKeep: random() < 0.5 }));
-    const learned = learnThresholds({ metric: "accuracy", value: 0.9, confidence: 0.95 }, points, Array.from({ length: 500 }, () => random()));
+    const learned = learnThresholds(
+      { metric: "accuracy", value: 0.9, confidence: 0.95 },
+      points,
+      Array.from({ length: 500 }, () => random()),
+    );
     expect(learned).toMatchObject({ acceptAbove: null, rejectBelow: null, met: false, estimate: { value: 1, lower_bound: 1 } });
   });
 
@@ -102,7 +110,12 @@ describe("learning the thresholds", () => {
     expect(learned.sampleSize).toBe(210);
   });
 
-  for (const [metric, value] of [["accuracy", 0.9], ["accuracy", 0.95], ["precision", 0.9], ["recall", 0.9]] as const) {
+  for (const [metric, value] of [
+    ["accuracy", 0.9],
+    ["accuracy", 0.95],
+    ["precision", 0.9],
+    ["recall", 0.9],
+  ] as const) {
     it(`holds its guarantee: ${metric} ≥ ${value} at confidence 0.95 in at least 95 % of 200 independent samples`, () => {
       const pop = population(3_000, 11);
       let met = 0;

@@ -48,8 +48,23 @@ describe("filter with a cascade", () => {
   });
 
   it("results say who decided, with the item as it was given", () => {
-    const finish = { success: true, output: { keep: true }, error: null, errorKind: null, attempts: 0, usage: { input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0 }, costUsd: 0, details: null, sessionId: null };
-    expect(filterOperator.result(filterSpec, { stage: "items", index: 3, input: { item: "x", decided_by: "cascade" } }, finish)).toMatchObject({ stage: "items", index: 3, input: "x", decided_by: "cascade" });
+    const finish = {
+      success: true,
+      output: { keep: true },
+      error: null,
+      errorKind: null,
+      attempts: 0,
+      usage: { input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, cache_write_input_tokens: 0 },
+      costUsd: 0,
+      details: null,
+      sessionId: null,
+    };
+    expect(filterOperator.result(filterSpec, { stage: "items", index: 3, input: { item: "x", decided_by: "cascade" } }, finish)).toMatchObject({
+      stage: "items",
+      index: 3,
+      input: "x",
+      decided_by: "cascade",
+    });
     expect(filterOperator.result({ ...filterSpec, cascade: null }, { stage: "items", index: 3, input: "x" }, finish)).not.toHaveProperty("decided_by");
   });
 
@@ -73,7 +88,9 @@ describe("classify with a cascade", () => {
   it("keeps the cheaper model's label when its confidence is at least accept_above; else the job's model labels", () => {
     const spec: ClassifyJobSpec = { ...base("classify"), call: call("{{ item }}"), labels: ["a", "b"], multiLabel: false, cascade: cascade(null) };
     const run = new MemoryPlan(classifyOperator, spec).start(["x", "y"]);
-    run.run((task, vars) => (task.stage === "cascade" ? { output: { label: "a", confidence: vars.item === "x" ? 0.9 : 0.89 } } : { output: { label: "b", confidence: 0.7 } }));
+    run.run((task, vars) =>
+      task.stage === "cascade" ? { output: { label: "a", confidence: vars.item === "x" ? 0.9 : 0.89 } } : { output: { label: "b", confidence: 0.7 } },
+    );
     expect(run.dispatched).toEqual(["cascade:0", "cascade:1", "items:1"]);
     expect(run.end).toMatchObject({ output: { counts: { a: 1, b: 1 }, failed: 0, decided_by: { cascade: 1, model: 1 } } });
   });

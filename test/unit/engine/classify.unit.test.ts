@@ -22,7 +22,13 @@ describe("classify: a label per item, counted", () => {
   });
 
   it("the answer's schema holds the model to the labels, with a confidence in [0, 1]", () => {
-    expect(labelSchema(["a", "b"], false)).toMatchObject({ properties: { label: { enum: ["a", "b"] }, confidence: { minimum: 0, maximum: 1 } }, required: ["label", "confidence"] });
-    expect(labelSchema(["a", "b"], true)).toMatchObject({ properties: { labels: { items: { enum: ["a", "b"] }, uniqueItems: true } }, required: ["labels", "confidence"] });
+    expect(labelSchema(["a", "b"], false)).toMatchObject({
+      properties: { label: { enum: ["a", "b"] }, confidence: { minimum: 0, maximum: 1 } },
+      required: ["label", "confidence"],
+    });
+    expect(labelSchema(["a", "b"], true)).toMatchObject({
+      properties: { labels: { items: { enum: ["a", "b"] }, uniqueItems: true } },
+      required: ["labels", "confidence"],
+    });
   });
 });

@@ -26,13 +26,21 @@ describe("the order of a sample", () => {
     for (const n of [0, 1, 2, 3, 10, 97, 100, 1_000]) expect([...spreadOrder(n)].sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i));
     const first = spreadOrder(1_000).slice(0, 10);
     expect(Math.max(...first) - Math.min(...first)).toBeGreaterThan(500); // the first ten are not bunched at the start
-    expect(renderOrder(["a", "a", "a", "b", "b"]).slice(0, 2).map((i) => (i < 3 ? "a" : "b"))).toEqual(["a", "b"]);
+    expect(
+      renderOrder(["a", "a", "a", "b", "b"])
+        .slice(0, 2)
+        .map((i) => (i < 3 ? "a" : "b")),
+    ).toEqual(["a", "b"]);
   });
 });
 
 describe("a line through the rendered prompts", () => {
   it("fits tokens = a + b × size, and falls back to chars/4 through the mean for one size", () => {
-    const fit = fitPrompts([{ size: 100, tokens: 35 }, { size: 200, tokens: 60 }, { size: 400, tokens: 110 }]);
+    const fit = fitPrompts([
+      { size: 100, tokens: 35 },
+      { size: 200, tokens: 60 },
+      { size: 400, tokens: 110 },
+    ]);
     expect(fit?.b).toBeCloseTo(0.25, 5);
     expect(fit?.a).toBeCloseTo(10, 5);
     expect(fit?.spread).toBeCloseTo(0, 5);
@@ -87,7 +95,12 @@ describe("an estimate within one request's work budget", () => {
     template.renderVars({ item: "a" }, work);
     expect(work.spent).toBe(true);
     const failing = new WorkBudget();
-    expect(() => compileTemplate("{% for i in range(item) %}{% endfor %}", "prompt_template", "item", { ...DEFAULT_RENDER_LIMITS, maxSteps: 50 }).renderVars({ item: 1_000 }, failing)).toThrow();
+    expect(() =>
+      compileTemplate("{% for i in range(item) %}{% endfor %}", "prompt_template", "item", { ...DEFAULT_RENDER_LIMITS, maxSteps: 50 }).renderVars(
+        { item: 1_000 },
+        failing,
+      ),
+    ).toThrow();
     expect(failing.steps).toBeGreaterThan(0);
     const none = estimate("Summarize: {{ item.text }}", inputs.slice(0, 3), new WorkBudget(0));
     expect(none.summary.method).toMatch(/0 of 3 prompts rendered.*1 stage with no prompt rendered counted at the template's and the input's characters \/ 4/);

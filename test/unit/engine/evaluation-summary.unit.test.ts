@@ -9,8 +9,24 @@ import { wilsonInterval } from "../../../src/engine/stats";
 import type { TaskView } from "../../../src/engine/types";
 
 const item = (over: Partial<EvalItem>): EvalItem => ({ index: 0, input: "x", output: null, success: true, error: null, judged: false, ...over });
-const view = (input: EvalItem, output: ItemVerdict): TaskView => ({ stage: "items", index: input.index, state: "done", success: true, output, input, error: null });
-const call = (winner: string | null): TaskView => ({ stage: "judge_ab", index: 0, state: "done", success: winner !== null, output: winner ? { winner } : null, input: null, error: winner ? null : "boom" });
+const view = (input: EvalItem, output: ItemVerdict): TaskView => ({
+  stage: "items",
+  index: input.index,
+  state: "done",
+  success: true,
+  output,
+  input,
+  error: null,
+});
+const call = (winner: string | null): TaskView => ({
+  stage: "judge_ab",
+  index: 0,
+  state: "done",
+  success: winner !== null,
+  output: winner ? { winner } : null,
+  input: null,
+  error: winner ? null : "boom",
+});
 
 describe("gold labels", () => {
   it("compare a filter's keep, a classification's label or set, and any other output field by field", () => {
@@ -56,7 +72,10 @@ describe("the evaluation's output", () => {
   it("gives gold accuracy with its interval, and precision, recall and F1 of keep for a filter", () => {
     const gold = (index: number, keep: boolean, expected: boolean) => item({ index, output: { keep }, expected });
     const items = [gold(0, true, true), gold(1, true, false), gold(2, false, true), gold(3, false, false), gold(4, true, true)];
-    const out = evaluationOutput({ ...spec, mode: "gold" }, items.map((i) => view(i, { gold_match: goldMatch("filter", i) })));
+    const out = evaluationOutput(
+      { ...spec, mode: "gold" },
+      items.map((i) => view(i, { gold_match: goldMatch("filter", i) })),
+    );
     expect(out.gold).toEqual({ n: 5, matched: 3, accuracy: 0.6, interval: wilsonInterval(3, 5, 0.95), precision: 2 / 3, recall: 2 / 3, f1: 2 / 3 });
     expect(out.criteria).toBeUndefined();
   });
@@ -64,7 +83,10 @@ describe("the evaluation's output", () => {
   it("gives a map's gold accuracy field by field", () => {
     const a = item({ index: 0, output: { t: "x", y: 1 }, expected: { t: "x", y: 2 } });
     const b = item({ index: 1, output: { t: "x", y: 2 }, expected: { t: "x", y: 2 } });
-    const out = evaluationOutput({ ...spec, sourceType: "map", mode: "gold" }, [a, b].map((i) => view(i, { gold_match: goldMatch("map", i) })));
+    const out = evaluationOutput(
+      { ...spec, sourceType: "map", mode: "gold" },
+      [a, b].map((i) => view(i, { gold_match: goldMatch("map", i) })),
+    );
     expect(out.gold).toMatchObject({ n: 2, matched: 1, by_field: { t: { n: 2, accuracy: 1 }, y: { n: 2, accuracy: 0.5 } } });
   });
 

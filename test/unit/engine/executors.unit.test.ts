@@ -5,8 +5,20 @@ import type { AgentSpec, StageWork } from "../../../src/engine/types";
 import { call } from "./specs";
 
 const agent: AgentSpec = {
-  model: "openai/m", promptTemplate: "{{ item }}", systemPrompt: "s", temperature: null, maxTokens: 100, timeoutMs: 10_000, maxRetries: 2,
-  maxTurns: 5, continuationMessage: "go on", completionMarker: null, readOnly: false, tools: [], maxContextTokens: null, maxTotalTokens: 2_000,
+  model: "openai/m",
+  promptTemplate: "{{ item }}",
+  systemPrompt: "s",
+  temperature: null,
+  maxTokens: 100,
+  timeoutMs: 10_000,
+  maxRetries: 2,
+  maxTurns: 5,
+  continuationMessage: "go on",
+  completionMarker: null,
+  readOnly: false,
+  tools: [],
+  maxContextTokens: null,
+  maxTotalTokens: 2_000,
 };
 const callWork: StageWork = { kind: "call", tenantId: "t", call: call("{{ item }}", { timeoutMs: 20_000, maxTokens: 50 }) };
 const agentWork: StageWork = { kind: "agent", tenantId: "t", agent };

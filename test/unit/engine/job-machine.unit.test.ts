@@ -57,10 +57,16 @@ describe("job transitions", () => {
 
   it("refuses with the reasons the API answers", () => {
     expect(jobTransition({ status: "running", finalized: false }, { type: "resume" })).toEqual({ ok: false, reason: "The job is running, not paused." });
-    expect(jobTransition({ status: "paused", finalized: false }, { type: "recover" })).toEqual({ ok: false, reason: "The job is still running or paused; only an ended job can be recovered." });
+    expect(jobTransition({ status: "paused", finalized: false }, { type: "recover" })).toEqual({
+      ok: false,
+      reason: "The job is still running or paused; only an ended job can be recovered.",
+    });
     // Ended but its end not final yet (MAP_COMPLETED not sent): not recoverable until it is.
     expect(jobTransition({ status: "failed", finalized: false }, { type: "recover" }).ok).toBe(false);
-    expect(jobTransition({ status: "cancelled", finalized: true }, { type: "end", status: "cancelled" })).toEqual({ ok: false, reason: "The job has ended already (cancelled)." });
+    expect(jobTransition({ status: "cancelled", finalized: true }, { type: "end", status: "cancelled" })).toEqual({
+      ok: false,
+      reason: "The job has ended already (cancelled).",
+    });
     expect(jobTransition({ status: "completed", finalized: true }, { type: "finalize" })).toEqual({ ok: false, reason: "The job's end is final already." });
   });
 
@@ -85,7 +91,11 @@ describe("job transitions", () => {
       { type: "stamp-end" },
     ]);
     expect(effects({ status: "failed", finalized: false }, { type: "finalize" })).toEqual([{ type: "emit", event: "MAP_COMPLETED" }, { type: "leave" }]);
-    expect(effects({ status: "failed", finalized: true }, { type: "recover" })).toEqual([{ type: "new-round" }, { type: "emit", event: "JOB_RECOVERING" }, { type: "advance" }]);
+    expect(effects({ status: "failed", finalized: true }, { type: "recover" })).toEqual([
+      { type: "new-round" },
+      { type: "emit", event: "JOB_RECOVERING" },
+      { type: "advance" },
+    ]);
   });
 
   it("a job's life: begins, pauses on its budget, resumes, fails, is finalized, recovered, completes", () => {

@@ -22,14 +22,16 @@ const spec = (strategy: Strategy, over: Partial<MapReduceJobSpec> = {}): MapRedu
 
 /** Four documents, each about its own category; a reducer joins what it got, a synthesis lists it. */
 const DOCS = ["apples", "bees", "cars", "dunes"];
-const answers = (failing: Set<string> = new Set()) => (task: TaskView, vars: Record<string, unknown>): Answer => {
-  const id = `${task.stage}:${task.index}`;
-  if (failing.has(id)) return { error: `${id} failed` };
-  if (task.stage === MAP) return { output: { extractions: [{ category: String(vars.item)[0], text: vars.item }] } };
-  if (task.stage === SYNTHESIS) return { output: `summary of ${JSON.stringify(vars.results)}` };
-  const items = vars.items as unknown[];
-  return { output: items.map((i) => (typeof i === "string" ? i : String((i as { text: string }).text))).join("|") };
-};
+const answers =
+  (failing: Set<string> = new Set()) =>
+  (task: TaskView, vars: Record<string, unknown>): Answer => {
+    const id = `${task.stage}:${task.index}`;
+    if (failing.has(id)) return { error: `${id} failed` };
+    if (task.stage === MAP) return { output: { extractions: [{ category: String(vars.item)[0], text: vars.item }] } };
+    if (task.stage === SYNTHESIS) return { output: `summary of ${JSON.stringify(vars.results)}` };
+    const items = vars.items as unknown[];
+    return { output: items.map((i) => (typeof i === "string" ? i : String((i as { text: string }).text))).join("|") };
+  };
 
 describe("map-reduce: map, shuffle, reduce", () => {
   it("hierarchical: level 0 takes fan_in groups per call, level 1 their outputs; the top one's output is the job's", () => {
@@ -50,7 +52,10 @@ describe("map-reduce: map, shuffle, reduce", () => {
   it("map_failures fail: a failed mapper batch fails the job at the end of the map stage, before any reduce", () => {
     const run = new MemoryPlan(mapReduceOperator, spec("flat")).start(DOCS).run(answers(new Set(["map:1"])));
     expect(run.dispatched).toEqual(["map:0", "map:1", "map:2", "map:3"]);
-    expect(run.end).toMatchObject({ status: "failed", error: { code: "task_failed", stage: MAP, index: 1, message: "1 mapper batch(es) failed; first (batch 1): map:1 failed" } });
+    expect(run.end).toMatchObject({
+      status: "failed",
+      error: { code: "task_failed", stage: MAP, index: 1, message: "1 mapper batch(es) failed; first (batch 1): map:1 failed" },
+    });
   });
 
   it("map_failures continue: the failed batch's documents are left out (listed by the shuffle) and the rest are reduced", () => {

@@ -62,7 +62,11 @@ export class MemoryPlan<S extends JobSpecBase> {
   /** One task ends as `answer` says; what the operator says follows is applied. */
   finish(task: TaskView, answer: Answer): void {
     this.dispatched.push(`${task.stage}:${task.index}`);
-    this.#record(task.stage, task.index, "output" in answer ? { success: true, output: answer.output, error: null } : { success: false, output: null, error: answer.error });
+    this.#record(
+      task.stage,
+      task.index,
+      "output" in answer ? { success: true, output: answer.output, error: null } : { success: false, output: null, error: answer.error },
+    );
   }
 
   /**
@@ -72,7 +76,11 @@ export class MemoryPlan<S extends JobSpecBase> {
    */
   recover(): number {
     const candidates = [...this.tasks.values()].filter((t) => t.state !== "done" || t.success === false);
-    const redo = this.op.redoAfter?.(this.spec, this.reader, candidates.map((t) => ({ stage: t.stage, index: t.index }))) ?? { rerun: [], drop: [] };
+    const redo = this.op.redoAfter?.(
+      this.spec,
+      this.reader,
+      candidates.map((t) => ({ stage: t.stage, index: t.index })),
+    ) ?? { rerun: [], drop: [] };
     const skipped = new Set((redo.skip ?? []).map((t) => `${t.stage}:${t.index}`));
     const rows = candidates.filter((t) => !skipped.has(`${t.stage}:${t.index}`));
     const rerun = redo.rerun.map((t) => this.tasks.get(`${t.stage}:${t.index}`)).filter((t): t is Row => t !== undefined && !rows.includes(t));
@@ -133,7 +141,17 @@ export class MemoryPlan<S extends JobSpecBase> {
     const key = `${seed.stage}:${seed.index}`;
     if (this.tasks.has(key)) return false;
     const blocked = seed.blocked === true;
-    this.tasks.set(key, { stage: seed.stage, index: seed.index, state: blocked ? "blocked" : "pending", success: null, output: null, input: seed.input ?? null, error: null, priority: seed.priority ?? 0, blocked });
+    this.tasks.set(key, {
+      stage: seed.stage,
+      index: seed.index,
+      state: blocked ? "blocked" : "pending",
+      success: null,
+      output: null,
+      input: seed.input ?? null,
+      error: null,
+      priority: seed.priority ?? 0,
+      blocked,
+    });
     return true;
   }
 

@@ -15,7 +15,16 @@ import { DEFAULT_RENDER_LIMITS } from "../../../src/template/budget";
 import { MemoryPlan, type Answer } from "./memory-plan";
 import { base } from "./specs";
 
-const DEFAULTS = { model: "openai/big", max_retries: 1, concurrency: 4, metadata: {}, timeout_secs: 60, retry_guidance: "retry", temperature: 0, max_tokens: 50 } as TaskDefaults;
+const DEFAULTS = {
+  model: "openai/big",
+  max_retries: 1,
+  concurrency: 4,
+  metadata: {},
+  timeout_secs: 60,
+  retry_guidance: "retry",
+  temperature: 0,
+  max_tokens: 50,
+} as TaskDefaults;
 
 function pipeline(inputs: Record<string, unknown>, steps: unknown[]): PipelineJobSpec {
   return { ...base("pipeline"), model: "openai/big", inputs, units: readSteps({} as Env, DEFAULTS, inputs, undefined, steps), format: "notes_only" };
@@ -51,15 +60,27 @@ describe("pipeline operator steps", () => {
     expect(run.reader.task(STEPS, 0)?.output).toEqual(value);
     expect(run.end).toMatchObject({ status: "completed", output: `summary of ${JSON.stringify(value)}` });
     // The plan says each stage's step; the list groups by it: one step, not a step per operator stage.
-    const stages = pipelineOperator.plan(spec, []).stages.map((s) => ({ name: s.name, step: s.step, status: "completed", usage: { input_tokens: 0, output_tokens: 0 } }));
-    expect(stages.map((s) => [s.name, s.step])).toEqual([["screen/items", "screen"], ["summary", "summary"], ["steps", undefined]]);
+    const stages = pipelineOperator
+      .plan(spec, [])
+      .stages.map((s) => ({ name: s.name, step: s.step, status: "completed", usage: { input_tokens: 0, output_tokens: 0 } }));
+    expect(stages.map((s) => [s.name, s.step])).toEqual([
+      ["screen/items", "screen"],
+      ["summary", "summary"],
+      ["steps", undefined],
+    ]);
     expect(stepList(stages, []).map((s) => s.step)).toEqual(["screen", "summary"]);
   });
 
   it("a classify step with a cascade over an earlier step's list: the cheaper model decides the sure items, the job's model the others; its value has each item's label", () => {
     const spec = pipeline({ raw: "R" }, [
       { id: "list", type: "llm", prompt_template: "{{ raw }}" },
-      { id: "labels", type: "classify", inputs_from: "${list}", categories: [{ name: "pos" }, { name: "neg" }], cascade: { model: "openai/small", accept_above: 0.9 } },
+      {
+        id: "labels",
+        type: "classify",
+        inputs_from: "${list}",
+        categories: [{ name: "pos" }, { name: "neg" }],
+        cascade: { model: "openai/small", accept_above: 0.9 },
+      },
     ]);
     const run = new MemoryPlan(pipelineOperator, spec).start([]).run((task, vars): Answer => {
       if (task.stage === "list") return { output: ["good", "bad", "meh"] };
@@ -87,12 +108,22 @@ describe("pipeline operator steps", () => {
 
     const all = pipeline({ papers: ["a", "b"] }, [{ id: "best", type: "rank", inputs_from: "${papers}", criteria: "c", k: 5 }]);
     const ran = new MemoryPlan(pipelineOperator, all).start([]).run((_t, vars) => ({ output: { score: vars.item === "b" ? 2 : 1 } }));
-    expect(ran.end?.output).toEqual([{ index: 1, score: 2, item: "b" }, { index: 0, score: 1, item: "a" }]);
+    expect(ran.end?.output).toEqual([
+      { index: 1, score: 2, item: "b" },
+      { index: 0, score: 1, item: "a" },
+    ]);
   });
 
   it("a resolve step closes matches transitively; over an earlier step's list, too many comparisons fail the step with the operator's code", () => {
-    const records = [{ n: "acme", g: 1 }, { n: "ACME inc", g: 1 }, { n: "acme co", g: 1 }, { n: "globex", g: 2 }];
-    const spec = pipeline({ records }, [{ id: "entities", type: "resolve", inputs_from: "${records}", comparison_template: "{{ item_a }} {{ item_b }}", blocking: { keys: ["g"] } }]);
+    const records = [
+      { n: "acme", g: 1 },
+      { n: "ACME inc", g: 1 },
+      { n: "acme co", g: 1 },
+      { n: "globex", g: 2 },
+    ];
+    const spec = pipeline({ records }, [
+      { id: "entities", type: "resolve", inputs_from: "${records}", comparison_template: "{{ item_a }} {{ item_b }}", blocking: { keys: ["g"] } },
+    ]);
     const run = new MemoryPlan(pipelineOperator, spec).start([]).run((_t, vars): Answer => {
       const [a, b] = [vars.item_a as { n: string }, vars.item_b as { n: string }];
       return { output: { match: a.n === "acme" && b.n !== "acme co" ? true : b.n === "acme co" && a.n === "ACME inc" } };
@@ -102,7 +133,14 @@ describe("pipeline operator steps", () => {
 
     const late = pipeline({ raw: "R" }, [
       { id: "list", type: "llm", prompt_template: "{{ raw }}" },
-      { id: "entities", type: "resolve", inputs_from: "${list}", comparison_template: "{{ item_a }} {{ item_b }}", blocking: { keys: ["g"] }, max_comparisons: 2 },
+      {
+        id: "entities",
+        type: "resolve",
+        inputs_from: "${list}",
+        comparison_template: "{{ item_a }} {{ item_b }}",
+        blocking: { keys: ["g"] },
+        max_comparisons: 2,
+      },
     ]);
     const failed = new MemoryPlan(pipelineOperator, late).start([]).run(() => ({ output: records }));
     expect(failed.end).toMatchObject({ status: "failed", error: { code: "too_many_comparisons", step: "entities" } });
@@ -116,7 +154,11 @@ describe("pipeline operator steps", () => {
     ]);
     let broken = true;
     const answer = (task: TaskView, vars: Record<string, unknown>): Answer =>
-      task.stage === "screen/items" ? (broken && task.index === 1 ? { error: "down" } : { output: { keep: aboutML(vars.item) } }) : { output: `after ${JSON.stringify(vars.screen)}` };
+      task.stage === "screen/items"
+        ? broken && task.index === 1
+          ? { error: "down" }
+          : { output: { keep: aboutML(vars.item) } }
+        : { output: `after ${JSON.stringify(vars.screen)}` };
     const run = new MemoryPlan(pipelineOperator, spec).start([]).run(answer);
     expect(run.end).toMatchObject({ status: "completed" });
     expect(run.reader.task(STEPS, 0)?.output).toMatchObject({ kept: [0, 2, 4], dropped: 1, failed: 1 });
@@ -157,10 +199,18 @@ describe("pipeline operator steps: refused at the step's path", () => {
   });
 
   it("the operator's own checks: a predicate that never reads item, cascade thresholds the wrong way round; too many comparisons over the pipeline's inputs is the route's 422", () => {
-    expect(refused({ papers: PAPERS }, filter({ predicate_template: "no item" }))).toMatchObject({ code: "template_missing_item", details: [{ path: "steps[0].predicate_template" }] });
-    expect(refused({ papers: PAPERS }, filter({ cascade: { model: "openai/small", accept_above: 0.5, reject_below: 0.6 } }))).toMatchObject({ code: "invalid_request", details: [{ path: "steps[0].cascade.reject_below" }] });
+    expect(refused({ papers: PAPERS }, filter({ predicate_template: "no item" }))).toMatchObject({
+      code: "template_missing_item",
+      details: [{ path: "steps[0].predicate_template" }],
+    });
+    expect(refused({ papers: PAPERS }, filter({ cascade: { model: "openai/small", accept_above: 0.5, reject_below: 0.6 } }))).toMatchObject({
+      code: "invalid_request",
+      details: [{ path: "steps[0].cascade.reject_below" }],
+    });
     const records = Array.from({ length: 10 }, () => ({ g: 1 }));
-    const err = refused({ records }, [{ id: "e", type: "resolve", inputs_from: "${records}", comparison_template: "{{ item_a }} {{ item_b }}", blocking: { keys: ["g"] }, max_comparisons: 5 }]);
+    const err = refused({ records }, [
+      { id: "e", type: "resolve", inputs_from: "${records}", comparison_template: "{{ item_a }} {{ item_b }}", blocking: { keys: ["g"] }, max_comparisons: 5 },
+    ]);
     expect(err).toMatchObject({ code: "too_many_comparisons", status: 422, details: { max_comparisons: 5, step: "steps[0]" } });
   });
 });

@@ -14,14 +14,21 @@ function pipeline(inputs: Record<string, unknown>, steps: unknown[]): PipelineJo
 }
 
 /** Each call answers with what its template would say of its variables: the step, and the names it read. */
-const echo = (failing: Set<string> = new Set()) => (task: TaskView, vars: Record<string, unknown>): Answer => {
-  const id = `${task.stage}:${task.index}`;
-  if (failing.has(id)) return { error: `${id} failed` };
-  if ("file" in vars) return { output: `summary of ${String(vars.file)}` };
-  if ("accumulator" in vars) return { output: `${String(vars.accumulator)}+${String(vars.current_result)}` };
-  if (task.stage === "list") return { output: ["a.txt", "b.txt"] };
-  return { output: `${task.stage} saw ${Object.keys(vars).filter((k) => k !== "accumulated").sort().join(",")}` };
-};
+const echo =
+  (failing: Set<string> = new Set()) =>
+  (task: TaskView, vars: Record<string, unknown>): Answer => {
+    const id = `${task.stage}:${task.index}`;
+    if (failing.has(id)) return { error: `${id} failed` };
+    if ("file" in vars) return { output: `summary of ${String(vars.file)}` };
+    if ("accumulator" in vars) return { output: `${String(vars.accumulator)}+${String(vars.current_result)}` };
+    if (task.stage === "list") return { output: ["a.txt", "b.txt"] };
+    return {
+      output: `${task.stage} saw ${Object.keys(vars)
+        .filter((k) => k !== "accumulated")
+        .sort()
+        .join(",")}`,
+    };
+  };
 
 const llm = (id: string, extra: Record<string, unknown> = {}) => ({ id, type: "llm", prompt_template: `{{ raw }} ${id}`, ...extra });
 
@@ -38,7 +45,12 @@ describe("pipeline: steps over a shared store", () => {
   });
 
   it("runs a step's input tasks first, in parallel, and gives the step their outputs under their names", () => {
-    const spec = pipeline({ raw: "R" }, [llm("main", { prompt_template: "{{ a }} {{ b }}", inputs: { a: { task: { prompt_template: "{{ raw }} A" } }, b: { task: { id: "task_b", prompt_template: "{{ raw }} B" } } } })]);
+    const spec = pipeline({ raw: "R" }, [
+      llm("main", {
+        prompt_template: "{{ a }} {{ b }}",
+        inputs: { a: { task: { prompt_template: "{{ raw }} A" } }, b: { task: { id: "task_b", prompt_template: "{{ raw }} B" } } },
+      }),
+    ]);
     const run = new MemoryPlan(pipelineOperator, spec).start([]);
     expect(run.pending().map((t) => t.stage)).toEqual(["main.input.a", "main.input.b"]); // both ready at once
     run.run(echo());
@@ -50,7 +62,13 @@ describe("pipeline: steps over a shared store", () => {
     const spec = pipeline({ raw: "R" }, [
       llm("list"),
       llm("summaries", { prompt_template: "{{ file }}", batch: { items: "${list}", as: "file", max_concurrent: 1 } }),
-      { id: "joined", type: "reduce", inputs_from: "${summaries.results}", initial_value: "", reduction_task: { prompt_template: "{{ accumulator }} {{ current_result }}" } },
+      {
+        id: "joined",
+        type: "reduce",
+        inputs_from: "${summaries.results}",
+        initial_value: "",
+        reduction_task: { prompt_template: "{{ accumulator }} {{ current_result }}" },
+      },
     ]);
     const run = new MemoryPlan(pipelineOperator, spec).start([]).run(echo());
     expect(run.dispatched).toEqual(["list:0", "summaries:0", "summaries:1", "joined:0", "joined:1"]);

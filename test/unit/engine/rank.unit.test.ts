@@ -23,7 +23,13 @@ describe("rank: the top k by score", () => {
   it("without a tie at the cut: no comparison; best first", () => {
     const run = new MemoryPlan(rankOperator, spec(2)).start(["w", "x", "y", "z"]).run(answers({ w: 3, x: 9, y: 5, z: 7 }));
     expect(run.dispatched).toEqual(["score:0", "score:1", "score:2", "score:3"]);
-    expect(run.end).toMatchObject({ status: "completed", output: [{ index: 1, score: 9 }, { index: 3, score: 7 }] });
+    expect(run.end).toMatchObject({
+      status: "completed",
+      output: [
+        { index: 1, score: 9 },
+        { index: 3, score: 7 },
+      ],
+    });
   });
 
   it("ties across the cut: every pair of the tied compared once (lower index as A), ordered by wins", () => {
@@ -31,13 +37,20 @@ describe("rank: the top k by score", () => {
     run.run(answers({ a: 5, b: 8, c: 5, d: 5, e: 2 }, { "0-2": "B", "0-3": "B", "2-3": "A" }));
     expect(run.tasks.get("compare:0")?.input).toMatchObject({ a: 0, b: 2, item_a: "a", item_b: "c" });
     expect(run.dispatched.filter((d) => d.startsWith("compare"))).toHaveLength(3);
-    expect(run.end?.output).toEqual([{ index: 1, score: 8 }, { index: 2, score: 5, wins: 2 }]);
+    expect(run.end?.output).toEqual([
+      { index: 1, score: 8 },
+      { index: 2, score: 5, wins: 2 },
+    ]);
   });
 
   it("ties that all fit in the top k are not compared", () => {
     const run = new MemoryPlan(rankOperator, spec(3)).start(["a", "b", "c"]).run(answers({ a: 5, b: 8, c: 5 }));
     expect(run.dispatched.some((d) => d.startsWith("compare"))).toBe(false);
-    expect(run.end?.output).toEqual([{ index: 1, score: 8 }, { index: 0, score: 5 }, { index: 2, score: 5 }]);
+    expect(run.end?.output).toEqual([
+      { index: 1, score: 8 },
+      { index: 0, score: 5 },
+      { index: 2, score: 5 },
+    ]);
   });
 
   it("a failed score leaves its item out; a failed comparison is a win for neither (input order decides)", () => {
@@ -49,7 +62,10 @@ describe("rank: the top k by score", () => {
     const items = Array.from({ length: MAX_TIED + 1 }, (_, i) => `i${i}`);
     const run = new MemoryPlan(rankOperator, spec(2)).start(items).run(answers(Object.fromEntries(items.map((i) => [i, 1]))));
     expect(run.dispatched.some((d) => d.startsWith("compare"))).toBe(false);
-    expect(run.end?.output).toEqual([{ index: 0, score: 1 }, { index: 1, score: 1 }]);
+    expect(run.end?.output).toEqual([
+      { index: 0, score: 1 },
+      { index: 1, score: 1 },
+    ]);
   });
 
   it("recover re-runs a failed score and plans the comparisons anew for the tie it makes", () => {

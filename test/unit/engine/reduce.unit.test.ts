@@ -13,11 +13,13 @@ const spec = (inner: boolean, total: number): ReduceJobSpec => ({
 });
 
 /** Inner tasks upper-case their item; a reduction appends the current result to the accumulator. */
-const fold = (fail: string | null = null) => (task: { stage: string }, vars: Record<string, unknown>): Answer => {
-  if (task.stage === INNER) return { output: String(vars.item).toUpperCase() };
-  if (vars.name === fail) return { error: "the model said no" };
-  return { output: `${String(vars.accumulator)}+${String(vars.current_result)}` };
-};
+const fold =
+  (fail: string | null = null) =>
+  (task: { stage: string }, vars: Record<string, unknown>): Answer => {
+    if (task.stage === INNER) return { output: String(vars.item).toUpperCase() };
+    if (vars.name === fail) return { error: "the model said no" };
+    return { output: `${String(vars.accumulator)}+${String(vars.current_result)}` };
+  };
 
 const inputs = entries({ a: "x", b: "y", c: "z" });
 

@@ -19,9 +19,15 @@ describe("blocking", () => {
 
   it("exact, prefix and trigram blocks", () => {
     const names = (list: string[]) => list.map((name) => ({ name }));
-    expect(blockPairs(names(["Acme", " acme ", "Globex", "ACME"]), { keys: ["name"], method: "exact", threshold: null }, 100).pairs).toEqual([[0, 1], [0, 3], [1, 3]]);
+    expect(blockPairs(names(["Acme", " acme ", "Globex", "ACME"]), { keys: ["name"], method: "exact", threshold: null }, 100).pairs).toEqual([
+      [0, 1],
+      [0, 3],
+      [1, 3],
+    ]);
     expect(blockPairs(names(["acme inc", "acme corp", "acorn"]), { keys: ["name"], method: "prefix", threshold: 3 }, 100).pairs).toEqual([[0, 1]]);
-    expect(blockPairs(names(["jonathan smith", "mary jones", "jonathon smith"]), { keys: ["name"], method: "trigram", threshold: 0.5 }, 100).pairs).toEqual([[0, 2]]);
+    expect(blockPairs(names(["jonathan smith", "mary jones", "jonathon smith"]), { keys: ["name"], method: "trigram", threshold: 0.5 }, 100).pairs).toEqual([
+      [0, 2],
+    ]);
   });
 
   it("a trigram blocking whose keys all share trigrams stops after MAX_TRIGRAM_WORK candidates, before its pairs are counted", () => {
@@ -64,7 +70,13 @@ const spec = (resolution: boolean): ResolveJobSpec => ({
   blocking: { keys: ["g"], method: "exact", threshold: null },
   maxComparisons: 100,
 });
-const INPUTS = [{ g: 1, n: "a" }, { g: 1, n: "b" }, { g: 1, n: "c" }, { g: 2, n: "d" }, { g: 2, n: "e" }];
+const INPUTS = [
+  { g: 1, n: "a" },
+  { g: 1, n: "b" },
+  { g: 1, n: "c" },
+  { g: 2, n: "d" },
+  { g: 2, n: "e" },
+];
 
 /** Matches by pair `a-b`; a resolution answers the names of its cluster joined. */
 function answers(matches: Record<string, boolean | null>) {
@@ -113,6 +125,17 @@ describe("resolve: comparisons, closure, resolutions", () => {
   });
 
   it("closure by union-find: chains, cycles and repeats", () => {
-    expect(clustersOf(6, [[4, 5], [0, 2], [2, 4], [1, 3], [0, 4]])).toEqual([[0, 2, 4, 5], [1, 3]]);
+    expect(
+      clustersOf(6, [
+        [4, 5],
+        [0, 2],
+        [2, 4],
+        [1, 3],
+        [0, 4],
+      ]),
+    ).toEqual([
+      [0, 2, 4, 5],
+      [1, 3],
+    ]);
   });
 });

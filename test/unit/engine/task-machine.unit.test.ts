@@ -10,8 +10,21 @@ import { invalid, ok, throttle, timeout, transient, usage } from "./outcomes";
 
 const policy = { maxRetries: 2, maxWaitMs: 60_000 };
 const zero = () => 0;
-const running = (over: Partial<TaskState> = {}): TaskState => ({ ...freshTask(), state: "running", attempts: 1, slot: 3, token: "tok", dispatchedAt: 0, ...over });
-const report = (outcome: Parameters<typeof ok>[0] extends never ? never : ReturnType<typeof ok>, now = 1_000): TaskEvent => ({ type: "report", outcome, now, random: zero });
+const running = (over: Partial<TaskState> = {}): TaskState => ({
+  ...freshTask(),
+  state: "running",
+  attempts: 1,
+  slot: 3,
+  token: "tok",
+  dispatchedAt: 0,
+  ...over,
+});
+const report = (outcome: Parameters<typeof ok>[0] extends never ? never : ReturnType<typeof ok>, now = 1_000): TaskEvent => ({
+  type: "report",
+  outcome,
+  now,
+  random: zero,
+});
 const phases: TaskPhase[] = ["blocked", "pending", "waiting", "running", "child", "done"];
 
 describe("task transitions", () => {
@@ -30,7 +43,10 @@ describe("task transitions", () => {
   it("a success ends the task and frees its slot", () => {
     const t = taskTransition(running(), report(ok({ a: 1 })), policy);
     expect(t?.task).toMatchObject({ state: "done", slot: null, token: null, attempts: 1 });
-    expect(t?.effects).toEqual([{ type: "free-slot", slot: 3 }, { type: "finish", end: { success: true, output: { a: 1 }, error: null, errorKind: null } }]);
+    expect(t?.effects).toEqual([
+      { type: "free-slot", slot: 3 },
+      { type: "finish", end: { success: true, output: { a: 1 }, error: null, errorKind: null } },
+    ]);
   });
 
   it("invalid output goes again at once with guidance; the last allowed attempt fails `validation`", () => {
@@ -72,7 +88,10 @@ describe("task transitions", () => {
     const spawn = { sessionId: "s2", parentSessionId: "s1", depth: 1, task: "t", tools: [] } as never;
     const t = taskTransition(running({ attempts: 2 }), report({ kind: "spawn", spawn, usage }), policy);
     expect(t?.task).toMatchObject({ state: "child", attempts: 1, slot: null });
-    expect(t?.effects).toEqual([{ type: "free-slot", slot: 3 }, { type: "spawn", spawn }]);
+    expect(t?.effects).toEqual([
+      { type: "free-slot", slot: 3 },
+      { type: "spawn", spawn },
+    ]);
     expect(taskTransition(t?.task as TaskState, { type: "child-ended" }, policy)?.task.state).toBe("pending");
     expect(taskTransition(freshTask(), { type: "child-ended" }, policy)).toBeNull();
   });
@@ -81,12 +100,19 @@ describe("task transitions", () => {
     const generous = { maxRetries: 10, maxWaitMs: 60_000 };
     const once = taskTransition(running(), { type: "lost", why: "no report" }, generous);
     expect(once?.task).toMatchObject({ state: "pending", losses: 1, attempts: 1 });
-    const twice = taskTransition({ ...(once?.task as TaskState), state: "running", attempts: 2, slot: 1, token: "z" }, { type: "lost", why: "no report" }, generous);
+    const twice = taskTransition(
+      { ...(once?.task as TaskState), state: "running", attempts: 2, slot: 1, token: "z" },
+      { type: "lost", why: "no report" },
+      generous,
+    );
     expect(twice?.task).toMatchObject({ state: "done", losses: LOST_ATTEMPTS_MAX });
     expect(twice?.effects).toEqual([
       { type: "free-slot", slot: 1 },
       { type: "stop-session" },
-      { type: "finish", end: { success: false, output: null, error: "The attempt was lost 2 times (no report); the task is not retried again.", errorKind: "internal" } },
+      {
+        type: "finish",
+        end: { success: false, output: null, error: "The attempt was lost 2 times (no report); the task is not retried again.", errorKind: "internal" },
+      },
     ]);
     const lastAttempt = taskTransition(running({ attempts: 3 }), { type: "lost", why: "gone" }, policy);
     expect(lastAttempt?.task.state).toBe("done");
@@ -105,31 +131,48 @@ describe("task transitions", () => {
     // Lost LOST_ATTEMPTS_MAX times in all, or out of attempts: the task ends where it is, its slot freed.
     const third = taskTransition(again?.task as TaskState, { type: "hand", why: "restarted", now: 12 }, generous);
     expect(third?.task).toMatchObject({ state: "done", losses: LOST_ATTEMPTS_MAX });
-    expect(third?.effects.at(-1)).toEqual({ type: "finish", end: { success: false, output: null, error: "The attempt was lost 2 times (restarted); the task is not retried again.", errorKind: "internal" } });
+    expect(third?.effects.at(-1)).toEqual({
+      type: "finish",
+      end: { success: false, output: null, error: "The attempt was lost 2 times (restarted); the task is not retried again.", errorKind: "internal" },
+    });
     expect(third?.effects[0]).toEqual({ type: "free-slot", slot: 3 });
     const last = taskTransition(running({ attempts: 3, handed: 1 }), { type: "hand", why: "restarted", now: 1 }, policy);
     expect(last?.task.state).toBe("done");
-    for (const state of phases.filter((p) => p !== "running")) expect(taskTransition({ ...freshTask(), state }, { type: "hand", why: "x", now: 1 }, policy)).toBeNull();
+    for (const state of phases.filter((p) => p !== "running"))
+      expect(taskTransition({ ...freshTask(), state }, { type: "hand", why: "x", now: 1 }, policy)).toBeNull();
   });
 
   it("a batch line (no slot) frees nothing; withdrawn, its attempt is not counted", () => {
     const line = running({ slot: null, token: "batch:b1" });
-    expect(taskTransition(line, report(ok()), policy)?.effects).toEqual([{ type: "finish", end: { success: true, output: "ok", error: null, errorKind: null } }]);
-    expect(taskTransition(line, { type: "withdraw" }, policy)).toEqual({ task: { ...line, state: "pending", attempts: 0, slot: null, token: null }, effects: [] });
+    expect(taskTransition(line, report(ok()), policy)?.effects).toEqual([
+      { type: "finish", end: { success: true, output: "ok", error: null, errorKind: null } },
+    ]);
+    expect(taskTransition(line, { type: "withdraw" }, policy)).toEqual({
+      task: { ...line, state: "pending", attempts: 0, slot: null, token: null },
+      effects: [],
+    });
   });
 
   it("a release (the job's end) gives the slot back and keeps the attempt; due, ready, local, reset", () => {
-    expect(taskTransition(running(), { type: "release" }, policy)).toEqual({ task: { ...running(), state: "pending", slot: null, token: null }, effects: [{ type: "free-slot", slot: 3 }] });
+    expect(taskTransition(running(), { type: "release" }, policy)).toEqual({
+      task: { ...running(), state: "pending", slot: null, token: null },
+      effects: [{ type: "free-slot", slot: 3 }],
+    });
     const waiting: TaskState = { ...freshTask(), state: "waiting", readyAt: 500 };
     expect(taskTransition(waiting, { type: "due", now: 499 }, policy)).toBeNull();
     expect(taskTransition(waiting, { type: "due", now: 500 }, policy)?.task.state).toBe("pending");
     expect(taskTransition(freshTask(true), { type: "ready" }, policy)?.task.state).toBe("pending");
     expect(taskTransition(freshTask(), { type: "ready" }, policy)).toBeNull();
-    expect(taskTransition(freshTask(), { type: "local", output: 7 }, policy)?.effects).toEqual([{ type: "finish", end: { success: true, output: 7, error: null, errorKind: null } }]);
+    expect(taskTransition(freshTask(), { type: "local", output: 7 }, policy)?.effects).toEqual([
+      { type: "finish", end: { success: true, output: 7, error: null, errorKind: null } },
+    ]);
     expect(taskTransition(running(), { type: "local", output: 7 }, policy)).toBeNull();
     // give-up: a pending task fails where it waits (its pacer granted nothing past the max wait); no other state gives up.
     const giveUp = { type: "give-up", error: "starved", errorKind: "rate_limited" } as const;
-    expect(taskTransition(freshTask(), giveUp, policy)).toEqual({ task: { ...freshTask(), state: "done" }, effects: [{ type: "finish", end: { success: false, output: null, error: "starved", errorKind: "rate_limited" } }] });
+    expect(taskTransition(freshTask(), giveUp, policy)).toEqual({
+      task: { ...freshTask(), state: "done" },
+      effects: [{ type: "finish", end: { success: false, output: null, error: "starved", errorKind: "rate_limited" } }],
+    });
     for (const other of [running(), freshTask(true), { ...freshTask(), state: "waiting" as const }]) expect(taskTransition(other, giveUp, policy)).toBeNull();
     const done: TaskState = { ...running({ attempts: 3, losses: 1, throttles: 4 }), state: "done", slot: null };
     expect(taskTransition(done, { type: "reset", blocked: false }, policy)?.task).toEqual({ ...freshTask(), losses: 1 }); // its losses kept

@@ -22,7 +22,8 @@ describe("the model lifecycle table", () => {
     expect(retirementOf(NO_ENV, "openai/gpt-6-luna")).toBeNull();
     expect(retirementOf(NO_ENV, "anthropic/claude-sonnet-4-6")).toBeNull();
     // Names that are not models of the table, whatever they look like.
-    for (const name of ["__proto__", "constructor", "openai/__proto__", "openai/gpt-4o-mini-tts", "toString"]) expect(retirementOf(NO_ENV, name), name).toBeNull();
+    for (const name of ["__proto__", "constructor", "openai/__proto__", "openai/gpt-4o-mini-tts", "toString"])
+      expect(retirementOf(NO_ENV, name), name).toBeNull();
   });
 
   it("says retired on and after the shutdown date, retiring within 30 days or before the deadline, nothing before", () => {
@@ -67,9 +68,13 @@ const ROOT = join(import.meta.dirname, "../../..");
 
 /** Every file whose examples a user copies. */
 function exampleFiles(): string[] {
-  const docs = readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`);
+  const docs = readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`);
   const schemas = readdirSync(join(ROOT, "src/schemas")).map((f) => `src/schemas/${f}`);
-  const operators = readdirSync(join(ROOT, "src/operators")).filter((f) => f.endsWith(".ts")).map((f) => `src/operators/${f}`);
+  const operators = readdirSync(join(ROOT, "src/operators"))
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => `src/operators/${f}`);
   return ["README.md", "clients/python/README.md", "assets/dash/new.js", "scripts/start-banner.mjs", "client/src/api.ts", ...docs, ...schemas, ...operators];
 }
 
@@ -89,7 +94,8 @@ describe("the examples use current models", () => {
       for (const model of modelsIn(readFileSync(join(ROOT, file), "utf8"))) {
         checked++;
         const retirement = retirementOf(NO_ENV, model);
-        if (retirement && at(retirement.shutdown_date) <= horizon) found.push(`${file}: ${model} shuts down on ${retirement.shutdown_date} (use ${retirement.replacement ?? "a current model"})`);
+        if (retirement && at(retirement.shutdown_date) <= horizon)
+          found.push(`${file}: ${model} shuts down on ${retirement.shutdown_date} (use ${retirement.replacement ?? "a current model"})`);
       }
     }
     expect(checked).toBeGreaterThanOrEqual(10); // the scan reads the examples (each model once per file)
