@@ -112,7 +112,7 @@ const D1_CLIENT = new Set(["(addAggregatedD1MetaToSpan)", "(aggregateD1Meta)", "
 /** The object whose code a stack runs in, by the outermost frame of ours (storage and SDK calls count for their caller). */
 function objectOf(module: string): string | null {
   if (module.includes("job-coordinator") || module.includes("durable-objects/coordinator/")) return "coordinator (one per job: the serial part)";
-  if (module.includes("map-worker") || module.startsWith("src/engine/attempt") || module.startsWith("src/llm/")) return "call workers";
+  if (module.includes("call-worker") || module.startsWith("src/engine/attempt") || module.startsWith("src/llm/")) return "call workers";
   if (module.includes("provider-limiter") || module.includes("worker-pool")) return "limiter and pool";
   if (module.includes("hono") || module.startsWith("src/routes") || module.startsWith("src/app") || module.startsWith("src/jobs/")) return "HTTP routes";
   return null;
@@ -120,7 +120,7 @@ function objectOf(module: string): string | null {
 
 function group(module: string): string {
   if (module.includes("job-coordinator") || module.includes("durable-objects/coordinator/")) return "coordinator";
-  if (module.includes("map-worker")) return "call worker";
+  if (module.includes("call-worker")) return "call worker";
   if (module.startsWith("src/engine/") || module.startsWith("src/operators/")) return "engine and operators";
   if (module.startsWith("src/template/") || module.includes("@huggingface/jinja")) return "templates";
   if (module.startsWith("src/output/") || module.includes("@cfworker")) return "output checks";

@@ -14,7 +14,7 @@ import { LIMIT_DEFAULTS, retentionDays } from "../src/config";
 import { FIELD_CAPS } from "../src/jobs/field-caps";
 import { ERROR_CODES } from "../src/lib/errors";
 import { openApiDocument } from "../src/routes/meta";
-import { DEFAULT_RENDER_LIMITS } from "../src/template/budget";
+import { DEFAULT_RENDER_LIMITS } from "../src/template/render-budget";
 import { SUPPORTED_FILTERS, SUPPORTED_TESTS } from "../src/template/features";
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is walked as untyped JSON

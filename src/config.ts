@@ -4,7 +4,7 @@
  * are optional, so they are read here by name with documented defaults (see .dev.vars.example).
  */
 import { ConfigurationError } from "./lib/errors";
-import { DEFAULT_RENDER_LIMITS, type RenderLimits } from "./template/budget";
+import { DEFAULT_RENDER_LIMITS, type RenderLimits } from "./template/render-budget";
 
 /** Used only when ENVIRONMENT is not "production"; refused in production. */
 export const LOCAL_ADMIN_TOKEN = "fanout-local-admin-token";
@@ -59,7 +59,7 @@ export function limits(env: object): Limits {
   };
 }
 
-/** TEMPLATE_MAX_RANGE, TEMPLATE_MAX_STEPS, TEMPLATE_MAX_DEPTH, TEMPLATE_MAX_OUTPUT_CHARS: see template/budget.ts. */
+/** TEMPLATE_MAX_RANGE, TEMPLATE_MAX_STEPS, TEMPLATE_MAX_DEPTH, TEMPLATE_MAX_OUTPUT_CHARS: see template/render-budget.ts. */
 export function renderLimits(env: object): RenderLimits {
   return {
     maxRange: readPositiveInt(env, "TEMPLATE_MAX_RANGE", DEFAULT_RENDER_LIMITS.maxRange),

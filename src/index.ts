@@ -5,7 +5,7 @@ import { sweepExpiredJobs } from "./jobs/delete";
 import { sweepCache } from "./cache/response-cache";
 
 export { JobCoordinator } from "../durable-objects/job-coordinator";
-export { MapWorker } from "../durable-objects/map-worker";
+export { CallWorker } from "../durable-objects/call-worker";
 export { AgentSession } from "../durable-objects/agent-session";
 export { ProviderLimiter } from "../durable-objects/provider-limiter";
 export { WorkerPool } from "../durable-objects/worker-pool";

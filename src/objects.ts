@@ -9,7 +9,7 @@ export function jobCoordinator(env: Env, jobId: string) {
 }
 
 export function callWorker(env: Env, name: string) {
-  return env.MAP_WORKER.get(env.MAP_WORKER.idFromName(name));
+  return env.CALL_WORKER.get(env.CALL_WORKER.idFromName(name));
 }
 
 export function agentSession(env: Env, sessionId: string) {

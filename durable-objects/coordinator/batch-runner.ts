@@ -42,7 +42,7 @@ import { endpointFrom, endpointData } from "../../src/llm/call-model";
 import { batchApiOf } from "../../src/llm/batch/registry";
 import type { BatchApi, LineResult } from "../../src/llm/batch/types";
 import type { ProviderEndpoint } from "../../src/llm/types";
-import { batchView, type BatchRow } from "./batch-table";
+import { providerBatchView, type BatchRow } from "./batch-table";
 import type { BudgetKeeper } from "./budget";
 import type { JobLog } from "./job-log";
 import type { CoordinatorStore, TaskRow } from "./store";
@@ -174,7 +174,7 @@ export class BatchRunner {
   }
 
   views() {
-    return this.#host.store.batches.all().map(batchView);
+    return this.#host.store.batches.all().map(providerBatchView);
   }
 
   #cancelWaitMs(): number {
@@ -220,7 +220,7 @@ export class BatchRunner {
     const { store, log } = this.#host;
     const tasks = store.batches.inBatch(batch.id);
     store.batches.end(batch.id, "failed", Date.now());
-    log.emit("BATCH_ENDED", { job_id: this.#host.spec().jobId, batch: batchView(store.batches.get(batch.id) as BatchRow) });
+    log.emit("BATCH_ENDED", { job_id: this.#host.spec().jobId, batch: providerBatchView(store.batches.get(batch.id) as BatchRow) });
     for (const task of tasks)
       await this.#host.settleLine(task, { kind: "permanent", error: DISOWNED_MESSAGE, errorKind: "llm_error", usage: { input_tokens: 0, output_tokens: 0 } });
   }
@@ -279,7 +279,7 @@ export class BatchRunner {
         usage: { input_tokens: 0, output_tokens: 0 },
       });
     store.batches.submitted(id, providerId, Date.now(), Date.now() + this.#pollDelay(0));
-    log.emit("BATCH_SUBMITTED", { job_id: spec.jobId, batch: batchView(store.batches.get(id) as BatchRow) });
+    log.emit("BATCH_SUBMITTED", { job_id: spec.jobId, batch: providerBatchView(store.batches.get(id) as BatchRow) });
     const ended = this.#host.status() !== "running" && this.#host.status() !== "paused";
     if (ended || store.batches.get(id)?.cancel_requested) await this.#cancelCreated(id, providerId, api, endpoint);
   }
@@ -322,7 +322,7 @@ export class BatchRunner {
     const spec = this.#host.spec();
     const tasks = store.batches.inBatch(id);
     store.batches.end(id, "failed", Date.now());
-    log.emit("BATCH_ENDED", { job_id: spec.jobId, batch: batchView(store.batches.get(id) as BatchRow) });
+    log.emit("BATCH_ENDED", { job_id: spec.jobId, batch: providerBatchView(store.batches.get(id) as BatchRow) });
     for (const task of tasks) await this.#host.settleLine(task, outcome);
   }
 
@@ -366,7 +366,7 @@ export class BatchRunner {
     const changed = state.completed !== batch.completed || state.failed !== batch.failed || state.status !== batch.provider_status;
     store.batches.polled(batch.id, state, Date.now() + this.#pollDelay(batch.polls + 1));
     if (state.phase === "running") {
-      if (changed) log.emit("BATCH_PROGRESS", { job_id: spec.jobId, batch: batchView(store.batches.get(batch.id) as BatchRow) });
+      if (changed) log.emit("BATCH_PROGRESS", { job_id: spec.jobId, batch: providerBatchView(store.batches.get(batch.id) as BatchRow) });
       if (batch.cancel_requested && batch.cancelled_at !== null && Date.now() - batch.cancelled_at > this.#cancelWaitMs()) this.#abandon(batch);
       return;
     }
@@ -386,7 +386,7 @@ export class BatchRunner {
     const matched = matchResults(read.lines, (r) => lineOutcome(r, compiled, work));
     // Ended before its lines are settled: the last line may end the job, whose MAP_COMPLETED stays the last event.
     store.batches.end(batch.id, "ended", Date.now());
-    log.emit("BATCH_ENDED", { job_id: spec.jobId, batch: batchView(store.batches.get(batch.id) as BatchRow) });
+    log.emit("BATCH_ENDED", { job_id: spec.jobId, batch: providerBatchView(store.batches.get(batch.id) as BatchRow) });
     for (const repeat of matched.repeats) this.#host.duplicated(byId.get(repeat.customId) as TaskRow, repeat.outcome);
     for (const task of left) await this.#late(batch, task, matched.byId.get(this.#customId(task))?.result, compiled, work);
     for (const task of tasks) {

@@ -31,7 +31,7 @@ export type BatchRow = {
 };
 
 /** A batch as GET /v1/jobs/{id} and the BATCH_* events show it. */
-export function batchView(row: BatchRow) {
+export function providerBatchView(row: BatchRow) {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   return {
     id: row.id,

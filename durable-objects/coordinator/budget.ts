@@ -14,7 +14,7 @@ import type { Spend } from "./job-meta";
 import type { UsageSums } from "../../src/engine/counters";
 import { priceOf, usd } from "../../src/llm/prices";
 import type { CoordinatorStore } from "./store";
-import type { RenderLimits } from "../../src/template/budget";
+import type { RenderLimits } from "../../src/template/render-budget";
 import type { CompiledTemplate } from "../../src/template/jinja";
 
 export const NO_SPEND: Spend = { total: 0, by_stage: {}, usd: 0 };

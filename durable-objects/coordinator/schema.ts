@@ -1,6 +1,6 @@
 /**
  * The coordinator's SQLite schema, versioned like D1's migrations: `meta.schema_version` holds the
- * number of steps applied, and each step runs once, in order, inside one transaction with the
+ * number of migrations applied, and each runs once, in order, inside one transaction with the
  * version bump. An object created by an older deploy is brought up to date when it next wakes.
  *
  *   1  items(idx, …), events, outbox(idx, …)              — v1: one stage of independent items
@@ -26,9 +26,9 @@
  *  10  tasks.handed — how many times the running dispatch was handed to its worker; a second
  *      hand (the first never reported: a restart mid-call) re-sends the call as one more attempt
  */
-type Step = (sql: SqlStorage) => void;
+type Migration = (sql: SqlStorage) => void;
 
-const STEPS: Step[] = [
+const MIGRATIONS: Migration[] = [
   (sql) =>
     sql.exec(`
       CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL);
@@ -174,25 +174,25 @@ function upgradeV1Spec(sql: SqlStorage): void {
   sql.exec("INSERT INTO stages (name, ord, status, total, completed) VALUES ('items', 0, 'running', ?, ?)", total, done);
 }
 
-export const SCHEMA_VERSION = STEPS.length;
+export const SCHEMA_VERSION = MIGRATIONS.length;
 
-/** Applies the steps this object has not seen yet. */
+/** Applies the migrations this object has not seen yet. */
 export function migrate(storage: DurableObjectStorage): void {
   const sql = storage.sql;
   sql.exec("CREATE TABLE IF NOT EXISTS meta (k TEXT PRIMARY KEY, v TEXT NOT NULL)");
   const row = sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = 'schema_version'").toArray()[0];
   let version = row ? Number(JSON.parse(row.v)) : legacyVersion(sql);
-  while (version < STEPS.length) {
-    const step = STEPS[version] as Step;
+  while (version < MIGRATIONS.length) {
+    const migration = MIGRATIONS[version] as Migration;
     storage.transactionSync(() => {
-      step(sql);
+      migration(sql);
       version++;
       sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES ('schema_version', ?)", JSON.stringify(version));
     });
   }
 }
 
-/** Objects from before versioning have the step-1 tables (with a spec) or nothing. */
+/** Objects from before versioning have migration 1's tables (with a spec) or nothing. */
 function legacyVersion(sql: SqlStorage): number {
   const items = sql.exec<{ n: number }>("SELECT COUNT(*) AS n FROM sqlite_master WHERE type = 'table' AND name = 'items'").one().n;
   return items > 0 ? 1 : 0;

@@ -97,13 +97,14 @@ export class TaskRunner {
    * the job. Null: the task moved on.
    */
   settle(row: TaskRow, outcome: AttemptOutcome, usage: UsageSums, now: number, random: () => number): Moved | null {
+    const facts = attemptFacts(outcome);
     if (outcome.kind === "permanent" && outcome.quota) {
       // The credential's quota is spent (contract v4): nothing will pass until someone pays. The
       // task waits as it was (its attempt not counted) and the job pauses until resume.
       const moved = this.apply(row, { type: "withdraw" });
       return moved && { ...moved, pause: "provider_quota" };
     }
-    return this.apply(row, { type: "report", outcome, now, random }, usage, attemptFacts(outcome));
+    return this.apply(row, { type: "report", outcome, now, random }, usage, facts);
   }
 
   /**

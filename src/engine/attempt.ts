@@ -7,7 +7,7 @@
 import { extractJson } from "../output/extract-json";
 import { compileOutputSchema, type OutputValidator } from "../output/validate";
 import { compileTemplate, type CompiledTemplate } from "../template/jinja";
-import type { RenderLimits } from "../template/budget";
+import type { RenderLimits } from "../template/render-budget";
 import { callModel } from "../llm/call-model";
 import { classify, describeFailure, headerOf, isQuotaSpent, isThrottle, retryAfterMs } from "../llm/errors";
 import { rateObservation } from "../llm/rate-headers";

@@ -5,7 +5,7 @@
  * (./estimate-sample.ts); a task whose inputs are earlier outputs (a reduction's accumulator)
  * is rendered without them and bounded by those outputs' `max_tokens` (the operator says how).
  */
-import type { RenderLimits } from "../template/budget";
+import type { RenderLimits } from "../template/render-budget";
 import { ESTIMATE_METHOD, outputBound, promptTokens, renderedPrompt, StageTemplates } from "./estimate";
 import { fitPrompts, renderOrder, sampleNote, scaledTokens, sizeOf, type PromptFit } from "./estimate-sample";
 import { WorkBudget } from "./work-budget";

@@ -6,7 +6,7 @@
  * sent with that bound, so a reservation covers the output).
  */
 import { compileTemplate, type CompiledTemplate, type RenderMeter } from "../template/jinja";
-import type { RenderLimits } from "../template/budget";
+import type { RenderLimits } from "../template/render-budget";
 import type { StageWork } from "./types";
 import { executorOf } from "./executors";
 

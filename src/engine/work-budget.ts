@@ -1,6 +1,6 @@
 /**
  * The work one request or one alarm may do on what a tenant sent: renders of its templates,
- * counted in the renderer's steps (src/template/budget.ts: ~1–1.5 µs of one core each) and in the
+ * counted in the renderer's steps (src/template/render-budget.ts: ~1–1.5 µs of one core each) and in the
  * characters the renders produced. One render is bounded by the render limits; this bounds their
  * sum, so no request answers later than under a second of its own CPU, whatever the number of
  * items, and no alarm takes longer than that to submit a batch (the rest go in the next alarm).

@@ -174,7 +174,8 @@ export async function allResults(db: D1Database, job: JobRow): Promise<StoredRes
   }
 }
 
-export function batchView(job: JobRow, stored: StoredResult[]) {
+/** A v1 job (map, agentic map) as ?wait=true and its batch GET answer it once it ended: every result inline. */
+export function v1BatchView(job: JobRow, stored: StoredResult[]) {
   const results = stored as ItemResult[]; // each stored in its operator's result shape
   return {
     job_id: job.id,
@@ -236,7 +237,7 @@ export function jobRoutes() {
     .openapi(batchRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);
       if (!isTerminal(job.status)) throw new ApiError(409, "conflict", "The job has not ended yet; its batch is not ready.");
-      return c.json(batchView(job, await allResults(c.env.DB, job)), 200);
+      return c.json(v1BatchView(job, await allResults(c.env.DB, job)), 200);
     })
     .openapi(eventsRoute, async (c) => {
       const job = await requireJob(c.env.DB, c.get("tenantId"), c.req.valid("param").job_id);

@@ -16,7 +16,7 @@ import { BatchSchema, EstimateSchema, JobSchema } from "../schemas/jobs";
 import { JobCreatedSchema } from "../schemas/map";
 import { bearerSecurity, commonErrors, errorResponse } from "../schemas/common";
 import { eventStreamContent } from "../schemas/events";
-import { allResults, batchView } from "./jobs";
+import { allResults, v1BatchView } from "./jobs";
 import { isV1 } from "../operators/registry";
 
 const IDEMPOTENCY_KEY_MAX = 255;
@@ -44,7 +44,7 @@ export async function answerSubmission(
   if (options.accept?.includes("text/event-stream")) return openEventStream(env, jobId);
   if (options.wait && (await jobCoordinator(env, jobId).waitForEnd(limits(env).waitLimitSecs * 1000))) {
     const job = await getJob(env.DB, tenantId, jobId);
-    if (job && isV1(job.type)) return Response.json(batchView(job, await allResults(env.DB, job)), { status: 200 });
+    if (job && isV1(job.type)) return Response.json(v1BatchView(job, await allResults(env.DB, job)), { status: 200 });
     if (job) return Response.json(jobView(job), { status: 200 });
   }
   const status = submission.created ? "queued" : submission.job.status;

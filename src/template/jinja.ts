@@ -6,7 +6,7 @@
  */
 import { Environment, Interpreter, parse, tokenize } from "@huggingface/jinja";
 import { InputError } from "../lib/errors";
-import { boundedRange, DEFAULT_RENDER_LIMITS, RenderBudget, type RenderLimits } from "./budget";
+import { boundedRange, DEFAULT_RENDER_LIMITS, RenderBudget, type RenderLimits } from "./render-budget";
 import { FILTER_COSTS, FUNCTION_COSTS, METHOD_COSTS, TEST_COSTS, type Declaration } from "./costs";
 import { EXTRA_FILTERS, PyFloat } from "./filters";
 import { pyStr } from "./python-str";

@@ -5,7 +5,7 @@
  * (./costs) past the budget, whatever it is applied to (`slice(10**8)`, `center(10**9)`). Such a
  * template would fail every item, so submission refuses it.
  */
-import { LOOP_ITERATION_STEPS, RenderBudget, TemplateLimitError, type RenderLimits } from "./budget";
+import { LOOP_ITERATION_STEPS, RenderBudget, TemplateLimitError, type RenderLimits } from "./render-budget";
 import { FILTER_COSTS } from "./costs";
 import type { Value } from "./runtime-value";
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { InputError } from "../../src/lib/errors";
-import { TemplateLimitError } from "../../src/template/budget";
+import { TemplateLimitError } from "../../src/template/render-budget";
 import { compileTemplate } from "../../src/template/jinja";
 import { cpuMs } from "./timed";
 

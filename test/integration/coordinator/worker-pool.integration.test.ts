@@ -7,7 +7,7 @@
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import type { WorkerPool } from "../../../durable-objects/worker-pool";
-import type { MapWorker } from "../../../durable-objects/map-worker";
+import type { CallWorker } from "../../../durable-objects/call-worker";
 import type { MapJobSpec } from "../../../src/operators/map/plan";
 import { callWorker, workerPool } from "../../../src/objects";
 import { capturingLogs } from "../helpers";
@@ -78,7 +78,7 @@ describe("worker pool: jobs and their workers", () => {
   });
 
   it("wipes a worker on a job's delete only while the worker still holds that job's task", async () => {
-    const worker = callWorker(env, "ten_purge:w0") as DurableObjectStub<MapWorker>;
+    const worker = callWorker(env, "ten_purge:w0") as DurableObjectStub<CallWorker>;
     await runInDurableObject(worker, (_i, state) => state.storage.put({ task: { jobId: "job_next", token: "t" }, outcome: null }));
     await worker.purge("job_deleted"); // the object serves another job by now: untouched
     expect(await runInDurableObject(worker, (_i, state) => state.storage.get("task"))).toMatchObject({ jobId: "job_next" });

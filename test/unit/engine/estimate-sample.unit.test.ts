@@ -8,7 +8,7 @@ import { taskEstimates } from "../../../src/engine/estimate-job";
 import { summarize } from "../../../src/engine/estimate-cost";
 import { fitPrompts, renderOrder, sizeOf, spreadOrder } from "../../../src/engine/estimate-sample";
 import { INVOCATION_RENDER_STEPS, WorkBudget } from "../../../src/engine/work-budget";
-import { DEFAULT_RENDER_LIMITS } from "../../../src/template/budget";
+import { DEFAULT_RENDER_LIMITS } from "../../../src/template/render-budget";
 import { mapOperator } from "../../../src/operators/map/plan";
 import { compileTemplate } from "../../../src/template/jinja";
 import { base, call } from "./specs";

@@ -11,7 +11,7 @@ import { stepList } from "../../../src/operators/pipeline/step-list";
 import type { TaskDefaults } from "../../../src/operators/task-call";
 import type { TaskView } from "../../../src/engine/types";
 import { taskEstimates } from "../../../src/engine/estimate-job";
-import { DEFAULT_RENDER_LIMITS } from "../../../src/template/budget";
+import { DEFAULT_RENDER_LIMITS } from "../../../src/template/render-budget";
 import { MemoryPlan, type Answer } from "./memory-plan";
 import { base } from "./specs";
 

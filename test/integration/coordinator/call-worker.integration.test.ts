@@ -7,7 +7,7 @@
  */
 import { env, runInDurableObject } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
-import type { MapWorker } from "../../../durable-objects/map-worker";
+import type { CallWorker } from "../../../durable-objects/call-worker";
 import type { PulledTask, StageSetup, TaskClaim, TaskRef } from "../../../src/engine/types";
 import { callWorker } from "../../../src/objects";
 import { base, call, meta, ok, startJob, tasks, tick } from "./drive";
@@ -26,7 +26,7 @@ function withoutEndpoint(setup: StageSetup): StageSetup {
 }
 
 /** Puts `forwarding(hooks)` in the worker's env. */
-function forward(worker: MapWorker, hooks: Hooks): void {
+function forward(worker: CallWorker, hooks: Hooks): void {
   (worker as unknown as { env: Env }).env = forwarding(hooks);
 }
 
@@ -61,7 +61,7 @@ async function jobWithTaskInWorker(items: string[], name: string, maxRetries = 0
   const job = await startJob((jobId, tenantId) => ({ ...base(jobId, tenantId), concurrency: 1, maxRetries, type: "map", call: call() }), items);
   await tick(job.stub);
   const ref: TaskRef = { jobId: job.jobId, stage: "items", index: 0, attempt: 1, token: "test-items-0", slot: 0, sessionId: null, round: 1 };
-  const worker = callWorker(env, `${name}-${job.jobId}`) as DurableObjectStub<MapWorker>;
+  const worker = callWorker(env, `${name}-${job.jobId}`) as DurableObjectStub<CallWorker>;
   await runInDurableObject(worker, (_i, state) => state.storage.put({ task: ref, outcome: null }));
   return { job, worker };
 }

@@ -1,5 +1,5 @@
 /**
- * MapWorker: one slot of a job's worker pool for call stages (any operator). A job with
+ * CallWorker: one slot of a job's worker pool for call stages (any operator). A job with
  * concurrency C has C slots (`<job_id>:<slot>`), each running one attempt of one task at a time in
  * its own invocation, so no invocation holds more than one outgoing model connection.
  *
@@ -50,7 +50,7 @@ function storedOutcome(ref: TaskRef, stored: StoredOutcome | AttemptOutcome | nu
 
 type Stage = { call: CallSpec; compiled: CompiledCall; endpoint: ProviderEndpoint | null; cache: CacheScope | null };
 
-export class MapWorker extends DurableObject<Env> {
+export class CallWorker extends DurableObject<Env> {
   #job: string | null = null; // the job whose stages are cached (keyed `<round>:<stage>`)
   #stages = new Map<string, Stage>();
   #begun = 0; // tasks handed to this object by `begin`: a loop that sees it change has lost its slot
