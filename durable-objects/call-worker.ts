@@ -133,7 +133,7 @@ export class CallWorker extends DurableObject<Env> {
   }
 
   #holds(ref: TaskRef): boolean {
-    return this.#job === ref.jobId && this.#stages.has(setupKey(ref.round, ref.stage));
+    return this.#job === ref.jobId && this.#stages.has(setupKey(ref.round, ref.stage, ref.route));
   }
 
   /** The stage's compiled call, from the cache, the setup that came with the task, or asked for. */
@@ -142,11 +142,11 @@ export class CallWorker extends DurableObject<Env> {
       this.#job = ref.jobId;
       this.#stages.clear();
     }
-    const key = setupKey(ref.round, ref.stage);
+    const key = setupKey(ref.round, ref.stage, ref.route); // each model of a fallback chain is a stage of its own here
     const cached = this.#stages.get(key);
     if (cached) return cached;
     const coordinator = jobCoordinator(this.env, ref.jobId);
-    const work = setup ? setup.work : ((await coordinator.work(ref.stage)) as StageWork | null);
+    const work = setup ? setup.work : ((await coordinator.work(ref.stage, ref.route ?? 0)) as StageWork | null);
     if (!work || work.kind !== "call") return null;
     const endpoint = setup ? setup.endpoint : await endpointData(this.env, work.tenantId, parseModel(work.call.model).provider);
     const ttlSecs = work.call.cacheTtlSecs ?? null;

@@ -116,9 +116,8 @@ export class JobCoordinator extends DurableObject<Env> {
   // ── RPC: workers ──────────────────────────────────────────────────────────────────────────
 
   /** What a stage's workers run (fetched once per worker and job). */
-  async work(stage: string): Promise<StageWork | null> {
-    const run = this.#run;
-    return run ? run.op.work(run.spec, run.store.workStage(stage)) : null;
+  async work(stage: string, route = 0): Promise<StageWork | null> {
+    return this.#run?.work(stage, route) ?? null;
   }
 
   /**
@@ -133,7 +132,7 @@ export class JobCoordinator extends DurableObject<Env> {
     if (!run || !task) return null;
     if (!(await handOver(run, task, !unanswered))) return null; // taken before: its call is re-sent, counted; or the task ended
     const claim = run.claimOf(task);
-    return wantSetup ? { ...claim, setup: await run.setup(stage) } : claim;
+    return wantSetup ? { ...claim, setup: await run.setup(stage, task.route) } : claim;
   }
 
   /**
@@ -170,7 +169,8 @@ export class JobCoordinator extends DurableObject<Env> {
 
   /** A pulled task, with its stage's setup unless the worker holds it already. */
   async #withSetup(run: JobRun, next: PulledTask, pull: PullRequest): Promise<PulledTask> {
-    return pull.have.includes(setupKey(next.ref.round, next.ref.stage)) ? next : { ...next, setup: await run.setup(next.ref.stage) };
+    const { round, stage, route } = next.ref;
+    return pull.have.includes(setupKey(round, stage, route)) ? next : { ...next, setup: await run.setup(stage, route ?? 0) };
   }
 
   /**

@@ -535,6 +535,14 @@ export interface components {
             concurrency?: number;
             /** @default  */
             continuation_message?: string;
+            /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
             inputs: unknown[];
             /** @description Compact older turns into a summary above this estimated prompt size */
             max_context_tokens?: number | null;
@@ -853,6 +861,14 @@ export interface components {
             concurrency?: number;
             execution?: components["schemas"]["ExecutionRequest"];
             /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
+            /**
              * @description The items; each is rendered into the template as `item`.
              * @example [
              *       {
@@ -973,6 +989,14 @@ export interface components {
             }[];
             context_management?: components["schemas"]["ContextManagement"];
             execution?: components["schemas"]["ExecutionRequest"];
+            /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
             /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
             id: string;
             /** @description The step's named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value */
@@ -1063,7 +1087,7 @@ export interface components {
          * @description Why an item failed; null on success
          * @enum {string|null}
          */
-        ErrorKind: "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | "rate_limited" | "expired" | null;
+        ErrorKind: "timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | "rate_limited" | "expired" | "unavailable" | null;
         Estimate: {
             estimate: {
                 by_stage: {
@@ -1195,6 +1219,14 @@ export interface components {
              */
             confidence?: number;
             execution?: components["schemas"]["ExecutionRequest"];
+            /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
             /** @description Expected outputs by item index (at most 10000), compared with the results without a model call: filter `keep` (a boolean, or {keep}); classify the label (or the set of labels); any other job the output, field by field when it is an object */
             gold?: {
                 expected?: unknown;
@@ -1294,6 +1326,14 @@ export interface components {
             concurrency?: number;
             execution?: components["schemas"]["ExecutionRequest"];
             /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
+            /**
              * @description The items; each is rendered into the predicate as `item`.
              * @example [
              *       {
@@ -1357,6 +1397,14 @@ export interface components {
             cascade?: components["schemas"]["Cascade"];
             context_management?: components["schemas"]["ContextManagement"];
             execution?: components["schemas"]["ExecutionRequest"];
+            /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
             /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
             id: string;
             /** @description The step's named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value */
@@ -1702,6 +1750,14 @@ export interface components {
             /** @default 10 */
             docs_per_mapper?: number;
             execution?: components["schemas"]["ExecutionRequest"];
+            /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
             /** @default 5 */
             fan_in?: number;
             /** @description The documents */
@@ -1861,6 +1917,14 @@ export interface components {
             concurrency?: number;
             execution?: components["schemas"]["ExecutionRequest"];
             /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
+            /**
              * @description The items; each is rendered into the template as `item`.
              * @example [
              *       {
@@ -1945,6 +2009,8 @@ export interface components {
             error_kind: components["schemas"]["ErrorKind"];
             index: number;
             input?: unknown;
+            /** @description The model that answered (or was tried last), on a job with `fallbacks`: its own or one of its fallbacks */
+            model?: string;
             output?: unknown;
             success: boolean;
             usage: components["schemas"]["CallUsage"];
@@ -2072,6 +2138,14 @@ export interface components {
             } | components["schemas"]["ContextManagement"] | null) | null) | components["schemas"]["ContextManagement"] | null;
             execution?: components["schemas"]["ExecutionRequest"];
             /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
+            /**
              * @description The shared store's named inputs
              * @default {}
              */
@@ -2194,6 +2268,14 @@ export interface components {
             criteria: string;
             execution?: components["schemas"]["ExecutionRequest"];
             /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
+            /**
              * @description The items; each is scored as `item`.
              * @example [
              *       "Paper A",
@@ -2264,6 +2346,14 @@ export interface components {
              */
             criteria: string;
             execution?: components["schemas"]["ExecutionRequest"];
+            /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
             /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
             id: string;
             /** @description The step's named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value */
@@ -2334,7 +2424,7 @@ export interface components {
         };
         RecoverRequest: {
             /** @description Only failed tasks of these kinds (unfinished tasks always run) */
-            error_kinds?: ("timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | "rate_limited" | "expired")[];
+            error_kinds?: ("timeout" | "validation" | "llm_error" | "schema_error" | "internal" | "tool_error" | "rate_limited" | "expired" | "unavailable")[];
             max_retries?: number;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
@@ -2352,6 +2442,14 @@ export interface components {
             cache?: components["schemas"]["CacheConfig"];
             /** @default 16 */
             concurrency?: number;
+            /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
             /** @description The accumulator before the first reduction (default null) */
             initial_value?: unknown;
             /** @description Runs per input, ahead of the fold; its template must use `item` (also sees `name`, `index`) */
@@ -2490,6 +2588,14 @@ export interface components {
             concurrency?: number;
             execution?: components["schemas"]["ExecutionRequest"];
             /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
+            /**
              * @description The records to resolve
              * @example [
              *       {
@@ -2569,6 +2675,14 @@ export interface components {
             comparison_template: string;
             context_management?: components["schemas"]["ContextManagement"];
             execution?: components["schemas"]["ExecutionRequest"];
+            /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
             /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
             id: string;
             /** @description The step's named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value */
@@ -2755,6 +2869,8 @@ export interface components {
             error: string | null;
             error_kind: components["schemas"]["ErrorKind"];
             index: number;
+            /** @description The model that answered (or was tried last), on a job with `fallbacks`: its own or one of its fallbacks */
+            model?: string;
             output?: unknown;
             stage: string;
             success: boolean;

@@ -3,7 +3,7 @@
  * and its stage's setup (the work and the provider endpoint, resolved once per round and provider
  * and kept in memory only: it holds a key). Also the operator's read-only view of the store.
  */
-import { setupKey, type Operator, type PlanReader, type StageSetup, type TaskClaim } from "../../src/engine/types";
+import { setupKey, type Operator, type PlanReader, type StageSetup, type StageWork, type TaskClaim } from "../../src/engine/types";
 import type { JobSpec } from "../../src/operators/registry";
 import { endpointData } from "../../src/llm/call-model";
 import { parseModel } from "../../src/llm/models";
@@ -45,9 +45,8 @@ export class Setups {
 
   constructor(private readonly env: Env) {}
 
-  /** `stage`: a stage of the plan (children ask for their parents' stage's). */
-  async get(spec: JobSpec, op: Operator, round: number, stage: string): Promise<StageSetup | null> {
-    const work = op.work(spec, stage);
+  /** `work`: a stage of the plan's (children ask for their parents' stage's), on the model its task calls. */
+  async get(round: number, work: StageWork): Promise<StageSetup | null> {
     const executor = executorOf(work);
     if (executor.session) return { work, endpoint: null }; // a sub-session resolves its own
     const provider = parseModel(executor.call(work).model).provider;

@@ -38,5 +38,6 @@ export async function slotTask(run: JobRun, slot: number, round: number, counted
   if (!row?.token || !(await handOver(run, row, counted))) return null;
   const current = run.store.task(row.stage, row.idx) ?? row;
   const ref: TaskRef = { jobId: run.spec.jobId, stage: row.stage, index: row.idx, attempt: current.attempts, token: row.token, slot, sessionId: null, round };
+  if (row.route > 0) ref.route = row.route;
   return { ref, claim: run.claimOf(current), setup: null };
 }

@@ -18,10 +18,12 @@ import {
   type PlanReader,
   type PulledTask,
   type StageSetup,
+  type StageWork,
   type TaskClaim,
   type TaskRef,
 } from "../../src/engine/types";
 import { operatorFor, type JobSpec } from "../../src/operators/registry";
+import { routedWork } from "../../src/engine/fallbacks";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
 import { sendMessage } from "../../src/queue-messages";
@@ -126,8 +128,14 @@ export class JobRun {
   }
 
   /** A stage's work and its provider endpoint (./coordinator/claims.ts). */
-  setup(stage: string): Promise<StageSetup | null> {
-    return this.#setups.get(this.spec, this.op, this.round(), this.store.workStage(stage));
+  setup(stage: string, route = 0): Promise<StageSetup | null> {
+    return this.#setups.get(this.round(), this.work(stage, route));
+  }
+
+  /** What a stage's calls do, on the `route`-th model of its fallback chain (../../src/engine/fallbacks.ts). */
+  work(stage: string, route = 0): StageWork {
+    const work = this.op.work(this.spec, this.store.workStage(stage));
+    return route === 0 ? work : routedWork(work, this.tasks.modelOf({ stage, route }));
   }
 
   claimOf(task: TaskRow, vars?: Record<string, unknown>): TaskClaim {
@@ -141,7 +149,7 @@ export class JobRun {
    */
   async settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, pullSlot: PullSlot): Promise<PulledTask | null> {
     const usage = this.tasks.spend(task, outcome, "realtime");
-    const pacer = this.pacing.of(this.modelOf(task.stage));
+    const pacer = this.pacing.of(this.tasks.modelOf(task));
     pacer.observe(spec, outcome);
     // Adaptive concurrency is the rule only where no rate limit is known (contract v3): a throttle of a
     // paced model is the pacer's news (its retry-after, its headers), never a cut of the calls in flight.
@@ -215,11 +223,6 @@ export class JobRun {
       );
     }
     this.wake(at);
-  }
-
-  /** The model a stage's calls use (./task-runner.ts). */
-  modelOf(stage: string): string {
-    return this.tasks.modelOf(stage);
   }
 
   /** The job starts (./lifecycle.ts). */
@@ -336,7 +339,7 @@ export class JobRun {
     for (const [i, row] of rows.slice(0, free.length).entries()) {
       const work = this.op.work(spec, this.store.workStage(row.stage));
       const executor = executorOf(work);
-      const pacing = executor.paced ? this.pacing.of(executor.call(work).model) : null;
+      const pacing = executor.paced ? this.pacing.of(this.tasks.modelOf(row)) : null;
       if (pacing && pacing.room(spec) < 1) {
         unleased.set(pacing, (unleased.get(pacing) ?? 0) + 1); // it waits for a lease (not counted as begun: a wait must not set the next alarm at once)
         continue;
@@ -362,6 +365,7 @@ export class JobRun {
       pacing?.started(spec);
       this.log.bump({ total_attempts: 1 });
       const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round };
+      if (row.route > 0) ref.route = row.route;
       if (pulled) {
         next = { ref, claim: this.claimOf(row, known), setup: null };
         continue;

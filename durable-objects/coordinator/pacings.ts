@@ -11,6 +11,7 @@
 import { NO_PACING, type JobPacingView } from "../../src/engine/pacing";
 import { credentialOf } from "../../src/llm/credential";
 import type { JobSpecBase as JobSpec, Operator, StageWork } from "../../src/engine/types";
+import { modelChain } from "../../src/engine/fallbacks";
 import { executorOf } from "../../src/engine/executors";
 import { OwnLimit, PacingLink, type LinkStore, type PacedJob } from "./pacing";
 import type { CoordinatorStore } from "./store";
@@ -27,7 +28,7 @@ export function pacedModels(op: Operator, spec: JobSpec, stages: { name: string;
       continue; // a stage whose tasks the operator finishes itself (a pipeline's steps) calls no model
     }
     const executor = executorOf(work);
-    if (executor.paced) models.add(executor.call(work).model);
+    if (executor.paced) for (const model of modelChain(spec, work)) models.add(model); // its fallbacks are paced by their own limits
   }
   return [...models];
 }

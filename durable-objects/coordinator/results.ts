@@ -16,6 +16,8 @@ import type { JobLog } from "./job-log";
 export interface AttemptFacts {
   details: Record<string, unknown> | null;
   cached: { input_tokens: number; output_tokens: number } | null;
+  /** The model that answered, where the task's stage has a fallback chain (its result says it). */
+  model?: string;
 }
 
 export interface JobParts {
@@ -27,7 +29,14 @@ export interface JobParts {
 }
 
 /** Stores a finished task (an attempt's, or one the operator finished itself) and its result; returns what follows. */
-export function recordEnd(job: JobParts, task: TaskRow, done: TaskState, end: TaskEnd, attemptUsage: UsageSums, { details, cached }: AttemptFacts): Advance {
+export function recordEnd(
+  job: JobParts,
+  task: TaskRow,
+  done: TaskState,
+  end: TaskEnd,
+  attemptUsage: UsageSums,
+  { details, cached, model }: AttemptFacts,
+): Advance {
   const child = job.store.isChildren(task.stage) ? childInput(JSON.parse(task.input)) : null;
   if (child) return recordChild(job, task, done, child, end, attemptUsage, details);
   const { spec, op, store, log } = job;
@@ -57,6 +66,7 @@ export function recordEnd(job: JobParts, task: TaskRow, done: TaskState, end: Ta
       sessionId: row.session_id,
     });
     if (cached) result.cached = true;
+    if (model) result.model = model; // the model of its fallback chain that answered (or was the last tried)
     log.bump({ completed: 1, succeeded: success ? 1 : 0, failed: success ? 0 : 1, seq: 1, ...usage, ...cachedCounts(cached) });
     const stage = store.countStageDone(row.stage, success, usage);
     const json = JSON.stringify(result); // once, for the outbox and the event

@@ -25,6 +25,7 @@
  *      its cancel was asked for
  *  10  tasks.handed — how many times the running dispatch was handed to its worker; a second
  *      hand (the first never reported: a restart mid-call) re-sends the call as one more attempt
+ *  11  tasks.route — which model of its stage's fallback chain the task calls (0: the stage's own)
  */
 type Migration = (sql: SqlStorage) => void;
 
@@ -114,6 +115,8 @@ const MIGRATIONS: Migration[] = [
   (sql) => sql.exec("ALTER TABLE batches ADD COLUMN credential TEXT; ALTER TABLE batches ADD COLUMN cancelled_at INTEGER"),
   // How many times a running dispatch was handed to its worker: a second hand re-sends its call, counted.
   (sql) => sql.exec("ALTER TABLE tasks ADD COLUMN handed INTEGER NOT NULL DEFAULT 0"),
+  // Which model of its stage's fallback chain a task calls: one more each time its model was unavailable.
+  (sql) => sql.exec("ALTER TABLE tasks ADD COLUMN route INTEGER NOT NULL DEFAULT 0"),
 ];
 
 type Row = Record<string, unknown>;

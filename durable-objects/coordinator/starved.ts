@@ -2,7 +2,8 @@
  * Waiting on the rate pacer counts toward the job's max wait (contract v3): while a model's pacer
  * has granted the job nothing for longer than `max_wait_secs` (a provider's retry-after blocking
  * the credential, or the key's leases all taken), the job's pending tasks on that model fail
- * `rate_limited` where they wait, without another call (the task machine's give-up). At most
+ * `rate_limited` where they wait, without another call (the task machine's give-up) — or, where
+ * their stage has a fallback chain, go to the next model (its `fall-back`). At most
  * GIVE_UP_PER_ALARM a turn; answers whether there may be more (the job wakes again at once).
  */
 import { DEFAULT_MAX_WAIT_SECS } from "../../src/engine/limits";
@@ -20,6 +21,7 @@ export interface StarvedJob {
   readonly pacing: { starved(now: number, maxWaitMs: number): Set<string> };
   batchStages(): string[];
   giveUp(row: TaskRow, error: string, errorKind: ErrorKind): Promise<void>;
+  readonly tasks: { modelOf(task: TaskRow): string; chainOf(stage: string): string[]; apply(row: TaskRow, event: { type: "fall-back" }): unknown };
 }
 
 const GIVE_UP_PER_ALARM = 200;
@@ -32,9 +34,10 @@ export async function giveUpStarved(run: StarvedJob, now: number): Promise<boole
   const error = `Waited over the job's max_wait_secs (${maxWaitMs / 1000}) for the provider's rate limits: the rate pacer granted no call in that time.`;
   for (const row of rows) {
     const work = run.op.work(run.spec, run.store.workStage(row.stage));
-    const executor = executorOf(work);
-    if (!executor.paced || !starved.has(executor.call(work).model)) continue;
-    await run.giveUp(row, error, "rate_limited");
+    if (!executorOf(work).paced || !starved.has(run.tasks.modelOf(row))) continue;
+    // A model that grants nothing is unavailable to its items: those with a fallback go to it.
+    if (row.route + 1 < run.tasks.chainOf(row.stage).length) run.tasks.apply(row, { type: "fall-back" });
+    else await run.giveUp(row, error, "rate_limited");
     if (isTerminal(run.status)) return false;
   }
   return rows.length === GIVE_UP_PER_ALARM;

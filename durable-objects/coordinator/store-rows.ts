@@ -17,6 +17,8 @@ export type TaskRow = UsageSums & {
   slot: number | null;
   token: string | null;
   dispatched_at: number | null;
+  /** Which model of its stage's fallback chain the task calls (0: the stage's own). */
+  route: number;
   /** Times the running dispatch was handed to its worker (a second: its call is re-sent). */
   handed: number;
   problems: string | null;
@@ -86,6 +88,7 @@ export function stateOf(row: TaskRow): TaskState {
     dispatchedAt: row.dispatched_at,
     handed: row.handed,
     problems: row.problems ? (JSON.parse(row.problems) as string[]) : null,
+    route: row.route,
   };
 }
 
@@ -102,6 +105,7 @@ export const STATE_COLUMNS = {
   dispatchedAt: "dispatched_at",
   handed: "handed",
   problems: "problems",
+  route: "route",
 } as const satisfies { [K in keyof TaskState]: keyof TaskRow };
 
 type ColumnValue = string | number | null;

@@ -21,7 +21,7 @@ import type { PauseReason } from "../../src/engine/job-machine";
 import type { Advance, Operator } from "../../src/engine/types";
 import { duplicatedCounts, NO_USAGE_SUMS, sumsOf, type UsageSums } from "../../src/engine/counters";
 import type { AttemptOutcome } from "../../src/engine/retry-policy";
-import { executorOf } from "../../src/engine/executors";
+import { modelChain } from "../../src/engine/fallbacks";
 import { priced } from "../../src/llm/prices";
 import type { JobSpec } from "../../src/operators/registry";
 import { stateOf, type CoordinatorStore, type TaskRow, type TaskWrite } from "./store";
@@ -76,13 +76,28 @@ const MAY_BE_STALE: ReadonlySet<TaskEvent["type"]> = new Set(["report", "hand", 
 const policyOf = (spec: JobSpec): TaskPolicy => ({ maxRetries: spec.maxRetries, maxWaitMs: spec.maxWaitMs });
 
 export class TaskRunner {
+  #chains = new Map<string, string[]>(); // each stage's fallback chain, for the spec they were read from
+  #chainsOf: JobSpec | null = null;
+
   constructor(private readonly job: RunnerParts) {}
 
-  /** The model a stage's calls use (an agent's children: their parents' stage's), which prices their usage. */
-  modelOf(stage: string): string {
+  /** The models a stage's calls may use, its own first (an agent's children: their parents' stage's; ../../src/engine/fallbacks.ts). */
+  chainOf(stage: string): string[] {
     const { op, store } = this.job;
-    const work = op.work(this.job.spec(), store.workStage(stage));
-    return executorOf(work).call(work).model;
+    const spec = this.job.spec();
+    if (this.#chainsOf !== spec) {
+      this.#chains.clear();
+      this.#chainsOf = spec; // a recover or resume replaces the spec: its chains are read again
+    }
+    let chain = this.#chains.get(stage);
+    if (!chain) this.#chains.set(stage, (chain = modelChain(spec, op.work(spec, store.workStage(stage)))));
+    return chain;
+  }
+
+  /** The model a task's calls go to now (its route along its stage's chain), which paces and prices them. */
+  modelOf(task: Pick<TaskRow, "stage" | "route">): string {
+    const chain = this.chainOf(task.stage);
+    return chain[task.route] ?? (chain[0] as string);
   }
 
   /** The task of a dispatch while it is current (running with that token); null: its report would be stale. */
@@ -98,7 +113,9 @@ export class TaskRunner {
    */
   settle(row: TaskRow, outcome: AttemptOutcome, usage: UsageSums, now: number, random: () => number): Moved | null {
     const facts = attemptFacts(outcome);
-    if (outcome.kind === "permanent" && outcome.quota) {
+    const chain = this.chainOf(row.stage);
+    if (chain.length > 1) facts.model = this.modelOf(row);
+    if (outcome.kind === "permanent" && outcome.quota && row.route + 1 >= chain.length) {
       // The credential's quota is spent (contract v4): nothing will pass until someone pays. The
       // task waits as it was (its attempt not counted) and the job pauses until resume.
       const moved = this.apply(row, { type: "withdraw" });
@@ -122,7 +139,7 @@ export class TaskRunner {
   /** An attempt's usage, priced at its mode's rate and spent against the job's budget (and stage's). */
   spend(row: TaskRow, outcome: AttemptOutcome, mode: CallMode): UsageSums {
     if (outcome.kind === "spawn" && mode === "batch") throw new Error("a batch line cannot spawn a sub-session");
-    const usage = sumsOf(priced(this.job.env, this.modelOf(row.stage), outcome.usage, mode));
+    const usage = sumsOf(priced(this.job.env, this.modelOf(row), outcome.usage, mode));
     this.job.budget.spend(row.stage, usage);
     return usage;
   }
@@ -135,7 +152,7 @@ export class TaskRunner {
   apply(row: TaskRow, event: TaskEvent, usage: UsageSums = NO_USAGE_SUMS, facts: AttemptFacts = NO_FACTS, write: Omit<TaskWrite, "usage"> = {}): Moved | null {
     const { store, log } = this.job;
     const spec = this.job.spec();
-    const transition = taskTransition(stateOf(row), event, policyOf(spec));
+    const transition = taskTransition(stateOf(row), event, { ...policyOf(spec), chain: this.chainOf(row.stage).length });
     if (!transition) {
       if (!MAY_BE_STALE.has(event.type)) this.#defect(row, event);
       return null;

@@ -9,7 +9,7 @@ import { compileOutputSchema, type OutputValidator } from "../output/validate";
 import { compileTemplate, type CompiledTemplate } from "../template/jinja";
 import type { RenderLimits } from "../template/render-budget";
 import { callModel } from "../llm/call-model";
-import { classify, describeFailure, headerOf, isQuotaSpent, isThrottle, retryAfterMs } from "../llm/errors";
+import { classify, describeFailure, headerOf, isQuotaSpent, isThrottle, retryAfterMs, unavailableOf } from "../llm/errors";
 import { rateObservation } from "../llm/rate-headers";
 import { parseModel } from "../llm/models";
 import { cacheBreak, templatePrefix } from "../llm/prompt-cache";
@@ -137,14 +137,16 @@ export function scoredByLogprobs(spec: CallSpec, response: ModelResponse, outcom
 /** A provider's failure as an attempt's outcome; `context` prefixes its message (a batch's submission). */
 export function failureOutcome(err: unknown, timeoutMs: number, context?: string): AttemptOutcome {
   const error = context ? `${context}: ${describeFailure(err)}` : describeFailure(err);
+  const unavailable = unavailableOf(err);
+  const why = unavailable ? { unavailable } : {};
   switch (classify(err)) {
     case "timeout":
       return { kind: "timeout", error: `The model call timed out after ${timeoutMs / 1000} s.`, usage: NO_USAGE };
     case "transient":
-      return { kind: "transient", error, retryAfterMs: retryAfterMs(err) ?? null, throttled: isThrottle(err), usage: NO_USAGE };
+      return { kind: "transient", error, retryAfterMs: retryAfterMs(err) ?? null, throttled: isThrottle(err), usage: NO_USAGE, ...why };
     case "permanent":
       return isQuotaSpent(err)
-        ? { kind: "permanent", error, errorKind: "llm_error", usage: NO_USAGE, quota: true }
-        : { kind: "permanent", error, errorKind: "llm_error", usage: NO_USAGE };
+        ? { kind: "permanent", error, errorKind: "llm_error", usage: NO_USAGE, quota: true, ...why }
+        : { kind: "permanent", error, errorKind: "llm_error", usage: NO_USAGE, ...why };
   }
 }

@@ -19,7 +19,7 @@
  * A task makes at most 1 + max_retries attempts; the last failure decides `error_kind`.
  * Executors that retry inside themselves (an agent's sub-session) report `success` or `permanent`.
  */
-import type { Usage } from "../llm/types";
+import type { Unavailable, Usage } from "../llm/types";
 
 export const BACKOFF_BASE_MS = 500;
 export const BACKOFF_MAX_MS = 8_000;
@@ -47,12 +47,15 @@ export interface RateWait {
 
 type Details = { details?: Record<string, unknown> | null };
 
+/** Why the model could not answer at all (../llm/types.ts): its item goes to the next model of its chain. */
+type Availability = { unavailable?: Unavailable };
+
 export type AttemptOutcome = (
   | ({ kind: "success"; output: unknown; usage: Usage; cached?: Usage } & Details) // cached: from the response cache; what the original call cost
   | { kind: "invalid"; error: string; problems: string[]; usage: Usage }
-  | { kind: "transient"; error: string; retryAfterMs: number | null; throttled?: boolean; usage: Usage } // throttled: the provider pushed back (429/529/503+Retry-After)
+  | ({ kind: "transient"; error: string; retryAfterMs: number | null; throttled?: boolean; usage: Usage } & Availability) // throttled: the provider pushed back (429/529/503+Retry-After)
   | { kind: "timeout"; error: string; usage: Usage }
-  | ({ kind: "permanent"; error: string; errorKind: ErrorKind; usage: Usage; quota?: true } & Details) // quota: the credential's quota is spent (the job pauses)
+  | ({ kind: "permanent"; error: string; errorKind: ErrorKind; usage: Usage; quota?: true } & Details & Availability) // quota: the credential's quota is spent (the job pauses)
   | { kind: "crash"; error: string; usage: Usage }
   | { kind: "spawn"; spawn: SubtaskSpawn; usage: Usage } // an agent waits for a child sub-session
   | { kind: "expired"; error: string; usage: Usage } // a batch line the provider's window closed on: an attempt, retried in a later batch

@@ -4,7 +4,8 @@
  * the unit tests). No clock and no randomness of its own: both come in the event.
  *
  *   blocked ─ready→ pending ─dispatch→ running ─report→ done (succeeded, or failed for good)
- *                                              ├report→ waiting | pending (a retry; pending when due at once)
+ *                                              ├report→ waiting | pending (a retry; pending when due at once;
+ *                                              │         pending on the next model of its chain when its model is unavailable)
  *                                              ├report→ child (an agent waits for its sub-session; the attempt goes on later)
  *                                              ├lost→ pending | done (quarantined: lost LOST_ATTEMPTS_MAX times, or out of attempts)
  *                                              ├hand→ running (its worker takes it; taken again: the call is re-sent, a lost attempt and a new one) | done
@@ -13,6 +14,7 @@
  *   waiting ─due→ pending          child ─child-ended→ pending          any ─reset→ pending | blocked (recover)
  *   pending | blocked ─local→ done (the operator finished it itself)
  *   pending ─give-up→ done (failed with no attempt: it waited on its rate pacer past the job's max wait)
+ *   pending ─fall-back→ pending (the same wait, with a next model in its chain: it goes there)
  *
  * What happens after an attempt is the retry policy's (./retry-policy.ts); this module adds what
  * the task's own facts say: how many attempts, losses and throttles it had, since when it waits
@@ -50,6 +52,11 @@ export interface TaskState {
   handed: number;
   /** What was wrong with the last output: the next attempt's guidance. */
   problems: string[] | null;
+  /**
+   * Which model of its stage's chain the task calls (0: the stage's own; ../engine/fallbacks.ts):
+   * one more each time its model was unavailable. Those attempts do not count against max_retries.
+   */
+  route: number;
 }
 
 /** The job's rules a task follows. */
@@ -57,6 +64,8 @@ export interface TaskPolicy {
   maxRetries: number;
   /** How long a task may wait on rate limits since its first throttle in a row (undefined: the default). */
   maxWaitMs: number | undefined;
+  /** How many models the task's stage may call, its own first (undefined: 1, no fallbacks). */
+  chain?: number;
 }
 
 export type TaskEvent =
@@ -76,7 +85,9 @@ export type TaskEvent =
   | { type: "local"; output: unknown }
   /** The task fails where it waits, without another attempt (its model's rate pacer granted nothing for longer than the job's max wait). */
   | { type: "give-up"; error: string; errorKind: ErrorKind }
-  | { type: "reset"; blocked: boolean };
+  | { type: "reset"; blocked: boolean }
+  /** The task's model is unavailable while it waits (its rate pacer granted nothing past the job's max wait): the next model of its chain. */
+  | { type: "fall-back" };
 
 /** How the task ended: its result is recorded and the operator told (the runner's `finish`). */
 export interface TaskEnd {
@@ -140,6 +151,7 @@ export function freshTask(blocked = false): TaskState {
     dispatchedAt: null,
     handed: 0,
     problems: null,
+    route: 0,
   };
 }
 
@@ -191,6 +203,10 @@ export function taskTransition(task: TaskState, event: TaskEvent, policy: TaskPo
       };
     case "reset":
       return { task: resetTask(task, event.blocked), effects: freed(task) };
+    case "fall-back":
+      return task.state === "pending" && task.route + 1 < (policy.chain ?? 1)
+        ? { task: { ...task, route: task.route + 1, throttledSince: null }, effects: [] }
+        : null;
   }
 }
 
@@ -212,9 +228,17 @@ function freed(task: TaskState): TaskEffect[] {
 }
 
 function afterReport(task: TaskState, outcome: AttemptOutcome, now: number, random: () => number, policy: TaskPolicy): Transition {
-  const wait = { throttles: task.throttles, since: task.throttledSince, maxWaitMs: policy.maxWaitMs, now };
-  const step = nextStep(outcome, task.attempts, policy.maxRetries, random, wait);
   const effects = freed(task);
+  const unavailable = outcome.kind === "transient" || outcome.kind === "permanent" ? outcome.unavailable : undefined;
+  const chain = policy.chain ?? 1;
+  // Its model cannot answer: the next model of its chain, at once (that model's pacing says when);
+  // the attempt does not count against max_retries, and a throttled run starts afresh there.
+  const fallBack: Transition = { task: { ...idle(task), state: "pending", route: task.route + 1, throttledSince: null }, effects };
+  if (unavailable && task.route + 1 < chain) return fallBack;
+  const wait = { throttles: task.throttles, since: task.throttledSince, maxWaitMs: policy.maxWaitMs, now };
+  const step = nextStep(outcome, task.attempts - task.route, policy.maxRetries, random, wait);
+  // Rate limited past the job's max wait: its model cannot take it in time, the next one may.
+  if (step.step === "fail" && step.errorKind === "rate_limited" && task.route + 1 < chain) return fallBack;
   const throttled = isThrottle(outcome);
   // A throttle adds to the task's run of them (its first starts it); any other answer ends the run.
   const throttles = { throttles: task.throttles + (throttled ? 1 : 0), throttledSince: throttled ? (task.throttledSince ?? now) : null };
@@ -224,11 +248,14 @@ function afterReport(task: TaskState, outcome: AttemptOutcome, now: number, rand
         task: { ...idle(task), ...throttles, state: "done" },
         effects: [...effects, { type: "finish", end: { success: true, output: step.output, error: null, errorKind: null } }],
       };
-    case "fail":
+    case "fail": {
+      // Every model of its chain was tried and the last could not answer either.
+      const errorKind = unavailable && chain > 1 ? "unavailable" : step.errorKind;
       return {
         task: { ...idle(task), ...throttles, state: "done" },
-        effects: [...effects, { type: "finish", end: { success: false, output: null, error: step.error, errorKind: step.errorKind } }],
+        effects: [...effects, { type: "finish", end: { success: false, output: null, error: step.error, errorKind } }],
       };
+    }
     case "spawn":
       // The attempt goes on when the parent is dispatched again: not counted twice.
       return { task: { ...idle(task), state: "child", attempts: task.attempts - 1 }, effects: [...effects, { type: "spawn", spawn: step.spawn }] };

@@ -11,7 +11,7 @@ import type { EndpointData } from "../llm/types";
 import type { UsageSums, usageOut } from "./counters";
 
 /** Why a task failed (the API's `error_kind`): the one list, which the schemas' enum is made from. */
-export const ERROR_KINDS = ["timeout", "validation", "llm_error", "schema_error", "internal", "tool_error", "rate_limited", "expired"] as const;
+export const ERROR_KINDS = ["timeout", "validation", "llm_error", "schema_error", "internal", "tool_error", "rate_limited", "expired", "unavailable"] as const;
 export type ErrorKind = (typeof ERROR_KINDS)[number];
 
 export type JobStatus = "queued" | "running" | "paused" | "completed" | "cancelled" | "failed";
@@ -97,7 +97,7 @@ export const SUBTASKS_SUFFIX = ".subtasks";
 
 /** What the workers of one stage need, fetched once per worker from the coordinator. */
 export type StageWork =
-  | { kind: "call"; tenantId: string; call: CallSpec }
+  | { kind: "call"; tenantId: string; call: CallSpec; oneModel?: true } // oneModel: its answers must be its model's (a cascade's oracle sample): no fallbacks
   | { kind: "batch"; tenantId: string; call: CallSpec } // the same calls through the provider's batch API (./executors.ts)
   | { kind: "agent"; tenantId: string; agent: AgentSpec };
 
@@ -134,6 +134,8 @@ export interface JobSpecBase {
   budget: BudgetSpec | null;
   /** Specs stored before v3: realtime. */
   execution?: ExecutionSpec | null;
+  /** Models an item goes to, in order, when the job's model is unavailable (./fallbacks.ts; specs stored before v4: none). */
+  fallbacks?: string[];
 }
 
 /** A task the plan adds or makes ready. `blocked` tasks exist (their stage's size is known) but wait for earlier outputs. */
@@ -283,6 +285,7 @@ export interface TaskRef {
   slot: number;
   sessionId: string | null; // agent stages: the task's sub-session
   round: number; // 1, then one more per recover: what a worker caches of the job is per round (a recover may change the model)
+  route?: number; // which model of the stage's fallback chain the call goes to (absent: 0, the stage's own; ./fallbacks.ts)
 }
 
 /** What a worker reads back for a current dispatch: the template variables and the retry guidance. */
@@ -324,4 +327,4 @@ export interface PullRequest {
 }
 
 /** What a worker holds already: `<round>:<stage>` keys, so the coordinator sends a stage's setup once. */
-export const setupKey = (round: number, stage: string): string => `${round}:${stage}`;
+export const setupKey = (round: number, stage: string, route = 0): string => (route ? `${round}:${stage}~${route}` : `${round}:${stage}`);

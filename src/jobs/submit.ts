@@ -85,6 +85,7 @@ export function baseSpec(jobId: string, tenantId: string, body: CommonJobRequest
       ? { total: body.token_budget.total ?? null, usd: body.token_budget.usd ?? null, onExhausted: body.token_budget.on_exhausted }
       : null,
     execution: executionSpec(body),
+    fallbacks: body.fallbacks ?? [],
   };
 }
 
@@ -123,6 +124,19 @@ function lifecycleWarnings(env: Env, spec: JobSpecBase, models: Set<string>, now
     });
   }
   return warnings;
+}
+
+/** Fallbacks differ from the job's model and from each other, and need call stages (an agent's session calls its one model). */
+function checkFallbacks(spec: JobSpecBase, op: { callWorkers?: boolean }): void {
+  const fallbacks = spec.fallbacks ?? [];
+  if (fallbacks.length === 0) return;
+  const issues: FieldIssue[] = [];
+  if (op.callWorkers === false) issues.push({ path: "fallbacks", message: "an agent's sub-session calls its one model: fallbacks apply to call stages only" });
+  fallbacks.forEach((model, i) => {
+    if (model === spec.model) issues.push({ path: `fallbacks[${i}]`, message: "is the job's model itself" });
+    else if (fallbacks.indexOf(model) !== i) issues.push({ path: `fallbacks[${i}]`, message: `repeats fallbacks[${fallbacks.indexOf(model)}]` });
+  });
+  if (issues.length > 0) throw new ApiError(400, "invalid_request", "The job's fallbacks cannot be used.", { details: issues });
 }
 
 /** `batch` needs a provider with a batch API for every model of the job; `auto` runs realtime where one has none. */
@@ -165,7 +179,9 @@ export async function submitJob<S extends JobSpecBase>(
   const { spec, body } = prepared;
   checkSizes(env, prepared.values);
   checkWebhook(env, body.webhook);
-  const models = modelsOf(spec); // every model the job calls, walked once
+  const called = modelsOf(spec); // every model the job calls, walked once
+  checkFallbacks(spec, prepared.operator);
+  const models = new Set([...called, ...(spec.fallbacks ?? [])]); // a fallback needs its credential, and must not be retired, as much as the model
   const warnings = lifecycleWarnings(env, spec, models, Date.now());
   const baseUrls = new Map<string, string | null>();
   for (const name of models) {
@@ -181,7 +197,7 @@ export async function submitJob<S extends JobSpecBase>(
       });
     }
   }
-  checkExecution(spec, models);
+  checkExecution(spec, called); // a batch line keeps its one model: fallbacks take realtime calls only
   const op = prepared.operator;
   const plan = op.plan(spec, prepared.inputs);
   if (dryRun || spec.budget) {

@@ -7,6 +7,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { DestinationRefused } from "../net/destination";
+import type { Unavailable } from "./types";
 
 export type FailureClass = "transient" | "timeout" | "permanent";
 
@@ -87,18 +88,45 @@ const QUOTA_CODES = new Set([
   "organization_usage_limit_exceeded",
 ]);
 
+/** The error objects of a provider's answer, however the SDK nested them (`{error: {code, type, message}}`, or its body's). */
+function errorFields(err: unknown): { code?: unknown; type?: unknown; message?: unknown }[] {
+  const found: { code?: unknown; type?: unknown; message?: unknown }[] = [];
+  for (const e of causes(err)) {
+    for (const f of [e, (e as { error?: unknown }).error, (e as { error?: { error?: unknown } }).error?.error]) {
+      if (f && typeof f === "object") found.push(f as { code?: unknown; type?: unknown; message?: unknown });
+    }
+  }
+  return found;
+}
+
 /** A 429 that says the credential's quota is spent (OpenAI `insufficient_quota` and its kin), not that calls come too fast. */
 export function isQuotaSpent(err: unknown): boolean {
   if (statusOf(err) !== 429) return false;
-  for (const e of causes(err)) {
-    const fields = [e, (e as { error?: unknown }).error, (e as { error?: { error?: unknown } }).error?.error];
-    for (const f of fields) {
-      if (!f || typeof f !== "object") continue;
-      const { code, type } = f as { code?: unknown; type?: unknown };
-      if ((typeof code === "string" && QUOTA_CODES.has(code)) || type === "insufficient_quota") return true;
-    }
+  return errorFields(err).some(({ code, type }) => (typeof code === "string" && QUOTA_CODES.has(code)) || type === "insufficient_quota");
+}
+
+/**
+ * Why the model cannot answer at all, if that is what the failure says (../engine/retry-policy.ts
+ * `Unavailable`): the quota spent; the model unknown or retired (404: OpenAI's `model_not_found`,
+ * Anthropic's `not_found_error` naming the model); no capacity (Anthropic's 529 overloaded,
+ * OpenAI's 429 `resource_unavailable` of the flex tier); an outage (a 5xx, or no answer at all). A
+ * plain 429 is pacing, not unavailability; a timeout is the call's own.
+ */
+export function unavailableOf(err: unknown): Unavailable | null {
+  if (isTimeout(err)) return null;
+  if (isQuotaSpent(err)) return "quota";
+  const status = statusOf(err);
+  const fields = errorFields(err);
+  if (status === 404) {
+    const model = fields.some(
+      ({ code, type, message }) => code === "model_not_found" || (type === "not_found_error" && typeof message === "string" && message.startsWith("model:")),
+    );
+    return model ? "model" : null;
   }
-  return false;
+  if (status === 529 || (status === 429 && fields.some(({ code }) => code === "resource_unavailable"))) return "capacity";
+  if (status !== undefined) return status >= 500 ? "outage" : null;
+  for (const e of causes(err)) if (isSdkConnectionError(e) || (e instanceof Error && NETWORK_NAMES.has(e.name))) return "outage";
+  return null;
 }
 
 /** A header of the provider's error answer (null: none, or the error is not an answer). */

@@ -82,3 +82,11 @@ export interface EndpointData {
 export const tokenCount = (n: unknown): number => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? Math.round(n) : 0);
 
 export const DEFAULT_MAX_TOKENS = 4096; // Anthropic requires max_tokens; a generous default for one item
+
+/**
+ * Why a model could not answer at all (contract v4, "Providers as they fail"): an outage (5xx or no
+ * answer), no capacity (Anthropic's 529, OpenAI's 429 `resource_unavailable`), the model unknown or
+ * retired (404 `model_not_found`), the credential's quota spent. An item whose model is
+ * unavailable goes to the next model of its chain (`fallbacks`); a validation failure never does.
+ */
+export type Unavailable = "outage" | "capacity" | "model" | "quota";

@@ -9,6 +9,7 @@ import { MAX_URL_CHARS } from "../net/destination";
 import { TokenBudgetSchema } from "./budget-schema";
 import { MAX_CACHE_TTL_SECS } from "../cache/response-cache";
 import { DEFAULT_MAX_WAIT_SECS } from "../engine/limits";
+import { MAX_FALLBACKS } from "../engine/fallbacks";
 
 export const DEFAULT_RETRY_GUIDANCE = "Your previous response was not valid JSON. Return only a JSON object matching the required schema.";
 
@@ -59,6 +60,14 @@ export const sharedJobFields = {
   webhook: WebhookSchema.nullish(),
   metadata: z.record(z.string(), z.unknown()).default({}),
   token_budget: TokenBudgetSchema.nullish(),
+  fallbacks: z
+    .array(ModelSchema)
+    .max(MAX_FALLBACKS)
+    .default([])
+    .openapi({
+      description: `Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most ${MAX_FALLBACKS}, each with its own credential, pacing, prompt cache and price; a result says \`model\`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).`,
+      example: ["anthropic/claude-sonnet-4-6"],
+    }),
   name: z
     .string()
     .max(200)
@@ -110,6 +119,7 @@ export interface CommonJobRequest {
   metadata: Record<string, unknown>;
   name?: string | null;
   token_budget?: { total?: number; usd?: number; on_exhausted: "pause" | "fail" } | null;
+  fallbacks?: string[];
   cache?: { ttl_secs: number } | null;
   prompt_cache?: boolean;
   execution?: { mode: "realtime" | "batch" | "auto"; deadline_secs: number };

@@ -134,7 +134,13 @@ export function judgeOperator<S extends JudgeSpec>(parts: JudgeParts<S>): Operat
       const items = reader.stage(ITEMS_STAGE);
       return reader.open() === 0 && items !== undefined && items.completed >= items.total ? end(spec, reader) : { ready: [] };
     },
-    work: (spec, stage) => ({ kind: "call", tenantId: spec.tenantId, call: stage === CASCADE_STAGE && spec.cascade ? spec.cascade.call : spec.call }),
+    work: (spec, stage) => ({
+      kind: "call",
+      tenantId: spec.tenantId,
+      call: stage === CASCADE_STAGE && spec.cascade ? spec.cascade.call : spec.call,
+      // The sample is the guarantee's ground truth: the job's model answers it, or nobody does.
+      ...(stage === SAMPLE_STAGE ? { oneModel: true as const } : {}),
+    }),
     batchable: () => true, // the cheaper model's calls and the model's: each item's own
     vars: (spec, task) => ({ item: unwrap(spec, task).item }),
     result: (spec, task, finish: TaskFinish) => {

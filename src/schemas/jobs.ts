@@ -19,6 +19,10 @@ export const TaskResultSchema = z
     usage: CallUsageSchema,
     cost_usd: CostUsdSchema,
     cached: z.boolean().optional().openapi({ description: "Present and true when the output came from the response cache (usage is then zero)" }),
+    model: z
+      .string()
+      .optional()
+      .openapi({ description: "The model that answered (or was tried last), on a job with `fallbacks`: its own or one of its fallbacks" }),
   })
   .catchall(z.unknown())
   .openapi("TaskResult", { description: "A finished task of a staged job; each operator adds its fields (reduce: `name`, `accumulator`)" });

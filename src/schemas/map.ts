@@ -77,6 +77,10 @@ export const MapResultSchema = z
     usage: CallUsageSchema,
     cost_usd: CostUsdSchema,
     cached: z.boolean().optional().openapi({ description: "Present and true when the output came from the response cache (usage is then zero)" }),
+    model: z
+      .string()
+      .optional()
+      .openapi({ description: "The model that answered (or was tried last), on a job with `fallbacks`: its own or one of its fallbacks" }),
   })
   .openapi("MapResult");
 

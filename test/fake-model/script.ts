@@ -8,6 +8,8 @@
  * through and holds the later ones until the test opens it (./gates.ts).
  * Steps: ok, fence, prose, prose-json, bad, 429[:retry-after-secs], 500, 529, 401, 400, slow[:ms],
  * quota[:retry-after-secs] (OpenAI's 429 for a spent quota: `type` and `code` `insufficient_quota`),
+ * gone (the model is unknown or retired: OpenAI's 404 `model_not_found`, Anthropic's 404
+ * `not_found_error` "model: …"), busy (OpenAI's 429 `resource_unavailable`: no capacity, as the flex tier says it),
  * and for agents: call:NAME[:ARG] (a tool call with arguments {"q": ARG or the item id}),
  * text:SOME_WORDS (a plain answer, underscores read as spaces), length (cut off at max_tokens),
  * json:URI_ENCODED_JSON (exactly that JSON value: a mapper's extractions, say),
@@ -107,7 +109,7 @@ export type StepAnswer =
   | { kind: "text"; text: string; delayMs: number; finish?: "length" }
   | { kind: "tool"; name: string; args: Record<string, unknown>; delayMs: number }
   | { kind: "json"; value: unknown; delayMs: number }
-  | { kind: "error"; status: number; retryAfter: number | null; delayMs: number; quota?: boolean }
+  | { kind: "error"; status: number; retryAfter: number | null; delayMs: number; quota?: boolean; code?: "model_not_found" | "resource_unavailable" }
   | { kind: "expire"; delayMs: number }; // a batch line the provider never processed before its batch expired
 
 export function answerFor(step: string, prompt: string, id = "0", schema: Schema | null = null): StepAnswer {
@@ -139,6 +141,10 @@ export function answerFor(step: string, prompt: string, id = "0", schema: Schema
       return { kind: "error", status: 429, retryAfter: arg === undefined ? null : Number(arg), delayMs: 0 };
     case "quota":
       return { kind: "error", status: 429, retryAfter: arg === undefined ? null : Number(arg), delayMs: 0, quota: true };
+    case "gone":
+      return { kind: "error", status: 404, retryAfter: null, delayMs: 0, code: "model_not_found" };
+    case "busy":
+      return { kind: "error", status: 429, retryAfter: null, delayMs: 0, code: "resource_unavailable" };
     case "500":
     case "529":
     case "401":

@@ -284,6 +284,29 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
             "You exceeded your current quota, please check your plan and billing details. For more information on this error, read the docs: https://platform.openai.com/docs/guides/error-codes/api-errors.";
           return { status: 429, headers, json: { error: { message, type: "insufficient_quota", param: null, code: "insufficient_quota" } } };
         }
+        const model = String(body.model);
+        if (answer.code === "model_not_found") {
+          // As each provider words it: OpenAI's 404 with code model_not_found; Anthropic's not_found_error naming the model.
+          return format === "openai"
+            ? {
+                status: 404,
+                headers,
+                json: {
+                  error: {
+                    message: `The model \`${model}\` does not exist or you do not have access to it.`,
+                    type: "invalid_request_error",
+                    param: null,
+                    code: "model_not_found",
+                  },
+                },
+              }
+            : { status: 404, headers, json: { type: "error", error: { type: "not_found_error", message: `model: ${model}` } } };
+        }
+        if (answer.code === "resource_unavailable") {
+          // OpenAI's answer when it has no capacity for the request (the flex tier's): a 429 that is not a rate limit.
+          const message = "Resource temporarily unavailable: the request could not be served at this time. Please retry later or use the default service tier.";
+          return { status: 429, headers, json: { error: { message, type: "invalid_request_error", param: null, code: "resource_unavailable" } } };
+        }
         const type =
           answer.status === 429 ? "rate_limit_error" : answer.status === 529 ? "overloaded_error" : answer.status < 500 ? "invalid_request_error" : "api_error";
         return { status: answer.status, headers, json: { error: { type, message: `fake ${answer.status}` }, type: "error" } };

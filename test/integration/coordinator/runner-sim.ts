@@ -45,6 +45,8 @@ export interface SimOptions {
   provider: Script;
   /** Which tasks go out as lines of a provider batch (none unless given). */
   lineOf?: (task: number) => boolean;
+  /** Models in the job's chain: its own and `chain − 1` fallbacks (1 unless given). */
+  chain?: number;
   /** A coordinator restart after about one turn in this many (none unless given). */
   restartEvery?: number;
   latencyMs?: number;
@@ -102,7 +104,16 @@ function run(storage: DurableObjectStorage, jobId: string, options: SimOptions):
   const random = options.random ?? Math.random;
   const horizon = options.horizonMs ?? 24 * 3600_000;
   const lineOf = options.lineOf ?? (() => false);
-  const spec: MapJobSpec = { ...base(jobId, "tenant_sim"), type: "map", call: call(), concurrency, maxRetries: policy.maxRetries, maxWaitMs: policy.maxWaitMs };
+  const fallbacks = Array.from({ length: (options.chain ?? 1) - 1 }, (_, i) => `openai-compatible/fallback-${i + 1}`);
+  const spec: MapJobSpec = {
+    ...base(jobId, "tenant_sim"),
+    type: "map",
+    call: call(),
+    concurrency,
+    maxRetries: policy.maxRetries,
+    maxWaitMs: policy.maxWaitMs,
+    fallbacks,
+  };
   const op = operatorFor(spec);
   const plan = op.plan(
     spec,

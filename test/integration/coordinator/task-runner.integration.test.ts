@@ -13,12 +13,16 @@ import { LOST_ATTEMPTS_MAX } from "../../../src/engine/limits";
 import { seeded } from "../../../src/lib/seeded";
 import { crash, invalid, ok, throttle, timeout, transient } from "../../unit/engine/outcomes";
 import { simulate, type SimResult } from "./runner-sim";
+import type { AttemptOutcome } from "../../../src/engine/retry-policy";
 
 const policy = { maxRetries: 2, maxWaitMs: 60_000 };
+const none = { input_tokens: 0, output_tokens: 0 };
+const outage = (): AttemptOutcome => ({ kind: "transient", error: "502 Bad Gateway", retryAfterMs: null, usage: none, unavailable: "outage" });
+const retired = (): AttemptOutcome => ({ kind: "permanent", error: "404 model_not_found", errorKind: "llm_error", usage: none, unavailable: "model" });
 const zero = () => 0;
 
 /** The rules every run keeps, whatever its provider did. */
-function expectRules(sim: SimResult, concurrency: number, where: string): void {
+function expectRules(sim: SimResult, concurrency: number, where: string, chain = 1): void {
   expect(sim.defects, where).toBe(0);
   expect(sim.early, where).toBe(0);
   expect(sim.maxBusy, where).toBeLessThanOrEqual(concurrency);
@@ -27,7 +31,8 @@ function expectRules(sim: SimResult, concurrency: number, where: string): void {
     expect(task.ends, at).toHaveLength(1);
     expect(task.events, at).toBe(1);
     expect(task.state.state, at).toBe("done");
-    expect(task.state.attempts - task.state.throttles, at).toBeLessThanOrEqual(1 + policy.maxRetries);
+    expect(task.state.attempts - task.state.throttles - task.state.route, at).toBeLessThanOrEqual(1 + policy.maxRetries); // fallbacks apart, like throttles
+    expect(task.state.route, at).toBeLessThan(chain);
     expect(task.state.losses, at).toBeLessThanOrEqual(LOST_ATTEMPTS_MAX);
     expect(task.state.attempts, at).toBe(task.dispatches.length - task.uncounted);
     const end = task.ends[0];
@@ -43,14 +48,16 @@ describe("the task runner through whole jobs", () => {
     let children = 0;
     for (let seed = 1; seed <= 60; seed++) {
       const rand = seeded(seed);
-      const mix = [ok, ok, ok, ok, invalid, transient, timeout, crash, () => throttle(rand() < 0.5 ? null : 3_000)];
+      const mix = [ok, ok, ok, ok, invalid, transient, timeout, crash, () => throttle(rand() < 0.5 ? null : 3_000), outage, retired];
       const concurrency = 1 + Math.floor(rand() * 8);
       const lines = rand() < 0.5;
+      const chain = 1 + Math.floor(rand() * 3);
       const sim = await simulate({
         tasks: 30,
         concurrency,
         policy,
         random: rand,
+        chain,
         lineOf: lines ? (i) => i % 3 === 0 : undefined,
         restartEvery: seed % 2 === 0 ? 3 + Math.floor(rand() * 10) : undefined,
         provider: () => {
@@ -62,7 +69,7 @@ describe("the task runner through whole jobs", () => {
           return (mix[Math.floor(rand() * mix.length)] as () => ReturnType<typeof ok>)();
         },
       });
-      expectRules(sim, concurrency, `seed ${seed}`);
+      expectRules(sim, concurrency, `seed ${seed}`, chain);
       restarts += sim.restarts;
       children += sim.children;
     }
