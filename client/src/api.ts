@@ -795,6 +795,16 @@ export interface components {
             /** @description The least the metric may be, e.g. 0.9 */
             value: number;
         };
+        ChainModel: {
+            /** @description Items it answered */
+            answered: number;
+            /**
+             * @description closed: calls go to it; open: it answered outages in a row, and for a while the items with a model after it in their chain go there instead; half_open: its cool-down is over, one call probes it
+             * @enum {string}
+             */
+            circuit: "closed" | "open" | "half_open";
+            model: string;
+        };
         ClassifyRequest: {
             cache?: components["schemas"]["CacheConfig"];
             /**
@@ -1500,6 +1510,8 @@ export interface components {
                 [key: string]: unknown;
             };
             model: string;
+            /** @description A job with `fallbacks`: its model and each fallback, in order, with its circuit and the items it answered (empty without fallbacks) */
+            models: components["schemas"]["ChainModel"][];
             /** @description The name the job was submitted with (null: none) */
             name: string | null;
             output?: unknown;
@@ -2956,6 +2968,7 @@ export type CallUsage = components['schemas']['CallUsage'];
 export type Cascade = components['schemas']['Cascade'];
 export type CascadeSample = components['schemas']['CascadeSample'];
 export type CascadeTarget = components['schemas']['CascadeTarget'];
+export type ChainModel = components['schemas']['ChainModel'];
 export type ClassifyRequest = components['schemas']['ClassifyRequest'];
 export type ClassifyStep = components['schemas']['ClassifyStep'];
 export type ConcurrencyChangedEvent = components['schemas']['ConcurrencyChangedEvent'];

@@ -50,6 +50,7 @@ export interface JobMeta {
   started_at_ms: number; // when the job began (execution mode auto: its deadline counts from here)
   realtime_stages: string[]; // batch stages execution mode auto moved to realtime (its deadline came near)
   cancel_grace_until_ms: number | null; // auto: until when the lines of batches it cancelled wait for their answer
+  answered: Record<string, number>; // a job with fallbacks: the items each model of its chain answered
   defects: number; // events the task machine refused that no race explains (./task-runner.ts): each a defect of the engine, logged
   deadline_passed: boolean; // batch: its execution.deadline_secs passed (its open batches were cancelled; items left fail `expired`)
 }

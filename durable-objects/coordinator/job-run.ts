@@ -50,6 +50,7 @@ import { BatchRunner } from "./batch-runner";
 import { concurrencyLink, pacingLinks } from "./links";
 import { beginJob, finishJob, pauseJob } from "./lifecycle";
 import { JobAlarm } from "./alarm";
+import { Circuits } from "./circuits";
 import { sweepJob } from "./sweep";
 
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm alone: Queue delays are whole seconds
@@ -71,6 +72,7 @@ export class JobRun {
   readonly workers: WorkerLink;
   readonly batches: BatchRunner;
   readonly tasks: TaskRunner;
+  readonly circuits = new Circuits(); // per model of its fallback chains (./circuits.ts)
   readonly busySlots = new Set<number>();
   readonly waiters: (() => void)[]; // callers of waitForEnd
   readonly hub: EventHub;
@@ -149,7 +151,9 @@ export class JobRun {
    */
   async settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, pullSlot: PullSlot): Promise<PulledTask | null> {
     const usage = this.tasks.spend(task, outcome, "realtime");
-    const pacer = this.pacing.of(this.tasks.modelOf(task));
+    const model = this.tasks.modelOf(task);
+    if (this.tasks.chainOf(task.stage).length > 1) this.circuits.observe(model, outcome, Date.now());
+    const pacer = this.pacing.of(model);
     pacer.observe(spec, outcome);
     // Adaptive concurrency is the rule only where no rate limit is known (contract v3): a throttle of a
     // paced model is the pacer's news (its retry-after, its headers), never a cut of the calls in flight.
@@ -337,9 +341,16 @@ export class JobRun {
     const round = this.round();
     let begun = 0;
     for (const [i, row] of rows.slice(0, free.length).entries()) {
-      const work = this.op.work(spec, this.store.workStage(row.stage));
+      const work = this.work(row.stage, row.route); // on the model of its chain it calls now: its price, its pacing
       const executor = executorOf(work);
-      const pacing = executor.paced ? this.pacing.of(this.tasks.modelOf(row)) : null;
+      const model = this.tasks.modelOf(row);
+      // A model whose circuit is open (./circuits.ts) gets no call from a task with a model after it in its chain.
+      const rerouted = row.route + 1 < this.tasks.chainOf(row.stage).length;
+      if (rerouted && this.circuits.state(model, now) === "open") {
+        this.#fallBack(row, now);
+        continue;
+      }
+      const pacing = executor.paced ? this.pacing.of(model) : null;
       if (pacing && pacing.room(spec) < 1) {
         unleased.set(pacing, (unleased.get(pacing) ?? 0) + 1); // it waits for a lease (not counted as begun: a wait must not set the next alarm at once)
         continue;
@@ -357,6 +368,10 @@ export class JobRun {
       if (reserved === null) {
         if (this.store.reserved().tokens === 0) this.#budgetExhausted();
         return next;
+      }
+      if (rerouted && !this.circuits.admit(model, now)) {
+        this.#fallBack(row, now); // half open, its one probe under way
+        continue;
       }
       const slot = free[i] as number;
       const token = randomBase32(10);
@@ -381,6 +396,12 @@ export class JobRun {
     }
     for (const [pacing, calls] of unleased) pacing.want(spec, calls);
     return next;
+  }
+
+  /** A task whose model's circuit is open makes no call there: it goes to the next model of its chain, dispatched in the next turn. */
+  #fallBack(row: TaskRow, now: number): void {
+    this.tasks.apply(row, { type: "fall-back" });
+    this.wake(now);
   }
 
   /** A pending task fails where it waits, without another call (the task machine's give-up), and what follows is applied. */

@@ -7,6 +7,7 @@ import type { JobLog } from "./job-log";
 import { DEFAULT_DEADLINE_SECS } from "../../src/operators/execution-field";
 import { costOut, usageOut, type Counters } from "../../src/engine/counters";
 import type { JobPacingView } from "../../src/engine/pacing";
+import type { CircuitState } from "./circuits";
 import type { CoordinatorStore, StageRow } from "./store";
 
 export function stagesView(stages: StageRow[]) {
@@ -37,6 +38,7 @@ export function progressOf(p: {
   pacing: JobPacingView;
   execution: { mode: string; deadline_secs: number };
   batches: unknown[];
+  models: unknown[];
 }): JobProgress {
   const c = p.counters;
   return {
@@ -71,6 +73,7 @@ export function progressOf(p: {
     pacing: p.pacing,
     execution: p.execution,
     batches: p.batches,
+    models: p.models,
   };
 }
 
@@ -83,6 +86,7 @@ interface ProgressSource {
   readonly budget: BudgetKeeper;
   readonly concurrency: { cap(spec: JobSpec): number };
   readonly batches: { views(): unknown[] };
+  readonly circuits: { state(model: string, now: number): CircuitState };
   pacingView(spec: JobSpec): JobPacingView;
 }
 
@@ -103,5 +107,14 @@ export function runProgress(run: ProgressSource): JobProgress {
     pacing: run.pacingView(spec),
     execution: { mode: spec.execution?.mode ?? "realtime", deadline_secs: spec.execution?.deadlineSecs ?? DEFAULT_DEADLINE_SECS },
     batches: run.batches.views(),
+    models: modelsView(spec, run.circuits, run.store.getMeta("answered") ?? {}),
   });
+}
+
+/** A job with fallbacks: each model of its chain, its circuit and the items it answered (none without fallbacks). */
+function modelsView(spec: JobSpec, circuits: ProgressSource["circuits"], answered: Record<string, number>) {
+  const fallbacks = spec.fallbacks ?? [];
+  if (fallbacks.length === 0) return [];
+  const now = Date.now();
+  return [spec.model, ...fallbacks].map((model) => ({ model, circuit: circuits.state(model, now), answered: answered[model] ?? 0 }));
 }

@@ -66,7 +66,10 @@ export function recordEnd(
       sessionId: row.session_id,
     });
     if (cached) result.cached = true;
-    if (model) result.model = model; // the model of its fallback chain that answered (or was the last tried)
+    if (model) {
+      result.model = model; // the model of its fallback chain that answered (or was the last tried)
+      if (success) store.setMetaSoon("answered", countOne(store.getMeta("answered") ?? {}, model));
+    }
     log.bump({ completed: 1, succeeded: success ? 1 : 0, failed: success ? 0 : 1, seq: 1, ...usage, ...cachedCounts(cached) });
     const stage = store.countStageDone(row.stage, success, usage);
     const json = JSON.stringify(result); // once, for the outbox and the event
@@ -113,4 +116,9 @@ function recordChild(
     store.resumeParent(child.parent.stage, child.parent.index);
   });
   return { ready: [] };
+}
+
+/** The items each model of a chain answered, with one more for `model`. */
+function countOne(answered: Record<string, number>, model: string): Record<string, number> {
+  return { ...answered, [model]: (answered[model] ?? 0) + 1 };
 }

@@ -44,6 +44,7 @@ export interface JobRow extends JobCounts {
   pacing: string | null; // JSON
   execution: string | null; // JSON
   batches: string | null; // JSON
+  models?: string | null; // JSON: a job with fallbacks, each model of its chain (migrations/0015)
 }
 
 export interface JobProgress extends JobCounts {
@@ -60,6 +61,7 @@ export interface JobProgress extends JobCounts {
   pacing: unknown;
   execution: unknown;
   batches: unknown[];
+  models: unknown[];
 }
 
 export interface NewJob {
@@ -186,7 +188,7 @@ export async function writeJobProgress(db: D1Database, jobId: string, progress: 
            cache_read_tokens = ?, cache_write_tokens = ?, cost_usd = ?, unpriced_calls = ?,
            duplicated_input_tokens = ?, duplicated_output_tokens = ?, duplicated_cost_usd = ?, interrupted_calls = ?, interrupted_input_tokens = ?,
            completed_at = ?, stage = ?, stages = ?, output = ?, error = ?, budget = ?, pause_reason = ?, effective_concurrency = ?, pacing = ?,
-           execution = ?, batches = ? WHERE id = ?`,
+           execution = ?, batches = ?, models = ? WHERE id = ?`,
       )
       .bind(
         progress.status,
@@ -220,6 +222,7 @@ export async function writeJobProgress(db: D1Database, jobId: string, progress: 
         JSON.stringify(progress.pacing),
         JSON.stringify(progress.execution),
         JSON.stringify(progress.batches),
+        progress.models.length > 0 ? JSON.stringify(progress.models) : null,
         jobId,
       ),
   );

@@ -5,7 +5,16 @@ import { costOut, usageView } from "../engine/counters";
 import type { JobType } from "../operators/registry";
 import { ApiError } from "../lib/errors";
 import type { z } from "@hono/zod-openapi";
-import type { ProviderBatchSchema, BudgetSchema, ExecutionViewSchema, JOB_STATUSES, JobErrorSchema, JobSchema, PacingSchema } from "../schemas/jobs";
+import type {
+  ChainModelSchema,
+  ProviderBatchSchema,
+  BudgetSchema,
+  ExecutionViewSchema,
+  JOB_STATUSES,
+  JobErrorSchema,
+  JobSchema,
+  PacingSchema,
+} from "../schemas/jobs";
 import { DEFAULT_DEADLINE_SECS } from "../operators/execution-field";
 
 const REALTIME = { mode: "realtime" as const, deadline_secs: DEFAULT_DEADLINE_SECS };
@@ -43,6 +52,7 @@ export function jobView(row: JobRow) {
     pacing: parsed<z.infer<typeof PacingSchema>>(row.pacing) ?? NO_PACING,
     execution: parsed<z.infer<typeof ExecutionViewSchema>>(row.execution) ?? REALTIME,
     batches: parsed<z.infer<typeof ProviderBatchSchema>[]>(row.batches) ?? [],
+    models: parsed<z.infer<typeof ChainModelSchema>[]>(row.models ?? null) ?? [],
     expected: row.status === "running" || row.status === "paused" ? expectedOf(JSON.parse(row.stages) as StageSpend[]) : null,
   };
 }

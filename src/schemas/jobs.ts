@@ -7,6 +7,18 @@ import { ModelSchema, TimeoutSecsSchema } from "./common";
 import { JOB_TYPES } from "../operators/registry";
 import { BudgetChangeSchema } from "../operators/budget-schema";
 
+/** One model of a job's fallback chain as the job view shows it. */
+export const ChainModelSchema = z
+  .object({
+    model: z.string(),
+    circuit: z.enum(["closed", "open", "half_open"]).openapi({
+      description:
+        "closed: calls go to it; open: it answered outages in a row, and for a while the items with a model after it in their chain go there instead; half_open: its cool-down is over, one call probes it",
+    }),
+    answered: z.number().int().openapi({ description: "Items it answered" }),
+  })
+  .openapi("ChainModel");
+
 export const TaskResultSchema = z
   .object({
     stage: z.string(),
@@ -264,6 +276,9 @@ export const JobSchema = z
     pacing: PacingSchema,
     execution: ExecutionViewSchema,
     batches: z.array(ProviderBatchSchema).openapi({ description: "The job's provider batches, oldest first (empty in realtime)" }),
+    models: z.array(ChainModelSchema).openapi({
+      description: "A job with `fallbacks`: its model and each fallback, in order, with its circuit and the items it answered (empty without fallbacks)",
+    }),
     expected: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), cost_usd: z.number().nullable() }).nullable().openapi({
       description:
         "While the job runs (or is paused): what it is expected to have spent when it ends — each stage's spend so far plus its tasks left at the mean of its finished tasks. Null until every stage with tasks left has finished one, and once the job has ended (its usage is then what it spent). A stage not sized yet (a later reduce level) is not counted",

@@ -62,6 +62,25 @@ describe("fallback chains", () => {
     ]);
   });
 
+  it("outages in a row open the model's circuit: later items go straight to the fallback without a call to it; the job view shows each model's circuit and answers", async () => {
+    const { key } = await ownKeyTenant();
+    const tag = uniqueTag("fb-circuit");
+    const created = await call(base(), "POST", "/v1/map", {
+      token: key,
+      body: mapJob(tag, () => `${PRIMARY}~500,${SECOND}~ok`, 8, { concurrency: 1, fallbacks: [`anthropic/${SECOND}`] }),
+    });
+    const done = await waitForJob(base(), key, created.body.job_id);
+    expect(done).toMatchObject({ status: "completed", succeeded: 8 });
+    const results = (await allResults(base(), key, created.body.job_id)).sort((a, b) => a.index - b.index);
+    // One at a time: the first three items each met the outage; it opened the circuit, and the other five never called the model.
+    expect(results.map((r) => r.attempts)).toEqual([2, 2, 2, 1, 1, 1, 1, 1]);
+    expect((await fakeStats(tag)).requests).toBe(3 + 8);
+    expect(done.models).toEqual([
+      { model: `openai/${PRIMARY}`, circuit: expect.stringMatching(/^(open|half_open)$/), answered: 0 }, // half open once its cool-down (30 s) is over
+      { model: `anthropic/${SECOND}`, circuit: "closed", answered: 8 },
+    ]);
+  });
+
   it("invalid output never falls back: it retries on its own model and fails validation there", async () => {
     const tag = uniqueTag("fb-invalid");
     const { results } = await run(mapJob(tag, () => `${PRIMARY}~bad,${SECOND}~ok`, 2));

@@ -13,6 +13,7 @@ import type { AttemptOutcome } from "../../../src/engine/retry-policy";
 import { freshTask, taskTransition, type TaskPolicy, type TaskState } from "../../../src/engine/task-machine";
 import type { StageWork } from "../../../src/engine/types";
 import { unavailableOf } from "../../../src/llm/errors";
+import { Circuits, COOL_DOWN_MS, OUTAGES_TO_OPEN } from "../../../durable-objects/coordinator/circuits";
 import { invalid, ok, throttle } from "./outcomes";
 
 const openai = (status: number, error: Record<string, unknown>) => OpenAI.APIError.generate(status, { error }, undefined, new Headers());
@@ -140,3 +141,29 @@ describe("the task machine's fallback", () => {
 function transientOf(): AttemptOutcome {
   return { kind: "transient", error: "502 but not an outage we know", retryAfterMs: null, usage: { input_tokens: 0, output_tokens: 0 } };
 }
+
+describe("a job's circuits", () => {
+  const outage: AttemptOutcome = { kind: "transient", error: "500", retryAfterMs: null, usage: { input_tokens: 0, output_tokens: 0 }, unavailable: "outage" };
+
+  it("open after OUTAGES_TO_OPEN outages in a row, for COOL_DOWN_MS; then one probe: an answer closes it, an outage opens it again", () => {
+    const circuits = new Circuits();
+    for (let i = 1; i < OUTAGES_TO_OPEN; i++) circuits.observe("m", outage, 0);
+    expect(circuits.state("m", 0)).toBe("closed");
+    circuits.observe("m", throttle(1_000), 0); // a rate limit says the model is up: the run of outages ends
+    for (let i = 1; i < OUTAGES_TO_OPEN; i++) circuits.observe("m", outage, 0);
+    expect(circuits.state("m", 0)).toBe("closed");
+    circuits.observe("m", outage, 100);
+    expect(circuits.state("m", 100)).toBe("open");
+    expect(circuits.admit("m", 100 + COOL_DOWN_MS - 1)).toBe(false);
+    expect(circuits.state("other", 100)).toBe("closed"); // per model
+    expect(circuits.admit("m", 100 + COOL_DOWN_MS)).toBe(true); // the probe
+    expect(circuits.state("m", 100 + COOL_DOWN_MS)).toBe("half_open");
+    expect(circuits.admit("m", 100 + COOL_DOWN_MS)).toBe(false); // one probe at a time
+    circuits.observe("m", outage, 40_000);
+    expect(circuits.state("m", 40_000)).toBe("open");
+    expect(circuits.admit("m", 40_000 + COOL_DOWN_MS)).toBe(true);
+    circuits.observe("m", ok(), 80_000);
+    expect(circuits.state("m", 80_000)).toBe("closed");
+    expect(circuits.admit("m", 80_000)).toBe(true);
+  });
+});

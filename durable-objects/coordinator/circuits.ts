@@ -1,0 +1,64 @@
+/**
+ * A job's circuits, one per model its fallback chains call (../../src/engine/fallbacks.ts):
+ * OUTAGES_TO_OPEN outage answers in a row open a model's circuit for COOL_DOWN_MS, in which the
+ * items that have a model after it in their chain go straight there (no call spent on a model that
+ * is down; an item on the last model of its chain calls it as before, its retries bounding it);
+ * after the cool-down one call probes it
+ * (half-open): an answer closes the circuit, another outage opens it again. Any answer that is not
+ * an outage (a success, invalid output, a rate limit) counts as the model being up.
+ *
+ * Kept in the coordinator's memory, per job: a restart closes them (the next outages open them
+ * again), and another job on the same credential and model learns of an outage by its own calls.
+ * Bounded by the job's models: its own and its fallbacks (≤ 1 + MAX_FALLBACKS per stage's chain).
+ */
+import type { AttemptOutcome } from "../../src/engine/retry-policy";
+
+export const OUTAGES_TO_OPEN = 3;
+export const COOL_DOWN_MS = 30_000;
+
+export type CircuitState = "closed" | "open" | "half_open";
+
+interface Circuit {
+  outages: number; // outage answers in a row
+  openUntil: number; // 0: never opened (or closed since)
+  probing: boolean; // the half-open circuit's one call is under way
+}
+
+export class Circuits {
+  readonly #circuits = new Map<string, Circuit>();
+
+  /** A call on `model` was answered (or failed): the model's circuit learns whether it is up. */
+  observe(model: string, outcome: AttemptOutcome, now: number): void {
+    const circuit = this.#of(model);
+    circuit.probing = false;
+    const outage = (outcome.kind === "transient" || outcome.kind === "permanent") && outcome.unavailable === "outage";
+    if (!outage) {
+      circuit.outages = 0;
+      circuit.openUntil = 0;
+      return;
+    }
+    circuit.outages++;
+    if (circuit.outages >= OUTAGES_TO_OPEN) circuit.openUntil = now + COOL_DOWN_MS;
+  }
+
+  /** Whether a call may go to `model` now; a half-open circuit lets its one probe through (and counts it as sent). */
+  admit(model: string, now: number): boolean {
+    const circuit = this.#circuits.get(model);
+    if (!circuit || circuit.openUntil === 0) return true;
+    if (now < circuit.openUntil || circuit.probing) return false;
+    circuit.probing = true;
+    return true;
+  }
+
+  state(model: string, now: number): CircuitState {
+    const circuit = this.#circuits.get(model);
+    if (!circuit || circuit.openUntil === 0) return "closed";
+    return now < circuit.openUntil ? "open" : "half_open";
+  }
+
+  #of(model: string): Circuit {
+    let circuit = this.#circuits.get(model);
+    if (!circuit) this.#circuits.set(model, (circuit = { outages: 0, openUntil: 0, probing: false }));
+    return circuit;
+  }
+}
