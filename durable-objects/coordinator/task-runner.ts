@@ -18,7 +18,7 @@
  */
 import { taskTransition, type TaskEnd, type TaskEvent, type TaskPolicy, type TaskState } from "../../src/engine/task-machine";
 import type { PauseReason } from "../../src/engine/job-machine";
-import type { Advance, Operator } from "../../src/engine/types";
+import type { Advance, Operator, StageWork } from "../../src/engine/types";
 import { duplicatedCounts, NO_USAGE_SUMS, sumsOf, type UsageSums } from "../../src/engine/counters";
 import type { AttemptOutcome } from "../../src/engine/retry-policy";
 import { modelChain } from "../../src/engine/fallbacks";
@@ -75,6 +75,15 @@ const MAY_BE_STALE: ReadonlySet<TaskEvent["type"]> = new Set(["report", "hand", 
 
 const policyOf = (spec: JobSpec): TaskPolicy => ({ maxRetries: spec.maxRetries, maxWaitMs: spec.maxWaitMs });
 
+/** A stage's chain from its work; none for a stage whose tasks the operator finishes itself (a pipeline's step markers have no work). */
+function chainFrom(spec: JobSpec, work: () => StageWork): string[] {
+  try {
+    return modelChain(spec, work());
+  } catch {
+    return [];
+  }
+}
+
 export class TaskRunner {
   #chains = new Map<string, string[]>(); // each stage's fallback chain, for the spec they were read from
   #chainsOf: JobSpec | null = null;
@@ -90,7 +99,7 @@ export class TaskRunner {
       this.#chainsOf = spec; // a recover or resume replaces the spec: its chains are read again
     }
     let chain = this.#chains.get(stage);
-    if (!chain) this.#chains.set(stage, (chain = modelChain(spec, op.work(spec, store.workStage(stage)))));
+    if (!chain) this.#chains.set(stage, (chain = chainFrom(spec, () => op.work(spec, store.workStage(stage)))));
     return chain;
   }
 
@@ -152,7 +161,7 @@ export class TaskRunner {
   apply(row: TaskRow, event: TaskEvent, usage: UsageSums = NO_USAGE_SUMS, facts: AttemptFacts = NO_FACTS, write: Omit<TaskWrite, "usage"> = {}): Moved | null {
     const { store, log } = this.job;
     const spec = this.job.spec();
-    const transition = taskTransition(stateOf(row), event, { ...policyOf(spec), chain: this.chainOf(row.stage).length });
+    const transition = taskTransition(stateOf(row), event, { ...policyOf(spec), chain: Math.max(1, this.chainOf(row.stage).length) });
     if (!transition) {
       if (!MAY_BE_STALE.has(event.type)) this.#defect(row, event);
       return null;
