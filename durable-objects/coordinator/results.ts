@@ -3,7 +3,7 @@
  * event, the counters and its stage's, all in one transaction; then the operator says what
  * follows. A child sub-session's end is kept apart (not an item) and lets its parent go on.
  */
-import type { Advance, Operator, PlanReader, TaskView } from "../../src/engine/types";
+import type { Advance, Operator, PlanReader, TaskFinish, TaskView } from "../../src/engine/types";
 import type { TaskEnd, TaskState } from "../../src/engine/task-machine";
 import type { JobSpec } from "../../src/operators/registry";
 import { cachedCounts, costOut, usageOut, type UsageSums } from "../../src/engine/counters";
@@ -54,17 +54,7 @@ export function recordEnd(
       input: JSON.parse(row.input) as unknown,
       error: row.error,
     };
-    const result = op.result(spec, view, {
-      success,
-      output: view.output,
-      error: row.error,
-      errorKind: end.errorKind,
-      attempts: row.attempts,
-      usage: usageOut(usage),
-      costUsd: costOut(usage),
-      details,
-      sessionId: row.session_id,
-    });
+    const result = op.result(spec, view, finishOf(row, end, details));
     if (cached) result.cached = true;
     if (model) {
       result.model = model; // the model of its fallback chain that answered (or was the last tried)
@@ -97,17 +87,7 @@ function recordChild(
   store.transaction(() => {
     const row = store.markDone(task, done, attemptUsage, end);
     const usage = taskSums(row);
-    const result = childResult(row.idx, child, {
-      success: end.success,
-      output: end.output ?? null,
-      error: row.error,
-      errorKind: end.errorKind,
-      attempts: row.attempts,
-      usage: usageOut(usage),
-      costUsd: costOut(usage),
-      details,
-      sessionId: row.session_id,
-    });
+    const result = childResult(row.idx, child, finishOf(row, end, details));
     log.bump({ seq: 1, ...usage });
     store.countStageDone(row.stage, end.success, usage);
     const json = JSON.stringify(result);
@@ -121,4 +101,20 @@ function recordChild(
 /** The items each model of a chain answered, with one more for `model`. */
 function countOne(answered: Record<string, number>, model: string): Record<string, number> {
   return { ...answered, [model]: (answered[model] ?? 0) + 1 };
+}
+
+/** A finished task as its operator's result is made from it: `row` as stored with its end. */
+function finishOf(row: TaskRow, end: TaskEnd, details: Record<string, unknown> | null): TaskFinish {
+  const usage = taskSums(row);
+  return {
+    success: end.success,
+    output: end.output ?? null,
+    error: row.error,
+    errorKind: end.errorKind,
+    attempts: row.attempts,
+    usage: usageOut(usage),
+    costUsd: costOut(usage),
+    details,
+    sessionId: row.session_id,
+  };
 }

@@ -8,7 +8,7 @@ import { ModelSchema, TimeoutSecsSchema } from "../schemas/common";
 import { MAX_URL_CHARS } from "../net/destination";
 import { TokenBudgetSchema } from "./budget-schema";
 import { MAX_CACHE_TTL_SECS } from "../cache/response-cache";
-import { DEFAULT_MAX_WAIT_SECS } from "../engine/limits";
+import { DEFAULT_MAX_WAIT_SECS, MAX_MAP_CONCURRENCY } from "../engine/limits";
 import { MAX_FALLBACKS } from "../engine/fallbacks";
 
 export const DEFAULT_RETRY_GUIDANCE = "Your previous response was not valid JSON. Return only a JSON object matching the required schema.";
@@ -93,6 +93,17 @@ export const maxWaitField = {
     description:
       "A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.",
   }),
+};
+
+/** Calls in flight for the operators of one call per item (the semantic operators, evaluations): each a call worker of its own. */
+export const callConcurrencyField = {
+  concurrency: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_MAP_CONCURRENCY)
+    .default(16)
+    .openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
 };
 
 /** The fields of operators of one model call per task (map, reduce): the shared ones and theirs. */

@@ -1,7 +1,6 @@
 /** The request of POST /v1/classify, and the schema each item's answer is held to. */
 import { z } from "@hono/zod-openapi";
-import { baseJobFields } from "../base-fields";
-import { MAX_MAP_CONCURRENCY } from "../../engine/limits";
+import { baseJobFields, callConcurrencyField } from "../base-fields";
 import { CascadeSchema } from "../cascade-field";
 import { executionField } from "../execution-field";
 import { PROTOTYPE_NAMES } from "../../lib/records";
@@ -55,13 +54,7 @@ export const ClassifyRequestSchema = z
     }),
     ...baseJobFields,
     ...executionField,
-    concurrency: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_MAP_CONCURRENCY)
-      .default(16)
-      .openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
+    ...callConcurrencyField,
   })
   .openapi("ClassifyRequest");
 

@@ -1,7 +1,6 @@
 /** The request of POST /v1/filter (and the shape of a filter result's output). */
 import { z } from "@hono/zod-openapi";
-import { baseJobFields } from "../base-fields";
-import { MAX_MAP_CONCURRENCY } from "../../engine/limits";
+import { baseJobFields, callConcurrencyField } from "../base-fields";
 import { CascadeSchema } from "../cascade-field";
 import { executionField } from "../execution-field";
 
@@ -22,13 +21,7 @@ export const FilterRequestSchema = z
     cascade: CascadeSchema.nullish(),
     ...baseJobFields,
     ...executionField,
-    concurrency: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_MAP_CONCURRENCY)
-      .default(16)
-      .openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
+    ...callConcurrencyField,
   })
   .openapi("FilterRequest");
 

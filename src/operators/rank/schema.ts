@@ -1,7 +1,6 @@
 /** The request of POST /v1/rank, and the answers its calls are held to. */
 import { z } from "@hono/zod-openapi";
-import { baseJobFields } from "../base-fields";
-import { MAX_MAP_CONCURRENCY } from "../../engine/limits";
+import { baseJobFields, callConcurrencyField } from "../base-fields";
 import { executionField } from "../execution-field";
 
 export const DEFAULT_RANK_TEMPLATE = "Item:\n{{ item }}";
@@ -33,13 +32,7 @@ export const RankRequestSchema = z
       .openapi({ description: "How two tied items are shown for a comparison: must read `item_a` and `item_b`" }),
     ...baseJobFields,
     ...executionField,
-    concurrency: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_MAP_CONCURRENCY)
-      .default(16)
-      .openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
+    ...callConcurrencyField,
   })
   .openapi("RankRequest");
 

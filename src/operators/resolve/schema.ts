@@ -1,7 +1,6 @@
 /** The request of POST /v1/resolve (entity resolution), and the answer a comparison is held to. */
 import { z } from "@hono/zod-openapi";
-import { baseJobFields, JsonSchemaField } from "../base-fields";
-import { MAX_MAP_CONCURRENCY } from "../../engine/limits";
+import { JsonSchemaField, baseJobFields, callConcurrencyField } from "../base-fields";
 import { executionField } from "../execution-field";
 
 export const DEFAULT_MAX_COMPARISONS = 10_000;
@@ -53,13 +52,7 @@ export const ResolveRequestSchema = z
     output_schema: JsonSchemaField.openapi({ description: "JSON Schema of a resolution's output (with `resolution_template`)" }),
     ...baseJobFields,
     ...executionField,
-    concurrency: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_MAP_CONCURRENCY)
-      .default(16)
-      .openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
+    ...callConcurrencyField,
   })
   .openapi("ResolveRequest");
 
