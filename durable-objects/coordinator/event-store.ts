@@ -26,21 +26,37 @@ export class EventLogTable {
 export class Outbox {
   constructor(private readonly sql: SqlStorage) {}
 
-  /** `json`: the result's JSON text, when the caller has it already (its event carries the same text). */
-  add(stage: string, result: { index: number; success: boolean }, seq: number, json = JSON.stringify(result)): void {
+  /**
+   * A result for D1. Its JSON text is stored once: in its event (`eventId`, whose data ends with
+   * `,"result":<the result>}`), which `next` reads it back from; without an event, in the row.
+   */
+  add(stage: string, result: { index: number; success: boolean }, seq: number, eventId: number | null): void {
     this.sql.exec(
-      "INSERT OR REPLACE INTO outbox (stage, idx, seq, success, data) VALUES (?, ?, ?, ?, ?)",
+      "INSERT OR REPLACE INTO outbox (stage, idx, seq, success, data, event_id) VALUES (?, ?, ?, ?, ?, ?)",
       stage,
       result.index,
       seq,
       result.success ? 1 : 0,
-      json,
+      eventId === null ? JSON.stringify(result) : "",
+      eventId,
     );
   }
 
-  /** The oldest rows first. */
+  /**
+   * The oldest rows first, each with its result's JSON text: the row's own, or its event's last
+   * field cut out as it was written (the first `,"result":` of an event's data is its key: the
+   * fields before it are the job's id, counts and names, and a quote inside a string is escaped).
+   */
   next(limit: number): OutboxRow[] {
-    return this.sql.exec<OutboxRow>("SELECT * FROM outbox ORDER BY seq LIMIT ?", limit).toArray();
+    return this.sql
+      .exec<OutboxRow>(
+        `SELECT o.stage, o.idx, o.seq, o.success,
+           CASE WHEN o.event_id IS NULL THEN o.data
+             ELSE substr(e.data, instr(e.data, ',"result":') + 10, length(e.data) - instr(e.data, ',"result":') - 10) END AS data
+         FROM outbox o LEFT JOIN events e ON e.id = o.event_id ORDER BY o.seq LIMIT ?`,
+        limit,
+      )
+      .toArray();
   }
 
   /** The rows D1 now has. One statement: `seq` grows with every result, so a row written again since it was read has left the range. */

@@ -24,9 +24,10 @@ export class JobLog {
   }
 
   /** A finished task's event in the job's shape, its result already serialised. */
-  taskCompleted(t: Omit<TaskEvent, "completed" | "total">, resultJson: string): void {
+  /** A finished task's event; answers its id (its result's JSON is stored there only). */
+  taskCompleted(t: Omit<TaskEvent, "completed" | "total">, resultJson: string): number {
     const { name, fields } = this.shape.taskEvent({ ...t, completed: this.counters.completed, total: this.total() });
-    this.#appendWithResult(name, fields, resultJson);
+    return this.#appendWithResult(name, fields, resultJson);
   }
 
   stageStarted(jobId: string, stage: { name: string; total: number }): void {
@@ -46,13 +47,15 @@ export class JobLog {
     this.hub.publish(this.store.events.append(name, JSON.stringify(data)));
   }
 
-  /** An event whose last field is a result already serialised (`resultJson`: the outbox has the same text). */
-  emitWithResult<K extends EventName>(name: K, fields: Omit<EventData<K>, "result">, resultJson: string): void {
-    this.#appendWithResult(name, fields, resultJson);
+  /** An event whose last field is a result already serialised (the outbox reads it from there: ./event-store.ts); answers its id. */
+  emitWithResult<K extends EventName>(name: K, fields: Omit<EventData<K>, "result">, resultJson: string): number {
+    return this.#appendWithResult(name, fields, resultJson);
   }
 
-  #appendWithResult(name: EventName, fields: object, resultJson: string): void {
-    this.hub.publish(this.store.events.append(name, `${JSON.stringify(fields).slice(0, -1)},"result":${resultJson}}`));
+  #appendWithResult(name: EventName, fields: object, resultJson: string): number {
+    const event = this.store.events.append(name, `${JSON.stringify(fields).slice(0, -1)},"result":${resultJson}}`);
+    this.hub.publish(event);
+    return event.id;
   }
 
   /** The job's items over its stages (a fold's or a corpus's stages too; not agents' subtasks). */

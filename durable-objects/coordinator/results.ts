@@ -62,9 +62,9 @@ export function recordEnd(
     }
     log.bump({ completed: 1, succeeded: success ? 1 : 0, failed: success ? 0 : 1, seq: 1, ...usage, ...cachedCounts(cached) });
     const stage = store.countStageDone(row.stage, success, usage);
-    const json = JSON.stringify(result); // once, for the outbox and the event
-    store.outbox.add(row.stage, result, log.counters.seq, json);
-    log.taskCompleted({ jobId: spec.jobId, stage: row.stage, index: row.idx, success }, json);
+    // Serialised once and stored once: in its event, which the outbox's row points at for D1.
+    const eventId = log.taskCompleted({ jobId: spec.jobId, stage: row.stage, index: row.idx, success }, JSON.stringify(result));
+    store.outbox.add(row.stage, result, log.counters.seq, eventId);
     if (stage.completed === stage.total) {
       store.setStageStatus(stage.name, "completed");
       log.stageCompleted(spec.jobId, stage);
@@ -90,9 +90,9 @@ function recordChild(
     const result = childResult(row.idx, child, finishOf(row, end, details));
     log.bump({ seq: 1, ...usage });
     store.countStageDone(row.stage, end.success, usage);
-    const json = JSON.stringify(result);
-    store.outbox.add(row.stage, result, log.counters.seq, json);
-    log.emitWithResult("SUBTASK_COMPLETED", { job_id: spec.jobId, stage: row.stage, index: row.idx, success: end.success }, json);
+    const fields = { job_id: spec.jobId, stage: row.stage, index: row.idx, success: end.success };
+    const eventId = log.emitWithResult("SUBTASK_COMPLETED", fields, JSON.stringify(result));
+    store.outbox.add(row.stage, result, log.counters.seq, eventId);
     store.resumeParent(child.parent.stage, child.parent.index);
   });
   return { ready: [] };

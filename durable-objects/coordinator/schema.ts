@@ -26,6 +26,8 @@
  *  10  tasks.handed — how many times the running dispatch was handed to its worker; a second
  *      hand (the first never reported: a restart mid-call) re-sends the call as one more attempt
  *  11  tasks.route — which model of its stage's fallback chain the task calls (0: the stage's own)
+ *  12  outbox.event_id — a result's JSON is stored once, in its event; the row points at it
+ *      (data '' then; rows from before keep their data)
  */
 type Migration = (sql: SqlStorage) => void;
 
@@ -117,6 +119,8 @@ const MIGRATIONS: Migration[] = [
   (sql) => sql.exec("ALTER TABLE tasks ADD COLUMN handed INTEGER NOT NULL DEFAULT 0"),
   // Which model of its stage's fallback chain a task calls: one more each time its model was unavailable.
   (sql) => sql.exec("ALTER TABLE tasks ADD COLUMN route INTEGER NOT NULL DEFAULT 0"),
+  // A result's JSON once: its outbox row points at its event, whose data ends with it.
+  (sql) => sql.exec("ALTER TABLE outbox ADD COLUMN event_id INTEGER"),
 ];
 
 type Row = Record<string, unknown>;

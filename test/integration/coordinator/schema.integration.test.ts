@@ -80,6 +80,7 @@ describe("coordinator schema migrations", () => {
       sql.exec("ALTER TABLE stages DROP COLUMN step"); // step 8's
       sql.exec("ALTER TABLE tasks DROP COLUMN handed"); // step 10's
       sql.exec("ALTER TABLE tasks DROP COLUMN route"); // step 11's
+      sql.exec("ALTER TABLE outbox DROP COLUMN event_id"); // step 12's
       sql.exec("ALTER TABLE stages DROP COLUMN kind; ALTER TABLE stages DROP COLUMN parent; UPDATE meta SET v = '4' WHERE k = 'schema_version'");
       sql.exec(`INSERT INTO stages (name, ord, status, total) VALUES ('items', 0, 'running', 2), ('items.subtasks', 1, 'running', 1),
         ('outer.subtasks', 2, 'pending', 1)`);

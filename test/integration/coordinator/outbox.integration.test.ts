@@ -1,0 +1,49 @@
+/**
+ * A result's JSON is stored once (the coordinator's schema step 12): its outbox row points at its
+ * event, whose data ends with the result, and the D1 mirror reads it back from there — the same
+ * text, to the character, whatever the result holds; a row written before keeps its own data.
+ */
+import { env, runInDurableObject } from "cloudflare:test";
+import { describe, expect, it } from "vitest";
+import type { JobCoordinator } from "../../../durable-objects/job-coordinator";
+import { CoordinatorStore } from "../../../durable-objects/coordinator/store";
+import { EventHub } from "../../../durable-objects/coordinator/event-hub";
+import { JobLog } from "../../../durable-objects/coordinator/job-log";
+import { eventShape } from "../../../durable-objects/coordinator/event-shapes";
+
+describe("the outbox reads a result from its event", () => {
+  it("gives back each result's JSON exactly as it was written, for v1 and staged events and a child's, and an older row's own data", async () => {
+    const stub = env.JOB_COORDINATOR.get(env.JOB_COORDINATOR.idFromName(`job_outbox_${crypto.randomUUID()}`)) as DurableObjectStub<JobCoordinator>;
+    const results = [
+      { index: 0, success: true, output: { text: 'a ,"result": inside a string, and a quote " and a brace }' }, usage: { input_tokens: 1 } },
+      { index: 1, success: false, output: null, error: "ünïcödé \u2028 and \\ backslashes", nested: [{ result: { result: 1 } }] },
+      { index: 2, success: true, output: 1.5e-7 },
+    ];
+    const out = await runInDurableObject(stub, (_instance, state) => {
+      const store = new CoordinatorStore(state.storage);
+      const v1 = new JobLog(store, new EventHub(60_000), eventShape({ v1: true }));
+      const staged = new JobLog(store, new EventHub(60_000), eventShape({ v1: false }));
+      const [first, second, third] = results;
+      store.outbox.add("items", first, 1, v1.taskCompleted({ jobId: "job_x", stage: "items", index: 0, success: true }, JSON.stringify(first)));
+      store.outbox.add('a "stage"', second, 2, staged.taskCompleted({ jobId: "job_x", stage: 'a "stage"', index: 1, success: false }, JSON.stringify(second)));
+      const fields = { job_id: "job_x", stage: "items.subtasks", index: 2, success: true };
+      store.outbox.add("items.subtasks", third, 3, staged.emitWithResult("SUBTASK_COMPLETED", fields, JSON.stringify(third)));
+      store.outbox.add("items", { index: 3, success: true }, 4, null); // no event: the row keeps its data
+      // A row from before step 12: its data, no event.
+      state.storage.sql.exec("INSERT INTO outbox (stage, idx, seq, success, data) VALUES ('old', 0, 5, 1, '{\"index\":0,\"kept\":true}')");
+      return {
+        rows: store.outbox.next(10),
+        stored: state.storage.sql.exec<{ n: number }>("SELECT SUM(length(data)) AS n FROM outbox WHERE event_id IS NOT NULL").one().n,
+      };
+    });
+    expect(out.rows.map((r) => r.data)).toEqual([...results.map((r) => JSON.stringify(r)), '{"index":3,"success":true}', '{"index":0,"kept":true}']);
+    expect(out.rows.map((r) => [r.stage, r.idx, r.seq, r.success])).toEqual([
+      ["items", 0, 1, 1],
+      ['a "stage"', 1, 2, 0],
+      ["items.subtasks", 2, 3, 1],
+      ["items", 3, 4, 1],
+      ["old", 0, 5, 1],
+    ]);
+    expect(out.stored).toBe(0); // the rows that point at an event hold no copy of the result
+  });
+});
