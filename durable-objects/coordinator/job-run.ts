@@ -1,13 +1,13 @@
 /**
  * The job as its JobCoordinator runs it: the state the coordinator keeps in memory beside its
- * storage (spec, status, busy slots, the next alarm) and the engine that moves it on — dispatch,
- * settling reports, what the operator says follows, the alarm's sweep; its tasks' transitions are
- * ./task-runner.ts (whose answers `follow` acts on), its own (begin, pause, end) ./lifecycle.ts,
- * its pacing per model ./pacings.ts. The Durable
- * Object (../job-coordinator.ts) is its RPC surface; a purge replaces the run with a fresh one.
+ * storage (spec, status, busy slots, the next alarm) and the engine that moves it on — dispatch
+ * (./dispatch.ts), settling reports, what the operator says follows, the alarm's sweep
+ * (./sweep.ts); its tasks' transitions are ./task-runner.ts (whose answers `follow` acts on), its
+ * own (begin, pause, end) ./lifecycle.ts, its pacing per model ./pacings.ts, its alarm
+ * ./alarm.ts. The Durable Object (../job-coordinator.ts) is its RPC surface; a purge replaces the
+ * run with a fresh one.
  */
 import { renderLimits } from "../../src/config";
-import { randomBase32 } from "../../src/lib/ids";
 import { isThrottle, type AttemptOutcome } from "../../src/engine/retry-policy";
 import {
   type Advance,
@@ -20,20 +20,16 @@ import {
   type StageSetup,
   type StageWork,
   type TaskClaim,
-  type TaskRef,
 } from "../../src/engine/types";
 import { operatorFor, type JobSpec } from "../../src/operators/registry";
 import { routedWork } from "../../src/engine/fallbacks";
 import type { JobProgress } from "../../src/db/jobs";
 import { agentSession } from "../../src/objects";
 import { sendMessage } from "../../src/queue-messages";
-import { BEGINS_PER_INVOCATION } from "../../src/engine/limits";
 import type { EventHub } from "./event-hub";
 import { CoordinatorStore, type TaskRow } from "./store";
 import { BudgetKeeper } from "./budget";
-import { executorOf } from "../../src/engine/executors";
 import { ConcurrencyLink } from "./concurrency";
-import type { PacingLink } from "./pacing";
 import { pacedModels, type Pacings } from "./pacings";
 import { credentialOf } from "../../src/llm/credential";
 import { parseModel } from "../../src/llm/models";
@@ -44,17 +40,17 @@ import { TaskRunner, type CallMode, type Moved } from "./task-runner";
 import { runProgress } from "./progress";
 import { JobLog } from "./job-log";
 import { eventShape } from "./event-shapes";
-import { Setups, claimOf, planReader, taskVars } from "./claims";
+import { Setups, claimOf, planReader } from "./claims";
 import { withExecution } from "../../src/engine/execution";
 import { BatchRunner } from "./batch-runner";
 import { concurrencyLink, pacingLinks } from "./links";
 import { beginJob, finishJob, pauseJob } from "./lifecycle";
 import { JobAlarm } from "./alarm";
+import { dispatchPending } from "./dispatch";
 import { Circuits } from "./circuits";
 import { sweepJob } from "./sweep";
 
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm alone: Queue delays are whole seconds
-const BATCH_GATHER_MS = 100; // tasks of a batch stage readied within this go out in one provider batch
 
 /** The slot of a call worker whose report takes its slot's next task in the answer (null: no pull). */
 export type PullSlot = number | null;
@@ -119,7 +115,7 @@ export class JobRun {
       tasks: this.tasks,
       settleLine: (task, outcome) => this.settleLine(task, outcome),
       duplicated: (task, outcome) => this.billedForNothing(task, outcome, "batch"),
-      budgetExhausted: () => this.#budgetExhausted(),
+      budgetExhausted: () => this.budgetExhausted(),
       giveUp: (task, error, kind) => this.giveUp(task, error, kind),
       realtime: this.#realtime,
       startedAt: () => this.store.getMeta("started_at_ms") ?? Date.now(),
@@ -301,7 +297,7 @@ export class JobRun {
 
   /** Dispatches, then waits for an end the dispatch began (a budget that ran out with `fail`). Answers the task pulled into `pullSlot`, if any. */
   async dispatchAndSettle(pullSlot: PullSlot = null): Promise<PulledTask | null> {
-    const next = this.#dispatch(pullSlot);
+    const next = dispatchPending(this, pullSlot);
     const ending = this.#ending;
     if (ending) {
       await ending;
@@ -315,102 +311,13 @@ export class JobRun {
     return this.spec.execution ? this.batches.stages() : [];
   }
 
-  /**
-   * Fills free slots with pending tasks, critical path first. Never awaits a worker: `begin` only
-   * stores the reference. The task dispatched into `pullSlot` is not begun: it is answered, for the
-   * slot's worker to take in its report's answer.
-   */
-  #dispatch(pullSlot: PullSlot): PulledTask | null {
-    const spec = this.spec;
-    if (this.status !== "running") return null;
-    const room = this.concurrency.cap(spec) - this.busySlots.size; // the provider's limit for the tenant, when one holds
-    if (room <= 0) return null;
-    const unleased = new Map<PacingLink, number>(); // calls that could start but have no lease from their model's rate pacer
-    const batchStages = this.batchStages();
-    if (batchStages.length > 0 && this.batches.hasReady()) {
-      // The batch runner submits them from the alarm, together with the others readied in this moment.
-      this.wake(Date.now() + BATCH_GATHER_MS);
-    }
-    const rows = this.store.nextPending(room, batchStages);
-    if (rows.length === 0) return null;
-    const free: number[] = []; // as many free slots as there are tasks to start, the puller's first
-    if (pullSlot !== null && !this.busySlots.has(pullSlot)) free.push(pullSlot);
-    for (let slot = 0; slot < spec.concurrency && free.length < rows.length; slot++) if (!this.busySlots.has(slot) && slot !== pullSlot) free.push(slot);
-    let next: PulledTask | null = null;
-    const now = Date.now();
-    const round = this.round();
-    let begun = 0;
-    for (const [i, row] of rows.slice(0, free.length).entries()) {
-      const work = this.work(row.stage, row.route); // on the model of its chain it calls now: its price, its pacing
-      const executor = executorOf(work);
-      const model = this.tasks.modelOf(row);
-      // A model whose circuit is open (./circuits.ts) gets no call from a task with a model after it in its chain.
-      const rerouted = row.route + 1 < this.tasks.chainOf(row.stage).length;
-      if (rerouted && this.circuits.state(model, now) === "open") {
-        this.#fallBack(row, now);
-        continue;
-      }
-      const pacing = executor.paced ? this.pacing.of(model) : null;
-      if (pacing && pacing.room(spec) < 1) {
-        unleased.set(pacing, (unleased.get(pacing) ?? 0) + 1); // it waits for a lease (not counted as begun: a wait must not set the next alarm at once)
-        continue;
-      }
-      const pulled = pullSlot !== null && free[i] === pullSlot && !executor.session;
-      if (!pulled && begun++ === BEGINS_PER_INVOCATION) {
-        // One invocation's subrequests are bounded: the rest start in the next alarm, right away.
-        this.wake(Date.now());
-        return next;
-      }
-      let known: Record<string, unknown> | undefined; // computed once, for the budget and the pulled claim
-      const vars = () => (known ??= taskVars(spec, this.op, this.store, row));
-      const reserved = this.budget.reserve(spec.budget, row.stage, work, vars);
-      // Calls in flight may settle below what they reserve (a cached answer spends nothing): wait for them.
-      if (reserved === null) {
-        if (this.store.reserved().tokens === 0) this.#budgetExhausted();
-        return next;
-      }
-      if (rerouted && !this.circuits.admit(model, now)) {
-        this.#fallBack(row, now); // half open, its one probe under way
-        continue;
-      }
-      const slot = free[i] as number;
-      const token = randomBase32(10);
-      if (!this.tasks.apply(row, { type: "dispatch", slot, token, now, handed: pulled }, undefined, undefined, { reserved })) continue;
-      this.busySlots.add(slot);
-      pacing?.started(spec);
-      this.log.bump({ total_attempts: 1 });
-      const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round };
-      if (row.route > 0) ref.route = row.route;
-      if (pulled) {
-        next = { ref, claim: this.claimOf(row, known), setup: null };
-        continue;
-      }
-      const worker = executor.session && row.session_id ? agentSession(this.env, row.session_id) : this.workers.worker(spec, slot);
-      worker.begin(ref).catch(async (err: unknown) => {
-        console.error("dispatch failed; will retry", err);
-        const current = this.store.task(row.stage, row.idx);
-        if (current?.token !== token || current.state !== "running") return;
-        await this.lost(current, "its worker could not be reached");
-        this.wake(Date.now() + 1_000);
-      });
-    }
-    for (const [pacing, calls] of unleased) pacing.want(spec, calls);
-    return next;
-  }
-
-  /** A task whose model's circuit is open makes no call there: it goes to the next model of its chain, dispatched in the next turn. */
-  #fallBack(row: TaskRow, now: number): void {
-    this.tasks.apply(row, { type: "fall-back" });
-    this.wake(now);
-  }
-
   /** A pending task fails where it waits, without another call (the task machine's give-up), and what follows is applied. */
   async giveUp(row: TaskRow, error: string, errorKind: ErrorKind): Promise<void> {
     await this.follow(this.tasks.apply(row, { type: "give-up", error, errorKind }));
   }
 
   /** The next call does not fit the budget: pause the job (./lifecycle.ts), or end it `failed` (`on_exhausted`). */
-  #budgetExhausted(): void {
+  budgetExhausted(): void {
     if (this.spec.budget?.onExhausted === "fail") {
       const message = "The token budget cannot fit the next call.";
       this.#ending ??= this.#end({ status: "failed", output: null, error: { code: "budget_exhausted", message, stage: null, index: null, step: null } });
