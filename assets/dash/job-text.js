@@ -48,3 +48,10 @@ export function pacingText(job) {
   const own = pacing.source === null ? null : pacedText(pacing);
   return [own, ...others.map(([model, p]) => `${model}: ${pacedText(p)}`)].filter(Boolean).join("; ");
 }
+
+const CIRCUIT = { closed: "", open: ", down: its items skip it", half_open: ", probing after an outage" };
+
+/** A job with fallbacks: its model and each fallback in order, the items each answered, a circuit that is not closed. */
+export function modelsText(models) {
+  return models.map((m) => `${m.model}: ${num(m.answered)} answered${CIRCUIT[m.circuit] ?? ` (${m.circuit})`}`).join(" → ");
+}

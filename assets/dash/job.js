@@ -9,7 +9,7 @@ import { api, ENDED_STATUSES, followEvents } from "./api.js";
 import { auditTree } from "./audit.js";
 import { renderOutput } from "./output.js";
 import { evaluateForm } from "./evaluate.js";
-import { dollars, executionText, pacingText, promptCached } from "./job-text.js";
+import { dollars, executionText, modelsText, pacingText, promptCached } from "./job-text.js";
 import { bar, brief, cardTable, duration, errorText, fill, h, jobBadge, notice, num, showJson, when } from "./ui.js";
 
 const SHOWN_RESULTS = 200; // the newest results listed; every result is in the download
@@ -175,6 +175,8 @@ function renderHead(el, state) {
       h("dd", { id: "execution" }, executionText(job)),
       paced ? h("dt", {}, "Paced at") : null,
       paced ? h("dd", { id: "pacing" }, paced) : null,
+      job.models?.length ? h("dt", {}, "Models") : null,
+      job.models?.length ? h("dd", { id: "models" }, modelsText(job.models)) : null,
       job.evaluates ? h("dt", {}, "Evaluates") : null,
       job.evaluates ? h("dd", { id: "evaluates" }, jobLink(job.evaluates)) : null,
       job.evaluations?.length ? h("dt", {}, "Evaluations") : null,

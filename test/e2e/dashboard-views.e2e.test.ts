@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
-import { call, fake, newTenant } from "./harness/api.ts";
+import { call, fake, newTenant, waitForJob } from "./harness/api.ts";
 import { base, uniqueTag } from "./harness/context.ts";
 import { fileBrowser, signedInPage } from "./harness/browser.ts";
-import { limitedTenant } from "./harness/limited-key.ts";
+import { limitedTenant, ownKeyTenant } from "./harness/limited-key.ts";
 import { startToolServer } from "./harness/tool-server.ts";
 
 const browser = fileBrowser();
@@ -132,6 +132,26 @@ describe("the dashboard's views of a job", () => {
     await expect
       .poll(() => page.locator("#pacing").textContent())
       .toBe("60,000 requests/min (the provider's headers); openai/gpt-6-luna: 30,000 requests/min (the provider's headers)");
+    await page.close();
+  });
+
+  it("shows a job's fallback chain: the items each model answered, and a model whose circuit opened", async () => {
+    const { key } = await ownKeyTenant(); // outages of a key of its own: other tests' pacing never sees them
+    const tag = uniqueTag("dash-fallbacks");
+    const body = {
+      inputs: [0, 1, 2, 3].map((i) => ({ d: fake(tag, i, "gpt-6-sol~500,claude-sonnet-4-6~ok") })),
+      prompt_template: "Summarize {{ item.d }}",
+      model: "openai/gpt-6-sol",
+      fallbacks: ["anthropic/claude-sonnet-4-6"],
+      concurrency: 1,
+    };
+    const created = await call(base(), "POST", "/v1/map", { token: key, body });
+    expect(await waitForJob(base(), key, created.body.job_id)).toMatchObject({ status: "completed", succeeded: 4 });
+    const page = await signedIn(key, `/jobs/${created.body.job_id}`);
+    // Three outages in a row opened the model's circuit (half open once its 30 s are over); the fallback answered all four.
+    await expect
+      .poll(() => page.locator("#models").textContent())
+      .toMatch(/^openai\/gpt-6-sol: 0 answered, (down: its items skip it|probing after an outage) → anthropic\/claude-sonnet-4-6: 4 answered$/);
     await page.close();
   });
 
