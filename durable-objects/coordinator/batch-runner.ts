@@ -48,6 +48,7 @@ import type { JobLog } from "./job-log";
 import type { CoordinatorStore, TaskRow } from "./store";
 import type { TaskRunner } from "./task-runner";
 import { WorkBudget } from "../../src/engine/work-budget";
+import { workOf } from "../../src/engine/executors";
 import { credentialFingerprint, DISOWNED_MESSAGE } from "../../src/llm/batch/owner";
 import { matchResults } from "./batch-results";
 import { gatherLines, lineOutcome, missingLine } from "./batch-lines";
@@ -435,9 +436,5 @@ export class BatchRunner {
 
 /** Whether a stage's work is batch work (a stage with no work of its own, a pipeline's step markers, is not). */
 function isBatch(op: Operator, spec: JobSpec, stage: string): boolean {
-  try {
-    return op.work(spec, stage).kind === "batch";
-  } catch {
-    return false;
-  }
+  return workOf(op, spec, stage)?.kind === "batch";
 }

@@ -10,9 +10,9 @@
  */
 import { NO_PACING, type JobPacingView } from "../../src/engine/pacing";
 import { credentialOf } from "../../src/llm/credential";
-import type { JobSpecBase as JobSpec, Operator, StageWork } from "../../src/engine/types";
+import type { JobSpecBase as JobSpec, Operator } from "../../src/engine/types";
 import { modelChain } from "../../src/engine/fallbacks";
-import { executorOf } from "../../src/engine/executors";
+import { executorOf, workOf } from "../../src/engine/executors";
 import { OwnLimit, PacingLink, type LinkStore, type PacedJob } from "./pacing";
 import type { CoordinatorStore } from "./store";
 
@@ -21,12 +21,8 @@ export function pacedModels(op: Operator, spec: JobSpec, stages: { name: string;
   const models = new Set<string>();
   for (const stage of stages) {
     if (stage.kind === "children") continue;
-    let work: StageWork;
-    try {
-      work = op.work(spec, stage.name);
-    } catch {
-      continue; // a stage whose tasks the operator finishes itself (a pipeline's steps) calls no model
-    }
+    const work = workOf(op, spec, stage.name);
+    if (!work) continue; // a stage whose tasks the operator finishes itself (a pipeline's steps) calls no model
     const executor = executorOf(work);
     if (executor.paced) for (const model of modelChain(spec, work)) models.add(model); // its fallbacks are paced by their own limits
   }

@@ -18,10 +18,11 @@
  */
 import { taskTransition, type TaskEnd, type TaskEvent, type TaskPolicy, type TaskState } from "../../src/engine/task-machine";
 import type { PauseReason } from "../../src/engine/job-machine";
-import type { Advance, Operator, StageWork } from "../../src/engine/types";
+import type { Advance, Operator } from "../../src/engine/types";
 import { duplicatedCounts, NO_USAGE_SUMS, sumsOf, type UsageSums } from "../../src/engine/counters";
 import type { AttemptOutcome } from "../../src/engine/retry-policy";
 import { modelChain } from "../../src/engine/fallbacks";
+import { workOf } from "../../src/engine/executors";
 import { priced } from "../../src/llm/prices";
 import type { JobSpec } from "../../src/operators/registry";
 import { stateOf, type CoordinatorStore, type TaskRow, type TaskWrite } from "./store";
@@ -75,15 +76,6 @@ const MAY_BE_STALE: ReadonlySet<TaskEvent["type"]> = new Set(["report", "hand", 
 
 const policyOf = (spec: JobSpec): TaskPolicy => ({ maxRetries: spec.maxRetries, maxWaitMs: spec.maxWaitMs });
 
-/** A stage's chain from its work; none for a stage whose tasks the operator finishes itself (a pipeline's step markers have no work). */
-function chainFrom(spec: JobSpec, work: () => StageWork): string[] {
-  try {
-    return modelChain(spec, work());
-  } catch {
-    return [];
-  }
-}
-
 export class TaskRunner {
   #chains = new Map<string, string[]>(); // each stage's fallback chain, for the spec they were read from
   #chainsOf: JobSpec | null = null;
@@ -99,7 +91,11 @@ export class TaskRunner {
       this.#chainsOf = spec; // a recover or resume replaces the spec: its chains are read again
     }
     let chain = this.#chains.get(stage);
-    if (!chain) this.#chains.set(stage, (chain = chainFrom(spec, () => op.work(spec, store.workStage(stage)))));
+    if (!chain) {
+      // None for a stage whose tasks the operator finishes itself (a pipeline's step markers have no work).
+      const work = workOf(op, spec, store.workStage(stage));
+      this.#chains.set(stage, (chain = work ? modelChain(spec, work) : []));
+    }
     return chain;
   }
 

@@ -13,7 +13,7 @@
  *          provider batch (durable-objects/coordinator/batch-runner.ts): no slot, no pacing, the
  *          batch polled from the coordinator's alarm; its lines may take the provider's 24 h window
  */
-import type { AgentSpec, CallSpec, StageWork } from "./types";
+import type { AgentSpec, CallSpec, JobSpecBase, Operator, StageWork } from "./types";
 
 /** The model-call fields every kind has: what a prompt estimate and an output bound are made of. */
 export type CallFields = Pick<CallSpec, "promptTemplate" | "systemPrompt" | "maxTokens" | "model">;
@@ -99,3 +99,15 @@ export function executorOf<W extends StageWork>(work: W): Executor<W> {
  * stage to realtime, whose calls are presumed lost soon after their timeout).
  */
 export const isBatchLine = (row: { token: string | null; batch_id: string | null }): boolean => row.batch_id !== null && row.token === `batch:${row.batch_id}`;
+
+/**
+ * A stage's work, or null for a stage whose tasks the operator finishes itself (a pipeline's step
+ * markers): its operator has no work to give for it, and says so by throwing.
+ */
+export function workOf<S extends JobSpecBase>(op: Operator<S>, spec: S, stage: string): StageWork | null {
+  try {
+    return op.work(spec, stage);
+  } catch {
+    return null;
+  }
+}

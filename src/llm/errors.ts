@@ -64,7 +64,11 @@ export function isTransient(err: unknown): boolean {
   }
   const status = statusOf(err);
   if (status !== undefined) return TRANSIENT_STATUSES.has(status) || status >= 500;
-  // No HTTP status: the request never got an answer (connection refused, reset, DNS).
+  return neverAnswered(err);
+}
+
+/** No HTTP status and a connection failure: the request never got an answer (connection refused, reset, DNS). */
+function neverAnswered(err: unknown): boolean {
   for (const e of causes(err)) if (isSdkConnectionError(e) || (e instanceof Error && NETWORK_NAMES.has(e.name))) return true;
   return false;
 }
@@ -125,8 +129,7 @@ export function unavailableOf(err: unknown): Unavailable | null {
   }
   if (status === 529 || (status === 429 && fields.some(({ code }) => code === "resource_unavailable"))) return "capacity";
   if (status !== undefined) return status >= 500 ? "outage" : null;
-  for (const e of causes(err)) if (isSdkConnectionError(e) || (e instanceof Error && NETWORK_NAMES.has(e.name))) return "outage";
-  return null;
+  return neverAnswered(err) ? "outage" : null;
 }
 
 /** A header of the provider's error answer (null: none, or the error is not an answer). */
