@@ -95,16 +95,10 @@ export const maxWaitField = {
   }),
 };
 
-/** Calls in flight for the operators of one call per item (the semantic operators, evaluations): each a call worker of its own. */
-export const callConcurrencyField = {
-  concurrency: z
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_MAP_CONCURRENCY)
-    .default(16)
-    .openapi({ description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
-};
+/** Calls in flight for the operators of one call per item (map, the semantic operators, evaluations), each a call worker of its own: up to MAX_MAP_CONCURRENCY. */
+export const concurrencySchema = (description: string) => z.number().int().min(1).max(MAX_MAP_CONCURRENCY).default(16).openapi({ description });
+
+export const callConcurrencyField = { concurrency: concurrencySchema(`Model calls in flight at most (1–${MAX_MAP_CONCURRENCY})`) };
 
 /** The fields of operators of one model call per task (map, reduce): the shared ones and theirs. */
 export const baseJobFields = {

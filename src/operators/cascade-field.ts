@@ -1,6 +1,6 @@
 /** The `cascade` field of filter and classify (./judge.ts runs it). */
 import { z } from "@hono/zod-openapi";
-import { ModelSchema } from "../schemas/common";
+import { ModelSchema, SeedSchema } from "../schemas/common";
 import { invalidRequest } from "../lib/errors";
 import type { CascadeTarget } from "../engine/cascade-target";
 import { parseModel } from "../llm/models";
@@ -63,13 +63,9 @@ export const CascadeSchema = z
       description:
         "How the cheaper answer's confidence is read: `logprobs`, the probability its tokens give its answer (OpenAI and OpenAI-compatible servers; a model that refuses them answers with `self_reported`); `self_reported`, the confidence the model states. Default: logprobs where the provider has them, else self_reported. Batch lines are always self_reported",
     }),
-    seed: z
-      .number()
-      .int()
-      .min(0)
-      .max(2 ** 31 - 1)
-      .optional()
-      .openapi({ description: "With `target`: the same seed draws the same sample (default: one drawn at submission, shown in `output.cascade.seed`)" }),
+    seed: SeedSchema.optional().openapi({
+      description: "With `target`: the same seed draws the same sample (default: one drawn at submission, shown in `output.cascade.seed`)",
+    }),
   })
   .openapi("Cascade", {
     description:

@@ -53,6 +53,13 @@ export const ModelSchema = z
   .refine((s) => ![...s].some((ch) => (ch.codePointAt(0) ?? 0) < 0x20 || ch === "\u007f"), "must not contain control characters")
   .openapi({ example: "openai/gpt-6-luna", description: "`<provider>/<model name>`, at most 200 characters" });
 
+/** A seed of the seeded draws (src/lib/seeded.ts): any 31-bit non-negative integer. */
+export const SeedSchema = z
+  .number()
+  .int()
+  .min(0)
+  .max(2 ** 31 - 1);
+
 export const HttpUrlSchema = z.url({ protocol: /^https?$/ }).max(MAX_URL_CHARS);
 
 export const TimeoutSecsSchema = z.number().min(0.1).max(600); // 0.1 s floor: sub-second timeouts serve fast local models (and v1 tests)

@@ -1,6 +1,6 @@
 /** Request and response schemas of POST /v1/map and of map results. */
 import { z } from "@hono/zod-openapi";
-import { baseJobFields } from "../operators/base-fields";
+import { baseJobFields, concurrencySchema } from "../operators/base-fields";
 import { BEGINS_PER_INVOCATION, MAX_MAP_CONCURRENCY } from "../engine/limits";
 import { ERROR_KINDS } from "../engine/types";
 import { executionField } from "../operators/execution-field";
@@ -30,15 +30,9 @@ export const MapRequestSchema = z
       }),
     ...baseJobFields,
     ...executionField,
-    concurrency: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_MAP_CONCURRENCY)
-      .default(16)
-      .openapi({
-        description: `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY}): each is a worker object of its own, started in waves of at most ${BEGINS_PER_INVOCATION} per invocation of the job's coordinator`,
-      }),
+    concurrency: concurrencySchema(
+      `Model calls in flight at most (1–${MAX_MAP_CONCURRENCY}): each is a worker object of its own, started in waves of at most ${BEGINS_PER_INVOCATION} per invocation of the job's coordinator`,
+    ),
   })
   .openapi("MapRequest");
 

@@ -1,9 +1,9 @@
 /** The request of POST /v1/evaluations (contract v4, "Evaluations"), and what its judge calls answer. */
 import { z } from "@hono/zod-openapi";
-import { baseJobFields } from "../base-fields";
+import { baseJobFields, concurrencySchema } from "../base-fields";
 import { MAX_MAP_CONCURRENCY } from "../../engine/limits";
 import { executionField } from "../execution-field";
-import { ModelSchema } from "../../schemas/common";
+import { ModelSchema, SeedSchema } from "../../schemas/common";
 
 export const MAX_CRITERIA = 20;
 export const MAX_EVAL_SAMPLE = 5_000;
@@ -66,26 +66,14 @@ export const EvaluationRequestSchema = z
           .max(MAX_EVAL_SAMPLE)
           .default(DEFAULT_EVAL_SAMPLE)
           .openapi({ description: `How many results the judge sees (at most ${MAX_EVAL_SAMPLE}; at most the results)` }),
-        seed: z
-          .number()
-          .int()
-          .min(0)
-          .max(2 ** 31 - 1)
-          .optional()
-          .openapi({ description: "The same seed draws the same sample (default: one drawn at submission, in the output)" }),
+        seed: SeedSchema.optional().openapi({ description: "The same seed draws the same sample (default: one drawn at submission, in the output)" }),
       })
       .default({ size: DEFAULT_EVAL_SAMPLE })
       .openapi({ description: "The seeded uniform sample of results the judge sees" }),
     confidence: z.number().gt(0).lt(1).default(0.95).openapi({ description: "Of the Wilson intervals around every rate (default 0.95)" }),
     ...jobFields,
     ...executionField,
-    concurrency: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_MAP_CONCURRENCY)
-      .default(16)
-      .openapi({ description: `Judge calls in flight at most (1–${MAX_MAP_CONCURRENCY})` }),
+    concurrency: concurrencySchema(`Judge calls in flight at most (1–${MAX_MAP_CONCURRENCY})`),
   })
   .openapi("EvaluationRequest", {
     example: {
