@@ -8,31 +8,10 @@ import { env, runDurableObjectAlarm, runInDurableObject } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import type { JobCoordinator } from "../../durable-objects/job-coordinator";
 import type { MapJobSpec } from "../../src/operators/map/plan";
-import { startJob } from "../integration/coordinator/drive";
+import { base, call, startJob } from "../integration/coordinator/drive";
 
 function spec(jobId: string, tenantId: string, maxRetries: number): MapJobSpec {
-  return {
-    jobId,
-    tenantId,
-    type: "map",
-    model: "openai-compatible/m",
-    maxRetries,
-    concurrency: 2,
-    webhook: null,
-    budget: null,
-    call: {
-      model: "openai-compatible/m",
-      promptTemplate: "{{ item }}",
-      templateField: "prompt_template",
-      outputSchema: null,
-      systemPrompt: null,
-      temperature: null,
-      maxTokens: null,
-      timeoutMs: 1_000,
-      retryGuidance: "retry",
-      maxOutputBytes: 1_000,
-    },
-  };
+  return { ...base(jobId, tenantId), type: "map", maxRetries, concurrency: 2, call: call({ maxTokens: null, timeoutMs: 1_000, maxOutputBytes: 1_000 }) };
 }
 
 type Row = { idx: number; state: string; attempts: number };

@@ -267,20 +267,7 @@ class Reader {
     const tasks: InputTask[] = [];
     const bindings = this.bindings(raw.inputs, `${path}.inputs`, { tasks, chain });
     const context = effectiveContext(type, merge(this.pipelineContext, chain), own);
-    const unit: Unit = {
-      id: stepId,
-      path: [...this.seqPath, stepId].join("."),
-      type,
-      context,
-      bindings,
-      inputTasks: tasks,
-      call: null,
-      agent: null,
-      batch: null,
-      reduce: null,
-      closes: [],
-      reads: [],
-    };
+    const unit = this.newUnit(stepId, type, context, bindings, tasks);
     if (type === "llm" || type === "agent") {
       if (raw.batch !== undefined) {
         const checked = checkBatch(raw.batch, path, limits(this.env).maxItemsPerJob);
@@ -320,6 +307,12 @@ class Reader {
    * A step whose type is an operator: its list (`inputs_from`), its fields read by the operator
    * (./operator-step-fields.ts), the list checked now when it is the pipeline's inputs.
    */
+  /** A step's unit at its place in the sequence, with nothing of its kind yet (its call, agent, batch, reduce or operator is set after). */
+  newUnit(id: string, type: Unit["type"], context: Context, bindings: Record<string, Binding>, inputTasks: InputTask[]): Unit {
+    const path = [...this.seqPath, id].join(".");
+    return { id, path, type, context, bindings, inputTasks, call: null, agent: null, batch: null, reduce: null, closes: [], reads: [] };
+  }
+
   operatorStep(raw: Raw, type: string, path: string, chain: ContextSettings[]): void {
     const step = OPERATOR_STEPS[type] as NonNullable<(typeof OPERATOR_STEPS)[string]>;
     const stepId = raw.id as string;
@@ -334,20 +327,7 @@ class Reader {
     const maxItems = limits(this.env).maxItemsPerJob;
     if (from && read?.spec) this.operatorItemsFromInputs(from, `${path}.inputs_from`, maxItems, (items) => step.check?.(read.spec as never, items));
     const context = effectiveContext("llm", merge(this.pipelineContext, chain), own);
-    const unit: Unit = {
-      id: stepId,
-      path: [...this.seqPath, stepId].join("."),
-      type: "operator",
-      context,
-      bindings,
-      inputTasks: [],
-      call: null,
-      agent: null,
-      batch: null,
-      reduce: null,
-      closes: [],
-      reads: [],
-    };
+    const unit = this.newUnit(stepId, "operator", context, bindings, []);
     if (from && read?.spec && this.issues.length === 0) {
       unit.operator = { type, spec: read.spec, from, maxItems };
       const { step: s, spec } = subOperator(read.spec, unit.operator);
