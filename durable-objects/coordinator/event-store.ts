@@ -28,24 +28,24 @@ export class Outbox {
 
   /**
    * A result for D1. Its JSON text is stored once: in its event (`eventId`, whose data ends with
-   * `,"result":<the result>}`), which `next` reads it back from; without an event, in the row.
+   * `,"result":<the result>}`), which `next` reads it back from; the row's own data is left empty.
    */
-  add(stage: string, result: { index: number; success: boolean }, seq: number, eventId: number | null): void {
+  add(stage: string, result: { index: number; success: boolean }, seq: number, eventId: number): void {
     this.sql.exec(
-      "INSERT OR REPLACE INTO outbox (stage, idx, seq, success, data, event_id) VALUES (?, ?, ?, ?, ?, ?)",
+      "INSERT OR REPLACE INTO outbox (stage, idx, seq, success, data, event_id) VALUES (?, ?, ?, ?, '', ?)",
       stage,
       result.index,
       seq,
       result.success ? 1 : 0,
-      eventId === null ? JSON.stringify(result) : "",
       eventId,
     );
   }
 
   /**
-   * The oldest rows first, each with its result's JSON text: the row's own, or its event's last
-   * field cut out as it was written (the first `,"result":` of an event's data is its key: the
-   * fields before it are the job's id, counts and names, and a quote inside a string is escaped).
+   * The oldest rows first, each with its result's JSON text: its event's last field cut out as it
+   * was written (the first `,"result":` of an event's data is its key: the fields before it are
+   * the job's id, counts and names, and a quote inside a string is escaped); a row from before
+   * schema step 12 has its own data.
    */
   next(limit: number): OutboxRow[] {
     return this.sql

@@ -28,8 +28,8 @@ describe("the outbox reads a result from its event", () => {
       store.outbox.add('a "stage"', second, 2, staged.taskCompleted({ jobId: "job_x", stage: 'a "stage"', index: 1, success: false }, JSON.stringify(second)));
       const fields = { job_id: "job_x", stage: "items.subtasks", index: 2, success: true };
       store.outbox.add("items.subtasks", third, 3, staged.emitWithResult("SUBTASK_COMPLETED", fields, JSON.stringify(third)));
-      store.outbox.add("items", { index: 3, success: true }, 4, null); // no event: the row keeps its data
-      // A row from before step 12: its data, no event.
+      // Rows from before step 12: their data, no event.
+      state.storage.sql.exec("INSERT INTO outbox (stage, idx, seq, success, data) VALUES ('items', 3, 4, 1, '{\"index\":3,\"success\":true}')");
       state.storage.sql.exec("INSERT INTO outbox (stage, idx, seq, success, data) VALUES ('old', 0, 5, 1, '{\"index\":0,\"kept\":true}')");
       return {
         rows: store.outbox.next(10),
