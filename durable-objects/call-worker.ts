@@ -133,7 +133,7 @@ export class CallWorker extends DurableObject<Env> {
   }
 
   #holds(ref: TaskRef): boolean {
-    return this.#job === ref.jobId && this.#stages.has(setupKey(ref.round, ref.stage, ref.route));
+    return this.#job === ref.jobId && this.#stages.has(setupKey(ref.round, ref.stage, ref.route, ref.tier));
   }
 
   /** The stage's compiled call, from the cache, the setup that came with the task, or asked for. */
@@ -142,7 +142,7 @@ export class CallWorker extends DurableObject<Env> {
       this.#job = ref.jobId;
       this.#stages.clear();
     }
-    const key = setupKey(ref.round, ref.stage, ref.route); // each model of a fallback chain is a stage of its own here
+    const key = setupKey(ref.round, ref.stage, ref.route, ref.tier); // each model of a fallback chain (and each tier) is a stage of its own here
     const cached = this.#stages.get(key);
     if (cached) return cached;
     const coordinator = jobCoordinator(this.env, ref.jobId);

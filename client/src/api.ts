@@ -1311,12 +1311,12 @@ export interface components {
         Execution: {
             deadline_secs: number;
             /** @enum {string} */
-            mode: "realtime" | "batch" | "auto";
+            mode: "realtime" | "batch" | "auto" | "flex";
         };
-        /** @description How the job's independent calls run: `realtime` (default); `batch`, through the provider's batch API (OpenAI Batch, Anthropic Message Batches: half the price, results within the provider's 24 h window; 400 `unsupported_execution_mode` for a provider without one); `auto`, batch first, the unfinished items realtime when the deadline comes near (realtime where the provider has no batch API). A fold's reductions and agent turns always run realtime. */
+        /** @description How the job's independent calls run: `realtime` (default); `batch`, through the provider's batch API (OpenAI Batch, Anthropic Message Batches: half the price, results within the provider's 24 h window; 400 `unsupported_execution_mode` for a provider without one); `flex`, OpenAI's flex tier (`service_tier: "flex"`: synchronous calls at the batch price, a 15-minute timeout, its busy answers `429 resource_unavailable` unbilled back-pressure; 400 `unsupported_execution_mode` unless every model of the job is OpenAI's); `auto`, a ladder: batch first, then flex, then the standard tier, each as the deadline needs (flex only where every model is OpenAI's; realtime where the provider has no batch API). Agent turns always run on the standard tier; a fold's reductions run realtime (on flex in mode flex). */
         ExecutionRequest: {
             /**
-             * @description By when, from the job's start, every item should have a result, in seconds (up to 7 days). auto: the unfinished items move to realtime when the time left is what they need there (one call, at most 10 s or the call's timeout, per concurrency slot in turn). batch: past it the open provider batches are cancelled and the items without a result fail `expired`
+             * @description By when, from the job's start, every item should have a result, in seconds (up to 7 days). auto: the unfinished items move to the flex tier (OpenAI models only) when the time left is what they need there (one call of 30 s per concurrency slot in turn), then to the standard tier when it is what they need there (one call, at most 10 s or the call's timeout, per slot in turn). batch: past it the open provider batches are cancelled and the items without a result fail `expired`
              * @default 86400
              */
             deadline_secs?: number;
@@ -1324,7 +1324,7 @@ export interface components {
              * @default realtime
              * @enum {string}
              */
-            mode?: "realtime" | "batch" | "auto";
+            mode?: "realtime" | "batch" | "auto" | "flex";
         };
         FilterRequest: {
             cache?: components["schemas"]["CacheConfig"];
@@ -2024,6 +2024,8 @@ export interface components {
             /** @description The model that answered (or was tried last), on a job with `fallbacks`: its own or one of its fallbacks */
             model?: string;
             output?: unknown;
+            /** @description The provider's tier that served the answering call, as it reports it (OpenAI's `service_tier`: `default`, `flex`…), on a call that asked for flex or whose provider says; `flex` is priced at the batch rates */
+            service_tier?: string;
             success: boolean;
             usage: components["schemas"]["CallUsage"];
         };
@@ -2884,6 +2886,8 @@ export interface components {
             /** @description The model that answered (or was tried last), on a job with `fallbacks`: its own or one of its fallbacks */
             model?: string;
             output?: unknown;
+            /** @description The provider's tier that served the answering call, as it reports it (OpenAI's `service_tier`: `default`, `flex`…), on a call that asked for flex or whose provider says; `flex` is priced at the batch rates */
+            service_tier?: string;
             stage: string;
             success: boolean;
             usage: components["schemas"]["CallUsage"];

@@ -1,17 +1,23 @@
 /**
- * When a job's provider batches run out of time (contract v3, "Execution modes"):
- * - auto: when the deadline comes near — the time left is what the unfinished items need realtime
- *   at the job's concurrency, each call counted at min(timeout, AUTO_CALL_MS), and a grace (a
- *   quarter of the deadline, at most a minute) — the open batches are read, then the batch stages
- *   move to realtime and their open batches are cancelled; their lines wait out the grace for the
- *   cancelled batch's answer (its finished lines are the items' results, billed once), then run
- *   realtime all the same;
+ * When a job's provider batches run out of time (contract v3, "Execution modes"; v4, the ladder):
+ * - auto: when the deadline comes near — the time left is what the unfinished items need on the
+ *   next rung at the job's concurrency, and a grace (a quarter of the deadline, at most a minute) —
+ *   the open batches are read, then the batch stages move off batches and their open batches are
+ *   cancelled; their lines wait out the grace for the cancelled batch's answer (its finished lines
+ *   are the items' results, billed once), then run all the same. The next rung is OpenAI's flex
+ *   tier where every model of the job has one and the deadline leaves the items time there (each
+ *   call counted at FLEX_CALLS standard calls: its calls queue for spare capacity), else the
+ *   standard tier (each call at min(timeout, AUTO_CALL_MS)). On flex, when the time left is what
+ *   the unfinished items need on the standard tier, they move there: batch, then flex, then
+ *   standard, each as the deadline needs;
  * - batch: past `deadline_secs` the open batches are cancelled and the items without a result
  *   fail `expired` where they wait, never submitted again.
  */
+import { flexible } from "../../src/engine/execution";
 import type { BatchHost } from "./batch-runner";
 
-const AUTO_CALL_MS = 10_000; // auto: a realtime call's time when the fallback is planned (the call's timeout if shorter)
+const AUTO_CALL_MS = 10_000; // auto: a standard-tier call's time when the move is planned (the call's timeout if shorter)
+const FLEX_CALLS = 3; // auto: a flex call's time when the move to flex is planned, in standard calls (slower; busy answers wait)
 const MAX_CANCEL_GRACE_MS = 60_000; // auto: how long a cancelled batch's lines wait for its answer before they run realtime
 const EXPIRE_PER_ALARM = 200; // tasks the batch mode's deadline fails in one alarm: the rest in the next
 
@@ -22,6 +28,9 @@ export interface DeadlineRunner {
   /** A batch stage's call timeout (ms). */
   timeoutOf(stage: string): number;
 }
+
+/** A standard-tier call's planned time: AUTO_CALL_MS, or the stage's timeout if shorter. */
+const standardCallMs = (runner: DeadlineRunner) => (stage: string) => Math.min(AUTO_CALL_MS, runner.timeoutOf(stage));
 
 export class BatchDeadlines {
   readonly #host: BatchHost;
@@ -59,51 +68,80 @@ export class BatchDeadlines {
   }
 
   /**
-   * Execution mode auto: when the batch stages must move to realtime to meet the deadline (null: not
-   * auto, or moved already) — early enough for the unfinished items' realtime calls and, before
-   * them, a grace for the cancelled batches to answer with the lines the provider finished.
+   * Execution mode auto: when the batch stages must move off batches to meet the deadline (null:
+   * not auto, or moved already) — early enough for the unfinished items' calls on the next rung and,
+   * before them, a grace for the cancelled batches to answer with the lines the provider finished.
    */
   fallbackAt(): number | null {
     const spec = this.#host.spec();
     if (spec.execution?.mode !== "auto") return null;
-    const need = this.#realtimeNeedMs();
-    if (need === null) return null;
-    return this.#deadline() - need - Math.min(MAX_CANCEL_GRACE_MS, (spec.execution.deadlineSecs * 1000) / 4);
+    const stages = this.#runner.stages();
+    const grace = Math.min(MAX_CANCEL_GRACE_MS, (spec.execution.deadlineSecs * 1000) / 4);
+    const standard = this.#needMs(stages, standardCallMs(this.#runner));
+    if (standard === null) return null;
+    const flex = this.#flexNeedMs(stages);
+    // Flex where the deadline leaves its items time there from the job's start; else straight to standard.
+    if (flex !== null && this.#deadline() - flex - grace > this.#host.startedAt()) return this.#deadline() - flex - grace;
+    return this.#deadline() - standard - grace;
+  }
+
+  /** Execution mode auto, on the flex rung: when its stages must move to the standard tier to meet the deadline (null: none on flex). */
+  standardAt(): number | null {
+    const need = this.#needMs([...this.#host.ladder.flex], standardCallMs(this.#runner));
+    return need === null ? null : this.#deadline() - need;
   }
 
   #deadline(): number {
     return this.#host.startedAt() + (this.#host.spec().execution?.deadlineSecs ?? 0) * 1000;
   }
 
-  /** What the unfinished items of the batch stages need realtime at the job's concurrency (null: no batch stage). */
-  #realtimeNeedMs(): number | null {
-    const stages = this.#runner.stages();
+  /** What the unfinished items of `stages` need on the flex tier (null: not every model of the job has one, or no stage). */
+  #flexNeedMs(stages: string[]): number | null {
+    const standard = standardCallMs(this.#runner);
+    return flexible(this.#host.spec()) ? this.#needMs(stages, (stage) => FLEX_CALLS * standard(stage)) : null;
+  }
+
+  /** What the unfinished items of `stages` need at the job's concurrency, a call of each taking `callMs` (null: no stage). */
+  #needMs(stages: string[], callMs: (stage: string) => number): number | null {
     if (stages.length === 0) return null;
     const { store } = this.#host;
     const unfinished = stages.reduce((n, name) => {
       const stage = store.stage(name);
       return n + (stage ? stage.total - stage.completed : 0);
     }, 0);
-    const callMs = Math.min(AUTO_CALL_MS, ...stages.map((s) => this.#runner.timeoutOf(s)));
-    return Math.ceil(unfinished / Math.max(1, this.#host.spec().concurrency)) * callMs;
+    return Math.ceil(unfinished / Math.max(1, this.#host.spec().concurrency)) * Math.max(...stages.map(callMs));
   }
 
   /**
-   * The deadline is near: the batch stages run realtime from now on, and their open batches (read
-   * just before, so one that ended has its lines kept) are cancelled. Their lines wait for the
-   * cancelled batch's answer — the lines the provider finished come back, billed once — for as long
-   * as the deadline leaves beyond the realtime calls' need (at most a minute); after it they run
-   * realtime all the same, and a line billed later counts as duplicated.
+   * The deadline is near: the batch stages run on the next rung (flex, or standard) from now on,
+   * and their open batches (read just before, so one that ended has its lines kept) are cancelled.
+   * Their lines wait for the cancelled batch's answer — the lines the provider finished come back,
+   * billed once — for as long as the deadline leaves beyond the next rung's need (at most a
+   * minute); after it they run all the same, and a line billed later counts as duplicated.
    */
   async fallBack(now: number): Promise<void> {
-    const { store, realtime } = this.#host;
-    const need = this.#realtimeNeedMs() ?? 0;
+    const { store, ladder } = this.#host;
+    const stages = this.#runner.stages();
+    // The next rung: flex while the time left covers its need, else standard.
+    const flexNeed = this.#flexNeedMs(stages);
+    const flex = flexNeed !== null && this.#deadline() - now >= flexNeed;
+    const need = (flex ? flexNeed : this.#needMs(stages, standardCallMs(this.#runner))) ?? 0;
     store.transaction(() => {
-      for (const stage of this.#runner.stages()) realtime.add(stage);
-      store.setMeta("realtime_stages", [...realtime]);
+      for (const stage of stages) {
+        ladder.realtime.add(stage);
+        if (flex) ladder.flex.add(stage);
+      }
+      store.setMeta("realtime_stages", [...ladder.realtime]);
+      store.setMeta("flex_stages", [...ladder.flex]);
       store.setMeta("cancel_grace_until_ms", now + Math.min(MAX_CANCEL_GRACE_MS, Math.max(0, this.#deadline() - now - need)));
     });
     await this.#runner.cancelOpen();
+  }
+
+  /** On flex, the deadline is nearer: the stages run on the standard tier from now on (calls under way on flex finish there). */
+  toStandard(): void {
+    this.#host.ladder.flex.clear();
+    this.#host.store.setMeta("flex_stages", []);
   }
 
   /** The grace is over: the lines of cancelled batches not answered yet run realtime (a line billed later counts as duplicated). */

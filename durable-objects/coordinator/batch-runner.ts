@@ -75,8 +75,8 @@ export interface BatchHost {
   settleLine(task: TaskRow, outcome: AttemptOutcome): Promise<void>;
   /** A line billed for an item that had (or was getting) its result realtime (execution mode auto). */
   duplicated(task: TaskRow, outcome: AttemptOutcome): void;
-  /** Execution mode auto's stages moved to realtime (shared with the job's operator view), and when the job began. */
-  readonly realtime: Set<string>;
+  /** Execution mode auto's ladder: the stages moved off batches and those of them on flex (shared with the job's operator view); when the job began. */
+  readonly ladder: { realtime: Set<string>; flex: Set<string> };
   startedAt(): number;
   /** Nothing fits the budget and nothing is under way: the job pauses or fails. */
   budgetExhausted(): void;
@@ -129,15 +129,20 @@ export class BatchRunner {
       else if (batch.status === "running" && (falling || batch.next_poll_at <= now)) await this.#guarded(() => this.#poll(batch));
     }
     if (falling) await this.#deadlines.fallBack(now);
+    const standard = this.#deadlines.standardAt();
+    if (standard !== null && now >= standard) this.#deadlines.toStandard();
     const grace = store.getMeta("cancel_grace_until_ms") ?? null;
     if (grace !== null && now >= grace) this.#deadlines.leaveCancelled();
     const work = new WorkBudget(); // the renders of this alarm's submissions
     const deadline = this.#deadlines.batchDeadline();
     if (deadline !== null && now >= deadline) await this.#guarded(() => this.#deadlines.expire());
     else if (this.#host.status() === "running") for (const stage of this.stages()) await this.#guarded(() => this.#submitStage(stage, work));
-    const times = [store.batches.nextPollAt(), this.#deadlines.fallbackAt(), store.getMeta("cancel_grace_until_ms") ?? null].filter(
-      (t): t is number => t !== null,
-    );
+    const times = [
+      store.batches.nextPollAt(),
+      this.#deadlines.fallbackAt(),
+      this.#deadlines.standardAt(),
+      store.getMeta("cancel_grace_until_ms") ?? null,
+    ].filter((t): t is number => t !== null);
     if (work.spent && this.hasReady()) times.push(Date.now()); // the rest of the lines go out from the next alarm
     return times.length === 0 ? null : Math.min(...times);
   }

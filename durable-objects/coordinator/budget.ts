@@ -54,7 +54,8 @@ function reservation(env: object, work: StageWork, template: CompiledTemplate, v
     prompt = Math.max(0, cap + outputBound(spec.maxTokens) - output);
   }
   const price = priceOf(env, spec.model);
-  const discount = executor.lane === "batch" && price ? price.batch : 1; // a provider batch's line: its batch price
+  // A provider batch's line, or a flex call (OpenAI prices the tier at the batch rates): the batch price.
+  const discount = (executor.lane === "batch" || spec.serviceTier === "flex") && price ? price.batch : 1;
   return { tokens: prompt + output, usd: price ? ((prompt * price.input + output * price.output) / 1e6) * discount : 0 };
 }
 

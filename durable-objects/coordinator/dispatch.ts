@@ -115,6 +115,7 @@ export function dispatchPending(run: DispatchingJob, pullSlot: number | null): P
     run.log.bump({ total_attempts: 1 });
     const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round };
     if (row.route > 0) ref.route = row.route;
+    if (work.kind === "call" && work.call.serviceTier) ref.tier = work.call.serviceTier;
     if (pulled) {
       next = { ref, claim: run.claimOf(row, known), setup: null };
       continue;

@@ -39,5 +39,7 @@ export async function slotTask(run: JobRun, slot: number, round: number, counted
   const current = run.store.task(row.stage, row.idx) ?? row;
   const ref: TaskRef = { jobId: run.spec.jobId, stage: row.stage, index: row.idx, attempt: current.attempts, token: row.token, slot, sessionId: null, round };
   if (row.route > 0) ref.route = row.route;
+  const work = run.work(row.stage, row.route);
+  if (work.kind === "call" && work.call.serviceTier) ref.tier = work.call.serviceTier;
   return { ref, claim: run.claimOf(current), setup: null };
 }

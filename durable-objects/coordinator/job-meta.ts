@@ -48,7 +48,8 @@ export interface JobMeta {
   workers: Block | null; // the block of call workers the job holds this round
   workers_used: (Block | null)[]; // every round's block: a delete wipes what the job left in them
   started_at_ms: number; // when the job began (execution mode auto: its deadline counts from here)
-  realtime_stages: string[]; // batch stages execution mode auto moved to realtime (its deadline came near)
+  realtime_stages: string[]; // batch stages execution mode auto moved off batches (its deadline came near)
+  flex_stages: string[]; // of those, the ones on the flex tier still (auto's ladder: ../../src/engine/execution.ts)
   cancel_grace_until_ms: number | null; // auto: until when the lines of batches it cancelled wait for their answer
   answered: Record<string, number>; // a job with fallbacks: the items each model of its chain answered
   defects: number; // events the task machine refused that no race explains (./task-runner.ts): each a defect of the engine, logged

@@ -77,7 +77,7 @@ export class JobRun {
   status: JobStatus;
   finalized: boolean;
   readonly #setups: Setups;
-  readonly #realtime: Set<string>; // batch stages execution mode auto moved to realtime (meta realtime_stages)
+  readonly #ladder: { realtime: Set<string>; flex: Set<string> }; // execution mode auto: the batch stages moved off batches, those on flex (meta realtime_stages, flex_stages)
   readonly #alarm: JobAlarm;
   #ending: Promise<void> | null = null; // an end begun inside the synchronous dispatch; the RPC or alarm that caused it waits for it
 
@@ -94,8 +94,8 @@ export class JobRun {
     this.waiters = parts.waiters;
     this.mirror = new D1Mirror(env.DB, this.store, () => this.progress());
     this.spec = spec;
-    this.#realtime = new Set(this.store.getMeta("realtime_stages") ?? []);
-    this.op = withExecution(operatorFor(spec), this.#realtime);
+    this.#ladder = { realtime: new Set(this.store.getMeta("realtime_stages") ?? []), flex: new Set(this.store.getMeta("flex_stages") ?? []) };
+    this.op = withExecution(operatorFor(spec), this.#ladder);
     this.status = this.store.getMeta("status") ?? "queued";
     this.finalized = this.store.getMeta("finalized") ?? false;
     this.log = new JobLog(this.store, this.hub, eventShape(this.op));
@@ -117,7 +117,7 @@ export class JobRun {
       duplicated: (task, outcome) => this.billedForNothing(task, outcome, "batch"),
       budgetExhausted: () => this.budgetExhausted(),
       giveUp: (task, error, kind) => this.giveUp(task, error, kind),
-      realtime: this.#realtime,
+      ladder: this.#ladder,
       startedAt: () => this.store.getMeta("started_at_ms") ?? Date.now(),
     });
     this.#setups = new Setups(env);

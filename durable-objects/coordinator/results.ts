@@ -18,6 +18,8 @@ export interface AttemptFacts {
   cached: { input_tokens: number; output_tokens: number } | null;
   /** The model that answered, where the task's stage has a fallback chain (its result says it). */
   model?: string;
+  /** The tier that served the attempt, where the provider says (OpenAI's `service_tier`) or flex was asked for. */
+  serviceTier?: string;
 }
 
 export interface JobParts {
@@ -35,7 +37,7 @@ export function recordEnd(
   done: TaskState,
   end: TaskEnd,
   attemptUsage: UsageSums,
-  { details, cached, model }: AttemptFacts,
+  { details, cached, model, serviceTier }: AttemptFacts,
 ): Advance {
   const child = job.store.isChildren(task.stage) ? childInput(JSON.parse(task.input)) : null;
   if (child) return recordChild(job, task, done, child, end, attemptUsage, details);
@@ -56,6 +58,7 @@ export function recordEnd(
     };
     const result = op.result(spec, view, finishOf(row, end, details));
     if (cached) result.cached = true;
+    if (serviceTier) result.service_tier = serviceTier;
     if (model) {
       result.model = model; // the model of its fallback chain that answered (or was the last tried)
       if (success) store.setMetaSoon("answered", countOne(store.getMeta("answered") ?? {}, model));

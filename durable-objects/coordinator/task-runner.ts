@@ -23,7 +23,7 @@ import { duplicatedCounts, NO_USAGE_SUMS, sumsOf, type UsageSums } from "../../s
 import type { AttemptOutcome } from "../../src/engine/retry-policy";
 import { modelChain } from "../../src/engine/fallbacks";
 import { workOf } from "../../src/engine/executors";
-import { priced } from "../../src/llm/prices";
+import { priced, type ExecutionMode } from "../../src/llm/prices";
 import type { JobSpec } from "../../src/operators/registry";
 import { stateOf, type CoordinatorStore, type TaskRow, type TaskWrite } from "./store";
 import type { BudgetKeeper } from "./budget";
@@ -41,8 +41,12 @@ function attemptFacts(outcome: AttemptOutcome): AttemptFacts {
   return {
     details: outcome.kind === "success" || outcome.kind === "permanent" ? (outcome.details ?? null) : null,
     cached: outcome.kind === "success" ? (outcome.cached ?? null) : null,
+    ...(outcome.serviceTier ? { serviceTier: outcome.serviceTier } : {}),
   };
 }
+
+/** The price an attempt's tokens are spent at: a realtime call OpenAI's flex tier served is at the batch rates (../../src/llm/prices.ts). */
+const priceMode = (outcome: AttemptOutcome, mode: CallMode): ExecutionMode => (mode === "realtime" && outcome.serviceTier === "flex" ? "flex" : mode);
 
 /** What an event leaves the job to do, as data: the job's interpreter (JobRun.follow) acts on it. */
 export interface Moved {
@@ -144,7 +148,7 @@ export class TaskRunner {
   /** An attempt's usage, priced at its mode's rate and spent against the job's budget (and stage's). */
   spend(row: TaskRow, outcome: AttemptOutcome, mode: CallMode): UsageSums {
     if (outcome.kind === "spawn" && mode === "batch") throw new Error("a batch line cannot spawn a sub-session");
-    const usage = sumsOf(priced(this.job.env, this.modelOf(row), outcome.usage, mode));
+    const usage = sumsOf(priced(this.job.env, this.modelOf(row), outcome.usage, priceMode(outcome, mode)));
     this.job.budget.spend(row.stage, usage);
     return usage;
   }

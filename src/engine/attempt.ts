@@ -18,6 +18,7 @@ import { valueProbability } from "../llm/logprobs";
 import { promptWithGuidance, type AttemptOutcome } from "./retry-policy";
 import { callKey, lookup, remember, type CacheScope } from "../cache/response-cache";
 import type { CallSpec } from "./types";
+import { sentTimeoutMs } from "./execution";
 
 const NO_USAGE: Usage = { input_tokens: 0, output_tokens: 0 };
 
@@ -99,12 +100,25 @@ export async function runAttempt(
     const response = await callModel(env, callRequest(spec, job, rendered, problems), endpoint);
     const outcome = scoredByLogprobs(spec, response, interpretText(response.text, job, spec.maxOutputBytes, response.usage));
     if (cache && key && outcome.kind === "success") await remember(cache, key, { text: response.text, usage: response.usage });
-    return response.rate ? { ...outcome, rate: response.rate } : outcome;
+    // The tier that served it prices it (../llm/prices.ts): the provider's word, else the tier asked for.
+    const tier = response.serviceTier ?? spec.serviceTier;
+    const served = tier ? { ...outcome, serviceTier: tier } : outcome;
+    return response.rate ? { ...served, rate: response.rate } : served;
   } catch (err) {
-    const outcome = failureOutcome(err, spec.timeoutMs);
+    const outcome = flexBusy(spec, failureOutcome(err, sentTimeoutMs(spec)));
     const rate = rateObservation((name) => headerOf(err, name));
     return rate ? { ...outcome, rate } : outcome;
   }
+}
+
+/**
+ * The flex tier's `429 resource_unavailable` (contract v4): not billed, and back-pressure — the
+ * item waits and goes again as a throttled call does (up to `max_wait_secs`, then its fallback) —
+ * where the same answer on the default tier means the model has no capacity at all.
+ */
+function flexBusy(spec: CallSpec, outcome: AttemptOutcome): AttemptOutcome {
+  if (spec.serviceTier !== "flex" || outcome.kind !== "transient" || outcome.unavailable !== "capacity") return outcome;
+  return { kind: "transient", error: outcome.error, retryAfterMs: outcome.retryAfterMs, throttled: true, usage: outcome.usage };
 }
 
 /** The request of one attempt of a call: the rendered prompt (with guidance after invalid output), its shared prefix marked for the provider's prompt cache. */
@@ -115,10 +129,11 @@ export function callRequest(spec: CallSpec, job: CompiledCall, rendered: string,
     messages: [{ role: "user", content: promptWithGuidance(rendered, spec.retryGuidance, problems) }],
     temperature: spec.temperature,
     maxTokens: spec.maxTokens,
-    timeoutMs: spec.timeoutMs,
+    timeoutMs: sentTimeoutMs(spec),
     outputSchema: spec.outputSchema,
     ...(spec.logprobScore ? { logprobs: true } : {}),
     cacheBreak: spec.promptCache === false ? null : cacheBreak(spec.model, spec.systemPrompt, rendered, job.prefix),
+    ...(spec.serviceTier ? { serviceTier: spec.serviceTier } : {}),
   };
 }
 

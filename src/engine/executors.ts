@@ -14,9 +14,10 @@
  *          batch polled from the coordinator's alarm; its lines may take the provider's 24 h window
  */
 import type { AgentSpec, CallSpec, JobSpecBase, Operator, StageWork } from "./types";
+import { sentTimeoutMs } from "./execution";
 
 /** The model-call fields every kind has: what a prompt estimate and an output bound are made of. */
-export type CallFields = Pick<CallSpec, "promptTemplate" | "systemPrompt" | "maxTokens" | "model">;
+export type CallFields = Pick<CallSpec, "promptTemplate" | "systemPrompt" | "maxTokens" | "model" | "serviceTier">;
 
 export interface Executor<W extends StageWork = StageWork> {
   /** The fields its calls are made with (the first call's, for an agent). */
@@ -46,7 +47,7 @@ const callExecutor: Executor<Extract<StageWork, { kind: "call" }>> = {
   call: (work) => work.call,
   callsPerDispatch: () => 1,
   tokenCap: () => null,
-  lostAfterMs: (work) => work.call.timeoutMs + LOST_GRACE_MS,
+  lostAfterMs: (work) => sentTimeoutMs(work.call) + LOST_GRACE_MS,
   paced: true,
   session: false,
   cacheable: true,

@@ -39,6 +39,8 @@ export interface CallSpec {
   promptCache?: boolean;
   /** A cascade's cheaper call scored by token log-probabilities: the answer's `keep` or `label` value (its `confidence` replaced where the provider gives them). */
   logprobScore?: ScoredField;
+  /** `flex`: OpenAI's flex tier (execution mode flex, or auto's second rung): the batch price, a long timeout, busy answers as back-pressure (./execution.ts). */
+  serviceTier?: "flex";
 }
 
 export type ToolConfig =
@@ -103,7 +105,7 @@ export type StageWork =
 
 /** Contract v3 `execution`: how a job's stages of independent calls run (a fold's reductions and agents always run realtime). */
 export interface ExecutionSpec {
-  mode: "realtime" | "batch" | "auto";
+  mode: "realtime" | "batch" | "auto" | "flex";
   /** `auto`: the time from the job's start by which every item should have a result; the stragglers run realtime before it. */
   deadlineSecs: number;
 }
@@ -286,6 +288,7 @@ export interface TaskRef {
   sessionId: string | null; // agent stages: the task's sub-session
   round: number; // 1, then one more per recover: what a worker caches of the job is per round (a recover may change the model)
   route?: number; // which model of the stage's fallback chain the call goes to (absent: 0, the stage's own; ./fallbacks.ts)
+  tier?: "flex"; // the call asks for OpenAI's flex tier (execution mode flex, or auto's ladder on its flex rung: ./execution.ts)
 }
 
 /** What a worker reads back for a current dispatch: the template variables and the retry guidance. */
@@ -327,4 +330,6 @@ export interface PullRequest {
 }
 
 /** What a worker holds already: `<round>:<stage>` keys, so the coordinator sends a stage's setup once. */
-export const setupKey = (round: number, stage: string, route = 0): string => (route ? `${round}:${stage}~${route}` : `${round}:${stage}`);
+/** What a worker caches a stage's setup under: per round, per model of its chain, per service tier (auto's ladder moves a stage from flex to standard). */
+export const setupKey = (round: number, stage: string, route = 0, tier?: "flex"): string =>
+  `${round}:${stage}${route ? `~${route}` : ""}${tier ? `^${tier}` : ""}`;

@@ -18,7 +18,9 @@ import { secretProblem } from "../webhooks/signing";
 import { budgetSuggestions, taskEstimates, usdSuggestions, type Estimate } from "../engine/estimate-job";
 import { summarize } from "../engine/estimate-cost";
 import { priceOf } from "../llm/prices";
+import { hasFlexTier } from "../engine/execution";
 import { lifecycleOf, type ModelWarning } from "../llm/lifecycle";
+import { listedShutdowns } from "../llm/listed-shutdowns";
 import { batchApiOf } from "../llm/batch/registry";
 import { executionSpec } from "../operators/execution-field";
 import { cachedTasks } from "../cache/estimate";
@@ -107,11 +109,12 @@ function modelsOf(spec: JobSpecBase): Set<string> {
  * A model past its provider's shutdown is refused (400 `model_retired`, with the replacement the
  * provider recommends); one that shuts down within 30 days or before the job's deadline is a warning.
  */
-function lifecycleWarnings(env: Env, spec: JobSpecBase, models: Set<string>, now: number): ModelWarning[] {
+async function lifecycleWarnings(env: Env, tenantId: string, spec: JobSpecBase, models: Set<string>, now: number): Promise<ModelWarning[]> {
   const deadline = spec.execution ? now + spec.execution.deadlineSecs * 1000 : null;
+  const listed = [...models].some((m) => parseModel(m).provider === "openai") ? await listedShutdowns(env, tenantId, now) : null;
   const warnings: ModelWarning[] = [];
   for (const model of models) {
-    const life = lifecycleOf(env, model, now, deadline);
+    const life = lifecycleOf(env, model, now, deadline, listed);
     if (!life) continue;
     const { shutdown_date, replacement } = life.retirement;
     if (life.state === "retiring") {
@@ -139,10 +142,20 @@ function checkFallbacks(spec: JobSpecBase, op: { callWorkers?: boolean }): void 
   if (issues.length > 0) throw new ApiError(400, "invalid_request", "The job's fallbacks cannot be used.", { details: issues });
 }
 
-/** `batch` needs a provider with a batch API for every model of the job; `auto` runs realtime where one has none. */
-function checkExecution(spec: JobSpecBase, models: Set<string>): void {
+/**
+ * `batch` needs a provider with a batch API for every model its batches call; `auto` runs realtime
+ * where one has none; `flex` needs OpenAI's flex tier for every model of the job, fallbacks included
+ * (a flex call that falls back stays on flex).
+ */
+function checkExecution(spec: JobSpecBase, called: Set<string>, models: Set<string>): void {
   if (!spec.execution) return;
-  const lacking = [...models].filter((m) => !batchApiOf(parseModel(m).provider));
+  if (spec.execution.mode === "flex") {
+    const lacking = [...models].filter((m) => !hasFlexTier(m));
+    if (lacking.length === 0) return;
+    const message = `${lacking.join(", ")} has no flex tier (OpenAI's models have one): use mode "realtime", "batch" or "auto"`;
+    throw new ApiError(400, "unsupported_execution_mode", `The job cannot run in flex mode: ${message}.`, { details: [{ path: "execution.mode", message }] });
+  }
+  const lacking = [...called].filter((m) => !batchApiOf(parseModel(m).provider));
   if (lacking.length === 0) return;
   if (spec.execution.mode === "auto") {
     spec.execution = null;
@@ -182,7 +195,7 @@ export async function submitJob<S extends JobSpecBase>(
   const called = modelsOf(spec); // every model the job calls, walked once
   checkFallbacks(spec, prepared.operator);
   const models = new Set([...called, ...(spec.fallbacks ?? [])]); // a fallback needs its credential, and must not be retired, as much as the model
-  const warnings = lifecycleWarnings(env, spec, models, Date.now());
+  const warnings = await lifecycleWarnings(env, tenantId, spec, models, Date.now());
   const baseUrls = new Map<string, string | null>();
   for (const name of models) {
     const model = parseModel(name);
@@ -197,7 +210,7 @@ export async function submitJob<S extends JobSpecBase>(
       });
     }
   }
-  checkExecution(spec, called); // a batch line keeps its one model: fallbacks take realtime calls only
+  checkExecution(spec, called, models); // a batch line keeps its one model: fallbacks take realtime calls only
   const op = prepared.operator;
   const plan = op.plan(spec, prepared.inputs);
   if (dryRun || spec.budget) {
@@ -212,8 +225,9 @@ export async function submitJob<S extends JobSpecBase>(
       });
     }
     const usd = spec.budget?.usd ?? null;
-    // A batch job is billed at the batch price; auto may run any item realtime. The bound, as the budget reserves it.
-    const cost = spec.execution?.mode === "batch" ? estimate.cost_usd_max_by_mode.batch : estimate.cost_usd_max;
+    // A batch or flex job is billed at the batch price; auto may run any item on the standard tier. The bound, as the budget reserves it.
+    const mode = spec.execution?.mode;
+    const cost = mode === "batch" || mode === "flex" ? estimate.cost_usd_max_by_mode.batch : estimate.cost_usd_max;
     if (usd !== null && cost !== null && cost > usd) {
       throw new ApiError(422, "token_budget_exceeded", `The job's estimate ($${cost}) is over its token_budget.usd ($${usd}).`, {
         details: { estimate, budget_usd: usd, suggestions: usdSuggestions(estimate, usd) },

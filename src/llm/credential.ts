@@ -30,11 +30,14 @@ export function declaredFor(limits: Record<string, RateLimit> | null | undefined
   return limits[model] ?? limits["*"] ?? null;
 }
 
+/** A credential's name: a digest of its provider, key and base URL. */
+export const credentialId = (provider: string, endpoint: EndpointData): Promise<string> =>
+  digest(`${provider}\u0000${endpoint.apiKey ?? ""}\u0000${endpoint.baseUrl ?? ""}`);
+
 export async function credentialOf(env: Env, tenantId: string, model: string): Promise<CredentialRef> {
   const { provider, name } = parseModel(model);
   if (provider === "workers-ai") return { id: "workers-ai", declared: null, endpoint: null };
   const stored = await getCredential(env.DB, encryptionKey(env), tenantId, provider);
   const endpoint = endpointOf(env, provider, stored);
-  const id = await digest(`${provider}\u0000${endpoint.apiKey ?? ""}\u0000${endpoint.baseUrl ?? ""}`);
-  return { id, declared: declaredFor(stored?.rateLimits, name), endpoint };
+  return { id: await credentialId(provider, endpoint), declared: declaredFor(stored?.rateLimits, name), endpoint };
 }

@@ -7,6 +7,11 @@
  * kept after the provider's date). A model matches its table name exactly or as a dated snapshot
  * of it (`gpt-4o-mini-2024-07-18`), as prices do.
  *
+ * Between the two, the provider's own word where it gives one: OpenAI's `GET /v1/models` lists a
+ * `shutdown_date` per model, read at most daily per credential (./listed-shutdowns.ts). The order: the
+ * deployment's `MODEL_RETIREMENTS`, then the provider's listing, then the shipped table (whose
+ * replacement a listed date keeps, the listing naming none).
+ *
  * A job on a model past its shutdown is 400 `model_retired`; one whose model shuts down within
  * RETIRING_WITHIN_DAYS, or before the job's deadline, runs with a `model_retiring` warning.
  */
@@ -88,10 +93,19 @@ function lookup(own: Map<string, Retirement | null> | null, model: string): Reti
   return Object.hasOwn(SHIPPED, model) ? SHIPPED[model] : undefined;
 }
 
+/** What the provider's listing says of a model (`listed`: model name → shutdown date, OpenAI's; ./model-listing.ts). */
+function listedOf(listed: ReadonlyMap<string, string> | null, model: string, shipped: Retirement | null | undefined): Retirement | undefined {
+  if (!listed || !model.startsWith("openai/")) return undefined;
+  const date = listed.get(model.slice("openai/".length));
+  return date ? { shutdown_date: date, replacement: shipped?.replacement ?? null } : undefined;
+}
+
 /** The model's announced shutdown (`<provider>/<name>`), or null when none is known. */
-export function retirementOf(env: object, model: string): Retirement | null {
+export function retirementOf(env: object, model: string, listed: ReadonlyMap<string, string> | null = null): Retirement | null {
   const own = deploymentRetirements(env);
-  const exact = lookup(own, model);
+  if (own?.has(model)) return own.get(model) ?? null;
+  const shipped = lookup(null, model);
+  const exact = listedOf(listed, model, shipped) ?? shipped;
   if (exact !== undefined) return exact;
   const snapshot = snapshotOf(model);
   return snapshot ? (lookup(own, snapshot) ?? null) : null;
@@ -102,9 +116,15 @@ export type Lifecycle = { state: "retired"; retirement: Retirement } | { state: 
 
 const DAY_MS = 86_400_000;
 
-/** `deadline`: when the job must be done by, if it says (ms); a shutdown before it is a warning too. */
-export function lifecycleOf(env: object, model: string, now: number, deadline: number | null = null): Lifecycle {
-  const retirement = retirementOf(env, model);
+/** `deadline`: when the job must be done by, if it says (ms); a shutdown before it is a warning too. `listed`: the provider's listing (./listed-shutdowns.ts). */
+export function lifecycleOf(
+  env: object,
+  model: string,
+  now: number,
+  deadline: number | null = null,
+  listed: ReadonlyMap<string, string> | null = null,
+): Lifecycle {
+  const retirement = retirementOf(env, model, listed);
   if (!retirement) return null;
   const shutdown = Date.parse(`${retirement.shutdown_date}T00:00:00Z`);
   if (shutdown <= now) return { state: "retired", retirement };

@@ -63,6 +63,7 @@ export function chatParams(request: ModelRequest, options: { nativeJson: boolean
   };
   if (request.temperature !== null) params.temperature = request.temperature;
   if (request.maxTokens !== null) params.max_completion_tokens = request.maxTokens;
+  if (request.serviceTier) params.service_tier = request.serviceTier;
   if (request.logprobs) {
     params.logprobs = true;
     params.top_logprobs = TOP_LOGPROBS;
@@ -80,6 +81,8 @@ export function chatParams(request: ModelRequest, options: { nativeJson: boolean
   }
   return params;
 }
+
+const MAX_TIER_CHARS = 32; // a service tier's name as a result keeps it: OpenAI's are `default`, `flex`, `priority`, `scale`
 
 /** Alternatives asked for at each token: enough for a boolean's other value. */
 const TOP_LOGPROBS = 5;
@@ -137,11 +140,14 @@ export function readCompletion(completion: unknown): ModelResponse {
   );
   const usage = body?.usage;
   const logprobs = readLogprobs(choice.logprobs);
+  const tier: unknown = body?.service_tier;
   return {
     text: typeof content === "string" ? content : "",
     usage: openAiUsage(usage),
     finishReason: finishReason(choice.finish_reason),
     toolCalls,
     ...(logprobs ? { logprobs } : {}),
+    // The tier that served it, as the provider names it (bounded: a compatible server may say anything).
+    ...(typeof tier === "string" && tier.length > 0 && tier.length <= MAX_TIER_CHARS ? { serviceTier: tier } : {}),
   };
 }

@@ -24,7 +24,8 @@ export interface Price {
   batch: number;
 }
 
-export type ExecutionMode = "realtime" | "batch";
+/** How a call ran, as it is priced: `flex` is a realtime call the flex tier served (the batch rates). */
+export type ExecutionMode = "realtime" | "batch" | "flex";
 
 /** The date the shipped prices were read from the providers' pricing pages. */
 export const PRICES_READ_ON = "2026-11-28";
@@ -122,7 +123,7 @@ export function costOf(price: Price, usage: Usage, mode: ExecutionMode = "realti
   const write = usage.cache_write_tokens ?? 0;
   const plain = Math.max(0, usage.input_tokens - read - write);
   const usd = (plain * price.input + read * price.cached_input + write * price.cache_write + usage.output_tokens * price.output) / 1e6;
-  return mode === "batch" ? usd * price.batch : usd;
+  return mode === "realtime" ? usd : usd * price.batch;
 }
 
 /** The usage with its cost: null when it spent tokens on a model with no price. */

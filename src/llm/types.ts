@@ -34,6 +34,8 @@ export interface ModelRequest {
   logprobs?: boolean;
   /** The shared prefix to mark for the provider's prompt cache (./prompt-cache.ts): the first user message's first `user` characters after the system prompt. */
   cacheBreak?: { user: number } | null;
+  /** OpenAI's `service_tier` to ask for (only `flex`: the default tier is asked by saying nothing). */
+  serviceTier?: "flex";
 }
 
 /**
@@ -62,6 +64,8 @@ export interface ModelResponse {
   rate?: RateObservation;
   /** The answer's token log-probabilities, when asked for and given (./logprobs.ts). */
   logprobs?: TokenLogprob[] | null;
+  /** The tier the provider says served the call (OpenAI's `service_tier`: `default`, `flex`, `priority`…). */
+  serviceTier?: string;
 }
 
 export interface ProviderEndpoint {

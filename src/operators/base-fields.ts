@@ -127,5 +127,5 @@ export interface CommonJobRequest {
   fallbacks?: string[];
   cache?: { ttl_secs: number } | null;
   prompt_cache?: boolean;
-  execution?: { mode: "realtime" | "batch" | "auto"; deadline_secs: number };
+  execution?: { mode: "realtime" | "batch" | "auto" | "flex"; deadline_secs: number };
 }

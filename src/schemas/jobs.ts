@@ -1,7 +1,7 @@
 /** Schemas of the job routes' responses and query parameters. */
 import { ModelWarningSchema } from "./warnings";
 import { z } from "@hono/zod-openapi";
-import { CallUsageSchema, CostUsdSchema, ErrorKindSchema, MapResultSchema, UsageSchema } from "./map";
+import { answerFields, CallUsageSchema, CostUsdSchema, ErrorKindSchema, MapResultSchema, UsageSchema } from "./map";
 import { AgentMapResultSchema } from "./agentic";
 import { ModelSchema, TimeoutSecsSchema } from "./common";
 import { JOB_TYPES } from "../operators/registry";
@@ -30,11 +30,7 @@ export const TaskResultSchema = z
     attempts: z.number().int(),
     usage: CallUsageSchema,
     cost_usd: CostUsdSchema,
-    cached: z.boolean().optional().openapi({ description: "Present and true when the output came from the response cache (usage is then zero)" }),
-    model: z
-      .string()
-      .optional()
-      .openapi({ description: "The model that answered (or was tried last), on a job with `fallbacks`: its own or one of its fallbacks" }),
+    ...answerFields,
   })
   .catchall(z.unknown())
   .openapi("TaskResult", { description: "A finished task of a staged job; each operator adds its fields (reduce: `name`, `accumulator`)" });
@@ -238,7 +234,7 @@ export const ProviderBatchSchema = z
   })
   .openapi("ProviderBatch", { description: "A provider batch of the job's calls (contract v3, execution mode batch or auto)" });
 
-export const ExecutionViewSchema = z.object({ mode: z.enum(["realtime", "batch", "auto"]), deadline_secs: z.number().int() }).openapi("Execution");
+export const ExecutionViewSchema = z.object({ mode: z.enum(["realtime", "batch", "auto", "flex"]), deadline_secs: z.number().int() }).openapi("Execution");
 
 export const JobSchema = z
   .object({

@@ -59,6 +59,19 @@ export const CostUsdSchema = z
 
 export const ErrorKindSchema = z.enum(ERROR_KINDS).nullable().openapi("ErrorKind", { description: "Why an item failed; null on success" });
 
+/** What a result says of the call that answered it (a map's and a staged job's results alike). */
+export const answerFields = {
+  cached: z.boolean().optional().openapi({ description: "Present and true when the output came from the response cache (usage is then zero)" }),
+  model: z
+    .string()
+    .optional()
+    .openapi({ description: "The model that answered (or was tried last), on a job with `fallbacks`: its own or one of its fallbacks" }),
+  service_tier: z.string().optional().openapi({
+    description:
+      "The provider's tier that served the answering call, as it reports it (OpenAI's `service_tier`: `default`, `flex`…), on a call that asked for flex or whose provider says; `flex` is priced at the batch rates",
+  }),
+};
+
 export const MapResultSchema = z
   .object({
     index: z.number().int(),
@@ -70,11 +83,7 @@ export const MapResultSchema = z
     attempts: z.number().int(),
     usage: CallUsageSchema,
     cost_usd: CostUsdSchema,
-    cached: z.boolean().optional().openapi({ description: "Present and true when the output came from the response cache (usage is then zero)" }),
-    model: z
-      .string()
-      .optional()
-      .openapi({ description: "The model that answered (or was tried last), on a job with `fallbacks`: its own or one of its fallbacks" }),
+    ...answerFields,
   })
   .openapi("MapResult");
 

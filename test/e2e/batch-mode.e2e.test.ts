@@ -9,14 +9,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob, waitForStatus } from "./harness/api.ts";
-import { base, fakeStats, fakeUrl, openGate, uniqueTag } from "./harness/context.ts";
+import { base, fakeBatches, fakeStats, openGate, uniqueTag } from "./harness/context.ts";
 
 const MINI = { input: 0.1, output: 0.5 }; // openai/gpt-6-luna, USD per million tokens
 const SCHEMA = { type: "object", properties: { answer: { type: "string" } }, required: ["answer"] };
-
-async function fakeBatches(): Promise<{ id: string; provider: string; requests: number; custom_ids: string[]; tags: (string | null)[]; cancelled: boolean }[]> {
-  return (await fetch(`${fakeUrl()}/_fake/batches`)).json() as never;
-}
 
 describe("execution mode batch", () => {
   it("runs every call as a line of an OpenAI batch at half the price: invalid lines go again with guidance, expired ones count, refused ones fail", async () => {

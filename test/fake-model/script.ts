@@ -21,7 +21,8 @@
  * `on_cancel=ok` (./batches.ts). A step `MODEL~STEP` is for that model only (the request's `model`):
  * when any step names a model, each model goes through the steps for it (and the unnamed ones)
  * with a counter of its own — a cascade's cheaper model and the job's model scripted apart, in any
- * order of their calls.
+ * order of their calls. `MODEL@flex~STEP` (or `@default`) is for that model's calls on that
+ * OpenAI service tier only (the request's `service_tier`), each tier then counted apart.
  */
 export interface Directive {
   tag: string;

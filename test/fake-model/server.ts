@@ -8,7 +8,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { answerFor, parseDirective, type StepAnswer } from "./script.ts";
 import { SUMMARY_REQUEST } from "../../src/agent/compaction.ts";
-import { openAiBody, openAiStream, anthropicBody, anthropicStream, estimateTokens, type Reply } from "./wire.ts";
+import { FakeModelListing } from "./models.ts";
+import { openAiBody, openAiStream, anthropicBody, anthropicStream, estimateTokens, servedTier, type Reply } from "./wire.ts";
 import { logprobsOf, logprobsRefusal, takeProbability } from "./logprobs.ts";
 import { RateLimits, type LimitConfig } from "./limits.ts";
 import { Gates } from "./gates.ts";
@@ -52,8 +53,8 @@ export interface FakeOptions {
 }
 
 const MAX_PROMPTS_KEPT = 2_000;
-/** A step for one model: `gpt-6-luna~json:…` (the model as the request names it, no provider). */
-const MODEL_STEP = /^([\w.-]+)~(.*)$/;
+/** A step for one model: `gpt-6-luna~json:…` (the model as the request names it, no provider), or for its calls on one tier: `gpt-6-luna@flex~busy`. */
+const MODEL_STEP = /^([\w.-]+)(?:@(flex|default))?~(.*)$/;
 
 type Format = "openai" | "anthropic";
 
@@ -196,16 +197,19 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     return s;
   };
 
-  function nextStep(tag: string, id: string, all: string[], prompt: string, model: string): string {
-    // Steps for one model only (`MODEL~STEP`): each model goes through its own, with its own counter.
+  function nextStep(tag: string, id: string, all: string[], prompt: string, model: string, tier: string | null): string {
+    // Steps for one model only (`MODEL~STEP`; `MODEL@TIER~STEP` for its calls on that OpenAI tier):
+    // each model (and each tier a step names) goes through its own, with its own counter.
     const byModel = all.some((step) => MODEL_STEP.test(step));
+    const byTier = all.some((step) => MODEL_STEP.exec(step)?.[2] !== undefined);
     const steps = byModel
       ? all.flatMap((step) => {
           const m = MODEL_STEP.exec(step);
-          return !m ? [step] : m[1] === model ? [m[2] as string] : [];
+          if (!m) return [step];
+          return m[1] === model && (m[2] === undefined || m[2] === tier) ? [m[3] as string] : [];
         })
       : all;
-    const key = `${tag}\u0000${id}${byModel ? `\u0000${model}` : ""}`;
+    const key = `${tag}\u0000${id}${byModel ? `\u0000${model}` : ""}${byTier ? `@${tier}` : ""}`;
     const i = cursors.get(key) ?? 0;
     cursors.set(key, i + 1);
     if (steps.length > 0 && !(steps.length === 1 && steps[0] === "ok")) return steps[Math.min(i, steps.length - 1)] ?? "ok";
@@ -272,7 +276,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
       // A compaction request answers with a summary and does not consume the item's script.
       const step = compaction
         ? "text:SUMMARY_OF_EARLIER_TURNS"
-        : nextStep(tag, directive?.id ?? prompt, directive?.steps ?? ["ok"], prompt, String(body.model));
+        : nextStep(tag, directive?.id ?? prompt, directive?.steps ?? ["ok"], prompt, String(body.model), format === "openai" ? servedTier(body) : null);
       const answer: StepAnswer = answerFor(step, prompt, directive?.id, requestedSchema(body));
       if (live) await sleep((directive?.ms ?? config.latencyMs) + answer.delayMs);
       if (answer.kind === "error") {
@@ -387,10 +391,13 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     (tag) => gates.isOpen(tag),
   );
 
+  const listing = new FakeModelListing();
+
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://fake");
     const auth = String(req.headers.authorization ?? req.headers["x-api-key"] ?? "");
     if (batches.handle(req, res, url, () => readRaw(req), apiKeyOf(req), auth)) return;
+    if (listing.handle(req, res, url, apiKeyOf(req), () => readBody(req))) return;
     if (req.method === "POST" && url.pathname.endsWith("/chat/completions")) {
       handleModel(req, res, "openai").catch((err: unknown) => res.writeHead(500).end(String(err)));
     } else if (req.method === "POST" && url.pathname.endsWith("/messages")) {

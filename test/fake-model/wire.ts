@@ -63,6 +63,7 @@ export function openAiBody(body: Json, prompt: PromptCount, reply: Reply, logpro
         },
       ],
       usage: openAiUsage(prompt, 10),
+      service_tier: servedTier(body),
     };
   }
   return {
@@ -72,8 +73,12 @@ export function openAiBody(body: Json, prompt: PromptCount, reply: Reply, logpro
     model: body.model,
     choices: [{ index: 0, message: { role: "assistant", content: reply.text, refusal: null }, finish_reason: reply.finish ?? "stop", logprobs }],
     usage: openAiUsage(prompt, tokens(reply.text)),
+    service_tier: servedTier(body),
   };
 }
+
+/** The tier OpenAI says served a call: the flex tier when asked for it, else the project's default. */
+export const servedTier = (body: Json): string => (body.service_tier === "flex" ? "flex" : "default");
 
 export function openAiStream(body: Json, prompt: PromptCount, reply: Reply): string {
   const base = { id: `chatcmpl-${Date.now()}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model: body.model };

@@ -32,3 +32,10 @@ export function scriptedMap(tag: string, steps: string[], overrides: Record<stri
     ...overrides,
   };
 }
+
+/** The provider batches the fake holds (both providers'), as its `/_fake/batches` lists them. */
+export async function fakeBatches(): Promise<
+  { id: string; provider: string; requests: number; custom_ids: string[]; tags: (string | null)[]; cancelled: boolean }[]
+> {
+  return (await fetch(`${fakeUrl()}/_fake/batches`)).json() as never;
+}
