@@ -133,7 +133,7 @@ export class CallWorker extends DurableObject<Env> {
   }
 
   #holds(ref: TaskRef): boolean {
-    return this.#job === ref.jobId && this.#stages.has(setupKey(ref.round, ref.stage, ref.route, ref.tier));
+    return this.#job === ref.jobId && this.#stages.has(setupKey(ref.round, ref.stage, ref.route, ref.tier, ref.deployment));
   }
 
   /** The stage's compiled call, from the cache, the setup that came with the task, or asked for. */
@@ -142,13 +142,16 @@ export class CallWorker extends DurableObject<Env> {
       this.#job = ref.jobId;
       this.#stages.clear();
     }
-    const key = setupKey(ref.round, ref.stage, ref.route, ref.tier); // each model of a fallback chain (and each tier) is a stage of its own here
+    const key = setupKey(ref.round, ref.stage, ref.route, ref.tier, ref.deployment); // each model of a fallback chain (each tier, each deployment of a pool) is a stage of its own here
     const cached = this.#stages.get(key);
     if (cached) return cached;
     const coordinator = jobCoordinator(this.env, ref.jobId);
     const work = setup ? setup.work : ((await coordinator.work(ref.stage, ref.route ?? 0)) as StageWork | null);
     if (!work || work.kind !== "call") return null;
-    const endpoint = setup ? setup.endpoint : await endpointData(this.env, work.tenantId, parseModel(work.call.model).provider);
+    // A setup carries the credential's own endpoint; a pool's other deployments are read here, once per stage.
+    const provider = parseModel(work.call.model).provider;
+    const deployment = ref.deployment ?? 0;
+    const endpoint = setup && deployment === 0 ? setup.endpoint : await endpointData(this.env, work.tenantId, provider, deployment);
     const ttlSecs = work.call.cacheTtlSecs ?? null;
     const stage: Stage = {
       call: work.call,
@@ -164,7 +167,8 @@ export class CallWorker extends DurableObject<Env> {
     try {
       const stage = await this.#stage(ref, claim.setup);
       if (!stage) return { kind: "crash", error: "the task's stage has no model call", usage: { input_tokens: 0, output_tokens: 0 } };
-      return await runAttempt(this.env, stage.call, stage.compiled, stage.endpoint, claim.vars, claim.problems, stage.cache);
+      const outcome = await runAttempt(this.env, stage.call, stage.compiled, stage.endpoint, claim.vars, claim.problems, stage.cache);
+      return ref.deployment ? { ...outcome, deployment: ref.deployment } : outcome; // the deployment answered: its circuit and pacer learn of it
     } catch (err) {
       console.error("attempt crashed", err);
       return { kind: "crash", error: "the attempt failed with an internal error", usage: { input_tokens: 0, output_tokens: 0 } };

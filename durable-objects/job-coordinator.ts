@@ -169,8 +169,8 @@ export class JobCoordinator extends DurableObject<Env> {
 
   /** A pulled task, with its stage's setup unless the worker holds it already. */
   async #withSetup(run: JobRun, next: PulledTask, pull: PullRequest): Promise<PulledTask> {
-    const { round, stage, route, tier } = next.ref;
-    return pull.have.includes(setupKey(round, stage, route, tier)) ? next : { ...next, setup: await run.setup(stage, route ?? 0) };
+    const { round, stage, route, tier, deployment } = next.ref;
+    return pull.have.includes(setupKey(round, stage, route, tier, deployment)) ? next : { ...next, setup: await run.setup(stage, route ?? 0) };
   }
 
   /**

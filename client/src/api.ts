@@ -803,6 +803,13 @@ export interface components {
              * @enum {string}
              */
             circuit: "closed" | "open" | "half_open";
+            /** @description On a pool of deployments (PUT /v1/providers/{provider} `deployments`): each deployment's circuit for this model, as this job sees it */
+            deployments?: {
+                /** @enum {string} */
+                circuit: "closed" | "open" | "half_open";
+                /** @description Its place in the pool, from 1 */
+                deployment: number;
+            }[];
             model: string;
         };
         ClassifyRequest: {
@@ -1510,7 +1517,7 @@ export interface components {
                 [key: string]: unknown;
             };
             model: string;
-            /** @description A job with `fallbacks`: its model and each fallback, in order, with its circuit and the items it answered (empty without fallbacks) */
+            /** @description A job with `fallbacks` or on a pool of deployments: its model and each fallback, in order, with its circuit, the items it answered, and each deployment's circuit on a pool (empty without either) */
             models: components["schemas"]["ChainModel"][];
             /** @description The name the job was submitted with (null: none) */
             name: string | null;
@@ -2244,6 +2251,8 @@ export interface components {
         };
         ProviderCredential: {
             base_url: string | null;
+            /** @description A pool's deployments, in order (the first is also the credential's own endpoint) */
+            deployments?: components["schemas"]["ProviderDeployment"][];
             key_last4: string;
             provider: string;
             rate_limits: components["schemas"]["RateLimits"];
@@ -2261,10 +2270,41 @@ export interface components {
          *     }
          */
         ProviderCredentialInput: {
-            api_key: string;
+            api_key?: string;
             /** Format: uri */
             base_url?: string | null;
+            /** @description A pool (contract v4): calls spread by weight, each deployment paced by its own limits and skipped while its circuit is open; up to 8. Instead of api_key, base_url and rate_limits */
+            deployments?: components["schemas"]["ProviderDeploymentInput"][];
             rate_limits?: components["schemas"]["RateLimits"];
+        };
+        ProviderDeployment: {
+            base_url: string | null;
+            /**
+             * @description As the tenant's jobs last saw it change: open when outage answers in a row took it out (its calls go to the other deployments), half_open once its 30 s cool-down is over (the next call probes it), closed when an answer brought it back (or it never opened). In the list only
+             * @enum {string}
+             */
+            circuit?: "closed" | "open" | "half_open";
+            /** @description When its circuit last changed */
+            circuit_changed_at?: string | null;
+            /** @description The model whose calls last changed its circuit */
+            circuit_model?: string | null;
+            key_last4: string;
+            rate_limits: components["schemas"]["RateLimits"];
+            weight: number;
+        };
+        ProviderDeploymentInput: {
+            api_key: string;
+            /**
+             * Format: uri
+             * @description The deployment's endpoint (an Azure region's, a gateway's, a replica's); null: the provider's own
+             */
+            base_url?: string | null;
+            rate_limits?: components["schemas"]["RateLimits"];
+            /**
+             * @description Its share of the calls, against the other deployments' weights
+             * @default 1
+             */
+            weight?: number;
         };
         RankRequest: {
             cache?: components["schemas"]["CacheConfig"];
@@ -3019,6 +3059,8 @@ export type PipelineStepDefinition = components['schemas']['PipelineStepDefiniti
 export type ProviderBatch = components['schemas']['ProviderBatch'];
 export type ProviderCredential = components['schemas']['ProviderCredential'];
 export type ProviderCredentialInput = components['schemas']['ProviderCredentialInput'];
+export type ProviderDeployment = components['schemas']['ProviderDeployment'];
+export type ProviderDeploymentInput = components['schemas']['ProviderDeploymentInput'];
 export type RankRequest = components['schemas']['RankRequest'];
 export type RankStep = components['schemas']['RankStep'];
 export type RateLimit = components['schemas']['RateLimit'];

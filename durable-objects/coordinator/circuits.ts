@@ -7,14 +7,20 @@
  * (half-open): an answer closes the circuit, another outage opens it again. Any answer that is not
  * an outage (a success, invalid output, a rate limit) counts as the model being up.
  *
+ * A deployment of a pool (./pools.ts) has a circuit of its own per model, keyed as its pacer is
+ * (src/llm/credential.ts deploymentKey): an open one is skipped while another can take the call.
+ *
  * Kept in the coordinator's memory, per job: a restart closes them (the next outages open them
  * again), and another job on the same credential and model learns of an outage by its own calls.
- * Bounded by the job's models: its own and its fallbacks (≤ 1 + MAX_FALLBACKS per stage's chain).
+ * A change (opened, closed) is told to `onChange` (the job records a pool deployment's for
+ * GET /v1/providers). Bounded by the job's models: its own and its fallbacks (≤ 1 + MAX_FALLBACKS
+ * per stage's chain), times the deployments of their pools (≤ 8).
  */
 import type { AttemptOutcome } from "../../src/engine/retry-policy";
+import { CIRCUIT_COOL_DOWN_MS } from "../../src/db/providers";
 
 export const OUTAGES_TO_OPEN = 3;
-export const COOL_DOWN_MS = 30_000;
+export const COOL_DOWN_MS = CIRCUIT_COOL_DOWN_MS;
 
 export type CircuitState = "closed" | "open" | "half_open";
 
@@ -27,18 +33,26 @@ interface Circuit {
 export class Circuits {
   readonly #circuits = new Map<string, Circuit>();
 
+  constructor(private readonly onChange: (model: string, circuit: "open" | "closed", now: number) => void = () => {}) {}
+
   /** A call on `model` was answered (or failed): the model's circuit learns whether it is up. */
   observe(model: string, outcome: AttemptOutcome, now: number): void {
     const circuit = this.#of(model);
+    const probed = circuit.probing;
     circuit.probing = false;
     const outage = (outcome.kind === "transient" || outcome.kind === "permanent") && outcome.unavailable === "outage";
     if (!outage) {
+      const wasOpen = circuit.openUntil !== 0;
       circuit.outages = 0;
       circuit.openUntil = 0;
+      if (wasOpen) this.onChange(model, "closed", now);
       return;
     }
     circuit.outages++;
-    if (circuit.outages >= OUTAGES_TO_OPEN) circuit.openUntil = now + COOL_DOWN_MS;
+    if (circuit.outages < OUTAGES_TO_OPEN) return;
+    const opens = circuit.openUntil === 0 || probed; // opened now, or again after its probe met the outage
+    circuit.openUntil = now + COOL_DOWN_MS;
+    if (opens) this.onChange(model, "open", now);
   }
 
   /** Whether a call may go to `model` now; a half-open circuit lets its one probe through (and counts it as sent). */

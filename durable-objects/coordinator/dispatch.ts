@@ -8,11 +8,15 @@
 import { randomBase32 } from "../../src/lib/ids";
 import { BEGINS_PER_INVOCATION } from "../../src/engine/limits";
 import { executorOf } from "../../src/engine/executors";
+import { deploymentKey } from "../../src/llm/credential";
+import { parseModel } from "../../src/llm/models";
+import { sharesCachedPrefix } from "../../src/llm/prompt-cache";
 import type { JobStatus, Operator, PulledTask, StageWork, TaskClaim, TaskRef } from "../../src/engine/types";
 import type { JobSpec } from "../../src/operators/registry";
 import { agentSession } from "../../src/objects";
 import type { BudgetKeeper } from "./budget";
 import type { Circuits } from "./circuits";
+import type { Pools } from "./pools";
 import { taskVars } from "./claims";
 import type { ConcurrencyLink } from "./concurrency";
 import type { JobLog } from "./job-log";
@@ -39,6 +43,7 @@ export interface DispatchingJob {
   readonly batches: { hasReady(): boolean };
   readonly tasks: TaskRunner;
   readonly circuits: Circuits;
+  readonly pools: Pools;
   readonly busySlots: Set<number>;
   round(): number;
   batchStages(): string[];
@@ -77,7 +82,9 @@ export function dispatchPending(run: DispatchingJob, pullSlot: number | null): P
   for (const [i, row] of rows.slice(0, free.length).entries()) {
     const work = run.work(row.stage, row.route); // on the model of its chain it calls now: its price, its pacing
     const executor = executorOf(work);
-    const model = run.tasks.modelOf(row);
+    // The deployment of the model's pool it goes to (./pools.ts; 0 without one): a deployment is paced and circuited as a model of its own.
+    const deployment = pickDeployment(run, row, work, now, unleased);
+    const model = deploymentKey(run.tasks.modelOf(row), deployment);
     // A model whose circuit is open (./circuits.ts) gets no call from a task with a model after it in its chain.
     const rerouted = row.route + 1 < run.tasks.chainOf(row.stage).length;
     if (rerouted && run.circuits.state(model, now) === "open") {
@@ -116,6 +123,7 @@ export function dispatchPending(run: DispatchingJob, pullSlot: number | null): P
     const ref: TaskRef = { jobId: spec.jobId, stage: row.stage, index: row.idx, attempt: row.attempts + 1, token, slot, sessionId: row.session_id, round };
     if (row.route > 0) ref.route = row.route;
     if (work.kind === "call" && work.call.serviceTier) ref.tier = work.call.serviceTier;
+    if (deployment > 0) ref.deployment = deployment;
     if (pulled) {
       next = { ref, claim: run.claimOf(row, known), setup: null };
       continue;
@@ -131,6 +139,29 @@ export function dispatchPending(run: DispatchingJob, pullSlot: number | null): P
   }
   for (const [pacing, calls] of unleased) pacing.want(spec, calls);
   return next;
+}
+
+/**
+ * Which deployment of its model's pool a task's call goes to: one whose circuit is not open and
+ * whose pacer has room, by weight; a stage whose calls share a cacheable prefix sticks to its one
+ * deployment while that is up (and waits for its leases). A deployment passed over for want of a
+ * lease asks its pacer for one all the same (`unleased`), so each deployment keeps leasing its share.
+ */
+function pickDeployment(run: DispatchingJob, row: TaskRow, work: StageWork, now: number, unleased: Map<PacingLink, number>): number {
+  const model = run.tasks.modelOf(row);
+  const provider = parseModel(model).provider;
+  if (work.kind !== "call" || run.pools.size(provider) < 2) return 0;
+  const call = work.call;
+  const sticky = call.promptCache !== false && sharesCachedPrefix(model, call.systemPrompt, call.promptTemplate);
+  return run.pools.pick(provider, row.stage, sticky, (d) => {
+    const key = deploymentKey(model, d);
+    if (run.circuits.state(key, now) === "open") return false;
+    if (sticky) return true; // a sticky stage leaves its deployment only while it is down: it waits for that one's leases
+    const pacing = run.pacing.of(key);
+    if (pacing.room(run.spec) >= 1) return true;
+    unleased.set(pacing, Math.max(1, unleased.get(pacing) ?? 0));
+    return false;
+  });
 }
 
 /** A task whose model's circuit is open makes no call there: it goes to the next model of its chain, dispatched in the next turn. */

@@ -48,6 +48,9 @@ import { beginJob, finishJob, pauseJob } from "./lifecycle";
 import { JobAlarm } from "./alarm";
 import { dispatchPending } from "./dispatch";
 import { Circuits } from "./circuits";
+import { Pools } from "./pools";
+import { deploymentKey, splitDeploymentKey } from "../../src/llm/credential";
+import { recordCircuit } from "../../src/db/providers";
 import { sweepJob } from "./sweep";
 
 const QUEUE_MIN_DELAY_MS = 1_000; // shorter backoffs use the alarm alone: Queue delays are whole seconds
@@ -68,7 +71,8 @@ export class JobRun {
   readonly workers: WorkerLink;
   readonly batches: BatchRunner;
   readonly tasks: TaskRunner;
-  readonly circuits = new Circuits(); // per model of its fallback chains (./circuits.ts)
+  readonly circuits: Circuits; // per model of its fallback chains, per deployment of a pool (./circuits.ts)
+  readonly pools: Pools; // the deployment pools of the providers it calls (./pools.ts)
   readonly busySlots = new Set<number>();
   readonly waiters: (() => void)[]; // callers of waitForEnd
   readonly hub: EventHub;
@@ -121,6 +125,8 @@ export class JobRun {
       startedAt: () => this.store.getMeta("started_at_ms") ?? Date.now(),
     });
     this.#setups = new Setups(env);
+    this.pools = new Pools(env, () => this.spec.tenantId);
+    this.circuits = new Circuits((key, circuit, at) => this.#circuitChanged(key, circuit, at));
     for (const row of this.store.running()) if (row.slot !== null) this.busySlots.add(row.slot);
     this.#alarm = new JobAlarm(ctx.storage, alarmAt);
   }
@@ -147,8 +153,9 @@ export class JobRun {
    */
   async settleReport(spec: JobSpec, task: TaskRow, outcome: AttemptOutcome, pullSlot: PullSlot): Promise<PulledTask | null> {
     const usage = this.tasks.spend(task, outcome, "realtime");
-    const model = this.tasks.modelOf(task);
-    if (this.tasks.chainOf(task.stage).length > 1) this.circuits.observe(model, outcome, Date.now());
+    const base = this.tasks.modelOf(task);
+    const model = deploymentKey(base, outcome.deployment); // a pool's deployment is paced and circuited as a model of its own
+    if (this.tasks.chainOf(task.stage).length > 1 || this.pools.size(parseModel(base).provider) > 1) this.circuits.observe(model, outcome, Date.now());
     const pacer = this.pacing.of(model);
     pacer.observe(spec, outcome);
     // Adaptive concurrency is the rule only where no rate limit is known (contract v3): a throttle of a
@@ -241,10 +248,24 @@ export class JobRun {
     try {
       const credential = await credentialOf(this.env, spec.tenantId, spec.model);
       this.#setups.prime(this.round(), parseModel(spec.model).provider, credential.endpoint);
-      await this.pacing.join(spec, pacedModels(this.op, spec, this.store.stages()), credential);
+      const models = pacedModels(this.op, spec, this.store.stages());
+      await Promise.all([...new Set(models.map((m) => parseModel(m).provider))].map((provider) => this.pools.load(provider)));
+      // Each deployment of a pool is paced by its own limits: its pacer joined with the model's.
+      const deployments = models.flatMap((m) => Array.from({ length: this.pools.size(parseModel(m).provider) - 1 }, (_, d) => deploymentKey(m, d + 1)));
+      await this.pacing.join(spec, [...models, ...deployments], credential);
     } catch (err) {
       console.error("could not join the rate pacer; the job is not paced", err);
     }
+  }
+
+  /** A pool deployment's circuit changed: recorded for GET /v1/providers (best effort; never holds the job). */
+  #circuitChanged(key: string, circuit: "open" | "closed", at: number): void {
+    const { model, deployment } = splitDeploymentKey(key);
+    const provider = parseModel(model).provider;
+    if (this.pools.size(provider) < 2) return;
+    recordCircuit(this.env.DB, this.spec.tenantId, provider, deployment, model, circuit, at).catch((err: unknown) =>
+      console.error("could not record a deployment's circuit", err),
+    );
   }
 
   /** The pacing the API shows: the pacer's, or `adaptive` while adaptive concurrency alone limits the job. */

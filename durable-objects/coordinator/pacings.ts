@@ -9,7 +9,7 @@
  * `rate_limit` bounds all of them together.
  */
 import { NO_PACING, type JobPacingView } from "../../src/engine/pacing";
-import { credentialOf } from "../../src/llm/credential";
+import { credentialOf, keyLabel, splitDeploymentKey } from "../../src/llm/credential";
 import type { JobSpecBase as JobSpec, Operator } from "../../src/engine/types";
 import { modelChain } from "../../src/engine/fallbacks";
 import { executorOf, workOf } from "../../src/engine/executors";
@@ -65,8 +65,15 @@ export class Pacings {
 
   /** The models whose pacer has granted the job nothing for longer than `maxWaitMs` while it wanted calls. */
   starved(now: number, maxWaitMs: number): Set<string> {
+    // A pool's model is starved when every deployment of it is (./pools.ts): one with leases takes its calls.
+    const fed = new Set<string>();
     const models = new Set<string>();
-    for (const [model, link] of this.#links) if (link.starvedFor(now) > maxWaitMs) models.add(model);
+    for (const [key, link] of this.#links) {
+      const { model } = splitDeploymentKey(key);
+      if (link.starvedFor(now) > maxWaitMs) models.add(model);
+      else fed.add(model);
+    }
+    for (const model of fed) models.delete(model);
     return models;
   }
 
@@ -99,7 +106,7 @@ export class Pacings {
     const main = this.store.getMeta("pacing") ?? NO_PACING;
     const own = this.spec().model;
     const others = Object.entries(this.store.getMeta("pacing_models") ?? {}).filter(([model]) => model !== own);
-    return others.length === 0 ? main : { ...main, models: Object.fromEntries(others.map(([model, kept]) => [model, kept.view])) };
+    return others.length === 0 ? main : { ...main, models: Object.fromEntries(others.map(([model, kept]) => [keyLabel(model), kept.view])) };
   }
 
   #mainStore(): LinkStore {

@@ -8,6 +8,8 @@ import { DEFAULT_DEADLINE_SECS } from "../../src/operators/execution-field";
 import { costOut, usageOut, type Counters } from "../../src/engine/counters";
 import type { JobPacingView } from "../../src/engine/pacing";
 import type { CircuitState } from "./circuits";
+import { parseModel, type Provider } from "../../src/llm/models";
+import { deploymentKey } from "../../src/llm/credential";
 import type { CoordinatorStore, StageRow } from "./store";
 
 export function stagesView(stages: StageRow[]) {
@@ -87,6 +89,7 @@ interface ProgressSource {
   readonly concurrency: { cap(spec: JobSpec): number };
   readonly batches: { views(): unknown[] };
   readonly circuits: { state(model: string, now: number): CircuitState };
+  readonly pools: { size(provider: Provider): number };
   pacingView(spec: JobSpec): JobPacingView;
 }
 
@@ -107,14 +110,27 @@ export function runProgress(run: ProgressSource): JobProgress {
     pacing: run.pacingView(spec),
     execution: { mode: spec.execution?.mode ?? "realtime", deadline_secs: spec.execution?.deadlineSecs ?? DEFAULT_DEADLINE_SECS },
     batches: run.batches.views(),
-    models: modelsView(spec, run.circuits, run.store.getMeta("answered") ?? {}),
+    models: modelsView(spec, run.circuits, run.pools, run.store.getMeta("answered") ?? {}),
   });
 }
 
-/** A job with fallbacks: each model of its chain, its circuit and the items it answered (none without fallbacks). */
-function modelsView(spec: JobSpec, circuits: ProgressSource["circuits"], answered: Record<string, number>) {
-  const fallbacks = spec.fallbacks ?? [];
-  if (fallbacks.length === 0) return [];
+/**
+ * A job with fallbacks, or on a pool of deployments: each model of its chain, its circuit and the
+ * items it answered, and on a pool each deployment's circuit for it (none without either).
+ */
+function modelsView(spec: JobSpec, circuits: ProgressSource["circuits"], pools: ProgressSource["pools"], answered: Record<string, number>) {
+  const chain = [spec.model, ...(spec.fallbacks ?? [])];
+  const pooled = (model: string) => pools.size(parseModel(model).provider);
+  if (chain.length === 1 && pooled(spec.model) < 2) return [];
   const now = Date.now();
-  return [spec.model, ...fallbacks].map((model) => ({ model, circuit: circuits.state(model, now), answered: answered[model] ?? 0 }));
+  return chain.map((model) => {
+    const view = { model, circuit: circuits.state(model, now), answered: answered[model] ?? 0 };
+    const size = pooled(model);
+    if (size < 2) return view;
+    const deployments = Array.from({ length: size }, (_, d) => ({ deployment: d + 1, circuit: circuits.state(deploymentKey(model, d), now) }));
+    // On a pool the model is out only when every deployment is: closed while one is, half open while one probes.
+    const states = new Set(deployments.map((d) => d.circuit));
+    const circuit: CircuitState = states.has("closed") ? "closed" : states.has("half_open") ? "half_open" : "open";
+    return { ...view, circuit, deployments };
+  });
 }

@@ -1,13 +1,40 @@
-/** Per-tenant provider credentials in D1; the API key is sealed with AES-GCM under ENCRYPTION_KEY. */
+/**
+ * Per-tenant provider credentials in D1; the API key is sealed with AES-GCM under ENCRYPTION_KEY.
+ * A credential may be a pool of deployments (contract v4): each with its own base URL, sealed key,
+ * weight and declared limits; the row's own fields are the first deployment's, so whatever reads
+ * one endpoint (a provider batch, the model listing) uses that one.
+ */
 import { seal, unseal } from "../lib/crypto";
 import type { KeyedProvider } from "../llm/models";
 import { rateLimitOf, type RateLimit } from "../engine/pacing";
+
+/** A deployment of a pool as the API shows it (no secret). */
+export interface DeploymentView {
+  base_url: string | null;
+  key_last4: string;
+  weight: number;
+  rate_limits: Record<string, RateLimit> | null;
+  /** Its circuit as the tenant's jobs last saw it change (the model whose calls changed it). */
+  circuit?: "closed" | "open" | "half_open";
+  circuit_model?: string | null;
+  circuit_changed_at?: string | null;
+}
 
 export interface ProviderCredentialView {
   provider: string;
   base_url: string | null;
   key_last4: string;
   rate_limits: Record<string, RateLimit> | null;
+  /** A pool's deployments (absent: one endpoint). */
+  deployments?: DeploymentView[];
+}
+
+/** One deployment of a pool, its key unsealed. */
+export interface Deployment {
+  apiKey: string;
+  baseUrl: string | null;
+  weight: number;
+  rateLimits: Record<string, RateLimit> | null;
 }
 
 export interface ProviderCredential {
@@ -15,11 +42,30 @@ export interface ProviderCredential {
   baseUrl: string | null;
   /** The tenant's declared rate limits per model name (or `*`): src/engine/pacing.ts. */
   rateLimits?: Record<string, RateLimit> | null;
+  /** A pool's deployments, the first one's fields also the credential's own (absent: one endpoint). */
+  deployments?: Deployment[];
+}
+
+/** A deployment as the PUT gives it. */
+export interface DeploymentInput {
+  base_url: string | null;
+  api_key: string;
+  weight: number;
+  rate_limits: Record<string, { rpm?: number | null; tpm?: number | null }> | null;
+}
+
+/** A deployment as the `deployments` column keeps it: its key sealed. */
+interface StoredDeployment extends DeploymentView {
+  api_key_enc: string;
 }
 
 /** The `rate_limits` column: JSON of model name (or `*`) to limits, or null. */
 const storedLimits = (text: string | null): Record<string, RateLimit> | null => (text ? (JSON.parse(text) as Record<string, RateLimit>) : null);
 
+const limitsOf = (raw: Record<string, { rpm?: number | null; tpm?: number | null }> | null): Record<string, RateLimit> | null =>
+  raw ? Object.fromEntries(Object.entries(raw).map(([m, l]) => [m, rateLimitOf(l)])) : null;
+
+/** Stores one endpoint (`deployments` null) or a pool, whose first deployment is the credential's own endpoint. */
 export async function putCredential(
   db: D1Database,
   encryptionKey: string,
@@ -28,40 +74,135 @@ export async function putCredential(
   apiKey: string,
   baseUrl: string | null,
   rateLimits: Record<string, { rpm?: number | null; tpm?: number | null }> | null,
+  deployments: DeploymentInput[] | null = null,
 ): Promise<ProviderCredentialView> {
-  const limits = rateLimits ? Object.fromEntries(Object.entries(rateLimits).map(([m, l]) => [m, rateLimitOf(l)])) : null;
-  const view = { provider, base_url: baseUrl, key_last4: apiKey.slice(-4), rate_limits: limits };
+  const first = deployments?.[0];
+  const own = first
+    ? { apiKey: first.api_key, baseUrl: first.base_url, limits: limitsOf(first.rate_limits) }
+    : { apiKey, baseUrl, limits: limitsOf(rateLimits) };
+  const stored: StoredDeployment[] | null = deployments
+    ? await Promise.all(
+        deployments.map(async (d) => ({
+          base_url: d.base_url,
+          api_key_enc: await seal(d.api_key, encryptionKey),
+          key_last4: d.api_key.slice(-4),
+          weight: d.weight,
+          rate_limits: limitsOf(d.rate_limits),
+        })),
+      )
+    : null;
+  const view: ProviderCredentialView = { provider, base_url: own.baseUrl, key_last4: own.apiKey.slice(-4), rate_limits: own.limits };
+  if (stored) view.deployments = stored.map(deploymentView);
   await db
     .prepare(
-      `INSERT INTO provider_credentials (tenant_id, provider, api_key_enc, base_url, key_last4, rate_limits, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO provider_credentials (tenant_id, provider, api_key_enc, base_url, key_last4, rate_limits, deployments, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (tenant_id, provider) DO UPDATE SET
-         api_key_enc = excluded.api_key_enc, base_url = excluded.base_url,
-         key_last4 = excluded.key_last4, rate_limits = excluded.rate_limits, updated_at = excluded.updated_at`,
+         api_key_enc = excluded.api_key_enc, base_url = excluded.base_url, key_last4 = excluded.key_last4,
+         rate_limits = excluded.rate_limits, deployments = excluded.deployments, updated_at = excluded.updated_at`,
     )
-    .bind(tenantId, provider, await seal(apiKey, encryptionKey), baseUrl, view.key_last4, limits ? JSON.stringify(limits) : null, new Date().toISOString())
+    .bind(
+      tenantId,
+      provider,
+      await seal(own.apiKey, encryptionKey),
+      own.baseUrl,
+      view.key_last4,
+      own.limits ? JSON.stringify(own.limits) : null,
+      stored ? JSON.stringify(stored) : null,
+      new Date().toISOString(),
+    )
     .run();
+  await db.prepare("DELETE FROM deployment_circuits WHERE tenant_id = ? AND provider = ?").bind(tenantId, provider).run(); // its deployments may be others now
   return view;
 }
 
+/** How long an opened circuit keeps a deployment out (the jobs' cool-down: durable-objects/coordinator/circuits.ts). */
+export const CIRCUIT_COOL_DOWN_MS = 30_000;
+
+/** A deployment's circuit as the jobs last saw it: open within its cool-down, half open after it (its next call probes), else closed. */
+function circuitView(row: CircuitRow | undefined): Pick<DeploymentView, "circuit" | "circuit_model" | "circuit_changed_at"> {
+  if (!row) return { circuit: "closed", circuit_model: null, circuit_changed_at: null };
+  const circuit = row.circuit === "closed" ? "closed" : Date.now() < row.changed_at + CIRCUIT_COOL_DOWN_MS ? "open" : "half_open";
+  return { circuit, circuit_model: row.model, circuit_changed_at: new Date(row.changed_at).toISOString() };
+}
+
+const deploymentView = ({ base_url, key_last4, weight, rate_limits }: StoredDeployment): DeploymentView => ({ base_url, key_last4, weight, rate_limits });
+
+const storedDeployments = (text: string | null): StoredDeployment[] | null => (text ? (JSON.parse(text) as StoredDeployment[]) : null);
+
 export async function listCredentials(db: D1Database, tenantId: string): Promise<ProviderCredentialView[]> {
   const { results } = await db
-    .prepare("SELECT provider, base_url, key_last4, rate_limits FROM provider_credentials WHERE tenant_id = ? ORDER BY provider")
+    .prepare("SELECT provider, base_url, key_last4, rate_limits, deployments FROM provider_credentials WHERE tenant_id = ? ORDER BY provider")
     .bind(tenantId)
-    .all<Omit<ProviderCredentialView, "rate_limits"> & { rate_limits: string | null }>();
-  return results.map((r) => ({ ...r, rate_limits: storedLimits(r.rate_limits) }));
+    .all<Omit<ProviderCredentialView, "rate_limits" | "deployments"> & { rate_limits: string | null; deployments: string | null }>();
+  const circuits = results.some((r) => r.deployments) ? await circuitRows(db, tenantId) : [];
+  return results.map(({ deployments, ...r }) => {
+    const pool = storedDeployments(deployments);
+    const views = pool?.map((d, i) => ({ ...deploymentView(d), ...circuitView(circuits.find((c) => c.provider === r.provider && c.deployment === i)) }));
+    return { ...r, rate_limits: storedLimits(r.rate_limits), ...(views ? { deployments: views } : {}) };
+  });
 }
 
 export async function deleteCredential(db: D1Database, tenantId: string, provider: string): Promise<boolean> {
-  const result = await db.prepare("DELETE FROM provider_credentials WHERE tenant_id = ? AND provider = ?").bind(tenantId, provider).run();
-  return result.meta.changes > 0;
+  const [result] = await db.batch([
+    db.prepare("DELETE FROM provider_credentials WHERE tenant_id = ? AND provider = ?").bind(tenantId, provider),
+    db.prepare("DELETE FROM deployment_circuits WHERE tenant_id = ? AND provider = ?").bind(tenantId, provider),
+  ]);
+  return (result?.meta.changes ?? 0) > 0;
+}
+
+/** A pool deployment's circuit as a job saw it change (for GET /v1/providers): the latest change wins. */
+export async function recordCircuit(
+  db: D1Database,
+  tenantId: string,
+  provider: string,
+  deployment: number,
+  model: string,
+  circuit: "open" | "closed",
+  at: number,
+): Promise<void> {
+  await db
+    .prepare(
+      `INSERT INTO deployment_circuits (tenant_id, provider, deployment, model, circuit, changed_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (tenant_id, provider, deployment) DO UPDATE SET model = excluded.model, circuit = excluded.circuit, changed_at = excluded.changed_at
+       WHERE excluded.changed_at >= deployment_circuits.changed_at`,
+    )
+    .bind(tenantId, provider, deployment, model, circuit, at)
+    .run();
+}
+
+export interface CircuitRow {
+  provider: string;
+  deployment: number;
+  model: string;
+  circuit: "open" | "closed";
+  changed_at: number;
+}
+
+async function circuitRows(db: D1Database, tenantId: string): Promise<CircuitRow[]> {
+  const { results } = await db
+    .prepare("SELECT provider, deployment, model, circuit, changed_at FROM deployment_circuits WHERE tenant_id = ?")
+    .bind(tenantId)
+    .all<CircuitRow>();
+  return results;
 }
 
 export async function getCredential(db: D1Database, encryptionKey: string, tenantId: string, provider: string): Promise<ProviderCredential | null> {
   const row = await db
-    .prepare("SELECT api_key_enc, base_url, rate_limits FROM provider_credentials WHERE tenant_id = ? AND provider = ?")
+    .prepare("SELECT api_key_enc, base_url, rate_limits, deployments FROM provider_credentials WHERE tenant_id = ? AND provider = ?")
     .bind(tenantId, provider)
-    .first<{ api_key_enc: string; base_url: string | null; rate_limits: string | null }>();
+    .first<{ api_key_enc: string; base_url: string | null; rate_limits: string | null; deployments: string | null }>();
   if (!row) return null;
-  return { apiKey: await unseal(row.api_key_enc, encryptionKey), baseUrl: row.base_url, rateLimits: storedLimits(row.rate_limits) };
+  const credential: ProviderCredential = {
+    apiKey: await unseal(row.api_key_enc, encryptionKey),
+    baseUrl: row.base_url,
+    rateLimits: storedLimits(row.rate_limits),
+  };
+  const pool = storedDeployments(row.deployments);
+  if (pool) {
+    credential.deployments = await Promise.all(
+      pool.map(async (d) => ({ apiKey: await unseal(d.api_key_enc, encryptionKey), baseUrl: d.base_url, weight: d.weight, rateLimits: d.rate_limits })),
+    );
+  }
+  return credential;
 }

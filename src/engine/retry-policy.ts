@@ -59,7 +59,7 @@ export type AttemptOutcome = (
   | { kind: "crash"; error: string; usage: Usage }
   | { kind: "spawn"; spawn: SubtaskSpawn; usage: Usage } // an agent waits for a child sub-session
   | { kind: "expired"; error: string; usage: Usage } // a batch line the provider's window closed on: an attempt, retried in a later batch
-) & { rate?: RateObservation; serviceTier?: string }; // the answer's rate-limit headers, for the pacer; the tier that served it (OpenAI's service_tier)
+) & { rate?: RateObservation; serviceTier?: string; deployment?: number }; // the answer's rate-limit headers, for the pacer; the tier that served it (OpenAI's service_tier); the pool's deployment that answered
 
 export type NextStep =
   | { step: "succeed"; output: unknown }

@@ -289,6 +289,7 @@ export interface TaskRef {
   round: number; // 1, then one more per recover: what a worker caches of the job is per round (a recover may change the model)
   route?: number; // which model of the stage's fallback chain the call goes to (absent: 0, the stage's own; ./fallbacks.ts)
   tier?: "flex"; // the call asks for OpenAI's flex tier (execution mode flex, or auto's ladder on its flex rung: ./execution.ts)
+  deployment?: number; // which deployment of the provider's pool the call goes to (absent: 0, the credential's own endpoint)
 }
 
 /** What a worker reads back for a current dispatch: the template variables and the retry guidance. */
@@ -330,6 +331,6 @@ export interface PullRequest {
 }
 
 /** What a worker holds already: `<round>:<stage>` keys, so the coordinator sends a stage's setup once. */
-/** What a worker caches a stage's setup under: per round, per model of its chain, per service tier (auto's ladder moves a stage from flex to standard). */
-export const setupKey = (round: number, stage: string, route = 0, tier?: "flex"): string =>
-  `${round}:${stage}${route ? `~${route}` : ""}${tier ? `^${tier}` : ""}`;
+/** What a worker caches a stage's setup under: per round, per model of its chain, per service tier (auto's ladder moves a stage from flex to standard), per deployment of a pool. */
+export const setupKey = (round: number, stage: string, route = 0, tier?: "flex", deployment = 0): string =>
+  `${round}:${stage}${route ? `~${route}` : ""}${tier ? `^${tier}` : ""}${deployment ? `@${deployment}` : ""}`;

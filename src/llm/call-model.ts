@@ -31,13 +31,16 @@ export function endpointProblem(provider: Provider, endpoint: ProviderEndpoint |
   return null;
 }
 
-export async function endpointData(env: Env, tenantId: string, provider: Provider): Promise<EndpointData | null> {
+/** `deployment`: which of a pool's deployments (absent: the credential's own endpoint, a pool's first). */
+export async function endpointData(env: Env, tenantId: string, provider: Provider, deployment = 0): Promise<EndpointData | null> {
   if (provider === "workers-ai") return null;
-  return endpointOf(env, provider, await getCredential(env.DB, encryptionKey(env), tenantId, provider));
+  return endpointOf(env, provider, await getCredential(env.DB, encryptionKey(env), tenantId, provider), deployment);
 }
 
-/** The endpoint of a tenant's stored credential (null: none stored), else the deployment's. */
-export function endpointOf(env: Env, provider: Exclude<Provider, "workers-ai">, stored: ProviderCredential | null): EndpointData {
+/** The endpoint of a tenant's stored credential (null: none stored) or of one of its pool's deployments, else the deployment's environment. */
+export function endpointOf(env: Env, provider: Exclude<Provider, "workers-ai">, stored: ProviderCredential | null, deployment = 0): EndpointData {
+  const pooled = deployment > 0 ? stored?.deployments?.[deployment] : undefined;
+  if (pooled) return { apiKey: pooled.apiKey, baseUrl: pooled.baseUrl, policy: Boolean(pooled.baseUrl) };
   const names = ENV_NAMES[provider];
   return {
     apiKey: stored?.apiKey ?? readVar(env, names.key) ?? null,

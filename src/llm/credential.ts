@@ -34,10 +34,35 @@ export function declaredFor(limits: Record<string, RateLimit> | null | undefined
 export const credentialId = (provider: string, endpoint: EndpointData): Promise<string> =>
   digest(`${provider}\u0000${endpoint.apiKey ?? ""}\u0000${endpoint.baseUrl ?? ""}`);
 
-export async function credentialOf(env: Env, tenantId: string, model: string): Promise<CredentialRef> {
+/**
+ * A model's calls on one deployment of a pool (contract v4): the model's name, a unit separator
+ * (a control character, which no model name may hold) and n, for the n-th deployment after the
+ * first — each deployment a credential of its own, with its own rate pacer and circuit; the
+ * first's calls keep the model's own name.
+ */
+const SEPARATOR = "\u001f";
+export const deploymentKey = (model: string, deployment = 0): string => (deployment > 0 ? `${model}${SEPARATOR}${deployment}` : model);
+
+/** The model and deployment of a key made by deploymentKey. */
+export function splitDeploymentKey(key: string): { model: string; deployment: number } {
+  const at = key.lastIndexOf(SEPARATOR);
+  const n = at > 0 ? Number(key.slice(at + 1)) : NaN;
+  return Number.isInteger(n) && n > 0 ? { model: key.slice(0, at), deployment: n } : { model: key, deployment: 0 };
+}
+
+/** A deployment key as the API shows it: `openai/gpt-6-sol [deployment 2]` (counted from 1, as a user lists them). */
+export function keyLabel(key: string): string {
+  const { model, deployment } = splitDeploymentKey(key);
+  return deployment > 0 ? `${model} [deployment ${deployment + 1}]` : model;
+}
+
+/** `key`: a model, or a model's calls on one deployment of a pool (deploymentKey). */
+export async function credentialOf(env: Env, tenantId: string, key: string): Promise<CredentialRef> {
+  const { model, deployment } = splitDeploymentKey(key);
   const { provider, name } = parseModel(model);
   if (provider === "workers-ai") return { id: "workers-ai", declared: null, endpoint: null };
   const stored = await getCredential(env.DB, encryptionKey(env), tenantId, provider);
-  const endpoint = endpointOf(env, provider, stored);
-  return { id: await credentialId(provider, endpoint), declared: declaredFor(stored?.rateLimits, name), endpoint };
+  const endpoint = endpointOf(env, provider, stored, deployment);
+  const limits = deployment > 0 ? stored?.deployments?.[deployment]?.rateLimits : stored?.rateLimits;
+  return { id: await credentialId(provider, endpoint), declared: declaredFor(limits, name), endpoint };
 }

@@ -58,3 +58,9 @@ export function sharedPrefix(model: string, system: string | null, prompt: strin
   const tokens = promptTokens(prompt.startsWith(prefix) ? prefix : "", system);
   return tokens >= OPENAI_MIN_CACHED ? { tokens: tokens - (tokens % OPENAI_CACHE_STEP), writes: false } : null;
 }
+
+/** Whether a stage's calls share a prefix long enough for the provider to cache (its calls then go where the cache is: a pool's one deployment). */
+export function sharesCachedPrefix(model: string, system: string | null, template: string): boolean {
+  const tokens = promptTokens(templatePrefix(template), system);
+  return tokens >= (parseModel(model).provider === "anthropic" ? minCacheableTokens(model) : OPENAI_MIN_CACHED);
+}

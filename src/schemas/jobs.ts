@@ -16,6 +16,14 @@ export const ChainModelSchema = z
         "closed: calls go to it; open: it answered outages in a row, and for a while the items with a model after it in their chain go there instead; half_open: its cool-down is over, one call probes it",
     }),
     answered: z.number().int().openapi({ description: "Items it answered" }),
+    deployments: z
+      .array(
+        z.object({ deployment: z.number().int().openapi({ description: "Its place in the pool, from 1" }), circuit: z.enum(["closed", "open", "half_open"]) }),
+      )
+      .optional()
+      .openapi({
+        description: "On a pool of deployments (PUT /v1/providers/{provider} `deployments`): each deployment's circuit for this model, as this job sees it",
+      }),
   })
   .openapi("ChainModel");
 
@@ -273,7 +281,8 @@ export const JobSchema = z
     execution: ExecutionViewSchema,
     batches: z.array(ProviderBatchSchema).openapi({ description: "The job's provider batches, oldest first (empty in realtime)" }),
     models: z.array(ChainModelSchema).openapi({
-      description: "A job with `fallbacks`: its model and each fallback, in order, with its circuit and the items it answered (empty without fallbacks)",
+      description:
+        "A job with `fallbacks` or on a pool of deployments: its model and each fallback, in order, with its circuit, the items it answered, and each deployment's circuit on a pool (empty without either)",
     }),
     expected: z.object({ input_tokens: z.number().int(), output_tokens: z.number().int(), cost_usd: z.number().nullable() }).nullable().openapi({
       description:

@@ -67,6 +67,17 @@ export interface Answered {
   expired?: boolean;
 }
 
+/** A provider's answer while it is down, as each words a 500. */
+function outageAnswer(format: Format): Answered {
+  return format === "openai"
+    ? {
+        status: 500,
+        headers: {},
+        json: { error: { message: "The server had an error while processing your request. Sorry about that!", type: "server_error", param: null, code: null } },
+      }
+    : { status: 500, headers: {}, json: { type: "error", error: { type: "api_error", message: "Internal server error" } } };
+}
+
 /** The API key a request carries, in either provider's header. */
 const apiKeyOf = (req: IncomingMessage): string => String(req.headers["x-api-key"] ?? String(req.headers.authorization ?? "").replace(/^Bearer /, ""));
 
@@ -197,6 +208,8 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     return s;
   };
 
+  const outages = new Map<string, number>(); // model (or `key:<API key>`) → until when its live calls answer 500 (POST /_fake/outage)
+
   function nextStep(tag: string, id: string, all: string[], prompt: string, model: string, tier: string | null): string {
     // Steps for one model only (`MODEL~STEP`; `MODEL@TIER~STEP` for its calls on that OpenAI tier):
     // each model (and each tier a step names) goes through its own, with its own counter.
@@ -271,6 +284,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
           json: { error: { type: "rate_limit_error", message: "fake capacity exceeded" }, type: "error" },
         };
       }
+      if (live && Math.max(outages.get(String(body.model)) ?? 0, outages.get(`key:${key}`) ?? 0) > Date.now()) return outageAnswer(format);
       s.served_max_in_flight = Math.max(s.served_max_in_flight, s.in_flight);
       if (live && directive?.gate != null) await gates.pass(tag, directive.gate);
       // A compaction request answers with a summary and does not consume the item's script.
@@ -372,6 +386,14 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
       void readBody(req).then((text) => {
         const { key, limits: config, model } = JSON.parse(text) as { key: string; limits: LimitConfig | null; model?: string };
         limits.set(key, config, model ?? null);
+        res.writeHead(204).end();
+      });
+    } else if (url.pathname === "/_fake/outage" && req.method === "POST") {
+      // {"model": the request's model name, "ms"}: every live call of that model is a 500 for that long (benchmark S16's outage);
+      // {"key": an API key, "ms"}: every live call with that key (a pool's deployment that is down).
+      void readBody(req).then((text) => {
+        const { model, key, ms } = JSON.parse(text) as { model?: string; key?: string; ms: number };
+        outages.set(key ? `key:${key}` : String(model), Date.now() + ms);
         res.writeHead(204).end();
       });
     } else if (url.pathname === "/_fake/config" && req.method === "POST") {

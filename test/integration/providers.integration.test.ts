@@ -54,4 +54,52 @@ describe("provider credentials", () => {
     expect((await request("DELETE", "/v1/providers/openai", { token: b.key })).status).toBe(404);
     expect((await request("GET", "/v1/providers", { token: a.key })).body.providers).toHaveLength(1);
   });
+
+  it("stores a pool of deployments, each key sealed, and lists them without secrets; the first deployment is the credential's own endpoint", async () => {
+    const { key, tenantId } = await tenantWithKey();
+    const body = {
+      deployments: [
+        { base_url: "https://east.example/v1", api_key: "sk-east-secret-aaaa", weight: 3, rate_limits: { "*": { rpm: 600 } } },
+        { base_url: "https://west.example/v1", api_key: "sk-west-secret-bbbb" },
+      ],
+    };
+    const put = await request("PUT", "/v1/providers/openai", { token: key, body });
+    expect(put.status, JSON.stringify(put.body)).toBe(200);
+    expect(put.body).toMatchObject({ base_url: "https://east.example/v1", key_last4: "aaaa", rate_limits: { "*": { rpm: 600, tpm: null } } });
+    expect(put.body.deployments).toEqual([
+      { base_url: "https://east.example/v1", key_last4: "aaaa", weight: 3, rate_limits: { "*": { rpm: 600, tpm: null } } },
+      { base_url: "https://west.example/v1", key_last4: "bbbb", weight: 1, rate_limits: null },
+    ]);
+    const row = await env.DB.prepare("SELECT * FROM provider_credentials WHERE tenant_id = ?").bind(tenantId).first<Record<string, string>>();
+    expect(JSON.stringify(row)).not.toContain("secret");
+    const list = await request("GET", "/v1/providers", { token: key });
+    expect(JSON.stringify(list.body)).not.toContain("secret");
+    expect(list.body.providers[0].deployments.map((d: { circuit: string }) => d.circuit)).toEqual(["closed", "closed"]);
+    // One endpoint again: the pool is gone.
+    await request("PUT", "/v1/providers/openai", { token: key, body: { api_key: "sk-one-cccc" } });
+    expect((await request("GET", "/v1/providers", { token: key })).body.providers[0].deployments).toBeUndefined();
+  });
+
+  it("refuses a pool that also names its own key, an empty or too large pool, a bad weight and a refused destination, storing nothing", async () => {
+    const { key } = await tenantWithKey();
+    const before = await countRows("provider_credentials");
+    const one = { api_key: "sk-d", base_url: "https://d.example/v1" };
+    const cases: [Record<string, unknown>, string][] = [
+      [{ api_key: "sk-own", deployments: [one] }, "deployments"],
+      [{ deployments: [] }, "deployments"],
+      [{ deployments: Array.from({ length: 9 }, () => one) }, "deployments"],
+      [{ deployments: [{ ...one, weight: 0 }] }, "deployments[0].weight"],
+      [{ deployments: [one, { ...one, base_url: "https://169.254.169.254/v1" }] }, "deployments[1].base_url"],
+      [{}, "api_key"],
+    ];
+    for (const [body, path] of cases) {
+      const res = await request("PUT", "/v1/providers/openai", { token: key, body });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(
+        res.body.error.details.map((d: { path: string }) => d.path),
+        JSON.stringify(res.body),
+      ).toContain(path);
+    }
+    expect(await countRows("provider_credentials")).toBe(before);
+  });
 });
