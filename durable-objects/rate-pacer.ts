@@ -7,6 +7,12 @@
  * the job learned since its last one — the latest answer's rate-limit headers, a retry-after, and
  * the tokens its calls reserved beyond their usage — so a job talks to it a few times a second
  * at most, not once per call. Its state is in its storage: a restart keeps the limits.
+ *
+ * It also holds the circuit of its (credential, model) (contract v4, "Providers as they fail"):
+ * a job whose own circuit opens on outage answers says so with its next ask (until when), one whose
+ * call was answered again says it closed; every ask's answer carries until when the circuit is
+ * open, so the other jobs on the credential and model skip it too, and a job that restarts
+ * learns of it at its first ask.
  */
 import { DurableObject } from "cloudflare:workers";
 import {
@@ -39,6 +45,8 @@ export interface PacerNews {
   unleased?: { calls: number; cost: CallCost } | null;
   /** A call of the job was answered (with rate-limit headers or without). */
   answered?: boolean;
+  /** The job's circuit for this credential and model changed: open until then (ms), or 0: closed by an answer. */
+  circuit?: { openUntil: number };
 }
 
 export interface PacerAnswer {
@@ -48,10 +56,15 @@ export interface PacerAnswer {
   source: LimitSource | null;
   /** Nothing is known of this credential and model yet: a job sends one call first, and the rest once it is answered (paced by its headers, if it has any). */
   fresh: boolean;
+  /** Until when the credential's circuit for the model is open, as any job last said (0: closed). */
+  circuitOpenUntil: number;
 }
+
+const MAX_OPEN_MS = 10 * 60_000; // a circuit a job says is open stays so at most this long from when it says it
 
 export class RatePacer extends DurableObject<Env> {
   #state: PacerState | null = null;
+  #openUntil: number | null = null; // the shared circuit (storage "circuit_open_until")
 
   async #load(): Promise<PacerState> {
     // A state stored before the shared block was bounded may say days: bounded once, as it loads.
@@ -71,7 +84,19 @@ export class RatePacer extends DurableObject<Env> {
     this.#state = answer.state;
     void this.ctx.storage.put("pacer", this.#state);
     const fresh = !paces(this.#state) && !this.#state.heard;
-    return { lease: answer.lease, paces: paces(this.#state), limits: limitsOf(this.#state), source: this.#state.source, fresh };
+    const circuitOpenUntil = await this.#circuit(news.circuit, now);
+    return { lease: answer.lease, paces: paces(this.#state), limits: limitsOf(this.#state), source: this.#state.source, fresh, circuitOpenUntil };
+  }
+
+  /** The shared circuit after a job's news of its own: opened (the later of the two ends, bounded), or closed by an answer. */
+  async #circuit(news: PacerNews["circuit"], now: number): Promise<number> {
+    this.#openUntil ??= (await this.ctx.storage.get<number>("circuit_open_until")) ?? 0;
+    if (news) {
+      const told = Math.min(Math.max(0, news.openUntil), now + MAX_OPEN_MS);
+      this.#openUntil = told === 0 ? 0 : Math.max(this.#openUntil, told);
+      void this.ctx.storage.put("circuit_open_until", this.#openUntil);
+    }
+    return this.#openUntil > now ? this.#openUntil : 0;
   }
 
   async leave(jobId: string): Promise<void> {

@@ -10,10 +10,11 @@
  * A deployment of a pool (./pools.ts) has a circuit of its own per model, keyed as its pacer is
  * (src/llm/credential.ts deploymentKey): an open one is skipped while another can take the call.
  *
- * Kept in the coordinator's memory, per job: a restart closes them (the next outages open them
- * again), and another job on the same credential and model learns of an outage by its own calls.
- * A change (opened, closed) is told to `onChange` (the job records a pool deployment's for
- * GET /v1/providers). Bounded by the job's models: its own and its fallbacks (≤ 1 + MAX_FALLBACKS
+ * Kept in the coordinator's memory, per job, and shared through the rate pacer of the credential
+ * and model (../rate-pacer.ts): a change (opened, closed) is told to `onChange`, which tells the
+ * pacer (and records a pool deployment's for GET /v1/providers); `shared` says until when the
+ * pacer last said another job found it open — then it is open here too, without a call of this
+ * job's spent to learn it, and a restarted job learns it at its first ask. Bounded by the job's models: its own and its fallbacks (≤ 1 + MAX_FALLBACKS
  * per stage's chain), times the deployments of their pools (≤ 8).
  */
 import type { AttemptOutcome } from "../../src/engine/retry-policy";
@@ -33,7 +34,10 @@ interface Circuit {
 export class Circuits {
   readonly #circuits = new Map<string, Circuit>();
 
-  constructor(private readonly onChange: (model: string, circuit: "open" | "closed", now: number) => void = () => {}) {}
+  constructor(
+    private readonly onChange: (model: string, circuit: "open" | "closed", now: number) => void = () => {},
+    private readonly shared: (model: string) => number = () => 0,
+  ) {}
 
   /** A call on `model` was answered (or failed): the model's circuit learns whether it is up. */
   observe(model: string, outcome: AttemptOutcome, now: number): void {
@@ -58,7 +62,7 @@ export class Circuits {
   /** Whether a call may go to `model` now; a half-open circuit lets its one probe through (and counts it as sent). */
   admit(model: string, now: number): boolean {
     const circuit = this.#circuits.get(model);
-    if (!circuit || circuit.openUntil === 0) return true;
+    if (!circuit || circuit.openUntil === 0) return now >= this.shared(model);
     if (now < circuit.openUntil || circuit.probing) return false;
     circuit.probing = true;
     return true;
@@ -66,7 +70,7 @@ export class Circuits {
 
   state(model: string, now: number): CircuitState {
     const circuit = this.#circuits.get(model);
-    if (!circuit || circuit.openUntil === 0) return "closed";
+    if (!circuit || circuit.openUntil === 0) return now < this.shared(model) ? "open" : "closed";
     return now < circuit.openUntil ? "open" : "half_open";
   }
 

@@ -47,7 +47,7 @@ import { concurrencyLink, pacingLinks } from "./links";
 import { beginJob, finishJob, pauseJob } from "./lifecycle";
 import { JobAlarm } from "./alarm";
 import { dispatchPending } from "./dispatch";
-import { Circuits } from "./circuits";
+import { Circuits, COOL_DOWN_MS } from "./circuits";
 import { Pools } from "./pools";
 import { deploymentKey, splitDeploymentKey } from "../../src/llm/credential";
 import { recordCircuit } from "../../src/db/providers";
@@ -126,7 +126,10 @@ export class JobRun {
     });
     this.#setups = new Setups(env);
     this.pools = new Pools(env, () => this.spec.tenantId);
-    this.circuits = new Circuits((key, circuit, at) => this.#circuitChanged(key, circuit, at));
+    this.circuits = new Circuits(
+      (key, circuit, at) => this.#circuitChanged(key, circuit, at),
+      (key) => this.pacing.peek(key)?.sharedOpenUntil() ?? 0,
+    );
     for (const row of this.store.running()) if (row.slot !== null) this.busySlots.add(row.slot);
     this.#alarm = new JobAlarm(ctx.storage, alarmAt);
   }
@@ -155,7 +158,7 @@ export class JobRun {
     const usage = this.tasks.spend(task, outcome, "realtime");
     const base = this.tasks.modelOf(task);
     const model = deploymentKey(base, outcome.deployment); // a pool's deployment is paced and circuited as a model of its own
-    if (this.tasks.chainOf(task.stage).length > 1 || this.pools.size(parseModel(base).provider) > 1) this.circuits.observe(model, outcome, Date.now());
+    this.circuits.observe(model, outcome, Date.now()); // shared through its pacer even where this job has no other model to go to
     const pacer = this.pacing.of(model);
     pacer.observe(spec, outcome);
     // Adaptive concurrency is the rule only where no rate limit is known (contract v3): a throttle of a
@@ -258,8 +261,13 @@ export class JobRun {
     }
   }
 
-  /** A pool deployment's circuit changed: recorded for GET /v1/providers (best effort; never holds the job). */
+  /**
+   * The job's circuit for a model (or a pool's deployment of it) changed: its rate pacer tells the
+   * other jobs on the credential (./circuits.ts), and a pool deployment's change is recorded for
+   * GET /v1/providers (best effort; never holds the job).
+   */
   #circuitChanged(key: string, circuit: "open" | "closed", at: number): void {
+    this.pacing.of(key).reportCircuit(this.spec, circuit === "open" ? at + COOL_DOWN_MS : 0);
     const { model, deployment } = splitDeploymentKey(key);
     const provider = parseModel(model).provider;
     if (this.pools.size(provider) < 2) return;

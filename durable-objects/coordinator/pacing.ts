@@ -112,6 +112,10 @@ export class PacingLink {
   #probe: "ready" | "sent" | null = null;
   /** Since when the job has wanted calls and the pacer granted none (null: it granted one since, or nothing was wanted): counted toward max_wait_secs. */
   #starvedSince: number | null = null;
+  /** Until when the credential's circuit for the model is open, as the pacer last said (any job's news: ./circuits.ts). */
+  #sharedOpenUntil = 0;
+  /** The job's own circuit changed: news for the next ask. */
+  #circuitNews: { openUntil: number } | null = null;
   /** The round trips to the pacer since this object started (said in a log line when the job leaves: the contract asks how many a second). */
   #asks = { count: 0, since: 0 };
 
@@ -136,6 +140,17 @@ export class PacingLink {
     this.store.set({ credential: credentialId });
     this.#declared = declared;
     await this.#ask(spec, 0);
+  }
+
+  /** The job's circuit for this credential and model opened (until then) or closed (0): the pacer tells the other jobs. */
+  reportCircuit(spec: JobSpec, openUntil: number): void {
+    this.#circuitNews = { openUntil };
+    if (!this.#asking) void this.#ask(spec, 0);
+  }
+
+  /** Until when the shared circuit is open (0: closed, as far as the pacer last said). */
+  sharedOpenUntil(): number {
+    return this.#sharedOpenUntil;
   }
 
   /** How many calls may start now (Infinity: not paced): what the pacer leased, within the job's own limit. */
@@ -298,6 +313,8 @@ export class PacingLink {
     const news: PacerNews = { seen: this.#seen, unused: this.#unused, unleased, ...(this.#answered || this.#seen ? { answered: true } : {}) };
     this.#answered = false;
     if (this.#declared !== undefined) news.declared = this.#declared;
+    if (this.#circuitNews) news.circuit = this.#circuitNews;
+    this.#circuitNews = null;
     this.#seen = null;
     this.#unused = { ...NO_COST };
     if (this.#asks.count++ === 0) this.#asks.since = Date.now();
@@ -309,12 +326,14 @@ export class PacingLink {
       console.error(`the rate pacer could not be reached; the job's calls go out unpaced for ${UNPACED_AFTER_FAILURE_MS / 1000} s`, err);
       this.#asking = false;
       this.#missed = false;
+      this.#circuitNews ??= news.circuit ?? null; // told with the next ask
       this.#unpacedUntil = Date.now() + UNPACED_AFTER_FAILURE_MS;
       this.job.roomOpened();
       return;
     }
     this.#asking = false;
     this.#declared = undefined;
+    this.#sharedOpenUntil = answer.circuitOpenUntil ?? 0; // a pacer from before circuits says none
     const missed = this.#missed;
     this.#missed = false;
     if (answer.paces !== this.#paces) {

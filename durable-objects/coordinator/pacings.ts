@@ -63,6 +63,11 @@ export class Pacings {
     return link;
   }
 
+  /** A model's link if it has one (none is made). */
+  peek(model: string): PacingLink | undefined {
+    return this.#links.get(model);
+  }
+
   /** The models whose pacer has granted the job nothing for longer than `maxWaitMs` while it wanted calls. */
   starved(now: number, maxWaitMs: number): Set<string> {
     // A pool's model is starved when every deployment of it is (./pools.ts): one with leases takes its calls.

@@ -9,7 +9,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { allResults, call, fake, waitForJob } from "./harness/api.ts";
-import { base, fakeStats, uniqueTag } from "./harness/context.ts";
+import { base, fakeStats, fakeUrl, uniqueTag } from "./harness/context.ts";
 import { limitedTenant, ownKeyTenant } from "./harness/limited-key.ts";
 
 const PRIMARY = "gpt-6-sol";
@@ -79,6 +79,26 @@ describe("fallback chains", () => {
       { model: `openai/${PRIMARY}`, circuit: expect.stringMatching(/^(open|half_open)$/), answered: 0 }, // half open once its cool-down (30 s) is over
       { model: `anthropic/${SECOND}`, circuit: "closed", answered: 8 },
     ]);
+  });
+
+  it("a circuit is shared by the jobs on its credential and model: a job started after another's outages opened it sends its items straight to the fallback", async () => {
+    const tenant = await ownKeyTenant();
+    const outage = await fetch(`${fakeUrl()}/_fake/outage`, { method: "POST", body: JSON.stringify({ key: tenant.providerKeys.openai, ms: 600_000 }) });
+    expect(outage.status).toBe(204);
+    const second = [`anthropic/${SECOND}`];
+    const first = uniqueTag("fb-shared-a");
+    const a = await call(base(), "POST", "/v1/map", { token: tenant.key, body: mapJob(first, () => "ok", 6, { concurrency: 1, fallbacks: second }) });
+    const doneA = await waitForJob(base(), tenant.key, a.body.job_id);
+    expect(doneA).toMatchObject({ status: "completed", succeeded: 6 });
+    expect(doneA.models[0].circuit).toMatch(/^(open|half_open)$/);
+    // The next job on the same key and model has made no call of its own to the model that is down: its pacer told it.
+    const later = uniqueTag("fb-shared-b");
+    const b = await call(base(), "POST", "/v1/map", { token: tenant.key, body: mapJob(later, () => "ok", 6, { concurrency: 1, fallbacks: second }) });
+    const doneB = await waitForJob(base(), tenant.key, b.body.job_id);
+    expect(doneB).toMatchObject({ status: "completed", succeeded: 6 });
+    const results = await allResults(base(), tenant.key, b.body.job_id);
+    expect(results.map((r) => [r.model, r.attempts])).toEqual(Array.from({ length: 6 }, () => [`anthropic/${SECOND}`, 1]));
+    expect((await fakeStats(later)).models.filter((m: string) => m === PRIMARY)).toEqual([]);
   });
 
   it("invalid output never falls back: it retries on its own model and fails validation there", async () => {
