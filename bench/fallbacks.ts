@@ -2,7 +2,7 @@
  * `npm run bench:fallbacks` — S16 (#53): a primary model that goes down mid-run, with a fallback
  * beside it. FALLBACK_ITEMS items (default 2,000), each a short JSON answer, on openai/gpt-6-sol
  * ($2 / $10 per million) with anthropic/claude-sonnet-4-6 ($3 / $15) as the fallback; the fake
- * answers each call in FALLBACK_LATENCY_MS (default 500), and FALLBACK_OUTAGE_AT_SECS (default 20)
+ * answers each call in FALLBACK_LATENCY_MS (default 1,000: the run takes two minutes, the outage is mid-run), and FALLBACK_OUTAGE_AT_SECS (default 20)
  * into each run the primary answers every call with a 500 for FALLBACK_OUTAGE_SECS (default 60).
  * - a p-limit loop of the OpenAI SDK (concurrency 16, the SDK's own retries: 2, with its backoff):
  *   what users write — an item whose retries all meet the outage is lost;
@@ -20,7 +20,7 @@ import { startFakeModelServer } from "../test/fake-model/server.ts";
 import { costOf, priceOf } from "../src/llm/prices.ts";
 
 const N = Number(process.env.FALLBACK_ITEMS ?? 2_000);
-const LATENCY_MS = Number(process.env.FALLBACK_LATENCY_MS ?? 500);
+const LATENCY_MS = Number(process.env.FALLBACK_LATENCY_MS ?? 1000);
 const OUTAGE_AT_MS = Number(process.env.FALLBACK_OUTAGE_AT_SECS ?? 20) * 1000;
 const OUTAGE_MS = Number(process.env.FALLBACK_OUTAGE_SECS ?? 60) * 1000;
 const CONCURRENCY = 16;

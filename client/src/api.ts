@@ -1700,6 +1700,8 @@ export interface components {
             batch?: components["schemas"]["PipelineBatch"];
             context_management?: components["schemas"]["ContextManagement"];
             execution?: components["schemas"]["ExecutionRequest"];
+            /** @description This call's own fallback chain (contract v4): models its next attempt goes to, in order, when its model is unavailable — as the job's `fallbacks` for the job's model; at most 3. Absent: on the job's model, the job's fallbacks; on a model of its own, none */
+            fallbacks?: string[];
             /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
             id: string;
             /** @description The step's named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value */
@@ -1788,6 +1790,8 @@ export interface components {
             map_failures?: "fail" | "continue";
             /** @description Runs per batch; its template must use `items` (also sees `indices`; `item` when docs_per_mapper is 1) and output a list of extraction objects, or an object whose `extractions` is one */
             mapper: {
+                /** @description This call's own fallback chain (contract v4): models its next attempt goes to, in order, when its model is unavailable — as the job's `fallbacks` for the job's model; at most 3. Absent: on the job's model, the job's fallbacks; on a model of its own, none */
+                fallbacks?: string[];
                 max_tokens?: number | null;
                 /**
                  * @description `<provider>/<model name>`, at most 200 characters
@@ -1842,6 +1846,8 @@ export interface components {
             } | null;
             /** @description Its template must use `items` (also sees `key`, `level`, `groups`, `total_documents`) */
             reducer: {
+                /** @description This call's own fallback chain (contract v4): models its next attempt goes to, in order, when its model is unavailable — as the job's `fallbacks` for the job's model; at most 3. Absent: on the job's model, the job's fallbacks; on a model of its own, none */
+                fallbacks?: string[];
                 max_tokens?: number | null;
                 /**
                  * @description `<provider>/<model name>`, at most 200 characters
@@ -1890,6 +1896,8 @@ export interface components {
             };
             /** @description One call over the reduce stage's final outputs; its template must use `results` */
             synthesis?: {
+                /** @description This call's own fallback chain (contract v4): models its next attempt goes to, in order, when its model is unavailable — as the job's `fallbacks` for the job's model; at most 3. Absent: on the job's model, the job's fallbacks; on a model of its own, none */
+                fallbacks?: string[];
                 max_tokens?: number | null;
                 /**
                  * @description `<provider>/<model name>`, at most 200 characters
@@ -2112,6 +2120,8 @@ export interface components {
         };
         /** @description The fold's call: reads `accumulator` and `current_result` */
         PipelineCallTask: {
+            /** @description This call's own fallback chain (contract v4): models its next attempt goes to, in order, when its model is unavailable — as the job's `fallbacks` for the job's model; at most 3. Absent: on the job's model, the job's fallbacks; on a model of its own, none */
+            fallbacks?: string[];
             max_tokens?: number | null;
             /**
              * @description `<provider>/<model name>`, at most 200 characters
@@ -2129,6 +2139,8 @@ export interface components {
         /** @description An llm call made before its step, whose output is the step's input of that name */
         PipelineInputTask: {
             context_management?: components["schemas"]["ContextManagement"];
+            /** @description This call's own fallback chain (contract v4): models its next attempt goes to, in order, when its model is unavailable — as the job's `fallbacks` for the job's model; at most 3. Absent: on the job's model, the job's fallbacks; on a model of its own, none */
+            fallbacks?: string[];
             id?: string;
             /** @description Named inputs: references or literal values (an input task has no input tasks of its own) */
             inputs?: {
@@ -2508,6 +2520,8 @@ export interface components {
             initial_value?: unknown;
             /** @description Runs per input, ahead of the fold; its template must use `item` (also sees `name`, `index`) */
             inner_task?: {
+                /** @description This call's own fallback chain (contract v4): models its next attempt goes to, in order, when its model is unavailable — as the job's `fallbacks` for the job's model; at most 3. Absent: on the job's model, the job's fallbacks; on a model of its own, none */
+                fallbacks?: string[];
                 max_tokens?: number | null;
                 /**
                  * @description `<provider>/<model name>`, at most 200 characters
@@ -2561,6 +2575,8 @@ export interface components {
             } | null;
             /** @description Folds one input into the accumulator; its template must use `accumulator` and `current_result` (also sees `original_input`, `name`, `index`) */
             reduction_task: {
+                /** @description This call's own fallback chain (contract v4): models its next attempt goes to, in order, when its model is unavailable — as the job's `fallbacks` for the job's model; at most 3. Absent: on the job's model, the job's fallbacks; on a model of its own, none */
+                fallbacks?: string[];
                 max_tokens?: number | null;
                 /**
                  * @description `<provider>/<model name>`, at most 200 characters
@@ -2593,6 +2609,8 @@ export interface components {
             initial_value?: unknown;
             /** @description A call per element first (its output is `current_result`); omitted: the element itself */
             inner_task?: {
+                /** @description This call's own fallback chain (contract v4): models its next attempt goes to, in order, when its model is unavailable — as the job's `fallbacks` for the job's model; at most 3. Absent: on the job's model, the job's fallbacks; on a model of its own, none */
+                fallbacks?: string[];
                 max_tokens?: number | null;
                 /**
                  * @description `<provider>/<model name>`, at most 200 characters

@@ -5,10 +5,11 @@
  * next one (its `route`, ./task-machine.ts). Each model keeps its own pacing, prompt cache and
  * price; a validation failure never falls back.
  *
- * The job's `fallbacks` follow the job's model: a realtime call stage on it gets them. A stage on
- * another model (a cascade's cheaper one, a pipeline step's), a stage whose answers must be its
- * model's (a cascade's oracle sample: its guarantee is about that model), a provider batch's lines
- * and agent sessions keep their one model.
+ * The job's `fallbacks` follow the job's model: a realtime call stage on it gets them. A call that
+ * names its own (a pipeline step's, an input or reduce task's, a map-reduce task's `fallbacks`)
+ * has that chain instead, whatever its model. A stage on another model without its own (a cascade's
+ * cheaper one), a stage whose answers must be its model's (a cascade's oracle sample: its guarantee
+ * is about that model), a provider batch's lines and agent sessions keep their one model.
  */
 import type { JobSpecBase, StageWork } from "./types";
 
@@ -19,7 +20,9 @@ export const MAX_FALLBACKS = 3;
 export function modelChain(spec: Pick<JobSpecBase, "model" | "fallbacks">, work: StageWork): string[] {
   if (work.kind === "agent") return [work.agent.model];
   const own = work.call.model;
-  if (work.kind !== "call" || work.oneModel || own !== spec.model || !spec.fallbacks?.length) return [own];
+  if (work.kind !== "call" || work.oneModel) return [own];
+  if (work.call.fallbacks?.length) return [own, ...work.call.fallbacks];
+  if (own !== spec.model || !spec.fallbacks?.length) return [own];
   return [own, ...spec.fallbacks];
 }
 

@@ -91,18 +91,22 @@ export function baseSpec(jobId: string, tenantId: string, body: CommonJobRequest
   };
 }
 
-/** Every model the spec calls: the job's, and each call's or agent's own. */
-function modelsOf(spec: JobSpecBase): Set<string> {
-  const models = new Set<string>([spec.model]);
+/** Every model the spec calls (the job's, and each call's or agent's own), and each call's own fallback chain. */
+function modelsOf(spec: JobSpecBase): { called: Set<string>; chains: { model: string; fallbacks: string[] }[] } {
+  const called = new Set<string>([spec.model]);
+  const chains: { model: string; fallbacks: string[] }[] = [];
   const walk = (value: unknown): void => {
     if (Array.isArray(value)) return value.forEach(walk);
     if (typeof value !== "object" || value === null) return;
     const record = value as Record<string, unknown>;
-    if ("promptTemplate" in record && typeof record.model === "string") models.add(record.model);
+    if ("promptTemplate" in record && typeof record.model === "string") {
+      called.add(record.model);
+      if (Array.isArray(record.fallbacks) && record.fallbacks.length > 0) chains.push({ model: record.model, fallbacks: record.fallbacks as string[] });
+    }
     Object.values(record).forEach(walk);
   };
   walk(spec);
-  return models;
+  return { called, chains };
 }
 
 /**
@@ -129,16 +133,24 @@ async function lifecycleWarnings(env: Env, tenantId: string, spec: JobSpecBase, 
   return warnings;
 }
 
-/** Fallbacks differ from the job's model and from each other, and need call stages (an agent's session calls its one model). */
-function checkFallbacks(spec: JobSpecBase, op: { callWorkers?: boolean }): void {
-  const fallbacks = spec.fallbacks ?? [];
-  if (fallbacks.length === 0) return;
+/**
+ * Fallbacks differ from their model and from each other, and need call stages (an agent's session
+ * calls its one model); a call's own chain (a step's or a task's) is held to the same.
+ */
+function checkFallbacks(spec: JobSpecBase, op: { callWorkers?: boolean }, chains: { model: string; fallbacks: string[] }[]): void {
   const issues: FieldIssue[] = [];
-  if (op.callWorkers === false) issues.push({ path: "fallbacks", message: "an agent's sub-session calls its one model: fallbacks apply to call stages only" });
-  fallbacks.forEach((model, i) => {
-    if (model === spec.model) issues.push({ path: `fallbacks[${i}]`, message: "is the job's model itself" });
-    else if (fallbacks.indexOf(model) !== i) issues.push({ path: `fallbacks[${i}]`, message: `repeats fallbacks[${fallbacks.indexOf(model)}]` });
-  });
+  const chain = (model: string, fallbacks: string[], whose: string) =>
+    fallbacks.forEach((fallback, i) => {
+      if (fallback === model) issues.push({ path: `fallbacks[${i}]`, message: `${whose}: is its model itself` });
+      else if (fallbacks.indexOf(fallback) !== i)
+        issues.push({ path: `fallbacks[${i}]`, message: `${whose}: repeats fallbacks[${fallbacks.indexOf(fallback)}]` });
+    });
+  const fallbacks = spec.fallbacks ?? [];
+  if (fallbacks.length > 0 && op.callWorkers === false) {
+    issues.push({ path: "fallbacks", message: "an agent's sub-session calls its one model: fallbacks apply to call stages only" });
+  }
+  chain(spec.model, fallbacks, "the job's");
+  for (const own of chains) chain(own.model, own.fallbacks, `a call's own, on ${own.model}`);
   if (issues.length > 0) throw new ApiError(400, "invalid_request", "The job's fallbacks cannot be used.", { details: issues });
 }
 
@@ -192,9 +204,10 @@ export async function submitJob<S extends JobSpecBase>(
   const { spec, body } = prepared;
   checkSizes(env, prepared.values);
   checkWebhook(env, body.webhook);
-  const called = modelsOf(spec); // every model the job calls, walked once
-  checkFallbacks(spec, prepared.operator);
-  const models = new Set([...called, ...(spec.fallbacks ?? [])]); // a fallback needs its credential, and must not be retired, as much as the model
+  const { called, chains } = modelsOf(spec); // every model the job calls, walked once
+  checkFallbacks(spec, prepared.operator, chains);
+  // A fallback needs its credential, and must not be retired, as much as the model.
+  const models = new Set([...called, ...(spec.fallbacks ?? []), ...chains.flatMap((c) => c.fallbacks)]);
   const warnings = await lifecycleWarnings(env, tenantId, spec, models, Date.now());
   const baseUrls = new Map<string, string | null>();
   for (const name of models) {

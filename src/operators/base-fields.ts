@@ -28,6 +28,13 @@ export const JsonSchemaField = z.record(z.string(), z.unknown()).nullish();
 /** Fields of one model call that a task may set for itself (the request's values are the defaults). */
 export const callOverrideFields = {
   model: ModelSchema.optional(),
+  fallbacks: z
+    .array(ModelSchema)
+    .max(MAX_FALLBACKS)
+    .optional()
+    .openapi({
+      description: `This call's own fallback chain (contract v4): models its next attempt goes to, in order, when its model is unavailable — as the job's \`fallbacks\` for the job's model; at most ${MAX_FALLBACKS}. Absent: on the job's model, the job's fallbacks; on a model of its own, none`,
+    }),
   system_prompt: z.string().nullish(),
   output_schema: JsonSchemaField,
   max_tokens: z.number().int().positive().nullish(),

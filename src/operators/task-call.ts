@@ -14,6 +14,7 @@ import type { CallSpec } from "../engine/types";
 export interface TaskFields {
   prompt_template: string;
   model?: string;
+  fallbacks?: string[];
   system_prompt?: string | null;
   output_schema?: Record<string, unknown> | null;
   max_tokens?: number | null;
@@ -40,6 +41,7 @@ export function taskCall(env: Env, defaults: TaskDefaults, task: TaskFields, fie
     outputSchema,
     temperature: task.temperature === undefined ? (defaults.temperature ?? null) : task.temperature,
     maxTokens: task.max_tokens === undefined ? defaults.max_tokens : task.max_tokens,
+    ...(task.fallbacks?.length ? { fallbacks: task.fallbacks } : {}),
   });
 }
 
@@ -64,6 +66,7 @@ export function itemCall(
 
 interface CallParts {
   model: string;
+  fallbacks?: string[];
   systemPrompt: string | null;
   template: string;
   field: string;
@@ -86,5 +89,6 @@ function callSpec(env: Env, defaults: TaskDefaults, c: CallParts): CallSpec {
     maxOutputBytes: limits(env).maxOutputBytes,
     cacheTtlSecs: defaults.cache?.ttl_secs ?? null,
     ...(defaults.prompt_cache === false ? { promptCache: false } : {}),
+    ...(c.fallbacks ? { fallbacks: c.fallbacks } : {}),
   };
 }

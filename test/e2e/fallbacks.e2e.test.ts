@@ -101,6 +101,43 @@ describe("fallback chains", () => {
     expect((await fakeStats(later)).models.filter((m: string) => m === PRIMARY)).toEqual([]);
   });
 
+  it("a pipeline step on a model of its own takes its own fallbacks: its calls go down its chain; a bad chain is 400 at its path", async () => {
+    const { key } = await ownKeyTenant();
+    const tag = uniqueTag("fb-step");
+    const body = {
+      model: `openai/${THIRD}`,
+      inputs: { topic: "tides" },
+      steps: [
+        {
+          id: "draft",
+          type: "llm",
+          model: `openai/${PRIMARY}`,
+          fallbacks: [`anthropic/${SECOND}`],
+          inputs: { topic: "${topic}" },
+          prompt_template: `Draft on {{ topic }} <<fake tag=${tag} id=draft steps=${PRIMARY}~500,${SECOND}~ok>>`,
+          output_schema: { type: "object", properties: { summary: { type: "string" } }, required: ["summary"] },
+        },
+      ],
+    };
+    const created = await call(base(), "POST", "/v1/pipelines", { token: key, body });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const done = await waitForJob(base(), key, created.body.job_id);
+    expect(done).toMatchObject({ status: "completed", error: null });
+    const [draft] = await allResults(base(), key, created.body.job_id, "&stage=draft");
+    expect(draft).toMatchObject({ success: true, model: `anthropic/${SECOND}`, attempts: 2 });
+    // A step's own chain is checked as the job's is: its model repeated is 400, nothing stored.
+    const bad = structuredClone(body);
+    bad.steps[0]!.fallbacks = [`openai/${PRIMARY}`];
+    const refused = await call(base(), "POST", "/v1/pipelines", { token: key, body: bad });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.details).toEqual([{ path: "fallbacks[0]", message: `a call's own, on openai/${PRIMARY}: is its model itself` }]);
+    bad.steps[0]!.fallbacks = "anthropic/x" as never;
+    const malformed = await call(base(), "POST", "/v1/pipelines", { token: key, body: bad });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.details).toEqual([{ path: "steps[0].fallbacks", message: expect.stringContaining("at most 3 models") }]);
+    expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toHaveLength(1);
+  });
+
   it("invalid output never falls back: it retries on its own model and fails validation there", async () => {
     const tag = uniqueTag("fb-invalid");
     const { results } = await run(mapJob(tag, () => `${PRIMARY}~bad,${SECOND}~ok`, 2));
@@ -143,8 +180,10 @@ describe("fallback chains", () => {
       expect(answer.status, JSON.stringify(answer.body)).toBe(400);
       return answer.body.error;
     };
-    expect((await refused({ fallbacks: [`openai/${PRIMARY}`] })).details).toEqual([{ path: "fallbacks[0]", message: "is the job's model itself" }]);
-    expect((await refused({ fallbacks: [`openai/${THIRD}`, `openai/${THIRD}`] })).details).toEqual([{ path: "fallbacks[1]", message: "repeats fallbacks[0]" }]);
+    expect((await refused({ fallbacks: [`openai/${PRIMARY}`] })).details).toEqual([{ path: "fallbacks[0]", message: "the job's: is its model itself" }]);
+    expect((await refused({ fallbacks: [`openai/${THIRD}`, `openai/${THIRD}`] })).details).toEqual([
+      { path: "fallbacks[1]", message: "the job's: repeats fallbacks[0]" },
+    ]);
     expect((await refused({ fallbacks: ["a/1", "b/2", "c/3", "d/4"] })).code).toBe("invalid_request");
     expect((await refused({ fallbacks: ["nowhere/model"] })).code).toBe("unknown_provider");
     const agent = { inputs: [{ d: "x" }], agent_prompt_template: "Go {{ item.d }}", model: `openai/${PRIMARY}`, fallbacks: [`openai/${THIRD}`] };

@@ -12,6 +12,8 @@ import type { AgentSpec, CallSpec, ExecutionSpec } from "../../engine/types";
 import { AGENT_FIELDS, agentSpec } from "./agent-step";
 import { namesRead } from "../../template/jinja";
 import { taskCall, type TaskDefaults, type TaskFields } from "../task-call";
+import { callOverrideFields } from "../base-fields";
+import { MAX_FALLBACKS } from "../../engine/fallbacks";
 import { batchItemsProblem, checkBatch, type BatchSettings } from "./batch";
 import { effectiveContext, type Context, type ContextSettings } from "./context";
 import { IDENTIFIER, IDENTIFIER_RULE, isIdentifier, parseRef, isReference, resolveRef, type Ref } from "./refs";
@@ -46,7 +48,7 @@ const RESERVED = new Set([
 ]);
 // At the top level only: `?stage=steps` lists the pipeline's steps (the contract), so a top-level step of that id could not be paged.
 const TOP_LEVEL_RESERVED = new Set(["steps"]);
-const CALL_FIELDS = ["prompt_template", "model", "system_prompt", "output_schema", "max_tokens", "temperature"];
+const CALL_FIELDS = ["prompt_template", "model", "fallbacks", "system_prompt", "output_schema", "max_tokens", "temperature"];
 const COMMON_FIELDS = ["id", "type", "context_management", "inputs"];
 const FIELDS: Record<string, string[]> = {
   llm: [...COMMON_FIELDS, ...CALL_FIELDS, "batch", "execution"],
@@ -208,6 +210,9 @@ class Reader {
     if (typeof raw.prompt_template !== "string" || raw.prompt_template.length === 0) {
       this.issue(`${path}.prompt_template`, "a non-empty prompt_template is required");
       return null;
+    }
+    if (raw.fallbacks !== undefined && !callOverrideFields.fallbacks.safeParse(raw.fallbacks).success) {
+      this.issue(`${path}.fallbacks`, `a list of at most ${MAX_FALLBACKS} models ("<provider>/<model>")`);
     }
     return this.guard(() => taskCall(this.env, this.defaults, raw as unknown as TaskFields, path, required));
   }
