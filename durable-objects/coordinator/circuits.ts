@@ -1,11 +1,11 @@
 /**
- * A job's circuits, one per model its fallback chains call (../../src/engine/fallbacks.ts):
+ * A job's circuits, one per model its calls go to (../../src/engine/fallbacks.ts):
  * OUTAGES_TO_OPEN outage answers in a row open a model's circuit for COOL_DOWN_MS, in which the
  * items that have a model after it in their chain go straight there (no call spent on a model that
- * is down; an item on the last model of its chain calls it as before, its retries bounding it);
- * after the cool-down one call probes it
- * (half-open): an answer closes the circuit, another outage opens it again. Any answer that is not
- * an outage (a success, invalid output, a rate limit) counts as the model being up.
+ * is down) and an item with none waits, as on a 429 (back-pressure), failing `unavailable` once the
+ * model has been down longer than `max_wait_secs` (./starved.ts); after the cool-down one call
+ * probes it (half-open): an answer closes the circuit, another outage opens it again. Any answer
+ * that is not an outage (a success, invalid output, a rate limit) counts as the model being up.
  *
  * A deployment of a pool (./pools.ts) has a circuit of its own per model, keyed as its pacer is
  * (src/llm/credential.ts deploymentKey): an open one is skipped while another can take the call.
@@ -19,6 +19,7 @@
  */
 import type { AttemptOutcome } from "../../src/engine/retry-policy";
 import { CIRCUIT_COOL_DOWN_MS } from "../../src/db/providers";
+import { splitDeploymentKey } from "../../src/llm/credential";
 
 export const OUTAGES_TO_OPEN = 3;
 export const COOL_DOWN_MS = CIRCUIT_COOL_DOWN_MS;
@@ -28,6 +29,7 @@ export type CircuitState = "closed" | "open" | "half_open";
 interface Circuit {
   outages: number; // outage answers in a row
   openUntil: number; // 0: never opened (or closed since)
+  downSince: number; // when it opened first since it was last closed (0: closed)
   probing: boolean; // the half-open circuit's one call is under way
 }
 
@@ -49,6 +51,7 @@ export class Circuits {
       const wasOpen = circuit.openUntil !== 0;
       circuit.outages = 0;
       circuit.openUntil = 0;
+      circuit.downSince = 0;
       if (wasOpen) this.onChange(model, "closed", now);
       return;
     }
@@ -56,6 +59,7 @@ export class Circuits {
     if (circuit.outages < OUTAGES_TO_OPEN) return;
     const opens = circuit.openUntil === 0 || probed; // opened now, or again after its probe met the outage
     circuit.openUntil = now + COOL_DOWN_MS;
+    if (circuit.downSince === 0) circuit.downSince = now;
     if (opens) this.onChange(model, "open", now);
   }
 
@@ -74,9 +78,38 @@ export class Circuits {
     return now < circuit.openUntil ? "open" : "half_open";
   }
 
+  /** Until when a model's circuit is open, its own or as the pacer said (0: closed). */
+  openUntil(model: string): number {
+    return Math.max(this.#circuits.get(model)?.openUntil ?? 0, this.shared(model));
+  }
+
+  /** When a task waiting on an open circuit must be looked at again: the cool-down's end, or when the model will have been down `maxWaitMs` (./starved.ts), the sooner. */
+  wakeAt(model: string, maxWaitMs: number): number {
+    const since = this.#circuits.get(model)?.downSince ?? 0;
+    const openUntil = this.openUntil(model);
+    return since === 0 ? openUntil : Math.min(openUntil, since + maxWaitMs + 1);
+  }
+
+  /**
+   * The models this job has found down longer than `maxWaitMs` (open, or half open without an
+   * answer since): a model on a pool only when every deployment it called is (keys:
+   * src/llm/credential.ts deploymentKey). Their items waited as long as the job lets them.
+   */
+  downLongerThan(now: number, maxWaitMs: number): Set<string> {
+    const down = new Set<string>();
+    const up = new Set<string>();
+    for (const [key, circuit] of this.#circuits) {
+      const { model } = splitDeploymentKey(key);
+      if (circuit.openUntil !== 0 && now - circuit.downSince > maxWaitMs) down.add(model);
+      else up.add(model);
+    }
+    for (const model of up) down.delete(model);
+    return down;
+  }
+
   #of(model: string): Circuit {
     let circuit = this.#circuits.get(model);
-    if (!circuit) this.#circuits.set(model, (circuit = { outages: 0, openUntil: 0, probing: false }));
+    if (!circuit) this.#circuits.set(model, (circuit = { outages: 0, openUntil: 0, downSince: 0, probing: false }));
     return circuit;
   }
 }

@@ -6,7 +6,7 @@
  * dispatched into the pulling slot is answered instead (the pull protocol).
  */
 import { randomBase32 } from "../../src/lib/ids";
-import { BEGINS_PER_INVOCATION } from "../../src/engine/limits";
+import { BEGINS_PER_INVOCATION, DEFAULT_MAX_WAIT_SECS } from "../../src/engine/limits";
 import { executorOf } from "../../src/engine/executors";
 import { deploymentKey } from "../../src/llm/credential";
 import { parseModel } from "../../src/llm/models";
@@ -85,10 +85,12 @@ export function dispatchPending(run: DispatchingJob, pullSlot: number | null): P
     // The deployment of the model's pool it goes to (./pools.ts; 0 without one): a deployment is paced and circuited as a model of its own.
     const deployment = pickDeployment(run, row, work, now, unleased);
     const model = deploymentKey(run.tasks.modelOf(row), deployment);
-    // A model whose circuit is open (./circuits.ts) gets no call from a task with a model after it in its chain.
+    // A model whose circuit is open (./circuits.ts) gets no call: a task with a model after it in its
+    // chain goes there; one without waits for the cool-down's end, as on a 429 (back-pressure).
     const rerouted = row.route + 1 < run.tasks.chainOf(row.stage).length;
-    if (rerouted && run.circuits.state(model, now) === "open") {
-      fallBack(run, row, now);
+    if (run.circuits.state(model, now) === "open") {
+      if (rerouted) fallBack(run, row, now);
+      else run.wake(run.circuits.wakeAt(model, spec.maxWaitMs ?? DEFAULT_MAX_WAIT_SECS * 1000));
       continue;
     }
     const pacing = executor.paced ? run.pacing.of(model) : null;
@@ -110,8 +112,8 @@ export function dispatchPending(run: DispatchingJob, pullSlot: number | null): P
       if (run.store.reserved().tokens === 0) run.budgetExhausted();
       return next;
     }
-    if (rerouted && !run.circuits.admit(model, now)) {
-      fallBack(run, row, now); // half open, its one probe under way
+    if (!run.circuits.admit(model, now)) {
+      if (rerouted) fallBack(run, row, now); // half open, its one probe under way: the others go on, or wait for its report
       continue;
     }
     const slot = free[i] as number;

@@ -172,6 +172,22 @@ describe("fallback chains", () => {
     }
   });
 
+  it("without a fallback, an open circuit is back-pressure: the items wait without a call, and fail `unavailable` once the model has been down past max_wait_secs", async () => {
+    const tenant = await ownKeyTenant();
+    const outage = await fetch(`${fakeUrl()}/_fake/outage`, { method: "POST", body: JSON.stringify({ key: tenant.providerKeys.openai, ms: 600_000 }) });
+    expect(outage.status).toBe(204);
+    const tag = uniqueTag("fb-wait");
+    // One at a time, retries to spare: item 0 meets the outage three times (the circuit opens), then nobody calls the model.
+    const body = mapJob(tag, () => "ok", 5, { fallbacks: undefined, concurrency: 1, max_retries: 10, max_wait_secs: 2 });
+    const created = await call(base(), "POST", "/v1/map", { token: tenant.key, body });
+    const done = await waitForJob(base(), tenant.key, created.body.job_id);
+    expect(done).toMatchObject({ status: "completed", succeeded: 0, failed: 5 });
+    const results = await allResults(base(), tenant.key, created.body.job_id);
+    for (const result of results)
+      expect(result).toMatchObject({ success: false, error_kind: "unavailable", error: expect.stringContaining("max_wait_secs (2)") });
+    expect((await fakeStats(tag)).requests).toBe(3);
+  });
+
   it("refuses chains that cannot work with 400 at the exact path, storing nothing", async () => {
     const { key } = await ownKeyTenant();
     const tag = uniqueTag("fb-bad");
