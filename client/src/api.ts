@@ -87,6 +87,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/embed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Embed every input: one embedding call per item (or a line of OpenAI's batch API), each result carrying its `embedding` */
+        post: operations["createEmbedJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/evaluations": {
         parameters: {
             query?: never;
@@ -1092,6 +1109,69 @@ export interface components {
             key: string;
             prefix: string;
         };
+        /**
+         * @description An embedding per item: `openai/text-embedding-3-small|large` (or an `openai-compatible/…` server's), `workers-ai/@cf/baai/bge-…`. Results carry `embedding`; `execution: batch` runs through OpenAI's batch API at half the price. No fallbacks: vectors of different models cannot be compared.
+         * @example {
+         *       "inputs": [
+         *         "a red bicycle",
+         *         "a blue car"
+         *       ],
+         *       "model": "openai/text-embedding-3-small"
+         *     }
+         */
+        EmbedRequest: {
+            cache?: components["schemas"]["CacheConfig"];
+            /**
+             * @description Embedding calls in flight at most (1–1000)
+             * @default 16
+             */
+            concurrency?: number;
+            /** @description The vectors' length, where the model lets it be chosen (OpenAI's text-embedding-3 models); absent: the model's own */
+            dimensions?: number;
+            execution?: components["schemas"]["ExecutionRequest"];
+            /**
+             * @description The items; each is rendered into the template as `item`, and the text embedded.
+             * @example [
+             *       "a red bicycle",
+             *       "a blue car"
+             *     ]
+             */
+            inputs: unknown[];
+            /** @default 3 */
+            max_retries?: number;
+            /**
+             * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
+             * @default 3600
+             */
+            max_wait_secs?: number;
+            /** @default {} */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-6-luna
+             */
+            model: string;
+            /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
+            /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
+            rate_limit?: {
+                /** @description Requests per minute */
+                rpm?: number | null;
+                /** @description Tokens per minute, counted as the provider counts them (OpenAI: prompt + max_tokens; Anthropic: input tokens) */
+                tpm?: number | null;
+            } | null;
+            /** @description A Jinja2 template that must read `item`: the text embedded (default `{{ item }}`) */
+            template?: string;
+            /** @default 60 */
+            timeout_secs?: number;
+            token_budget?: components["schemas"]["TokenBudget"];
+            webhook?: components["schemas"]["WebhookConfig"];
+        };
         Error: {
             error: {
                 /** @example invalid_request */
@@ -1532,7 +1612,7 @@ export interface components {
             total: number;
             total_attempts: number;
             /** @enum {string} */
-            type: "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline" | "filter" | "classify" | "rank" | "resolve" | "evaluation";
+            type: "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline" | "filter" | "classify" | "rank" | "resolve" | "evaluation" | "embed";
             usage: components["schemas"]["JobUsage"];
             /** @description What the job was told when it was submitted: a model that retires soon (empty: nothing) */
             warnings: components["schemas"]["ModelWarning"][];
@@ -3036,6 +3116,7 @@ export type ClassifyStep = components['schemas']['ClassifyStep'];
 export type ConcurrencyChangedEvent = components['schemas']['ConcurrencyChangedEvent'];
 export type ContextManagement = components['schemas']['ContextManagement'];
 export type CreatedApiKey = components['schemas']['CreatedApiKey'];
+export type EmbedRequest = components['schemas']['EmbedRequest'];
 export type Error = components['schemas']['Error'];
 export type ErrorKind = components['schemas']['ErrorKind'];
 export type Estimate = components['schemas']['Estimate'];
@@ -3435,6 +3516,111 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["ClassifyRequest"];
+            };
+        };
+        responses: {
+            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCreated"] | components["schemas"]["Batch"] | components["schemas"]["Job"] | components["schemas"]["Estimate"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The job was accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCreated"];
+                };
+            };
+            /** @description Invalid request (see `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body, or one of its fields, too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body that is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used with another body, or the estimate is over `token_budget.total` (`token_budget_exceeded`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many of this tenant's jobs are queued or running (see Retry-After) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createEmbedJob: {
+        parameters: {
+            query?: {
+                /** @description Validate and estimate only: nothing is stored or started */
+                dry_run?: "true" | "false";
+                /** @description Wait for the job to end */
+                wait?: "true" | "false";
+            };
+            header?: {
+                accept?: string;
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmbedRequest"];
             };
         };
         responses: {

@@ -13,4 +13,5 @@ export const OPERATORS = {
   rank: { type: "rank", path: "/v1/rank", request: "RankRequest" },
   resolve: { type: "resolve", path: "/v1/resolve", request: "ResolveRequest" },
   evaluation: { type: "evaluation", path: "/v1/evaluations", request: "EvaluationRequest" },
+  embed: { type: "embed", path: "/v1/embed", request: "EmbedRequest" },
 } as const;

@@ -46,7 +46,7 @@ function reservation(env: object, work: StageWork, template: CompiledTemplate, v
   const spec = executor.call(work);
   const calls = executor.callsPerDispatch(work);
   let prompt = promptEstimate(template, vars, spec.systemPrompt) * calls;
-  let output = outputBound(spec.maxTokens) * calls;
+  let output = spec.embedding ? 0 : outputBound(spec.maxTokens) * calls; // an embedding writes no tokens
   const cap = executor.tokenCap(work);
   if (cap !== null && prompt + output > cap + outputBound(spec.maxTokens)) {
     // Capped: the cap's tokens, counted at the dearer (output) price.

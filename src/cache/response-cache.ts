@@ -44,6 +44,7 @@ export function callKey(tenantId: string, call: CallSpec, baseUrl: string | null
       output_schema: call.outputSchema,
       temperature: call.temperature,
       max_tokens: call.maxTokens,
+      ...(call.embedding ? { embedding: call.embedding } : {}),
     }),
   );
 }

@@ -134,6 +134,7 @@ export function callRequest(spec: CallSpec, job: CompiledCall, rendered: string,
     ...(spec.logprobScore ? { logprobs: true } : {}),
     cacheBreak: spec.promptCache === false ? null : cacheBreak(spec.model, spec.systemPrompt, rendered, job.prefix),
     ...(spec.serviceTier ? { serviceTier: spec.serviceTier } : {}),
+    ...(spec.embedding ? { embedding: spec.embedding } : {}),
   };
 }
 

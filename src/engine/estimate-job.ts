@@ -139,8 +139,9 @@ export function taskEstimates<S extends JobSpecBase>(
       sharedPrefix: prefix,
       calls,
       input_tokens: (tokens + boundTokens) * calls,
-      output_tokens: expectedOutputTokens(stageWork.kind === "agent" ? null : stageWork.call.outputSchema, call.maxTokens) * calls,
-      output_tokens_max: outputBound(call.maxTokens) * calls,
+      // An embedding writes no tokens: its vector is not billed as output.
+      output_tokens: call.embedding ? 0 : expectedOutputTokens(stageWork.kind === "agent" ? null : stageWork.call.outputSchema, call.maxTokens) * calls,
+      output_tokens_max: call.embedding ? 0 : outputBound(call.maxTokens) * calls,
       exact:
         executor.cacheable &&
         stageWork.kind === "call" &&

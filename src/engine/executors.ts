@@ -17,7 +17,7 @@ import type { AgentSpec, CallSpec, JobSpecBase, Operator, StageWork } from "./ty
 import { sentTimeoutMs } from "./execution";
 
 /** The model-call fields every kind has: what a prompt estimate and an output bound are made of. */
-export type CallFields = Pick<CallSpec, "promptTemplate" | "systemPrompt" | "maxTokens" | "model" | "serviceTier">;
+export type CallFields = Pick<CallSpec, "promptTemplate" | "systemPrompt" | "maxTokens" | "model" | "serviceTier" | "embedding">;
 
 export interface Executor<W extends StageWork = StageWork> {
   /** The fields its calls are made with (the first call's, for an agent). */

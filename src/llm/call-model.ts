@@ -8,6 +8,7 @@ import { callAnthropic } from "./anthropic";
 import { ProviderFailure } from "./errors";
 import { callOpenAi } from "./openai";
 import { callWorkersAi, type AiBinding } from "./workers-ai";
+import { embedOpenAi, embedWorkersAi } from "./embeddings";
 import { policyFetch } from "../net/destination";
 import type { Provider } from "./models";
 import type { EndpointData, ModelRequest, ModelResponse, ProviderEndpoint } from "./types";
@@ -65,6 +66,11 @@ export async function callModel(env: Env, request: ModelRequest, endpoint: Provi
   const provider = request.model.provider;
   const problem = endpointProblem(provider, endpoint, env);
   if (problem) throw new ProviderFailure(problem, "permanent");
+  if (request.embedding) {
+    if (provider === "anthropic") throw new ProviderFailure("Anthropic has no embeddings API", "permanent");
+    if (provider === "workers-ai") return embedWorkersAi(request, (env as { AI?: AiBinding }).AI);
+    return embedOpenAi(request, endpoint ?? { apiKey: null, baseUrl: null });
+  }
   switch (provider) {
     case "openai":
       return callOpenAi(request, endpoint ?? { apiKey: null, baseUrl: null }, { nativeJson: true });

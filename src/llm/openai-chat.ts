@@ -51,8 +51,18 @@ export interface ChatAnswer {
 }
 
 /** Sends one Chat Completions request and returns its 2xx answer, or throws as the SDK would (above). */
-export async function postChatCompletion(endpoint: ProviderEndpoint, params: ChatCompletionCreateParamsNonStreaming, timeoutMs: number): Promise<ChatAnswer> {
-  const url = chatCompletionsUrl(endpoint.baseUrl);
+export function postChatCompletion(endpoint: ProviderEndpoint, params: ChatCompletionCreateParamsNonStreaming, timeoutMs: number): Promise<ChatAnswer> {
+  return postOpenAi(endpoint, chatCompletionsUrl(endpoint.baseUrl), params, timeoutMs);
+}
+
+/** The endpoint's URL of an API path (`embeddings`), joined as the SDK joins a base URL and a path. */
+export function apiUrl(baseUrl: string | null, path: string): string {
+  const base = baseUrl ?? DEFAULT_BASE_URL;
+  return new URL(`${base}${base.endsWith("/") ? "" : "/"}${path}`).toString();
+}
+
+/** Sends one JSON request to an OpenAI (or compatible) API URL and returns its 2xx answer, or throws as the SDK would. */
+export async function postOpenAi(endpoint: ProviderEndpoint, url: string, params: object, timeoutMs: number): Promise<ChatAnswer> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   const send = endpoint.fetch ?? fetch;

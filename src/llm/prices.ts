@@ -48,6 +48,10 @@ const OPENAI: Record<string, [number, number, number, number?]> = {
   "gpt-5-nano": [0.05, 0.005, 0.4],
   o3: [2, 0.5, 8],
   "o4-mini": [1.1, 0.275, 4.4],
+  // Embedding models: input only (an embedding writes no tokens), half in a batch.
+  "text-embedding-3-small": [0.02, 0.02, 0],
+  "text-embedding-3-large": [0.13, 0.13, 0],
+  "text-embedding-ada-002": [0.1, 0.1, 0],
 };
 
 /** Anthropic: [input, output]; cache reads 0.1× input, 5-minute cache writes 1.25× input. */

@@ -34,6 +34,8 @@ export interface ModelRequest {
   logprobs?: boolean;
   /** The shared prefix to mark for the provider's prompt cache (./prompt-cache.ts): the first user message's first `user` characters after the system prompt. */
   cacheBreak?: { user: number } | null;
+  /** Ask for the embedding of the first user message instead of an answer (./embeddings.ts). */
+  embedding?: { dimensions: number | null };
   /** OpenAI's `service_tier` to ask for (only `flex`: the default tier is asked by saying nothing). */
   serviceTier?: "flex";
 }

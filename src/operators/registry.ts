@@ -15,6 +15,7 @@ import { classifyModule } from "./classify/module";
 import { rankModule } from "./rank/module";
 import { resolveModule } from "./resolve/module";
 import { evaluationModule } from "./evaluation/module";
+import { embedModule } from "./embed/module";
 
 export const OPERATOR_MODULES = [
   mapModule,
@@ -27,6 +28,7 @@ export const OPERATOR_MODULES = [
   rankModule,
   resolveModule,
   evaluationModule,
+  embedModule,
 ] as const;
 
 type Module = (typeof OPERATOR_MODULES)[number];

@@ -1,5 +1,5 @@
 /**
-^ * The guide's examples (docs/operators.md: reduce, map-reduce, pipelines in JSON and XML, a filter's cascade (fixed and with a target), resolve, recover, resume, dry run, cache), extracted and sent as written to
+^ * The guide's examples (docs/operators.md: reduce, embed, map-reduce, pipelines in JSON and XML, a filter's cascade (fixed and with a target), resolve, recover, resume, dry run, cache), extracted and sent as written to
  * the test server (whose `openai/…` models are the fake model server).
  */
 import { describe, expect, it } from "vitest";
@@ -14,6 +14,15 @@ describe("the guide's examples (docs/operators.md)", () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ type: "reduce", status: "completed", total: 6, succeeded: 6 });
     expect(res.body.output).toHaveProperty("facts");
+  });
+
+  it("embed: each input's vector, as long as the example asks", async () => {
+    const { key } = await newTenant(base());
+    const res = await call(base(), "POST", "/v1/embed?wait=true", { token: key, body: example("POST /v1/embed") });
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+    expect(res.body).toMatchObject({ type: "embed", status: "completed", succeeded: 2 });
+    const results = await call(base(), "GET", `/v1/jobs/${res.body.id}/results`, { token: key });
+    expect(results.body.results.map((r: { dimensions: number }) => r.dimensions)).toEqual([256, 256]);
   });
 
   it("map-reduce: runs the offline example to its synthesis, with an audit", async () => {

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { answerFor, parseDirective, type StepAnswer } from "./script.ts";
 import { SUMMARY_REQUEST } from "../../src/agent/compaction.ts";
 import { FakeModelListing } from "./models.ts";
+import { embeddingBody } from "./embeddings.ts";
 import { openAiBody, openAiStream, anthropicBody, anthropicStream, estimateTokens, servedTier, type Reply } from "./wire.ts";
 import { logprobsOf, logprobsRefusal, takeProbability } from "./logprobs.ts";
 import { RateLimits, type LimitConfig } from "./limits.ts";
@@ -234,9 +235,11 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
 
   /** What the fake answers one request: through the HTTP API (`live`: its rate limits, gates, capacity and latency apply) or as a line of a batch. */
   async function answerRequest(format: Format, body: Json, key: string, auth: string, live: boolean): Promise<Answered> {
-    const prompt = lastUserText(body.messages);
+    // An embeddings request (`input`, no messages: ./embeddings.ts) goes through the same steps, then answers its vector.
+    const embedding = typeof body.input === "string" && body.messages === undefined;
+    const prompt = embedding ? String(body.input) : lastUserText(body.messages);
     // The directive may sit in any message (an agent's first prompt, not its latest turn).
-    const all = Array.isArray(body.messages) ? (body.messages as Json[]).map(messageText).join("\n") : "";
+    const all = embedding ? prompt : Array.isArray(body.messages) ? (body.messages as Json[]).map(messageText).join("\n") : "";
     const directive = parseDirective(all);
     const compaction = prompt.includes(SUMMARY_REQUEST);
     const tag = directive?.tag ?? "default";
@@ -330,6 +333,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
         return { status: answer.status, headers, json: { error: { type, message: `fake ${answer.status}` }, type: "error" } };
       }
       if (answer.kind === "expire") return { status: 0, headers: {}, expired: true };
+      if (embedding) return { status: 200, headers: rateHeaders, json: embeddingBody(body, prompt) };
       let reply: Reply;
       let probability: number | null = null;
       if (answer.kind === "json") {
@@ -420,7 +424,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     const auth = String(req.headers.authorization ?? req.headers["x-api-key"] ?? "");
     if (batches.handle(req, res, url, () => readRaw(req), apiKeyOf(req), auth)) return;
     if (listing.handle(req, res, url, apiKeyOf(req), () => readBody(req))) return;
-    if (req.method === "POST" && url.pathname.endsWith("/chat/completions")) {
+    if (req.method === "POST" && (url.pathname.endsWith("/chat/completions") || url.pathname.endsWith("/embeddings"))) {
       handleModel(req, res, "openai").catch((err: unknown) => res.writeHead(500).end(String(err)));
     } else if (req.method === "POST" && url.pathname.endsWith("/messages")) {
       handleModel(req, res, "anthropic").catch((err: unknown) => res.writeHead(500).end(String(err)));

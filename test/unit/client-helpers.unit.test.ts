@@ -282,7 +282,19 @@ describe("the client's methods come from the server's operators", () => {
       string,
       (o: unknown) => { id(): Promise<string> }
     >;
-    expect(Object.keys(OPERATORS)).toEqual(["map", "agenticMap", "reduce", "mapReduce", "pipeline", "filter", "classify", "rank", "resolve", "evaluation"]);
+    expect(Object.keys(OPERATORS)).toEqual([
+      "map",
+      "agenticMap",
+      "reduce",
+      "mapReduce",
+      "pipeline",
+      "filter",
+      "classify",
+      "rank",
+      "resolve",
+      "evaluation",
+      "embed",
+    ]);
     for (const method of Object.keys(OPERATORS)) expect(typeof client[method], method).toBe("function");
     // A method made from the list (no line of its own in the client): its fields spelled, its idempotency key a header.
     await client.rank!({

@@ -123,6 +123,10 @@ class Fanout:
         """Entity resolution: output() is {clusters, resolved, failed}."""
         return self._create("/v1/resolve", {"inputs": inputs, "comparison_template": comparison_template, "blocking": blocking, "model": model, **options}, idempotency_key)
 
+    def embed(self, inputs: List[Any], model: str, template: Optional[str] = None, dimensions: Optional[int] = None, idempotency_key: Optional[str] = None, **options: Any) -> "Job":
+        """An embedding per item: each result carries `embedding` (its numbers) and `dimensions`."""
+        return self._create("/v1/embed", {"inputs": inputs, "model": model, "template": template, "dimensions": dimensions, **options}, idempotency_key)
+
     def evaluate(self, job_id: str, judge: Optional[Dict[str, Any]] = None, gold: Optional[List[Dict[str, Any]]] = None, compare_with: Optional[str] = None, sample: Optional[Dict[str, Any]] = None, idempotency_key: Optional[str] = None, **options: Any) -> "Job":
         """An evaluation of an ended job: `judge` ({"model", "criteria": [{"name", "description"}]}) over a seeded `sample`,
         `gold` ([{"index", "expected"}]), or A/B against `compare_with`; output() holds the rates with their Wilson intervals."""

@@ -1,6 +1,7 @@
 /**
  * OpenAI's Batch API through the official SDK (retries off): the lines are a JSONL file uploaded
- * with purpose `batch`, the batch runs `/v1/chat/completions` within the `24h` window and carries
+ * with purpose `batch`, the batch runs `/v1/chat/completions` (or `/v1/embeddings`, an embedding
+ * stage's) within the `24h` window and carries
  * `metadata.fanout_batch` (the coordinator's id, so a restart finds it). Results: the output file
  * (status 200 lines) and the error file (failed requests; `batch_expired` for lines the window
  * closed on), read as they stream in, never whole (./types.ts bounds what is kept). Caps: 50,000
@@ -8,6 +9,7 @@
  */
 import { toFile } from "openai";
 import { chatParams, clientFor, readCompletion } from "../openai";
+import { embeddingParams, readEmbedding } from "../embeddings";
 import { ProviderFailure } from "../errors";
 import type { ModelRequest, ProviderEndpoint } from "../types";
 import { isPermanentStatus, MAX_RESULT_CHARS, MAX_RESULT_LINE_CHARS, type BatchApi, type BatchState, type LineResult, type ResultRead } from "./types";
@@ -17,6 +19,8 @@ import { streamLines, type ReadBudget } from "./stream-lines";
 const MAX_FOUND_BATCHES = 5_000;
 
 const ENDED = new Set(["completed", "expired", "cancelled"]);
+const CHAT = "/v1/chat/completions";
+const EMBEDDINGS = "/v1/embeddings"; // an embedding stage's lines (../embeddings.ts)
 
 type OutputLine = {
   custom_id?: unknown;
@@ -37,7 +41,8 @@ function lineResult(text: string): LineResult | null {
   const status = typeof line.response?.status_code === "number" ? line.response.status_code : null;
   if (status === 200) {
     try {
-      return { customId, kind: "answer", response: readCompletion(line.response?.body) };
+      const body = line.response?.body as { object?: unknown } | undefined;
+      return { customId, kind: "answer", response: body?.object === "list" ? readEmbedding(body) : readCompletion(body) };
     } catch (err) {
       return {
         customId,
@@ -68,14 +73,16 @@ export const openAiBatch: BatchApi = {
   maxBytes: 200 * 1024 * 1024,
 
   line: (customId: string, request: ModelRequest) =>
-    JSON.stringify({ custom_id: customId, method: "POST", url: "/v1/chat/completions", body: chatParams(request, { nativeJson: true }) }),
+    request.embedding
+      ? JSON.stringify({ custom_id: customId, method: "POST", url: EMBEDDINGS, body: embeddingParams(request) })
+      : JSON.stringify({ custom_id: customId, method: "POST", url: CHAT, body: chatParams(request, { nativeJson: true }) }),
 
   async submit(endpoint, lines, localId) {
     const client = clientFor(endpoint);
     const file = await client.files.create({ file: await toFile(new Blob([lines.join("\n") + "\n"]), `fanout-${localId}.jsonl`), purpose: "batch" });
     const batch = await client.batches.create({
       input_file_id: file.id,
-      endpoint: "/v1/chat/completions",
+      endpoint: lines[0]?.includes(`"url":"${EMBEDDINGS}"`) ? EMBEDDINGS : CHAT, // a batch is one stage's lines: all of one kind
       completion_window: "24h",
       metadata: { fanout_batch: localId },
     });
