@@ -352,6 +352,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Join two lists by meaning: the (left, right) pairs that meet a condition, judged one call per pair (blocked by keys, within max_comparisons; a cascade applies) or one call per left item choosing among its candidates */
+        post: operations["createJoinJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/map": {
         parameters: {
             query?: never;
@@ -1612,7 +1629,7 @@ export interface components {
             total: number;
             total_attempts: number;
             /** @enum {string} */
-            type: "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline" | "filter" | "classify" | "rank" | "resolve" | "evaluation" | "embed";
+            type: "map" | "agentic_map" | "reduce" | "map_reduce" | "pipeline" | "filter" | "classify" | "rank" | "resolve" | "evaluation" | "embed" | "join";
             usage: components["schemas"]["JobUsage"];
             /** @description What the job was told when it was submitted: a model that retires soon (empty: nothing) */
             warnings: components["schemas"]["ModelWarning"][];
@@ -1774,6 +1791,158 @@ export interface components {
                 calls: number;
                 input_tokens: number;
             };
+        };
+        JoinRequest: {
+            /** @description Which pairs are judged: those whose keys agree (as resolve's blocking, across the two lists); absent: every pair, within max_comparisons */
+            blocking?: {
+                /**
+                 * @description The fields (dotted paths) whose values make an item's blocking key
+                 * @example [
+                 *       "name"
+                 *     ]
+                 */
+                keys: string[];
+                /**
+                 * @description exact: the same key; prefix: the same first `threshold` characters (default 4); trigram: keys whose trigram sets overlap by at least `threshold` (Jaccard, default 0.5)
+                 * @default exact
+                 * @enum {string}
+                 */
+                method?: "exact" | "prefix" | "trigram";
+                /** @description prefix: how many characters (an integer ≥ 1); trigram: the least overlap, 0–1; exact: not used */
+                threshold?: number;
+            } | null;
+            cache?: components["schemas"]["CacheConfig"];
+            /**
+             * @description A cheaper model first, on pairs (fixed thresholds or a target), as the filter's
+             * @example {
+             *       "model": "openai/gpt-6-luna",
+             *       "target": {
+             *         "metric": "accuracy",
+             *         "value": 0.9
+             *       },
+             *       "confidence": 0.95,
+             *       "sample": {
+             *         "size": 200
+             *       },
+             *       "seed": 7
+             *     }
+             */
+            cascade?: {
+                /** @description Fixed thresholds (default 0.9): its answer is the item's when its confidence is at least this. Not with `target` */
+                accept_above?: number;
+                /** @description With `target` (default 0.95): the probability the guarantee holds */
+                confidence?: number;
+                /**
+                 * @description The cheaper model that answers every item first, with a confidence
+                 * @example openai/gpt-6-luna
+                 */
+                model: string;
+                /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this. Not with `target` */
+                reject_below?: number;
+                sample?: components["schemas"]["CascadeSample"];
+                /**
+                 * @description How the cheaper answer's confidence is read: `logprobs`, the probability its tokens give its answer (OpenAI and OpenAI-compatible servers; a model that refuses them answers with `self_reported`); `self_reported`, the confidence the model states. Default: logprobs where the provider has them, else self_reported. Batch lines are always self_reported
+                 * @enum {string}
+                 */
+                score?: "logprobs" | "self_reported";
+                /** @description With `target`: the same seed draws the same sample (default: one drawn at submission, shown in `output.cascade.seed`) */
+                seed?: number;
+                target?: components["schemas"]["CascadeTarget"];
+            } | null;
+            /**
+             * @description Model calls in flight at most (1–1000)
+             * @default 16
+             */
+            concurrency?: number;
+            execution?: components["schemas"]["ExecutionRequest"];
+            /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
+            /**
+             * @description The left list
+             * @example [
+             *       {
+             *         "name": "IBM"
+             *       }
+             *     ]
+             */
+            left: unknown[];
+            /**
+             * @description Pairs judged at most: more is refused (422 `too_many_comparisons`) before anything runs (1–100000)
+             * @default 10000
+             */
+            max_comparisons?: number;
+            /** @default 3 */
+            max_retries?: number;
+            max_tokens?: number | null;
+            /**
+             * @description A rate-limit answer (429, 529, or 503 with retry-after) is back-pressure: the task waits for the provider's room and retries without using up `max_retries` (`attempts` counts every call sent). It fails with `error_kind: rate_limited` only once it has waited this long, in seconds, since its first rate-limit answer in a row.
+             * @default 3600
+             */
+            max_wait_secs?: number;
+            /** @default {} */
+            metadata?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-6-luna
+             */
+            model: string;
+            /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
+            /**
+             * @description A Jinja2 template that must read `left` and `right`: the condition a (left, right) pair must meet to be joined
+             * @example Do these name the same company? {{ left.name }} / {{ right.name }}
+             */
+            predicate_template: string;
+            /**
+             * @description Anthropic: mark the shared prefix of a stage's calls (the system prompt and the template's text before its first variable) with `cache_control` when it reaches the model's minimum cacheable length, so repeated prefixes are billed at the cache-read price. OpenAI caches prefixes by itself. false: never mark.
+             * @default true
+             */
+            prompt_cache?: boolean;
+            /** @description Pace this job's calls to at most these rates (it only lowers the provider's limits, never raises them) */
+            rate_limit?: {
+                /** @description Requests per minute */
+                rpm?: number | null;
+                /** @description Tokens per minute, counted as the provider counts them (OpenAI: prompt + max_tokens; Anthropic: input tokens) */
+                tpm?: number | null;
+            } | null;
+            /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
+            retry_guidance?: string;
+            /**
+             * @description The right list
+             * @example [
+             *       {
+             *         "name": "International Business Machines"
+             *       },
+             *       {
+             *         "name": "Globex"
+             *       }
+             *     ]
+             */
+            right: unknown[];
+            /**
+             * @description pairs: one call per pair; classify: one call per left item choosing its matches among its candidates (at most 200: the semantic-join rewrite); auto: the cheaper of the two by the estimate
+             * @default pairs
+             * @enum {string}
+             */
+            strategy?: "pairs" | "classify" | "auto";
+            system_prompt?: string | null;
+            /** @default 0 */
+            temperature?: number | null;
+            /** @default 60 */
+            timeout_secs?: number;
+            token_budget?: components["schemas"]["TokenBudget"];
+            webhook?: components["schemas"]["WebhookConfig"];
         };
         /** @description One model call (or one per element, with `batch`) */
         LlmStep: {
@@ -3137,6 +3306,7 @@ export type JobPausedEvent = components['schemas']['JobPausedEvent'];
 export type JobRecoveringEvent = components['schemas']['JobRecoveringEvent'];
 export type JobResumedEvent = components['schemas']['JobResumedEvent'];
 export type JobUsage = components['schemas']['JobUsage'];
+export type JoinRequest = components['schemas']['JoinRequest'];
 export type LlmStep = components['schemas']['LlmStep'];
 export type MapCompletedEvent = components['schemas']['MapCompletedEvent'];
 export type MapItemCompletedEvent = components['schemas']['MapItemCompletedEvent'];
@@ -4755,6 +4925,111 @@ export interface operations {
             };
             /** @description A request body that is not `application/json` */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createJoinJob: {
+        parameters: {
+            query?: {
+                /** @description Validate and estimate only: nothing is stored or started */
+                dry_run?: "true" | "false";
+                /** @description Wait for the job to end */
+                wait?: "true" | "false";
+            };
+            header?: {
+                accept?: string;
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JoinRequest"];
+            };
+        };
+        responses: {
+            /** @description An idempotent replay of the original job, the ended job (`?wait=true`), the estimate (`?dry_run=true`), or the job's event stream (`Accept: text/event-stream`; 200, as EventSource readers require) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCreated"] | components["schemas"]["Batch"] | components["schemas"]["Job"] | components["schemas"]["Estimate"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The job was accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JobCreated"];
+                };
+            };
+            /** @description Invalid request (see `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body, or one of its fields, too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body that is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The Idempotency-Key was used with another body, or the estimate is over `token_budget.total` (`token_budget_exceeded`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many of this tenant's jobs are queued or running (see Retry-After) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

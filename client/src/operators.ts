@@ -14,4 +14,5 @@ export const OPERATORS = {
   resolve: { type: "resolve", path: "/v1/resolve", request: "ResolveRequest" },
   evaluation: { type: "evaluation", path: "/v1/evaluations", request: "EvaluationRequest" },
   embed: { type: "embed", path: "/v1/embed", request: "EmbedRequest" },
+  join: { type: "join", path: "/v1/join", request: "JoinRequest" },
 } as const;

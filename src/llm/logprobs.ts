@@ -44,12 +44,13 @@ export function readLogprobs(logprobs: unknown): TokenLogprob[] | null {
   return out;
 }
 
-const VALUE_START: Record<ScoredField, RegExp> = { keep: /"keep"\s*:\s*/, label: /"label"\s*:\s*"/ };
+const VALUE_START: Record<ScoredField, RegExp> = { keep: /"keep"\s*:\s*/, match: /"match"\s*:\s*/, label: /"label"\s*:\s*"/ };
 
-export type ScoredField = "keep" | "label";
+/** The answer's field a cascade scores: a yes-or-no (`keep`: a filter's; `match`: a join's pair) or a `label`. */
+export type ScoredField = "keep" | "match" | "label";
 
 /**
- * The probability the answer's tokens give its chosen `field` value: for `keep`, the chosen
+ * The probability the answer's tokens give its chosen `field` value: for `keep` (or `match`), the chosen
  * boolean's against the other's (from the alternatives at that token; the chosen token's own
  * probability when the other is not among them); for `label`, its first token's. Null when the
  * tokens do not spell the text, or the field is not there.
@@ -61,7 +62,7 @@ export function valueProbability(text: string, tokens: TokenLogprob[], field: Sc
   const start = match.index + match[0].length;
   let offset = 0;
   for (const t of tokens) {
-    if (offset + t.token.length > start) return field === "keep" ? booleanProbability(t) : Math.exp(t.logprob);
+    if (offset + t.token.length > start) return field === "label" ? Math.exp(t.logprob) : booleanProbability(t);
     offset += t.token.length;
   }
   return null;

@@ -16,6 +16,7 @@ import { rankModule } from "./rank/module";
 import { resolveModule } from "./resolve/module";
 import { evaluationModule } from "./evaluation/module";
 import { embedModule } from "./embed/module";
+import { joinModule } from "./join/module";
 
 export const OPERATOR_MODULES = [
   mapModule,
@@ -29,6 +30,7 @@ export const OPERATOR_MODULES = [
   resolveModule,
   evaluationModule,
   embedModule,
+  joinModule,
 ] as const;
 
 type Module = (typeof OPERATOR_MODULES)[number];

@@ -1,5 +1,5 @@
 /**
-^ * The guide's examples (docs/operators.md: reduce, embed, map-reduce, pipelines in JSON and XML, a filter's cascade (fixed and with a target), resolve, recover, resume, dry run, cache), extracted and sent as written to
+^ * The guide's examples (docs/operators.md: reduce, embed, join, map-reduce, pipelines in JSON and XML, a filter's cascade (fixed and with a target), resolve, recover, resume, dry run, cache), extracted and sent as written to
  * the test server (whose `openai/…` models are the fake model server).
  */
 import { describe, expect, it } from "vitest";
@@ -23,6 +23,14 @@ describe("the guide's examples (docs/operators.md)", () => {
     expect(res.body).toMatchObject({ type: "embed", status: "completed", succeeded: 2 });
     const results = await call(base(), "GET", `/v1/jobs/${res.body.id}/results`, { token: key });
     expect(results.body.results.map((r: { dimensions: number }) => r.dimensions)).toEqual([256, 256]);
+  });
+
+  it("join: the example runs offline and answers its pairs", async () => {
+    const { key } = await newTenant(base());
+    const res = await call(base(), "POST", "/v1/join?wait=true", { token: key, body: example("POST /v1/join") });
+    expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+    expect(res.body).toMatchObject({ type: "join", status: "completed", output: { failed: 0, comparisons: 6 } });
+    expect(Array.isArray(res.body.output.pairs)).toBe(true);
   });
 
   it("map-reduce: runs the offline example to its synthesis, with an audit", async () => {

@@ -294,6 +294,7 @@ describe("the client's methods come from the server's operators", () => {
       "resolve",
       "evaluation",
       "embed",
+      "join",
     ]);
     for (const method of Object.keys(OPERATORS)) expect(typeof client[method], method).toBe("function");
     // A method made from the list (no line of its own in the client): its fields spelled, its idempotency key a header.

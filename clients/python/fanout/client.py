@@ -127,6 +127,11 @@ class Fanout:
         """An embedding per item: each result carries `embedding` (its numbers) and `dimensions`."""
         return self._create("/v1/embed", {"inputs": inputs, "model": model, "template": template, "dimensions": dimensions, **options}, idempotency_key)
 
+    def join(self, left: List[Any], right: List[Any], predicate_template: str, model: str, blocking: Optional[Dict[str, Any]] = None, strategy: Optional[str] = None, idempotency_key: Optional[str] = None, **options: Any) -> "Job":
+        """The (left, right) pairs that meet a condition: output() is {pairs: [[left, right], ...], failed, strategy, comparisons}."""
+        body = {"left": left, "right": right, "predicate_template": predicate_template, "model": model, "blocking": blocking, "strategy": strategy, **options}
+        return self._create("/v1/join", body, idempotency_key)
+
     def evaluate(self, job_id: str, judge: Optional[Dict[str, Any]] = None, gold: Optional[List[Dict[str, Any]]] = None, compare_with: Optional[str] = None, sample: Optional[Dict[str, Any]] = None, idempotency_key: Optional[str] = None, **options: Any) -> "Job":
         """An evaluation of an ended job: `judge` ({"model", "criteria": [{"name", "description"}]}) over a seeded `sample`,
         `gold` ([{"index", "expected"}]), or A/B against `compare_with`; output() holds the rates with their Wilson intervals."""

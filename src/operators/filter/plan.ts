@@ -27,28 +27,28 @@ export function filterOutput(done: TaskView[]): FilterOutput {
   return out;
 }
 
-/** A cheaper model's `{keep, confidence}` as the confidence that the item should be kept (null: it said none). */
-export function keepConfidence(answer: unknown | null): number | null {
-  const a = answer as { keep?: unknown; confidence?: unknown } | null;
+/** A cheaper model's `{keep, confidence}` as the confidence that the item should be kept (null: it said none); `field`: the yes-or-no's name (a join's `match`). */
+export function keepConfidence(answer: unknown | null, field = "keep"): number | null {
+  const a = answer as Record<string, unknown> | null;
   if (typeof a?.confidence !== "number") return null;
-  return a.keep === true ? a.confidence : 1 - a.confidence;
+  return a[field] === true ? a.confidence : 1 - a.confidence;
 }
 
 /** A cheaper model's answer as the item's: kept at or above the cascade's bar, dropped at or below its floor (null: never). */
-export function filterVerdict(cascade: Thresholds, answer: unknown): Verdict {
-  const keep = keepConfidence(answer);
+export function filterVerdict(cascade: Thresholds, answer: unknown, field = "keep"): Verdict {
+  const keep = keepConfidence(answer, field);
   if (keep === null) return null;
   const a = answer as { reason?: unknown };
   const reason = typeof a.reason === "string" ? { reason: a.reason } : {};
-  if (cascade.acceptAbove !== null && keep >= cascade.acceptAbove) return { output: { keep: true, ...reason, confidence: keep } };
-  if (cascade.rejectBelow !== null && keep <= cascade.rejectBelow) return { output: { keep: false, ...reason, confidence: 1 - keep } };
+  if (cascade.acceptAbove !== null && keep >= cascade.acceptAbove) return { output: { [field]: true, ...reason, confidence: keep } };
+  if (cascade.rejectBelow !== null && keep <= cascade.rejectBelow) return { output: { [field]: false, ...reason, confidence: 1 - keep } };
   return null;
 }
 
 export const filterOperator = judgeOperator<FilterJobSpec>({
   type: "filter",
-  decide: filterVerdict,
-  score: keepConfidence,
+  decide: (cascade, answer) => filterVerdict(cascade, answer),
+  score: (answer) => keepConfidence(answer),
   point: (cheap, oracle) => ({ kind: "binary", score: keepConfidence(cheap), oracleKeep: (oracle as { keep?: unknown } | null)?.keep === true }),
   output: (_spec, done) => ({ ...filterOutput(done) }),
 });

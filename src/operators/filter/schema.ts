@@ -28,14 +28,18 @@ export const FilterRequestSchema = z
 export type FilterRequest = z.infer<typeof FilterRequestSchema>;
 
 /** What the model is asked for, and what each result's `output` is (a cascade's answer must say its `confidence`). */
-export function keepSchema(withConfidence: boolean): Record<string, unknown> {
+export function keepSchema(
+  withConfidence: boolean,
+  field = "keep",
+  described = "true when the item meets the condition, false when it does not",
+): Record<string, unknown> {
   const properties: Record<string, unknown> = {
-    keep: { type: "boolean", description: "true when the item meets the condition, false when it does not" },
+    [field]: { type: "boolean", description: described },
     reason: { type: "string", description: "One short sentence: why" },
   };
   // Allowed in every answer, asked for (required) in a cascade's.
   properties.confidence = { type: "number", minimum: 0, maximum: 1, description: "How sure the answer is, from 0 to 1" };
-  return { type: "object", properties, required: withConfidence ? ["keep", "confidence"] : ["keep"], additionalProperties: false };
+  return { type: "object", properties, required: withConfidence ? [field, "confidence"] : [field], additionalProperties: false };
 }
 
 /** Said to the model before the job's own system prompt, if any. */

@@ -49,7 +49,7 @@ export function blockingKey(item: unknown, keys: string[]): string | null {
 }
 
 /** A key's trigrams, each as one number (three UTF-16 code units: 48 bits), not as strings. */
-function trigrams(key: string): Set<number> {
+export function trigrams(key: string): Set<number> {
   const padded = `  ${key} `;
   const out = new Set<number>();
   for (let i = 0; i + 3 <= padded.length; i++) out.add(padded.charCodeAt(i) * 2 ** 32 + padded.charCodeAt(i + 1) * 2 ** 16 + padded.charCodeAt(i + 2));
@@ -57,7 +57,7 @@ function trigrams(key: string): Set<number> {
 }
 
 /** How many trigrams a key of `length` characters has at most (its padded length less two). */
-const trigramCount = (length: number): number => length + 1;
+export const trigramCount = (length: number): number => length + 1;
 
 function push<K>(map: Map<K, number[]>, key: K, value: number): void {
   const list = map.get(key);

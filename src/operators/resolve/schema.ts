@@ -6,7 +6,7 @@ import { executionField } from "../execution-field";
 export const DEFAULT_MAX_COMPARISONS = 10_000;
 export const MAX_COMPARISONS_CAP = 100_000;
 
-const BlockingSchema = z
+export const BlockingSchema = z
   .strictObject({
     keys: z
       .array(z.string().min(1).max(200))
