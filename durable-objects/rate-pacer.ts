@@ -10,9 +10,12 @@
  *
  * It also holds the circuit of its (credential, model) (contract v4, "Providers as they fail"):
  * a job whose own circuit opens on outage answers says so with its next ask (until when), one whose
- * call was answered again says it closed; every ask's answer carries until when the circuit is
- * open, so the other jobs on the credential and model skip it too, and a job that restarts
- * learns of it at its first ask.
+ * call was answered again says it closed (for every tenant: the model answers); every ask's answer
+ * carries until when the circuit is open, so the other jobs on the credential and model skip it
+ * too, and a job that restarts learns of it at its first ask. Per tenant: a tenant's jobs hear of
+ * their own tenant's opening; another tenant's (the deployment's shared key) only once
+ * QUORUM tenants found it down — one tenant's inputs (a prompt the provider fails on) never hold
+ * the others back. At most MAX_TENANTS_KEPT openings are kept (the latest ends).
  */
 import { DurableObject } from "cloudflare:workers";
 import {
@@ -61,10 +64,12 @@ export interface PacerAnswer {
 }
 
 const MAX_OPEN_MS = 10 * 60_000; // a circuit a job says is open stays so at most this long from when it says it
+const QUORUM = 2; // tenants that must have found it down before another tenant's jobs hear of it
+const MAX_TENANTS_KEPT = 64;
 
 export class RatePacer extends DurableObject<Env> {
   #state: PacerState | null = null;
-  #openUntil: number | null = null; // the shared circuit (storage "circuit_open_until")
+  #openings: Record<string, number> | null = null; // the shared circuit: until when each tenant found it open (storage "circuit_openings")
 
   async #load(): Promise<PacerState> {
     // A state stored before the shared block was bounded may say days: bounded once, as it loads.
@@ -84,19 +89,28 @@ export class RatePacer extends DurableObject<Env> {
     this.#state = answer.state;
     void this.ctx.storage.put("pacer", this.#state);
     const fresh = !paces(this.#state) && !this.#state.heard;
-    const circuitOpenUntil = await this.#circuit(news.circuit, now);
+    const circuitOpenUntil = await this.#circuit(ask.tenant, news.circuit, now);
     return { lease: answer.lease, paces: paces(this.#state), limits: limitsOf(this.#state), source: this.#state.source, fresh, circuitOpenUntil };
   }
 
-  /** The shared circuit after a job's news of its own: opened (the later of the two ends, bounded), or closed by an answer. */
-  async #circuit(news: PacerNews["circuit"], now: number): Promise<number> {
-    this.#openUntil ??= (await this.ctx.storage.get<number>("circuit_open_until")) ?? 0;
+  /** The shared circuit after a job's news of its own (opened: until then, bounded; closed: for all), as `tenant` sees it. */
+  async #circuit(tenant: string, news: PacerNews["circuit"], now: number): Promise<number> {
+    let openings = (this.#openings ??= (await this.ctx.storage.get<Record<string, number>>("circuit_openings")) ?? {});
     if (news) {
       const told = Math.min(Math.max(0, news.openUntil), now + MAX_OPEN_MS);
-      this.#openUntil = told === 0 ? 0 : Math.max(this.#openUntil, told);
-      void this.ctx.storage.put("circuit_open_until", this.#openUntil);
+      openings = told === 0 ? {} : { ...openings, [tenant]: Math.max(openings[tenant] ?? 0, told) };
+      // The open ones, the latest ending first, at most MAX_TENANTS_KEPT.
+      const kept = Object.entries(openings)
+        .filter(([, until]) => until > now)
+        .sort((x, y) => y[1] - x[1])
+        .slice(0, MAX_TENANTS_KEPT);
+      this.#openings = openings = Object.fromEntries(kept);
+      void this.ctx.storage.put("circuit_openings", openings);
     }
-    return this.#openUntil > now ? this.#openUntil : 0;
+    const own = openings[tenant] ?? 0;
+    if (own > now) return own;
+    const others = Object.values(openings).filter((until) => until > now);
+    return others.length >= QUORUM ? Math.max(...others) : 0;
   }
 
   async leave(jobId: string): Promise<void> {

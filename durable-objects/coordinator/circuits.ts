@@ -1,6 +1,6 @@
 /**
- * A job's circuits, one per model its calls go to (../../src/engine/fallbacks.ts):
- * OUTAGES_TO_OPEN outage answers in a row open a model's circuit for COOL_DOWN_MS, in which the
+ * A job's circuits, one per model its calls go to (../../src/engine/fallbacks.ts): outage answers
+ * in a row to OUTAGES_TO_OPEN different items open a model's circuit for COOL_DOWN_MS, in which the
  * items that have a model after it in their chain go straight there (no call spent on a model that
  * is down) and an item with none waits, as on a 429 (back-pressure), failing `unavailable` once the
  * model has been down longer than `max_wait_secs` (./starved.ts); after the cool-down one call
@@ -27,7 +27,8 @@ export const COOL_DOWN_MS = CIRCUIT_COOL_DOWN_MS;
 export type CircuitState = "closed" | "open" | "half_open";
 
 interface Circuit {
-  outages: number; // outage answers in a row
+  /** The tasks whose outage answers came in a row (at most OUTAGES_TO_OPEN kept): one item's answers count once. */
+  outages: Set<string>;
   openUntil: number; // 0: never opened (or closed since)
   downSince: number; // when it opened first since it was last closed (0: closed)
   probing: boolean; // the half-open circuit's one call is under way
@@ -41,22 +42,26 @@ export class Circuits {
     private readonly shared: (model: string) => number = () => 0,
   ) {}
 
-  /** A call on `model` was answered (or failed): the model's circuit learns whether it is up. */
-  observe(model: string, outcome: AttemptOutcome, now: number): void {
+  /**
+   * A call of task `task` on `model` was answered (or failed): the model's circuit learns whether it
+   * is up. Outages of OUTAGES_TO_OPEN different tasks in a row open it — one item whose prompt the
+   * provider fails on again and again (a poison input) never does: it meets its own max_retries.
+   */
+  observe(model: string, outcome: AttemptOutcome, now: number, task: string): void {
     const circuit = this.#of(model);
     const probed = circuit.probing;
     circuit.probing = false;
     const outage = (outcome.kind === "transient" || outcome.kind === "permanent") && outcome.unavailable === "outage";
     if (!outage) {
       const wasOpen = circuit.openUntil !== 0;
-      circuit.outages = 0;
+      circuit.outages.clear();
       circuit.openUntil = 0;
       circuit.downSince = 0;
       if (wasOpen) this.onChange(model, "closed", now);
       return;
     }
-    circuit.outages++;
-    if (circuit.outages < OUTAGES_TO_OPEN) return;
+    if (circuit.outages.size < OUTAGES_TO_OPEN) circuit.outages.add(task);
+    if (circuit.outages.size < OUTAGES_TO_OPEN && !probed) return;
     const opens = circuit.openUntil === 0 || probed; // opened now, or again after its probe met the outage
     circuit.openUntil = now + COOL_DOWN_MS;
     if (circuit.downSince === 0) circuit.downSince = now;
@@ -109,7 +114,7 @@ export class Circuits {
 
   #of(model: string): Circuit {
     let circuit = this.#circuits.get(model);
-    if (!circuit) this.#circuits.set(model, (circuit = { outages: 0, openUntil: 0, downSince: 0, probing: false }));
+    if (!circuit) this.#circuits.set(model, (circuit = { outages: new Set(), openUntil: 0, downSince: 0, probing: false }));
     return circuit;
   }
 }

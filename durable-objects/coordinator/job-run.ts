@@ -158,7 +158,7 @@ export class JobRun {
     const usage = this.tasks.spend(task, outcome, "realtime");
     const base = this.tasks.modelOf(task);
     const model = deploymentKey(base, outcome.deployment); // a pool's deployment is paced and circuited as a model of its own
-    this.circuits.observe(model, outcome, Date.now()); // shared through its pacer even where this job has no other model to go to
+    this.circuits.observe(model, outcome, Date.now(), `${task.stage}:${task.idx}`); // shared through its pacer even where this job has no other model to go to
     const pacer = this.pacing.of(model);
     pacer.observe(spec, outcome);
     // Adaptive concurrency is the rule only where no rate limit is known (contract v3): a throttle of a

@@ -81,6 +81,18 @@ describe("fallback chains", () => {
     ]);
   });
 
+  it("one item the provider keeps failing (a poison input) never opens the circuit: the job's other items go on calling the model", async () => {
+    const tenant = await ownKeyTenant();
+    const tag = uniqueTag("fb-poison");
+    const body = mapJob(tag, (i) => (i === 0 ? "500" : "ok"), 6, { fallbacks: undefined, concurrency: 1, max_retries: 3 });
+    const created = await call(base(), "POST", "/v1/map", { token: tenant.key, body });
+    const done = await waitForJob(base(), tenant.key, created.body.job_id);
+    expect(done).toMatchObject({ status: "completed", succeeded: 5, failed: 1 });
+    const results = (await allResults(base(), tenant.key, created.body.job_id)).sort((a, b) => a.index - b.index);
+    expect(results[0]).toMatchObject({ success: false, error_kind: "llm_error", attempts: 4 });
+    expect(results.slice(1).every((r) => r.attempts === 1)).toBe(true);
+  });
+
   it("a circuit is shared by the jobs on its credential and model: a job started after another's outages opened it sends its items straight to the fallback", async () => {
     const tenant = await ownKeyTenant();
     const outage = await fetch(`${fakeUrl()}/_fake/outage`, { method: "POST", body: JSON.stringify({ key: tenant.providerKeys.openai, ms: 600_000 }) });
@@ -177,7 +189,8 @@ describe("fallback chains", () => {
     const outage = await fetch(`${fakeUrl()}/_fake/outage`, { method: "POST", body: JSON.stringify({ key: tenant.providerKeys.openai, ms: 600_000 }) });
     expect(outage.status).toBe(204);
     const tag = uniqueTag("fb-wait");
-    // One at a time, retries to spare: item 0 meets the outage three times (the circuit opens), then nobody calls the model.
+    // One slot, retries to spare: items 0–2 meet the outage in turn (a waiting retry holds no slot; three items: the circuit
+    // opens), then nobody calls the model.
     const body = mapJob(tag, () => "ok", 5, { fallbacks: undefined, concurrency: 1, max_retries: 10, max_wait_secs: 2 });
     const created = await call(base(), "POST", "/v1/map", { token: tenant.key, body });
     const done = await waitForJob(base(), tenant.key, created.body.job_id);

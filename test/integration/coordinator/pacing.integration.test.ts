@@ -19,6 +19,22 @@ const COST = { tokens: 100, input: 100, output: 0 };
 const ask = (jobId: string, calls: number) => ({ jobId, tenant: "ten_a", calls, cost: COST });
 
 describe("the rate pacer of a credential and model", () => {
+  it("holds the circuit of its credential and model: a tenant's jobs hear of their own tenant's opening, another tenant's once two tenants found it down; an answer closes it for all", async () => {
+    const pacer = ratePacer(env, "cred_circuit", "gpt-x") as DurableObjectStub<RatePacer>;
+    const as = (tenant: string, circuit?: { openUntil: number }) =>
+      pacer.ask({ jobId: `job_${tenant}`, tenant, calls: 0, cost: COST }, circuit ? { circuit } : {}).then((a) => a.circuitOpenUntil);
+    const until = Date.now() + 30_000;
+    expect(await as("ten_a", { openUntil: until })).toBe(until);
+    expect(await as("ten_a")).toBe(until); // its own tenant's next job
+    expect(await as("ten_b")).toBe(0); // one tenant's outages (its own inputs, perhaps) hold no other tenant back
+    expect(await as("ten_c", { openUntil: until + 1_000 })).toBe(until + 1_000);
+    expect(await as("ten_b")).toBe(until + 1_000); // two tenants found it down: it is down for everyone
+    expect(await as("ten_a", { openUntil: Date.now() + 3_600_000 })).toBeLessThanOrEqual(Date.now() + 10 * 60_000); // bounded
+    expect(await as("ten_c", { openUntil: 0 })).toBe(0); // an answer: the model is up
+    expect(await as("ten_a")).toBe(0);
+    expect(await as("ten_b")).toBe(0);
+  });
+
   it("paces nothing until it knows a limit, then leases what fits and keeps its limits in storage", async () => {
     const pacer = ratePacer(env, "cred_store", "gpt-x") as DurableObjectStub<RatePacer>;
     expect(await pacer.ask(ask("job_a", 40), {})).toMatchObject({ paces: false, lease: { granted: 40 }, source: null });

@@ -145,25 +145,32 @@ function transientOf(): AttemptOutcome {
 describe("a job's circuits", () => {
   const outage: AttemptOutcome = { kind: "transient", error: "500", retryAfterMs: null, usage: { input_tokens: 0, output_tokens: 0 }, unavailable: "outage" };
 
-  it("open after OUTAGES_TO_OPEN outages in a row, for COOL_DOWN_MS; then one probe: an answer closes it, an outage opens it again", () => {
+  it("open after outages in a row to OUTAGES_TO_OPEN different items, for COOL_DOWN_MS; then one probe: an answer closes it, an outage opens it again", () => {
     const circuits = new Circuits();
-    for (let i = 1; i < OUTAGES_TO_OPEN; i++) circuits.observe("m", outage, 0);
+    for (let i = 1; i < OUTAGES_TO_OPEN; i++) circuits.observe("m", outage, 0, `items:${i}`);
     expect(circuits.state("m", 0)).toBe("closed");
-    circuits.observe("m", throttle(1_000), 0); // a rate limit says the model is up: the run of outages ends
-    for (let i = 1; i < OUTAGES_TO_OPEN; i++) circuits.observe("m", outage, 0);
+    circuits.observe("m", throttle(1_000), 0, "items:9"); // a rate limit says the model is up: the run of outages ends
+    for (let i = 1; i < OUTAGES_TO_OPEN; i++) circuits.observe("m", outage, 0, `items:${i}`);
     expect(circuits.state("m", 0)).toBe("closed");
-    circuits.observe("m", outage, 100);
+    circuits.observe("m", outage, 100, "items:0");
     expect(circuits.state("m", 100)).toBe("open");
     expect(circuits.admit("m", 100 + COOL_DOWN_MS - 1)).toBe(false);
     expect(circuits.state("other", 100)).toBe("closed"); // per model
     expect(circuits.admit("m", 100 + COOL_DOWN_MS)).toBe(true); // the probe
     expect(circuits.state("m", 100 + COOL_DOWN_MS)).toBe("half_open");
     expect(circuits.admit("m", 100 + COOL_DOWN_MS)).toBe(false); // one probe at a time
-    circuits.observe("m", outage, 40_000);
+    circuits.observe("m", outage, 40_000, "items:5");
     expect(circuits.state("m", 40_000)).toBe("open");
     expect(circuits.admit("m", 40_000 + COOL_DOWN_MS)).toBe(true);
-    circuits.observe("m", ok(), 80_000);
-    expect(circuits.state("m", 80_000)).toBe("closed");
+    circuits.observe("m", ok(), 80_000, "items:5");
     expect(circuits.admit("m", 80_000)).toBe(true);
+  });
+
+  it("never opens on one item's outages, however many: a poison input meets its own max_retries", () => {
+    const circuits = new Circuits();
+    for (let i = 0; i < 10; i++) circuits.observe("m", outage, i, "items:7");
+    expect(circuits.state("m", 10)).toBe("closed");
+    circuits.observe("m", outage, 11, "items:8");
+    expect(circuits.state("m", 11)).toBe(OUTAGES_TO_OPEN > 2 ? "closed" : "open");
   });
 });
