@@ -794,6 +794,8 @@ export interface components {
             accept_above?: number;
             /** @description With `target` (default 0.95): the probability the guarantee holds */
             confidence?: number;
+            /** @description The cheaper model's own fallback chain (at most 3), as the job's `fallbacks` are for the job's model */
+            fallbacks?: string[];
             /**
              * @description The cheaper model that answers every item first, with a confidence
              * @example openai/gpt-6-luna
@@ -868,6 +870,8 @@ export interface components {
                 accept_above?: number;
                 /** @description With `target` (default 0.95): the probability the guarantee holds */
                 confidence?: number;
+                /** @description The cheaper model's own fallback chain (at most 3), as the job's `fallbacks` are for the job's model */
+                fallbacks?: string[];
                 /**
                  * @description The cheaper model that answers every item first, with a confidence
                  * @example openai/gpt-6-luna
@@ -1001,6 +1005,8 @@ export interface components {
                 accept_above?: number;
                 /** @description With `target` (default 0.95): the probability the guarantee holds */
                 confidence?: number;
+                /** @description The cheaper model's own fallback chain (at most 3), as the job's `fallbacks` are for the job's model */
+                fallbacks?: string[];
                 /**
                  * @description The cheaper model that answers every item first, with a confidence
                  * @example openai/gpt-6-luna
@@ -1832,6 +1838,8 @@ export interface components {
                 accept_above?: number;
                 /** @description With `target` (default 0.95): the probability the guarantee holds */
                 confidence?: number;
+                /** @description The cheaper model's own fallback chain (at most 3), as the job's `fallbacks` are for the job's model */
+                fallbacks?: string[];
                 /**
                  * @description The cheaper model that answers every item first, with a confidence
                  * @example openai/gpt-6-luna

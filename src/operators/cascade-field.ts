@@ -1,5 +1,6 @@
 /** The `cascade` field of filter and classify (./judge.ts runs it). */
 import { z } from "@hono/zod-openapi";
+import { MAX_FALLBACKS } from "../engine/fallbacks";
 import { ModelSchema, SeedSchema } from "../schemas/common";
 import { invalidRequest } from "../lib/errors";
 import type { CascadeTarget } from "../engine/cascade-target";
@@ -37,6 +38,11 @@ const SampleSchema = z
 export const CascadeSchema = z
   .strictObject({
     model: ModelSchema.openapi({ description: "The cheaper model that answers every item first, with a confidence" }),
+    fallbacks: z
+      .array(ModelSchema)
+      .max(MAX_FALLBACKS)
+      .optional()
+      .openapi({ description: `The cheaper model's own fallback chain (at most ${MAX_FALLBACKS}), as the job's \`fallbacks\` are for the job's model` }),
     accept_above: z
       .number()
       .min(0)
@@ -135,3 +141,7 @@ export function cascadeTarget(cascade: CascadeRequest, metrics: readonly Cascade
 export function sampleSizeOf(sample: CascadeTarget["sample"], total: number): number {
   return Math.min(total, "size" in sample ? sample.size : Math.ceil(sample.fraction * total));
 }
+
+/** The cheaper call's own fallbacks, as a call spec's field (none: none). */
+export const cascadeFallbacks = (cascade: { fallbacks?: string[] }): { fallbacks?: string[] } =>
+  cascade.fallbacks?.length ? { fallbacks: cascade.fallbacks } : {};

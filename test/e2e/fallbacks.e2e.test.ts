@@ -150,6 +150,24 @@ describe("fallback chains", () => {
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toHaveLength(1);
   });
 
+  it("a cascade's cheaper model takes fallbacks of its own: down, its items' cheaper answers come from its fallback", async () => {
+    const { key } = await ownKeyTenant();
+    const tag = uniqueTag("fb-cascade");
+    const sure = encodeURIComponent(JSON.stringify({ keep: true, reason: "r", confidence: 0.99 }));
+    const body = {
+      inputs: [0, 1].map((i) => `item ${i} <<fake tag=${tag} id=${i} steps=${THIRD}~500,claude-haiku-4-5~json:${sure}>>`),
+      predicate_template: "Keep? {{ item }}",
+      model: `openai/${PRIMARY}`,
+      cascade: { model: `openai/${THIRD}`, fallbacks: ["anthropic/claude-haiku-4-5"], score: "self_reported" },
+    };
+    const created = await call(base(), "POST", "/v1/filter", { token: key, body });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const done = await waitForJob(base(), key, created.body.job_id);
+    expect(done.output).toMatchObject({ kept: [0, 1], decided_by: { cascade: 2, model: 0 } });
+    const cheaper = await allResults(base(), key, created.body.job_id, "&stage=cascade");
+    for (const r of cheaper) expect(r).toMatchObject({ success: true, model: "anthropic/claude-haiku-4-5", attempts: 2 });
+  });
+
   it("invalid output never falls back: it retries on its own model and fails validation there", async () => {
     const tag = uniqueTag("fb-invalid");
     const { results } = await run(mapJob(tag, () => `${PRIMARY}~bad,${SECOND}~ok`, 2));

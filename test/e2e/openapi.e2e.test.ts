@@ -114,6 +114,8 @@ describe("the OpenAPI document", () => {
       ["/v1/filter", { inputs: ["a tide pool", "a desert"], predicate_template: "Is {{ item }} wet?", model: "openai/gpt-6-luna" }],
       ["/v1/classify", { inputs: ["rain"], categories: [{ name: "wet" }, { name: "dry" }], model: "openai/gpt-6-luna" }],
       ["/v1/rank", { inputs: ["a", "b", "c"], criteria: "wetness", k: 2, model: "openai/gpt-6-luna" }],
+      ["/v1/embed", { inputs: ["rain", "snow"], model: "openai/text-embedding-3-small", dimensions: 8 }],
+      ["/v1/join", { left: ["rain"], right: ["wet", "dry"], predicate_template: "{{ left }} is {{ right }}?", model: "openai/gpt-6-luna", strategy: "auto" }],
       [
         "/v1/resolve",
         {

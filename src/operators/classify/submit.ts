@@ -4,7 +4,7 @@ import { checkFieldCaps } from "../../jobs/field-caps";
 import { newId } from "../../lib/ids";
 import { invalidRequest } from "../../lib/errors";
 import { itemCall } from "../task-call";
-import { cascadeTarget, DEFAULT_ACCEPT_ABOVE, scoresByLogprobs } from "../cascade-field";
+import { cascadeTarget, DEFAULT_ACCEPT_ABOVE, scoresByLogprobs, cascadeFallbacks } from "../cascade-field";
 import { classifyOperator, type ClassifyJobSpec } from "./plan";
 import { classifyInstruction, DEFAULT_CLASSIFY_TEMPLATE, labelSchema, type ClassifyRequest } from "./schema";
 
@@ -35,7 +35,7 @@ export function classifySpec(env: Env, body: ClassifyRequest, base: JobBase): Cl
   const scored = body.cascade && !body.multi_label && scoresByLogprobs(body.cascade) ? { logprobScore: "label" as const } : {};
   const cascade = body.cascade
     ? {
-        call: { ...call(body.cascade.model), ...scored },
+        call: { ...call(body.cascade.model), ...scored, ...cascadeFallbacks(body.cascade) },
         acceptAbove: target ? null : (body.cascade.accept_above ?? DEFAULT_ACCEPT_ABOVE),
         rejectBelow: null,
         target,

@@ -2,7 +2,7 @@
 import { baseSpec, submitJob, type JobBase, type SubmitAnswer } from "../../jobs/submit";
 import { checkFieldCaps } from "../../jobs/field-caps";
 import { newId } from "../../lib/ids";
-import { cascadeTarget, checkThresholds, DEFAULT_ACCEPT_ABOVE, scoresByLogprobs } from "../cascade-field";
+import { cascadeTarget, checkThresholds, DEFAULT_ACCEPT_ABOVE, scoresByLogprobs, cascadeFallbacks } from "../cascade-field";
 import type { CallSpec } from "../../engine/types";
 import { itemCall } from "../task-call";
 import { filterOperator, type FilterJobSpec } from "./plan";
@@ -27,7 +27,11 @@ export function filterSpec(env: Env, body: FilterRequest, base: JobBase): Filter
     const acceptAbove = body.cascade.accept_above ?? DEFAULT_ACCEPT_ABOVE;
     const rejectBelow = body.cascade.reject_below ?? DEFAULT_REJECT_BELOW;
     if (!target) checkThresholds(acceptAbove, rejectBelow);
-    const cheaper: CallSpec = { ...call(true, body.cascade.model), ...(scoresByLogprobs(body.cascade) ? { logprobScore: "keep" as const } : {}) };
+    const cheaper: CallSpec = {
+      ...call(true, body.cascade.model),
+      ...(scoresByLogprobs(body.cascade) ? { logprobScore: "keep" as const } : {}),
+      ...cascadeFallbacks(body.cascade),
+    };
     cascade = target ? { call: cheaper, acceptAbove: null, rejectBelow: null, target } : { call: cheaper, acceptAbove, rejectBelow };
   }
   return { ...base, type: "filter", call: call(false), cascade };

@@ -8,7 +8,7 @@ import { checkFieldCaps } from "../../jobs/field-caps";
 import { ApiError, invalidRequest } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { PROTOTYPE_NAMES } from "../../lib/records";
-import { cascadeTarget, checkThresholds, DEFAULT_ACCEPT_ABOVE, scoresByLogprobs } from "../cascade-field";
+import { cascadeTarget, checkThresholds, DEFAULT_ACCEPT_ABOVE, scoresByLogprobs, cascadeFallbacks } from "../cascade-field";
 import { keepSchema } from "../filter/schema";
 import { itemCall } from "../task-call";
 import type { Blocking } from "../resolve/blocking";
@@ -105,7 +105,11 @@ export async function submitJoinJob(env: Env, tenantId: string, body: JoinReques
     const acceptAbove = body.cascade.accept_above ?? DEFAULT_ACCEPT_ABOVE;
     const rejectBelow = body.cascade.reject_below ?? DEFAULT_REJECT_BELOW;
     if (!target) checkThresholds(acceptAbove, rejectBelow);
-    const cheaper = { ...pairCall(true, body.cascade.model), ...(scoresByLogprobs(body.cascade) ? { logprobScore: "match" as const } : {}) };
+    const cheaper = {
+      ...pairCall(true, body.cascade.model),
+      ...(scoresByLogprobs(body.cascade) ? { logprobScore: "match" as const } : {}),
+      ...cascadeFallbacks(body.cascade),
+    };
     cascade = target ? { call: cheaper, acceptAbove: null, rejectBelow: null, target } : { call: cheaper, acceptAbove, rejectBelow };
   }
   const spec: JoinJobSpec = {
