@@ -2,7 +2,7 @@
  * The plan of v1 operators: one stage, `items`, one independent task per input; a failed item
  * does not stop the others, and the job completes once every item has a result.
  */
-import type { Advance, Plan, PlanReader, TaskFinish, TaskResult } from "../engine/types";
+import type { Advance, CallSpec, JobSpecBase, Plan, PlanReader, StageWork, TaskFinish, TaskResult } from "../engine/types";
 
 export const ITEMS_STAGE = "items";
 
@@ -29,3 +29,15 @@ export const itemResult = (task: { index: number; input: unknown }, finish: Task
   usage: finish.usage,
   cost_usd: finish.costUsd,
 });
+
+/** The parts of an operator of one call per input in the stage `items` (map, embed): its plan, its end, its calls, its variable `item`. */
+export function oneCallPerItem<S extends JobSpecBase & { call: CallSpec }>() {
+  return {
+    mainStage: () => ITEMS_STAGE,
+    plan: (_spec: S, inputs: unknown[]) => itemsPlan(inputs),
+    advance: (_spec: S, reader: PlanReader) => completeWhenAllDone(reader),
+    work: (spec: S): StageWork => ({ kind: "call", tenantId: spec.tenantId, call: spec.call }),
+    batchable: () => true,
+    vars: (_spec: S, task: { input: unknown }) => ({ item: task.input }),
+  };
+}

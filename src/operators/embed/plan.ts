@@ -3,7 +3,7 @@
  * (../../llm/embeddings.ts); each result carries its `embedding`, the job has no output of its own.
  */
 import type { CallSpec, JobSpecBase, Operator } from "../../engine/types";
-import { completeWhenAllDone, ITEMS_STAGE, itemResult, itemsPlan } from "../single-stage";
+import { itemResult, oneCallPerItem } from "../single-stage";
 
 export interface EmbedJobSpec extends JobSpecBase {
   type: "embed";
@@ -13,12 +13,7 @@ export interface EmbedJobSpec extends JobSpecBase {
 export const embedOperator: Operator<EmbedJobSpec> = {
   v1: false,
   startedFields: { type: "embed" },
-  mainStage: () => ITEMS_STAGE,
-  plan: (_spec, inputs) => itemsPlan(inputs),
-  advance: (_spec, reader) => completeWhenAllDone(reader),
-  work: (spec) => ({ kind: "call", tenantId: spec.tenantId, call: spec.call }),
-  batchable: () => true,
-  vars: (_spec, task) => ({ item: task.input }),
+  ...oneCallPerItem<EmbedJobSpec>(),
   result: (_spec, task, finish) => {
     const { output, ...rest } = itemResult(task, finish);
     const vector = Array.isArray(output) ? (output as number[]) : null;

@@ -6,6 +6,7 @@ import { cascadeTarget, checkThresholds, DEFAULT_ACCEPT_ABOVE, scoresByLogprobs,
 import type { CallSpec } from "../../engine/types";
 import { itemCall } from "../task-call";
 import { filterOperator, type FilterJobSpec } from "./plan";
+import type { CascadeSpec } from "../judge";
 import { filterInstruction, keepSchema, type FilterRequest } from "./schema";
 
 const DEFAULT_REJECT_BELOW = 0.1;
@@ -21,20 +22,21 @@ export function filterSpec(env: Env, body: FilterRequest, base: JobBase): Filter
       model,
     });
   };
-  let cascade: FilterJobSpec["cascade"] = null;
-  if (body.cascade) {
-    const target = cascadeTarget(body.cascade, ["accuracy", "precision", "recall"]);
-    const acceptAbove = body.cascade.accept_above ?? DEFAULT_ACCEPT_ABOVE;
-    const rejectBelow = body.cascade.reject_below ?? DEFAULT_REJECT_BELOW;
-    if (!target) checkThresholds(acceptAbove, rejectBelow);
-    const cheaper: CallSpec = {
-      ...call(true, body.cascade.model),
-      ...(scoresByLogprobs(body.cascade) ? { logprobScore: "keep" as const } : {}),
-      ...cascadeFallbacks(body.cascade),
-    };
-    cascade = target ? { call: cheaper, acceptAbove: null, rejectBelow: null, target } : { call: cheaper, acceptAbove, rejectBelow };
-  }
+  const cascade = body.cascade ? yesNoCascade(body.cascade, call(true, body.cascade.model), "keep") : null;
   return { ...base, type: "filter", call: call(false), cascade };
+}
+
+/**
+ * A yes-or-no judgement's cascade (a filter's `keep`, a join's `match`): the cheaper call (scored by
+ * its answer's logprobs where asked, with its own fallbacks), with fixed thresholds or a target.
+ */
+export function yesNoCascade(cascade: NonNullable<FilterRequest["cascade"]>, call: CallSpec, field: "keep" | "match"): CascadeSpec {
+  const target = cascadeTarget(cascade, ["accuracy", "precision", "recall"]);
+  const acceptAbove = cascade.accept_above ?? DEFAULT_ACCEPT_ABOVE;
+  const rejectBelow = cascade.reject_below ?? DEFAULT_REJECT_BELOW;
+  if (!target) checkThresholds(acceptAbove, rejectBelow);
+  const cheaper: CallSpec = { ...call, ...(scoresByLogprobs(cascade) ? { logprobScore: field } : {}), ...cascadeFallbacks(cascade) };
+  return target ? { call: cheaper, acceptAbove: null, rejectBelow: null, target } : { call: cheaper, acceptAbove, rejectBelow };
 }
 
 export async function submitFilterJob(env: Env, tenantId: string, body: FilterRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {

@@ -11,8 +11,8 @@ import {
   DEFAULT_PREFIX,
   DEFAULT_TRIGRAM,
   MAX_TRIGRAM_KEY_CHARS,
-  MAX_TRIGRAM_WORK,
   MAX_TRIGRAMS,
+  similarTo,
   trigramCount,
   trigrams,
   type Blocking,
@@ -64,25 +64,16 @@ function trigramCross(leftFull: (string | null)[], rightFull: (string | null)[],
     }),
   );
   const pairs: [number, number][] = [];
-  let work = 0;
+  const counter = { work: 0 };
   for (let l = 0; l < leftKeys.length; l++) {
     const key = leftKeys[l];
     if (key === null || key === undefined) continue;
-    const mine = trigrams(key);
-    const shared = new Map<number, number>();
-    for (const t of mine) {
-      for (const r of index.get(t) ?? []) {
-        work++;
-        shared.set(r, (shared.get(r) ?? 0) + 1);
-      }
-      if (work > MAX_TRIGRAM_WORK) return { pairs, over: true, work };
-    }
-    for (const [r, common] of [...shared].sort((x, y) => x[0] - y[0])) {
-      const other = rightSets[r] as Set<number>;
-      if (common / (mine.size + other.size - common) < threshold) continue;
+    const similar = similarTo(trigrams(key), rightSets, index, threshold, -1, counter); // every right item
+    if (similar === null) return { pairs, over: true, work: counter.work };
+    for (const r of similar) {
       pairs.push([l, r]);
-      if (pairs.length > limit) return { pairs, over: true, work };
+      if (pairs.length > limit) return { pairs, over: true, work: counter.work };
     }
   }
-  return { pairs, over: false, work };
+  return { pairs, over: false, work: counter.work };
 }

@@ -3,7 +3,7 @@ import { z } from "@hono/zod-openapi";
 import { baseJobFields, callConcurrencyField } from "../base-fields";
 import { CascadeSchema } from "../cascade-field";
 import { executionField } from "../execution-field";
-import { BlockingSchema, DEFAULT_MAX_COMPARISONS, MAX_COMPARISONS_CAP } from "../resolve/schema";
+import { BlockingSchema, MAX_COMPARISONS_CAP, maxComparisonsField } from "../resolve/schema";
 
 /** The most right items one classify call chooses among (the semantic-join rewrite's list). */
 export const MAX_CLASSIFY_CANDIDATES = 200;
@@ -31,13 +31,9 @@ export const JoinRequestSchema = z
       .openapi({
         description: `pairs: one call per pair; classify: one call per left item choosing its matches among its candidates (at most ${MAX_CLASSIFY_CANDIDATES}: the semantic-join rewrite); auto: the cheaper of the two by the estimate`,
       }),
-    max_comparisons: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_COMPARISONS_CAP)
-      .default(DEFAULT_MAX_COMPARISONS)
-      .openapi({ description: `Pairs judged at most: more is refused (422 \`too_many_comparisons\`) before anything runs (1–${MAX_COMPARISONS_CAP})` }),
+    max_comparisons: maxComparisonsField(
+      `Pairs judged at most: more is refused (422 \`too_many_comparisons\`) before anything runs (1–${MAX_COMPARISONS_CAP})`,
+    ),
     cascade: CascadeSchema.nullish().openapi({ description: "A cheaper model first, on pairs (fixed thresholds or a target), as the filter's" }),
     ...baseJobFields,
     ...executionField,

@@ -8,15 +8,14 @@ import { checkFieldCaps } from "../../jobs/field-caps";
 import { ApiError, invalidRequest } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { PROTOTYPE_NAMES } from "../../lib/records";
-import { cascadeTarget, checkThresholds, DEFAULT_ACCEPT_ABOVE, scoresByLogprobs, cascadeFallbacks } from "../cascade-field";
 import { keepSchema } from "../filter/schema";
+import { yesNoCascade } from "../filter/submit";
 import { itemCall } from "../task-call";
 import type { Blocking } from "../resolve/blocking";
 import { crossPairs } from "./blocking";
 import { joinOperator, type ChooseTask, type JoinJobSpec, type PairTask } from "./plan";
 import { CLASSIFY_INSTRUCTION, classifyTemplate, MATCH_DESCRIBED, MATCHES_SCHEMA, MAX_CLASSIFY_CANDIDATES, pairInstruction, type JoinRequest } from "./schema";
 
-const DEFAULT_REJECT_BELOW = 0.1;
 const PAIR_OUTPUT_TOKENS = 25; // `{match, reason}`: what the estimate counts a pair's answer at
 const CHOICE_OUTPUT_TOKENS = 8; // `{matches}`, and each number chosen
 
@@ -99,19 +98,7 @@ export async function submitJoinJob(env: Env, tenantId: string, body: JoinReques
           reads: ["left", "candidates"],
         })
       : null;
-  let cascade: JoinJobSpec["cascade"] = null;
-  if (body.cascade) {
-    const target = cascadeTarget(body.cascade, ["accuracy", "precision", "recall"]);
-    const acceptAbove = body.cascade.accept_above ?? DEFAULT_ACCEPT_ABOVE;
-    const rejectBelow = body.cascade.reject_below ?? DEFAULT_REJECT_BELOW;
-    if (!target) checkThresholds(acceptAbove, rejectBelow);
-    const cheaper = {
-      ...pairCall(true, body.cascade.model),
-      ...(scoresByLogprobs(body.cascade) ? { logprobScore: "match" as const } : {}),
-      ...cascadeFallbacks(body.cascade),
-    };
-    cascade = target ? { call: cheaper, acceptAbove: null, rejectBelow: null, target } : { call: cheaper, acceptAbove, rejectBelow };
-  }
+  const cascade = body.cascade ? yesNoCascade(body.cascade, pairCall(true, body.cascade.model), "match") : null;
   const spec: JoinJobSpec = {
     ...baseSpec(newId("job"), tenantId, body),
     type: "join",

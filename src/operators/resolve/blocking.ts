@@ -100,25 +100,46 @@ function trigramPairs(fullKeys: (string | null)[], threshold: number, limit: num
   const index = new Map<number, number[]>();
   sets.forEach((set, i) => set?.forEach((t) => push(index, t, i)));
   const pairs: [number, number][] = [];
-  let work = 0;
+  const counter = { work: 0 };
   for (let a = 0; a < sets.length; a++) {
     const mine = sets[a];
     if (!mine) continue;
-    const shared = new Map<number, number>(); // later items and how many trigrams they share with a
-    for (const t of mine) {
-      for (const b of index.get(t) ?? []) {
-        if (b <= a) continue;
-        work++;
-        shared.set(b, (shared.get(b) ?? 0) + 1);
-      }
-      if (work > MAX_TRIGRAM_WORK) return { pairs, over: true, work };
-    }
-    for (const [b, common] of [...shared].sort((x, y) => x[0] - y[0])) {
-      const other = sets[b] as Set<number>;
-      if (common / (mine.size + other.size - common) < threshold) continue;
+    const similar = similarTo(mine, sets, index, threshold, a, counter); // later items only
+    if (similar === null) return { pairs, over: true, work: counter.work };
+    for (const b of similar) {
       pairs.push([a, b]);
-      if (pairs.length > limit) return { pairs, over: true, work };
+      if (pairs.length > limit) return { pairs, over: true, work: counter.work };
     }
   }
-  return { pairs, over: false, work };
+  return { pairs, over: false, work: counter.work };
+}
+
+/**
+ * The items of `sets` (found through their trigrams' `index`) past `after` whose trigrams overlap
+ * `mine` by at least `threshold` (Jaccard), by index. The candidates looked at are added to
+ * `counter.work`; null once it passes MAX_TRIGRAM_WORK.
+ */
+export function similarTo(
+  mine: Set<number>,
+  sets: (Set<number> | null)[],
+  index: Map<number, number[]>,
+  threshold: number,
+  after: number,
+  counter: { work: number },
+): number[] | null {
+  const shared = new Map<number, number>(); // candidates and how many trigrams they share with mine
+  for (const t of mine) {
+    for (const b of index.get(t) ?? []) {
+      if (b <= after) continue;
+      counter.work++;
+      shared.set(b, (shared.get(b) ?? 0) + 1);
+    }
+    if (counter.work > MAX_TRIGRAM_WORK) return null;
+  }
+  const out: number[] = [];
+  for (const [b, common] of [...shared].sort((x, y) => x[0] - y[0])) {
+    const other = sets[b] as Set<number>;
+    if (common / (mine.size + other.size - common) >= threshold) out.push(b);
+  }
+  return out;
 }

@@ -6,6 +6,10 @@ import { executionField } from "../execution-field";
 export const DEFAULT_MAX_COMPARISONS = 10_000;
 export const MAX_COMPARISONS_CAP = 100_000;
 
+/** The most pairs a job compares (resolve, join), its own description each. */
+export const maxComparisonsField = (description: string) =>
+  z.number().int().min(1).max(MAX_COMPARISONS_CAP).default(DEFAULT_MAX_COMPARISONS).openapi({ description });
+
 export const BlockingSchema = z
   .strictObject({
     keys: z
@@ -37,15 +41,9 @@ export const ResolveRequestSchema = z
       example: "Are these the same company? {{ item_a.name }} / {{ item_b.name }}",
     }),
     blocking: BlockingSchema,
-    max_comparisons: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_COMPARISONS_CAP)
-      .default(DEFAULT_MAX_COMPARISONS)
-      .openapi({
-        description: `A blocking that would compare more pairs than this is refused (422 \`too_many_comparisons\`) before anything runs (1–${MAX_COMPARISONS_CAP})`,
-      }),
+    max_comparisons: maxComparisonsField(
+      `A blocking that would compare more pairs than this is refused (422 \`too_many_comparisons\`) before anything runs (1–${MAX_COMPARISONS_CAP})`,
+    ),
     resolution_template: z.string().min(1).optional().openapi({
       description: "One call per cluster of two or more records, reading `items` (the cluster's records): its output is the cluster's record in `resolved`",
     }),
