@@ -25,6 +25,7 @@ import {
 import { isThrottle, type AttemptOutcome } from "../../src/engine/retry-policy";
 import type { JobSpecBase as JobSpec } from "../../src/engine/types";
 import { ratePacer } from "../../src/objects";
+import { splitDeploymentKey } from "../../src/llm/credential";
 import type { PacerAnswer, PacerNews } from "../rate-pacer";
 
 /** What the link needs of its job. */
@@ -289,9 +290,14 @@ export class PacingLink {
         }),
       );
     }
-    ratePacer(this.env, this.#credential, this.model)
+    ratePacer(this.env, this.#credential, this.#pacerModel())
       .leave(spec.jobId)
       .catch((err: unknown) => console.error("could not leave the rate pacer", err));
+  }
+
+  /** The model its RatePacer is named by: a pool deployment's key names its model (its credential is the deployment's own), so every job on that credential and model meets in one pacer. */
+  #pacerModel(): string {
+    return splitDeploymentKey(this.model).model;
   }
 
   /** Whether the model's calls are paced by known limits (then a throttle is the pacer's news, not adaptive concurrency's). */
@@ -320,7 +326,7 @@ export class PacingLink {
     if (this.#asks.count++ === 0) this.#asks.since = Date.now();
     let answer: PacerAnswer;
     try {
-      answer = await ratePacer(this.env, this.#credential, this.model).ask({ jobId: spec.jobId, tenant: spec.tenantId, calls, cost }, news);
+      answer = await ratePacer(this.env, this.#credential, this.#pacerModel()).ask({ jobId: spec.jobId, tenant: spec.tenantId, calls, cost }, news);
     } catch (err) {
       // Unpaced for a while (429s stay back-pressure); then the next dispatch asks the pacer again.
       console.error(`the rate pacer could not be reached; the job's calls go out unpaced for ${UNPACED_AFTER_FAILURE_MS / 1000} s`, err);
