@@ -138,6 +138,6 @@ export function readMessage(message: Message, forcedTool: boolean): Omit<ModelRe
 export async function callAnthropic(request: ModelRequest, endpoint: ProviderEndpoint): Promise<ModelResponse> {
   const { params, forcedTool } = messageParams(request);
   const { data: message, response } = await clientFor(endpoint).messages.create(params, { timeout: request.timeoutMs }).withResponse();
-  const rate = rateObservation(fromHeaders(response.headers));
+  const rate = rateObservation(fromHeaders(response.headers), "anthropic");
   return { ...readMessage(message, forcedTool), ...(rate ? { rate } : {}) };
 }

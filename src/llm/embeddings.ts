@@ -63,7 +63,7 @@ export async function embedOpenAi(request: ModelRequest, endpoint: ProviderEndpo
   } catch {
     throw new ProviderFailure("the provider's answer is not an embedding (it is not JSON)", "permanent");
   }
-  const rate = rateObservation(fromHeaders(answer.headers));
+  const rate = rateObservation(fromHeaders(answer.headers), "openai");
   return rate ? { ...readEmbedding(body), rate } : readEmbedding(body);
 }
 

@@ -106,7 +106,7 @@ async function completionOf(request: ModelRequest, endpoint: ProviderEndpoint, o
   } catch {
     throw new ProviderFailure("the provider's answer is not a chat completion (it is not JSON)", "permanent");
   }
-  const rate = rateObservation(fromHeaders(answer.headers));
+  const rate = rateObservation(fromHeaders(answer.headers), "openai");
   return rate ? { ...readCompletion(completion), rate } : readCompletion(completion);
 }
 

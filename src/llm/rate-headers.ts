@@ -20,10 +20,16 @@ function windowOf(get: HeaderReader, limit: string, remaining: string): Observed
   return w.limit === null && w.remaining === null ? undefined : w;
 }
 
-export function rateObservation(get: HeaderReader): RateObservation | undefined {
+/**
+ * `family`: the API the answer came from, when known — only its headers are read (a header lookup
+ * crosses into the runtime: eight of them were ~0.15 ms of CPU per call, BENCHMARKS.md); unknown
+ * (an error's headers), both families'.
+ */
+export function rateObservation(get: HeaderReader, family?: "openai" | "anthropic"): RateObservation | undefined {
   const seen: RateObservation = {};
-  const openai = (d: "requests" | "tokens") => windowOf(get, `x-ratelimit-limit-${d}`, `x-ratelimit-remaining-${d}`);
-  const anthropic = (d: string) => windowOf(get, `anthropic-ratelimit-${d}-limit`, `anthropic-ratelimit-${d}-remaining`);
+  const none = () => undefined;
+  const openai = family === "anthropic" ? none : (d: "requests" | "tokens") => windowOf(get, `x-ratelimit-limit-${d}`, `x-ratelimit-remaining-${d}`);
+  const anthropic = family === "openai" ? none : (d: string) => windowOf(get, `anthropic-ratelimit-${d}-limit`, `anthropic-ratelimit-${d}-remaining`);
   const windows = {
     requests: openai("requests") ?? anthropic("requests"),
     tokens: openai("tokens") ?? anthropic("tokens"),

@@ -42,4 +42,16 @@ describe("a provider's rate-limit headers", () => {
     expect(read({ "x-ratelimit-limit-requests": "lots", "x-ratelimit-remaining-requests": "-3" })).toBeUndefined();
     expect(read({ "x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "" })).toMatchObject({ requests: { limit: 60, remaining: null } });
   });
+
+  it("reads only the family's headers when the answer's API is known: four lookups for OpenAI, not eight", () => {
+    const asked: string[] = [];
+    const headers = new Headers({ "x-ratelimit-limit-requests": "60", "x-ratelimit-remaining-requests": "59", "anthropic-ratelimit-input-tokens-limit": "9" });
+    const get = (name: string) => (asked.push(name), headers.get(name));
+    expect(rateObservation(get, "openai")).toEqual({ requests: { limit: 60, remaining: 59 }, at: expect.any(Number) }); // Anthropic's header is not read
+    expect(asked).toHaveLength(4);
+    asked.length = 0;
+    expect(rateObservation(get, "anthropic")).toMatchObject({ input: { limit: 9, remaining: null } });
+    expect(asked.every((name) => name.startsWith("anthropic-"))).toBe(true);
+    expect(rateObservation(get)).toMatchObject({ requests: { limit: 60 }, input: { limit: 9 } }); // unknown: both
+  });
 });
