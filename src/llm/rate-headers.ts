@@ -40,7 +40,17 @@ export function rateObservation(get: HeaderReader, family?: "openai" | "anthropi
   return Object.keys(seen).length > 0 ? { ...seen, at: Date.now() } : undefined;
 }
 
-export const fromHeaders =
-  (headers: Headers): HeaderReader =>
-  (name) =>
-    headers.get(name);
+/**
+ * A reader of an answer's headers: the rate-limit ones gathered in one pass over them, at the
+ * first lookup (the runtime's `Headers.get` is a call into it each time).
+ */
+export function fromHeaders(headers: Headers): HeaderReader {
+  let rate: Map<string, string> | null = null;
+  return (name) => {
+    if (rate === null) {
+      rate = new Map();
+      for (const [key, value] of headers) if (key.startsWith("x-ratelimit-") || key.startsWith("anthropic-ratelimit-")) rate.set(key, value);
+    }
+    return rate.get(name) ?? null;
+  };
+}
