@@ -51,7 +51,15 @@ export function pacingText(job) {
 
 const CIRCUIT = { closed: "", open: ", down: its items skip it", half_open: ", probing after an outage" };
 
-/** A job with fallbacks: its model and each fallback in order, the items each answered, a circuit that is not closed. */
+const DEPLOYMENT = { open: "down", half_open: "probing" };
+
+/** A pool's deployments whose circuit is not closed (none: nothing said). */
+function deploymentsText(deployments) {
+  const out = (deployments ?? []).filter((d) => d.circuit !== "closed").map((d) => `deployment ${d.deployment} ${DEPLOYMENT[d.circuit] ?? d.circuit}`);
+  return out.length > 0 ? ` [${out.join(", ")}]` : "";
+}
+
+/** A job with fallbacks or on a pool: its model and each fallback in order, the items each answered, a circuit (or a pool's deployment) that is not closed. */
 export function modelsText(models) {
-  return models.map((m) => `${m.model}: ${num(m.answered)} answered${CIRCUIT[m.circuit] ?? ` (${m.circuit})`}`).join(" → ");
+  return models.map((m) => `${m.model}: ${num(m.answered)} answered${CIRCUIT[m.circuit] ?? ` (${m.circuit})`}${deploymentsText(m.deployments)}`).join(" → ");
 }
