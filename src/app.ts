@@ -12,6 +12,7 @@ import { newRouter } from "./lib/router";
 import { requireAdmin, requireApiKey } from "./lib/auth";
 import { adminRoutes } from "./routes/admin";
 import { providerRoutes } from "./routes/providers";
+import { telemetryRoutes } from "./routes/telemetry";
 import { metaRoutes } from "./routes/meta";
 import { jobRoutes } from "./routes/jobs";
 import { operatorRoutes } from "./routes/operators";
@@ -84,6 +85,7 @@ export function buildApp(): OpenAPIHono<AppEnv> {
   app.route("/", dashboardRoutes());
   app.route("/v1/admin", adminRoutes());
   app.route("/v1/providers", providerRoutes());
+  app.route("/v1/telemetry", telemetryRoutes());
   app.route("/v1", operatorRoutes());
   app.route("/v1", sessionRoutes());
   app.route("/v1/jobs", jobRoutes());

@@ -523,6 +523,25 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/telemetry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This tenant's collector (no header values) and its last export */
+        get: operations["getTelemetry"];
+        /** Send this tenant's job traces (OTLP/HTTP JSON, the GenAI conventions) to a collector */
+        put: operations["putTelemetry"];
+        post?: never;
+        /** Stop sending this tenant's traces */
+        delete: operations["deleteTelemetry"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhook-secret": {
         parameters: {
             query?: never;
@@ -3209,6 +3228,43 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        Telemetry: {
+            capture_content: boolean;
+            /** @description The headers' names (their values are never shown) */
+            header_names: string[];
+            /** @description The last export's outcome (null: none since the collector was set) */
+            last_export: {
+                at: string;
+                error: string | null;
+                /** @description Spans in that export */
+                spans: number;
+                /** @description The collector's HTTP status; null: no answer */
+                status: number | null;
+            } | null;
+            otlp_endpoint: string;
+        };
+        TelemetryInput: {
+            /**
+             * @description Put prompts and answers in the model-call spans (off: only sizes and counts)
+             * @default false
+             */
+            capture_content?: boolean;
+            /**
+             * @description Sent with every export (a collector's API key): sealed at rest, never shown again
+             * @default {}
+             * @example {
+             *       "authorization": "Basic …"
+             *     }
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /**
+             * Format: uri
+             * @description The collector's OTLP/HTTP traces URL (…/v1/traces): spans are POSTed there as OTLP JSON
+             */
+            otlp_endpoint: string;
+        };
         Tenant: {
             created_at: string;
             /** @example ten_q3v5... */
@@ -3362,6 +3418,8 @@ export type Subtasks = components['schemas']['Subtasks'];
 export type SubtaskStartedEvent = components['schemas']['SubtaskStartedEvent'];
 export type TaskCompletedEvent = components['schemas']['TaskCompletedEvent'];
 export type TaskResult = components['schemas']['TaskResult'];
+export type Telemetry = components['schemas']['Telemetry'];
+export type TelemetryInput = components['schemas']['TelemetryInput'];
 export type Tenant = components['schemas']['Tenant'];
 export type TokenBudget = components['schemas']['TokenBudget'];
 export type Usage = components['schemas']['Usage'];
@@ -5877,6 +5935,167 @@ export interface operations {
                 };
             };
             /** @description No such session */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTelemetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collector */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Telemetry"];
+                };
+            };
+            /** @description Missing, unknown or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No collector set */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putTelemetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TelemetryInput"];
+            };
+        };
+        responses: {
+            /** @description Stored */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Telemetry"];
+                };
+            };
+            /** @description Invalid request (see `details`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unknown or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Request body, or one of its fields, too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request body that is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteTelemetry: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked credentials */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No collector set */
             404: {
                 headers: {
                     [name: string]: unknown;

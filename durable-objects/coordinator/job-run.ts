@@ -49,6 +49,7 @@ import { JobAlarm } from "./alarm";
 import { dispatchPending } from "./dispatch";
 import { Circuits, COOL_DOWN_MS } from "./circuits";
 import { Pools } from "./pools";
+import { JobTracer } from "./tracer";
 import { deploymentKey, splitDeploymentKey } from "../../src/llm/credential";
 import { recordCircuit } from "../../src/db/providers";
 import { sweepJob } from "./sweep";
@@ -73,6 +74,7 @@ export class JobRun {
   readonly tasks: TaskRunner;
   readonly circuits: Circuits; // per model of its fallback chains, per deployment of a pool (./circuits.ts)
   readonly pools: Pools; // the deployment pools of the providers it calls (./pools.ts)
+  readonly tracer: JobTracer; // its trace's spans, exported to its collectors (./tracer.ts)
   readonly busySlots = new Set<number>();
   readonly waiters: (() => void)[]; // callers of waitForEnd
   readonly hub: EventHub;
@@ -126,6 +128,7 @@ export class JobRun {
     });
     this.#setups = new Setups(env);
     this.pools = new Pools(env, () => this.spec.tenantId);
+    this.tracer = new JobTracer(env, () => this.spec);
     this.circuits = new Circuits(
       (key, circuit, at) => this.#circuitChanged(key, circuit, at),
       (key) => this.pacing.peek(key)?.sharedOpenUntil() ?? 0,
@@ -159,6 +162,7 @@ export class JobRun {
     const base = this.tasks.modelOf(task);
     const model = deploymentKey(base, outcome.deployment); // a pool's deployment is paced and circuited as a model of its own
     this.circuits.observe(model, outcome, Date.now(), `${task.stage}:${task.idx}`); // shared through its pacer even where this job has no other model to go to
+    this.tracer.call(task, () => this.work(task.stage, task.route), base, outcome, usage, Date.now());
     const pacer = this.pacing.of(model);
     pacer.observe(spec, outcome);
     // Adaptive concurrency is the rule only where no rate limit is known (contract v3): a throttle of a
@@ -181,6 +185,7 @@ export class JobRun {
   async settleLine(task: TaskRow, outcome: AttemptOutcome): Promise<void> {
     // No jitter: a batch's lines that go again wait the same backoff, and go out in one later batch.
     const usage = this.tasks.spend(task, outcome, "batch");
+    this.tracer.call(task, () => this.work(task.stage, task.route), this.tasks.modelOf(task), outcome, usage, Date.now());
     await this.follow(
       this.tasks.settle(task, outcome, usage, Date.now(), () => 0),
       "alarm",
@@ -242,6 +247,7 @@ export class JobRun {
 
   /** The job's model's limits: its pacer (which reads the credential) first, then the adaptive limiter of that credential. */
   async joinLimits(spec: JobSpec, inFlight: number): Promise<void> {
+    await this.tracer.load(); // its collectors, before its first call is settled (never throws)
     await this.#joinPacer(spec);
     await this.concurrency.join(spec, inFlight);
   }

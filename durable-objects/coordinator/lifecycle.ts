@@ -43,6 +43,7 @@ export interface LifecycleRun {
   readonly hub: EventHub;
   readonly waiters: (() => void)[];
   setStatus(status: JobStatus): void;
+  readonly tracer: { ended(status: string, startedAt: number, now: number): void };
   round(): number;
   reader(): PlanReader;
   wake(at: number): void;
@@ -197,6 +198,7 @@ export async function finishJob(run: LifecycleRun, status: JobStatus): Promise<v
   const data = { status: run.status, total: run.log.total(), ...run.log.summary(), ...staged };
   const completedAt = run.store.getMeta("completed_at") ?? new Date().toISOString();
   const completed: CompletedEvent = { completedAt, data: { job_id: run.spec.jobId, ...data }, round: run.round() };
+  if (!run.finalized) run.tracer.ended(run.status, run.store.getMeta("started_at_ms") ?? Date.parse(completedAt), Date.parse(completedAt)); // its spans go out, never awaited
   await act(
     run,
     commit(run, { type: "finalize" }, { MAP_COMPLETED: data }, () => run.store.setMeta("completed_event", completed)),

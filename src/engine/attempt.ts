@@ -102,7 +102,12 @@ export async function runAttempt(
     if (cache && key && outcome.kind === "success") await remember(cache, key, { text: response.text, usage: response.usage });
     // The tier that served it prices it (../llm/prices.ts): the provider's word, else the tier asked for.
     const tier = response.serviceTier ?? spec.serviceTier;
-    const served = tier ? { ...outcome, serviceTier: tier } : outcome;
+    const answer = {
+      finish: response.finishReason,
+      ...(response.id ? { id: response.id } : {}),
+      ...(response.responseModel ? { model: response.responseModel } : {}),
+    };
+    const served = tier ? { ...outcome, serviceTier: tier, answer } : { ...outcome, answer };
     return response.rate ? { ...served, rate: response.rate } : served;
   } catch (err) {
     const outcome = flexBusy(spec, failureOutcome(err, sentTimeoutMs(spec)));

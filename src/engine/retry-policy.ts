@@ -59,7 +59,19 @@ export type AttemptOutcome = (
   | { kind: "crash"; error: string; usage: Usage }
   | { kind: "spawn"; spawn: SubtaskSpawn; usage: Usage } // an agent waits for a child sub-session
   | { kind: "expired"; error: string; usage: Usage } // a batch line the provider's window closed on: an attempt, retried in a later batch
-) & { rate?: RateObservation; serviceTier?: string; deployment?: number }; // the answer's rate-limit headers, for the pacer; the tier that served it (OpenAI's service_tier); the pool's deployment that answered
+) & {
+  rate?: RateObservation; // the answer's rate-limit headers, for the pacer
+  serviceTier?: string; // the tier that served it (OpenAI's service_tier)
+  deployment?: number; // the pool's deployment that answered
+  answer?: AnswerFacts; // what the provider said of its answer (a trace's gen_ai.response.*)
+};
+
+/** The provider's id of an answer, the model it names, why it stopped. */
+export interface AnswerFacts {
+  id?: string;
+  model?: string;
+  finish: string;
+}
 
 export type NextStep =
   | { step: "succeed"; output: unknown }

@@ -6,6 +6,7 @@
  * the concurrency cap, applies the retry policy, and asks the operator what follows.
  */
 import type { ScoredField } from "../llm/logprobs";
+import type { TraceIds } from "./tracing";
 import type { RateLimit } from "./pacing";
 import type { EndpointData } from "../llm/types";
 import type { UsageSums, usageOut } from "./counters";
@@ -142,6 +143,8 @@ export interface JobSpecBase {
   execution?: ExecutionSpec | null;
   /** Models an item goes to, in order, when the job's model is unavailable (./fallbacks.ts; specs stored before v4: none). */
   fallbacks?: string[];
+  /** The job's trace (./tracing.ts): the submitting request's, else its own (specs stored before: none, no spans). */
+  trace?: TraceIds;
 }
 
 /** A task the plan adds or makes ready. `blocked` tasks exist (their stage's size is known) but wait for earlier outputs. */

@@ -21,6 +21,8 @@ import { priceOf } from "../llm/prices";
 import { hasFlexTier } from "../engine/execution";
 import { lifecycleOf, type ModelWarning } from "../llm/lifecycle";
 import { listedShutdowns } from "../llm/listed-shutdowns";
+import { newTrace } from "../engine/tracing";
+import { currentTraceparent } from "./trace-context";
 import { batchApiOf } from "../llm/batch/registry";
 import { executionSpec } from "../operators/execution-field";
 import { cachedTasks } from "../cache/estimate";
@@ -288,6 +290,7 @@ export async function submitJob<S extends JobSpecBase>(
       headers: { "retry-after": String(ACTIVE_JOBS_RETRY_AFTER_SECS) },
     });
   }
+  spec.trace = newTrace(currentTraceparent()); // the submitting request's trace, else its own (src/engine/tracing.ts)
   try {
     await jobCoordinator(env, spec.jobId).start(spec, prepared.inputs);
   } catch (err) {

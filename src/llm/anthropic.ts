@@ -8,7 +8,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { ContentBlockParam, Message, MessageCreateParamsNonStreaming, MessageParam } from "@anthropic-ai/sdk/resources/messages";
 import { ProviderFailure } from "./errors";
 import { fromHeaders, rateObservation } from "./rate-headers";
-import { DEFAULT_MAX_TOKENS, tokenCount } from "./types";
+import { answerNames, DEFAULT_MAX_TOKENS, tokenCount } from "./types";
 import type { ChatMessage, FinishReason, ModelRequest, ModelResponse, ProviderEndpoint, Usage } from "./types";
 
 const OUTPUT_TOOL = "output";
@@ -132,6 +132,7 @@ export function readMessage(message: Message, forcedTool: boolean): Omit<ModelRe
     usage: anthropicUsage(message.usage),
     finishReason: forcedTool && message.stop_reason === "tool_use" ? "stop" : finishReason(message.stop_reason),
     toolCalls,
+    ...answerNames(message.id, message.model),
   };
 }
 

@@ -13,7 +13,16 @@ import { ProviderFailure } from "./errors";
 import { postChatCompletion } from "./openai-chat";
 import { fromHeaders, rateObservation } from "./rate-headers";
 import { noteLogprobsRefusal, readLogprobs, refusesLogprobs } from "./logprobs";
-import { tokenCount, type ChatMessage, type FinishReason, type ModelRequest, type ModelResponse, type ProviderEndpoint, type Usage } from "./types";
+import {
+  answerNames,
+  tokenCount,
+  type ChatMessage,
+  type FinishReason,
+  type ModelRequest,
+  type ModelResponse,
+  type ProviderEndpoint,
+  type Usage,
+} from "./types";
 
 function toOpenAiMessages(system: string | null, messages: ChatMessage[]): ChatCompletionMessageParam[] {
   const out: ChatCompletionMessageParam[] = system ? [{ role: "system", content: system }] : [];
@@ -82,7 +91,8 @@ export function chatParams(request: ModelRequest, options: { nativeJson: boolean
   return params;
 }
 
-const MAX_TIER_CHARS = 32; // a service tier's name as a result keeps it: OpenAI's are `default`, `flex`, `priority`, `scale`
+const MAX_TIER_CHARS = 32;
+// a service tier's name as a result keeps it: OpenAI's are `default`, `flex`, `priority`, `scale`
 
 /** Alternatives asked for at each token: enough for a boolean's other value. */
 const TOP_LOGPROBS = 5;
@@ -149,5 +159,6 @@ export function readCompletion(completion: unknown): ModelResponse {
     ...(logprobs ? { logprobs } : {}),
     // The tier that served it, as the provider names it (bounded: a compatible server may say anything).
     ...(typeof tier === "string" && tier.length > 0 && tier.length <= MAX_TIER_CHARS ? { serviceTier: tier } : {}),
+    ...answerNames(body?.id, body?.model),
   };
 }

@@ -68,6 +68,9 @@ export interface ModelResponse {
   logprobs?: TokenLogprob[] | null;
   /** The tier the provider says served the call (OpenAI's `service_tier`: `default`, `flex`, `priority`…). */
   serviceTier?: string;
+  /** The provider's id of its answer and the model it names (a trace's `gen_ai.response.id` and `.model`). */
+  id?: string;
+  responseModel?: string;
 }
 
 export interface ProviderEndpoint {
@@ -86,6 +89,14 @@ export interface EndpointData {
 
 /** A provider's reported token count, or 0 when it is missing or not a count. */
 export const tokenCount = (n: unknown): number => (typeof n === "number" && Number.isFinite(n) && n >= 0 ? Math.round(n) : 0);
+
+const MAX_NAME_CHARS = 200; // an answer's id or model name as a trace keeps it
+
+/** An answer's id and model name, where the provider gives them as short strings. */
+export function answerNames(id: unknown, model: unknown): { id?: string; responseModel?: string } {
+  const short = (v: unknown) => typeof v === "string" && v.length > 0 && v.length <= MAX_NAME_CHARS;
+  return { ...(short(id) ? { id: id as string } : {}), ...(short(model) ? { responseModel: model as string } : {}) };
+}
 
 export const DEFAULT_MAX_TOKENS = 4096; // Anthropic requires max_tokens; a generous default for one item
 

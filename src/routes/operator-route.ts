@@ -9,6 +9,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { limits } from "../config";
 import { getJob } from "../db/jobs";
 import { openEventStream, type Submission, type SubmitAnswer } from "../jobs/submit";
+import { withTraceparent } from "../jobs/trace-context";
 import { jobLinks, jobView, warningsOf } from "../jobs/views";
 import { jsonBody, newRouter } from "../lib/router";
 import { jobCoordinator } from "../objects";
@@ -95,7 +96,9 @@ export function operatorRoute<S extends z.ZodType>(options: OperatorRouteOptions
     // Validated by the route's schemas above; read plainly because the body schema is generic here.
     const tenantId = c.get("tenantId");
     const body = c.req.valid("json" as never) as z.infer<S>;
-    const answer = await options.submit(c.env, tenantId, body, c.req.header("idempotency-key") ?? null, c.req.query("dry_run") === "true");
+    const answer = await withTraceparent(c.req.header("traceparent"), () =>
+      options.submit(c.env, tenantId, body, c.req.header("idempotency-key") ?? null, c.req.query("dry_run") === "true"),
+    );
     if ("dryRun" in answer) return Response.json({ estimate: answer.dryRun }, { status: 200 });
     return answerSubmission(c.env, tenantId, answer, { accept: c.req.header("accept"), wait: c.req.query("wait") === "true" });
   });

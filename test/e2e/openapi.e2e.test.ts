@@ -56,6 +56,10 @@ describe("the OpenAPI document", () => {
     expect((await as("/v1/providers")).body.providers).toHaveLength(1);
     expect((await as("/v1/providers/openai", "DELETE")).status).toBe(204);
     expect((await as("/v1/providers/openai", "DELETE")).status).toBe(404);
+    expect((await as("/v1/telemetry", "PUT", { otlp_endpoint: "https://collector.example/v1/traces", headers: { "x-key": "k" } })).status).toBe(200);
+    expect((await as("/v1/telemetry")).body).toMatchObject({ header_names: ["x-key"], last_export: null });
+    expect((await as("/v1/telemetry", "DELETE")).status).toBe(204);
+    expect((await as("/v1/telemetry")).status).toBe(404);
   });
 
   it("map: accepted, replayed, waited for, estimated, streamed, refused", async () => {

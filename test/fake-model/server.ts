@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { answerFor, parseDirective, type StepAnswer } from "./script.ts";
 import { SUMMARY_REQUEST } from "../../src/agent/compaction.ts";
 import { FakeModelListing } from "./models.ts";
+import { FakeCollector } from "./collector.ts";
 import { embeddingBody } from "./embeddings.ts";
 import { openAiBody, openAiStream, anthropicBody, anthropicStream, estimateTokens, servedTier, type Reply } from "./wire.ts";
 import { logprobsOf, logprobsRefusal, takeProbability } from "./logprobs.ts";
@@ -418,12 +419,14 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
   );
 
   const listing = new FakeModelListing();
+  const collector = new FakeCollector();
 
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://fake");
     const auth = String(req.headers.authorization ?? req.headers["x-api-key"] ?? "");
     if (batches.handle(req, res, url, () => readRaw(req), apiKeyOf(req), auth)) return;
     if (listing.handle(req, res, url, apiKeyOf(req), () => readBody(req))) return;
+    if (collector.handle(req, res, url, () => readBody(req))) return;
     if (req.method === "POST" && (url.pathname.endsWith("/chat/completions") || url.pathname.endsWith("/embeddings"))) {
       handleModel(req, res, "openai").catch((err: unknown) => res.writeHead(500).end(String(err)));
     } else if (req.method === "POST" && url.pathname.endsWith("/messages")) {

@@ -19,6 +19,8 @@ describe("a job's models as the dashboard says them", () => {
       { model: "anthropic/claude-sonnet-4-6", circuit: "closed", answered: 3 },
     ];
     expect(modelsText(models)).toBe("openai/gpt-6-sol: 1,200 answered [deployment 2 down, deployment 3 probing] → anthropic/claude-sonnet-4-6: 3 answered");
-    expect(modelsText([{ model: "m", circuit: "open", answered: 0, deployments: [{ deployment: 1, circuit: "closed" }] }])).toBe("m: 0 answered, down: its items skip it");
+    expect(modelsText([{ model: "m", circuit: "open", answered: 0, deployments: [{ deployment: 1, circuit: "closed" }] }])).toBe(
+      "m: 0 answered, down: its items skip it",
+    );
   });
 });

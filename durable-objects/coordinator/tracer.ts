@@ -1,0 +1,249 @@
+/**
+ * A job's trace, collected and exported (contract v4, "Traces (OpenTelemetry)"; the spans are
+ * ../../src/engine/tracing.ts's). The collectors: the tenant's (PUT /v1/telemetry; a tenant's
+ * destination, through the destination policy) and the deployment's own
+ * (`OTEL_EXPORTER_OTLP_ENDPOINT` + `/v1/traces`, `OTEL_EXPORTER_OTLP_HEADERS`), read when the job
+ * starts (after a restart, at its first report: its spans until then are not kept). Nothing is
+ * recorded for a job with no collector.
+ *
+ * Never delaying a job: a span is built as its call is settled and kept in memory; an export is
+ * sent, not awaited, once MAX_BATCH spans wait and when the job ends, each POST bounded by
+ * EXPORT_TIMEOUT_MS; a failed one keeps its spans for the next (at most MAX_KEPT: past it the
+ * oldest are dropped and counted) and is tried again after a backoff, at most MAX_TRIES times
+ * after the job's end. Each export's outcome is the tenant's `last_export` (one D1 write).
+ */
+import { encryptionKey, readVar } from "../../src/config";
+import { recordExport, telemetryConfig } from "../../src/db/telemetry";
+import { policyFetch } from "../../src/net/destination";
+import { parseModel } from "../../src/llm/models";
+import type { AttemptOutcome } from "../../src/engine/retry-policy";
+import type { JobSpecBase, StageWork } from "../../src/engine/types";
+import type { UsageSums } from "../../src/engine/counters";
+import { attributes, exportBody, newSpanId, rootAttributes, span, SPAN_KIND, stageSpanId, type OtlpSpan, type TraceIds } from "../../src/engine/tracing";
+
+const MAX_BATCH = 64;
+const MAX_KEPT = 2_048;
+const EXPORT_TIMEOUT_MS = 5_000;
+const MAX_TRIES = 3;
+const MAX_CONTENT_CHARS = 4_096;
+
+interface Target {
+  url: string;
+  headers: Record<string, string>;
+  /** The tenant's: exported through the destination policy, its outcome recorded. */
+  tenant: boolean;
+  captureContent: boolean;
+}
+
+/** `OTEL_EXPORTER_OTLP_HEADERS`: `name=value` pairs joined by commas (values URL-encoded, as the OpenTelemetry spec says). */
+function envHeaders(text: string | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const pair of (text ?? "").split(",")) {
+    const eq = pair.indexOf("=");
+    if (eq > 0) out[pair.slice(0, eq).trim()] = decodeURIComponent(pair.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+export class JobTracer {
+  #targets: Target[] | null = null; // null: not read yet
+  #reading: Promise<void> | null = null;
+  #spans: OtlpSpan[] = [];
+  #dropped = 0;
+  #sending = false;
+  #nextTryAt = 0;
+  #failures = 0;
+  #ended = false;
+  /** Each stage's first call's start and last call's end, for its span. */
+  readonly #stages = new Map<string, { start: number; end: number }>();
+
+  constructor(
+    private readonly env: Env,
+    private readonly spec: () => JobSpecBase,
+  ) {}
+
+  /** Reads the job's collectors (at its start; after a restart, at its first report). */
+  load(): Promise<void> {
+    this.#reading ??= this.#read().catch((err: unknown) => {
+      console.error("could not read the job's trace collectors; its spans are not kept", err);
+      this.#targets = [];
+    });
+    return this.#reading;
+  }
+
+  async #read(): Promise<void> {
+    const targets: Target[] = [];
+    const own = readVar(this.env, "OTEL_EXPORTER_OTLP_ENDPOINT");
+    if (own) {
+      const url = `${own.replace(/\/+$/, "")}/v1/traces`;
+      targets.push({ url, headers: envHeaders(readVar(this.env, "OTEL_EXPORTER_OTLP_HEADERS") ?? undefined), tenant: false, captureContent: false });
+    }
+    const tenant = await telemetryConfig(this.env.DB, encryptionKey(this.env), this.spec().tenantId);
+    if (tenant) targets.push({ url: tenant.endpoint, headers: tenant.headers, tenant: true, captureContent: tenant.captureContent });
+    this.#targets = targets;
+  }
+
+  /** Whether spans are kept: the job has a trace and a collector (read, or read now for the next ones). */
+  #on(): TraceIds | null {
+    const trace = this.spec().trace;
+    if (!trace) return null;
+    if (this.#targets === null) {
+      void this.load();
+      return null;
+    }
+    return this.#targets.length > 0 ? trace : null;
+  }
+
+  /** One model call settled (a realtime report, or a batch line's result): its CLIENT span under its stage's. */
+  call(
+    task: { stage: string; idx: number; attempts: number; dispatched_at: number | null },
+    workOf: () => StageWork,
+    model: string,
+    outcome: AttemptOutcome,
+    usage: UsageSums,
+    now: number,
+  ): void {
+    const trace = this.#on();
+    if (!trace) return;
+    const work = workOf();
+    const start = task.dispatched_at ?? now;
+    const stage = this.#stages.get(task.stage);
+    this.#stages.set(task.stage, { start: Math.min(stage?.start ?? start, start), end: Math.max(stage?.end ?? now, now) });
+    const call = work.kind === "agent" ? work.agent : work.call;
+    const { provider, name } = parseModel(model);
+    const embedding = work.kind !== "agent" && work.call.embedding !== undefined;
+    const failed = outcome.kind === "success" ? null : outcome.kind === "permanent" ? outcome.errorKind : outcome.kind;
+    const content =
+      outcome.kind === "success" && this.#targets?.some((t) => t.captureContent) ? JSON.stringify(outcome.output ?? null).slice(0, MAX_CONTENT_CHARS) : null;
+    this.#keep(
+      span({
+        trace,
+        spanId: newSpanId(),
+        parentSpanId: stageSpanId(trace, task.stage),
+        name: `${embedding ? "embeddings" : "chat"} ${name}`,
+        kind: SPAN_KIND.client,
+        startMs: start,
+        endMs: now,
+        error: failed && "error" in outcome ? outcome.error : null,
+        attributes: attributes({
+          "gen_ai.operation.name": embedding ? "embeddings" : "chat",
+          "gen_ai.provider.name": provider,
+          "gen_ai.request.model": name,
+          "gen_ai.request.max_tokens": call.maxTokens,
+          "gen_ai.request.temperature": call.temperature,
+          "gen_ai.response.model": outcome.answer?.model,
+          "gen_ai.response.id": outcome.answer?.id,
+          "gen_ai.response.finish_reasons": outcome.answer ? [outcome.answer.finish] : undefined,
+          "gen_ai.usage.input_tokens": usage.input_tokens,
+          "gen_ai.usage.output_tokens": usage.output_tokens,
+          "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens || undefined,
+          "gen_ai.usage.cache_creation.input_tokens": usage.cache_write_tokens || undefined,
+          "error.type": failed,
+          "fanout.task.index": task.idx,
+          "fanout.attempt": task.attempts,
+          "fanout.cost_usd": usage.unpriced_calls > 0 ? undefined : usage.cost_usd,
+          "fanout.stage": task.stage,
+          "gen_ai.output.messages": content,
+        }),
+      }),
+    );
+    if (this.#spans.length >= MAX_BATCH) this.#send();
+  }
+
+  /** The job ended: each stage's span and the root, then everything kept goes out. */
+  ended(status: string, startedAt: number, now: number): void {
+    const trace = this.#on();
+    if (!trace || this.#ended) return;
+    this.#ended = true;
+    const spec = this.spec();
+    for (const [stage, times] of this.#stages) {
+      this.#keep(
+        span({
+          trace,
+          spanId: stageSpanId(trace, stage),
+          parentSpanId: trace.rootSpanId,
+          name: `stage ${stage}`,
+          kind: SPAN_KIND.internal,
+          startMs: times.start,
+          endMs: times.end,
+          attributes: attributes({ "fanout.stage": stage, "fanout.job.id": spec.jobId }),
+        }),
+      );
+    }
+    const root = rootAttributes(spec);
+    this.#keep(
+      span({
+        trace,
+        spanId: trace.rootSpanId,
+        parentSpanId: trace.parentSpanId,
+        name: root.name,
+        kind: SPAN_KIND.internal,
+        startMs: startedAt,
+        endMs: now,
+        attributes: [...root.attributes, ...attributes({ "fanout.job.status": status, "fanout.spans_dropped": this.#dropped || undefined })],
+        error: status === "failed" ? "the job failed" : null,
+      }),
+    );
+    this.#nextTryAt = 0;
+    this.#send(MAX_TRIES);
+  }
+
+  #keep(s: OtlpSpan): void {
+    this.#spans.push(s);
+    if (this.#spans.length > MAX_KEPT) {
+      const over = this.#spans.length - MAX_KEPT;
+      this.#spans.splice(0, over);
+      this.#dropped += over;
+    }
+  }
+
+  /** Sends what is kept (not awaited by anyone); `tries`: after a failure, how many more times it tries on its own. */
+  #send(tries = 0): void {
+    if (this.#sending || this.#spans.length === 0 || Date.now() < this.#nextTryAt || !this.#targets?.length) return;
+    this.#sending = true;
+    const batch = this.#spans.splice(0, this.#spans.length);
+    void this.#export(batch).then((ok) => {
+      this.#sending = false;
+      if (ok) {
+        this.#failures = 0;
+        return;
+      }
+      this.#spans.unshift(...batch.slice(-(MAX_KEPT - this.#spans.length)));
+      this.#failures++;
+      const backoff = Math.min(60_000, 1_000 * 2 ** (this.#failures - 1));
+      this.#nextTryAt = Date.now() + backoff;
+      if (tries > 1) setTimeout(() => this.#send(tries - 1), backoff);
+    });
+  }
+
+  /** One POST of the batch to each collector; true when every one took it. */
+  async #export(batch: OtlpSpan[]): Promise<boolean> {
+    const body = exportBody(batch);
+    let ok = true;
+    for (const target of this.#targets ?? []) {
+      const send = target.tenant ? policyFetch(this.env) : fetch;
+      let status: number | null = null;
+      let error: string | null = null;
+      try {
+        const res = await send(target.url, {
+          method: "POST",
+          headers: { ...target.headers, "content-type": "application/json" },
+          body,
+          signal: AbortSignal.timeout(EXPORT_TIMEOUT_MS),
+        });
+        status = res.status;
+        await res.body?.cancel().catch(() => undefined);
+        if (!res.ok) error = `the collector answered ${res.status}`;
+      } catch (err) {
+        error = err instanceof Error ? err.message : String(err);
+      }
+      if (error) ok = false;
+      if (target.tenant) {
+        await recordExport(this.env.DB, this.spec().tenantId, status, error, batch.length).catch((err: unknown) =>
+          console.error("could not record a trace export", err),
+        );
+      }
+    }
+    return ok;
+  }
+}
