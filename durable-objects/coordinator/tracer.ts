@@ -54,8 +54,11 @@ export class JobTracer {
   #nextTryAt = 0;
   #failures = 0;
   #ended = false;
-  /** Each stage's first call's start and last call's end, for its span. */
-  readonly #stages = new Map<string, { start: number; end: number }>();
+  /** Each stage's span id, first call's start and last call's end. */
+  readonly #stages = new Map<string, { id: string; start: number; end: number }>();
+  /** Call spans' ids: a random 32-bit base and a 32-bit count (unique within the job's trace, no random draw per call). */
+  readonly #idBase = newSpanId().slice(0, 8);
+  #calls = 0;
 
   constructor(
     private readonly env: Env,
@@ -107,8 +110,10 @@ export class JobTracer {
     if (!trace) return;
     const work = workOf();
     const start = task.dispatched_at ?? now;
-    const stage = this.#stages.get(task.stage);
-    this.#stages.set(task.stage, { start: Math.min(stage?.start ?? start, start), end: Math.max(stage?.end ?? now, now) });
+    let stage = this.#stages.get(task.stage);
+    if (!stage) this.#stages.set(task.stage, (stage = { id: stageSpanId(trace, task.stage), start, end: now }));
+    stage.start = Math.min(stage.start, start);
+    stage.end = Math.max(stage.end, now);
     const call = work.kind === "agent" ? work.agent : work.call;
     const { provider, name } = parseModel(model);
     const embedding = work.kind !== "agent" && work.call.embedding !== undefined;
@@ -118,8 +123,8 @@ export class JobTracer {
     this.#keep(
       span({
         trace,
-        spanId: newSpanId(),
-        parentSpanId: stageSpanId(trace, task.stage),
+        spanId: this.#idBase + (++this.#calls >>> 0).toString(16).padStart(8, "0"),
+        parentSpanId: stage.id,
         name: `${embedding ? "embeddings" : "chat"} ${name}`,
         kind: SPAN_KIND.client,
         startMs: start,
@@ -160,7 +165,7 @@ export class JobTracer {
       this.#keep(
         span({
           trace,
-          spanId: stageSpanId(trace, stage),
+          spanId: times.id,
           parentSpanId: trace.rootSpanId,
           name: `stage ${stage}`,
           kind: SPAN_KIND.internal,
