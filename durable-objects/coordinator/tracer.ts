@@ -10,7 +10,8 @@
  * sent, not awaited, once MAX_BATCH spans wait and when the job ends, each POST bounded by
  * EXPORT_TIMEOUT_MS; a failed one keeps its spans for the next (at most MAX_KEPT: past it the
  * oldest are dropped and counted) and is tried again after a backoff, at most MAX_TRIES times
- * after the job's end. Each export's outcome is the tenant's `last_export` (one D1 write).
+ * after the job's end. An export's outcome is the tenant's `last_export` (one D1 write when it
+ * changes, else at most every RECORD_EVERY_MS, and at the job's end).
  */
 import { encryptionKey, readVar } from "../../src/config";
 import { recordExport, telemetryConfig } from "../../src/db/telemetry";
@@ -21,7 +22,8 @@ import type { JobSpecBase, StageWork } from "../../src/engine/types";
 import type { UsageSums } from "../../src/engine/counters";
 import { attributes, exportBody, newSpanId, rootAttributes, span, SPAN_KIND, stageSpanId, type OtlpSpan, type TraceIds } from "../../src/engine/tracing";
 
-const MAX_BATCH = 64;
+const MAX_BATCH = 256; // an export's spans: fewer, larger POSTs (each costs a request and a D1 write)
+const RECORD_EVERY_MS = 10_000; // the tenant's last export is written when its outcome changes, else at most this often
 const MAX_KEPT = 2_048;
 const EXPORT_TIMEOUT_MS = 5_000;
 const MAX_TRIES = 3;
@@ -54,6 +56,7 @@ export class JobTracer {
   #nextTryAt = 0;
   #failures = 0;
   #ended = false;
+  #recorded: { status: number | null; at: number } | null = null;
   /** Each stage's span id, first call's start and last call's end. */
   readonly #stages = new Map<string, { id: string; start: number; end: number }>();
   /** Call spans' ids: a random 32-bit base and a 32-bit count (unique within the job's trace, no random draw per call). */
@@ -243,7 +246,10 @@ export class JobTracer {
         error = err instanceof Error ? err.message : String(err);
       }
       if (error) ok = false;
-      if (target.tenant) {
+      const now = Date.now();
+      const news = this.#recorded === null || this.#recorded.status !== status || now - this.#recorded.at >= RECORD_EVERY_MS || this.#ended;
+      if (target.tenant && news) {
+        this.#recorded = { status, at: now };
         await recordExport(this.env.DB, this.spec().tenantId, status, error, batch.length).catch((err: unknown) =>
           console.error("could not record a trace export", err),
         );
