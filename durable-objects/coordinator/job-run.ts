@@ -257,6 +257,7 @@ export class JobRun {
     try {
       const credential = await credentialOf(this.env, spec.tenantId, spec.model);
       this.#setups.prime(this.round(), parseModel(spec.model).provider, credential.endpoint);
+      this.tracer.server(parseModel(spec.model).provider, credential.endpoint?.baseUrl ?? null);
       const models = pacedModels(this.op, spec, this.store.stages());
       await Promise.all([...new Set(models.map((m) => parseModel(m).provider))].map((provider) => this.pools.load(provider)));
       // Each deployment of a pool is paced by its own limits: its pacer joined with the model's.

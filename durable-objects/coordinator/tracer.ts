@@ -28,6 +28,8 @@ const MAX_KEPT = 2_048;
 const EXPORT_TIMEOUT_MS = 5_000;
 const MAX_TRIES = 3;
 const MAX_CONTENT_CHARS = 4_096;
+/** A provider's API host when the credential names no base URL of its own (`server.address`). */
+const DEFAULT_HOSTS: Record<string, string> = { openai: "api.openai.com", anthropic: "api.anthropic.com" };
 
 interface Target {
   url: string;
@@ -57,6 +59,7 @@ export class JobTracer {
   #failures = 0;
   #ended = false;
   #recorded: { status: number | null; at: number } | null = null;
+  readonly #hosts = new Map<string, string>(); // provider → the host its calls go to, where the job's credential names one
   /** Each stage's span id, first call's start and last call's end. */
   readonly #stages = new Map<string, { id: string; start: number; end: number }>();
   /** Call spans' ids: a random 32-bit base and a 32-bit count (unique within the job's trace, no random draw per call). */
@@ -87,6 +90,16 @@ export class JobTracer {
     const tenant = await telemetryConfig(this.env.DB, encryptionKey(this.env), this.spec().tenantId);
     if (tenant) targets.push({ url: tenant.endpoint, headers: tenant.headers, tenant: true, captureContent: tenant.captureContent });
     this.#targets = targets;
+  }
+
+  /** The host a provider's calls go to, from the job's credential (its base URL; none: the provider's own). */
+  server(provider: string, baseUrl: string | null): void {
+    if (!baseUrl) return;
+    try {
+      this.#hosts.set(provider, new URL(baseUrl).hostname);
+    } catch {
+      // not a URL: the attribute is left out
+    }
   }
 
   /** Whether spans are kept: the job has a trace and a collector (read, or read now for the next ones). */
@@ -147,6 +160,7 @@ export class JobTracer {
           "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens || undefined,
           "gen_ai.usage.cache_creation.input_tokens": usage.cache_write_tokens || undefined,
           "error.type": failed,
+          "server.address": this.#hosts.get(provider) ?? DEFAULT_HOSTS[provider],
           "fanout.task.index": task.idx,
           "fanout.attempt": task.attempts,
           "fanout.cost_usd": usage.unpriced_calls > 0 ? undefined : usage.cost_usd,

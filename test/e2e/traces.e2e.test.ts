@@ -82,6 +82,7 @@ describe("traces", () => {
       expect(attr(c, "gen_ai.provider.name")).toBe("openai");
       expect(attr(c, "gen_ai.request.model")).toBe("gpt-6-luna");
       expect(attr(c, "gen_ai.request.max_tokens")).toBe(50);
+      expect(attr(c, "server.address")).toBe("127.0.0.1"); // the deployment's OPENAI_BASE_URL: the fake
       expect(attr(c, "fanout.task.index")).toEqual(expect.any(Number));
     }
     const ok = calls.filter((c) => c.status.code === 1);
