@@ -20,7 +20,9 @@ import {
   chainOver,
   chainTokens,
   itemResult,
+  keepSpan,
   newState,
+  takeSpans,
   takeUnreported,
   type SessionSpec,
   type SessionState,
@@ -102,9 +104,10 @@ export class AgentSession extends DurableObject<Env> {
     const usage = takeUnreported(state);
     const done = state.done as AgentItemResult;
     const details = { ...done } as Record<string, unknown>;
+    const spans = takeSpans(state);
     const outcome: AttemptOutcome = done.success
-      ? { kind: "success", output: done.output_text, usage, details }
-      : { kind: "permanent", error: done.error ?? "the sub-session failed", errorKind: done.error_kind ?? "llm_error", usage, details };
+      ? { kind: "success", output: done.output_text, usage, details, spans }
+      : { kind: "permanent", error: done.error ?? "the sub-session failed", errorKind: done.error_kind ?? "llm_error", usage, details, spans };
     await coordinator.report({ stage: task.stage, index: task.index, token: task.token }, outcome);
     const current = await this.ctx.storage.get<TaskRef>("task");
     if (current?.token === task.token) await this.ctx.storage.delete("task");
@@ -129,7 +132,7 @@ export class AgentSession extends DurableObject<Env> {
       inheritedTokens: spawning.inheritedTokens,
     };
     const usage = takeUnreported(state);
-    await coordinator.report({ stage: task.stage, index: task.index, token: task.token }, { kind: "spawn", spawn, usage });
+    await coordinator.report({ stage: task.stage, index: task.index, token: task.token }, { kind: "spawn", spawn, usage, spans: takeSpans(state) });
     await this.#save(state); // what was reported; if this write is lost the tokens are reported again, never lost
   }
 
@@ -271,6 +274,7 @@ export class AgentSession extends DurableObject<Env> {
           return state;
         }
         let response: ModelResponse;
+        const started = Date.now();
         try {
           state.callAttempts++;
           response = await this.#call(spec, {
@@ -280,6 +284,7 @@ export class AgentSession extends DurableObject<Env> {
           });
         } catch (err) {
           const failure = classify(err);
+          keepSpan(state, { kind: "chat", start: started, end: Date.now(), input: 0, output: 0, error: failure });
           if (failure === "transient" && isThrottle(err)) {
             // A rate-limit answer is back-pressure: it does not use up max_retries (the job's coordinator does the same).
             state.callAttempts--;
@@ -310,6 +315,16 @@ export class AgentSession extends DurableObject<Env> {
         }
         state.callAttempts = 0;
         state.throttledSince = null;
+        keepSpan(state, {
+          kind: "chat",
+          start: started,
+          end: Date.now(),
+          input: response.usage.input_tokens,
+          output: response.usage.output_tokens,
+          finish: response.finishReason,
+          ...(response.id ? { id: response.id } : {}),
+          ...(response.responseModel ? { model: response.responseModel } : {}),
+        });
         state.turns++;
         state.inputTokens += response.usage.input_tokens;
         state.outputTokens += response.usage.output_tokens;
@@ -365,7 +380,9 @@ export class AgentSession extends DurableObject<Env> {
         chain.spawning = spawn;
         return true;
       }
+      const started = Date.now();
       const result = await toolbox.call(call);
+      keepSpan(state, { kind: "tool", name: call.name, start: started, end: Date.now(), ...(result.isError ? { error: true } : {}) });
       chain.pendingCalls.shift();
       this.#history.append({ role: "tool", tool_call_id: call.id, name: call.name, content: result.content, ...(result.isError ? { is_error: true } : {}) });
     }

@@ -125,11 +125,9 @@ export class JobTracer {
     const trace = this.#on();
     if (!trace) return;
     const work = workOf();
+    if (outcome.spans) return this.#session(trace, task, work, model, outcome, usage, now);
     const start = task.dispatched_at ?? now;
-    let stage = this.#stages.get(task.stage);
-    if (!stage) this.#stages.set(task.stage, (stage = { id: stageSpanId(trace, task.stage), start, end: now }));
-    stage.start = Math.min(stage.start, start);
-    stage.end = Math.max(stage.end, now);
+    const stage = this.#stage(trace, task.stage, start, now);
     const call = work.kind === "agent" ? work.agent : work.call;
     const { provider, name } = parseModel(model);
     const embedding = work.kind !== "agent" && work.call.embedding !== undefined;
@@ -139,7 +137,7 @@ export class JobTracer {
     this.#keep(
       span({
         trace,
-        spanId: this.#idBase + (++this.#calls >>> 0).toString(16).padStart(8, "0"),
+        spanId: this.#nextId(),
         parentSpanId: stage.id,
         name: `${embedding ? "embeddings" : "chat"} ${name}`,
         kind: SPAN_KIND.client,
@@ -166,6 +164,105 @@ export class JobTracer {
           "fanout.cost_usd": usage.unpriced_calls > 0 ? undefined : usage.cost_usd,
           "fanout.stage": task.stage,
           "gen_ai.output.messages": content,
+        }),
+      }),
+    );
+    if (this.#spans.length >= MAX_BATCH) this.#send();
+  }
+
+  /** A stage's span (made at its first call), stretched to this call's times. */
+  #stage(trace: TraceIds, name: string, start: number, end: number): { id: string; start: number; end: number } {
+    let stage = this.#stages.get(name);
+    if (!stage) this.#stages.set(name, (stage = { id: stageSpanId(trace, name), start, end }));
+    stage.start = Math.min(stage.start, start);
+    stage.end = Math.max(stage.end, end);
+    return stage;
+  }
+
+  #nextId(): string {
+    return this.#idBase + (++this.#calls >>> 0).toString(16).padStart(8, "0");
+  }
+
+  /**
+   * An agent's sub-session reported (its end, or a child it asked for): an `invoke_agent` span over
+   * what it did since its last report, with a CLIENT `chat <model>` span per model call and an
+   * `execute_tool <name>` span per tool call under it.
+   */
+  #session(
+    trace: TraceIds,
+    task: { stage: string; idx: number; attempts: number; dispatched_at: number | null },
+    work: StageWork,
+    model: string,
+    outcome: AttemptOutcome,
+    usage: UsageSums,
+    now: number,
+  ): void {
+    const spans = outcome.spans ?? [];
+    const start = Math.min(task.dispatched_at ?? now, ...spans.map((s) => s.start));
+    const stage = this.#stage(trace, task.stage, start, now);
+    const { provider, name } = parseModel(model);
+    const agentId = this.#nextId();
+    const failed = outcome.kind === "permanent" ? outcome.errorKind : null;
+    for (const s of spans) {
+      this.#keep(
+        s.kind === "tool"
+          ? span({
+              trace,
+              spanId: this.#nextId(),
+              parentSpanId: agentId,
+              name: `execute_tool ${s.name}`,
+              kind: SPAN_KIND.internal,
+              startMs: s.start,
+              endMs: s.end,
+              error: s.error ? "the tool answered an error" : null,
+              attributes: attributes({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": s.name, "fanout.task.index": task.idx }),
+            })
+          : span({
+              trace,
+              spanId: this.#nextId(),
+              parentSpanId: agentId,
+              name: `chat ${name}`,
+              kind: SPAN_KIND.client,
+              startMs: s.start,
+              endMs: s.end,
+              error: s.error ?? null,
+              attributes: attributes({
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": provider,
+                "gen_ai.request.model": name,
+                "gen_ai.request.max_tokens": work.kind === "agent" ? work.agent.maxTokens : undefined,
+                "gen_ai.response.model": s.model,
+                "gen_ai.response.id": s.id,
+                "gen_ai.response.finish_reasons": s.finish ? [s.finish] : undefined,
+                "gen_ai.usage.input_tokens": s.input,
+                "gen_ai.usage.output_tokens": s.output,
+                "error.type": s.error,
+                "server.address": this.#hosts.get(provider) ?? DEFAULT_HOSTS[provider],
+                "fanout.task.index": task.idx,
+              }),
+            }),
+      );
+    }
+    this.#keep(
+      span({
+        trace,
+        spanId: agentId,
+        parentSpanId: stage.id,
+        name: `invoke_agent ${name}`,
+        kind: SPAN_KIND.internal,
+        startMs: start,
+        endMs: now,
+        error: failed && "error" in outcome ? outcome.error : null,
+        attributes: attributes({
+          "gen_ai.operation.name": "invoke_agent",
+          "gen_ai.provider.name": provider,
+          "gen_ai.request.model": name,
+          "gen_ai.usage.input_tokens": usage.input_tokens,
+          "gen_ai.usage.output_tokens": usage.output_tokens,
+          "error.type": failed,
+          "fanout.task.index": task.idx,
+          "fanout.cost_usd": usage.unpriced_calls > 0 ? undefined : usage.cost_usd,
+          "fanout.stage": task.stage,
         }),
       }),
     );

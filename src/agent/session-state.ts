@@ -26,6 +26,29 @@ export interface SessionState {
   done: AgentItemResult | null;
   // Subtasks (absent in states stored before them: read with `chainOf`).
   chain?: Chain;
+  /** Its model calls and tool calls since its last report, for the job's trace (at most MAX_SESSION_SPANS; absent: none yet). */
+  spans?: SessionSpan[];
+}
+
+/** A sub-session's model call or tool call as its job's trace shows it (durable-objects/coordinator/tracer.ts). */
+export type SessionSpan =
+  | { kind: "chat"; start: number; end: number; input: number; output: number; finish?: string; id?: string; model?: string; error?: string }
+  | { kind: "tool"; name: string; start: number; end: number; error?: boolean };
+
+/** The spans a session keeps between two reports: past it the newest are not kept (a session runs ≤ max_turns turns). */
+export const MAX_SESSION_SPANS = 256;
+
+/** Keeps a span for the next report (bounded). */
+export function keepSpan(state: SessionState, span: SessionSpan): void {
+  const spans = (state.spans ??= []);
+  if (spans.length < MAX_SESSION_SPANS) spans.push(span);
+}
+
+/** The spans kept since the last report, taken (they go with this report). */
+export function takeSpans(state: SessionState): SessionSpan[] {
+  const spans = state.spans ?? [];
+  state.spans = [];
+  return spans;
 }
 
 export type SpawnRecord = SubtaskSpawn & { toolCallId: string };

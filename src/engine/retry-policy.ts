@@ -27,6 +27,7 @@ export const BACKOFF_MAX_MS = 8_000;
 export const MAX_RETRY_AFTER_MS = 10 * 60_000;
 
 import type { ErrorKind, SubtaskSpawn } from "./types";
+import type { SessionSpan } from "../agent/session-state";
 import type { RateObservation } from "./pacing";
 import { DEFAULT_MAX_WAIT_SECS } from "./limits";
 
@@ -64,6 +65,7 @@ export type AttemptOutcome = (
   serviceTier?: string; // the tier that served it (OpenAI's service_tier)
   deployment?: number; // the pool's deployment that answered
   answer?: AnswerFacts; // what the provider said of its answer (a trace's gen_ai.response.*)
+  spans?: SessionSpan[]; // an agent's session: its model and tool calls since its last report (the job's trace)
 };
 
 /** The provider's id of an answer, the model it names, why it stopped. */

@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { call, fake, newTenant, waitForJob } from "./harness/api.ts";
 import { base, fakeUrl, uniqueTag } from "./harness/context.ts";
+import { startToolServer } from "./harness/tool-server.ts";
 
 type Attr = { key: string; value: Record<string, unknown> };
 type Span = {
@@ -99,6 +100,43 @@ describe("traces", () => {
     const shown = await call(base(), "GET", "/v1/telemetry", { token: key });
     expect(shown.body.last_export).toMatchObject({ status: 200, error: null });
     expect(JSON.stringify(shown.body)).not.toContain("collector-secret");
+  });
+
+  it("an agent's sub-session is an invoke_agent span with a chat span per turn and an execute_tool span per tool call", async () => {
+    const tools = await startToolServer();
+    try {
+      const { key } = await newTenant(base());
+      await call(base(), "PUT", "/v1/telemetry", { token: key, body: { otlp_endpoint: `${fakeUrl()}/_fake/otlp/v1/traces` } });
+      const traceId = hex(32);
+      const tag = uniqueTag("trace-agent");
+      const lookup = {
+        type: "http",
+        name: "lookup",
+        description: "looks things up",
+        input_schema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+        url: tools.url("/lookup"),
+        read_only: true,
+      };
+      const body = {
+        inputs: [{ d: fake(tag, 0, "call:lookup:tides,text:All_done_here") }],
+        agent_prompt_template: "Investigate {{ item.d }}",
+        model: "openai/gpt-6-luna",
+        tools: [lookup],
+        max_turns: 4,
+      };
+      const created = await call(base(), "POST", "/v1/agentic-map", { token: key, body, headers: { traceparent: `00-${traceId}-${hex(16)}-01` } });
+      expect(created.status).toBe(202);
+      await waitForJob(base(), key, created.body.job_id);
+      const spans = await spansOf(traceId, (all) => all.some((s) => s.name.startsWith("invoke_workflow")));
+      const agent = spans.find((s) => s.name === "invoke_agent gpt-6-luna") as Span;
+      expect(agent).toBeDefined();
+      const under = spans.filter((s) => s.parentSpanId === agent.spanId).map((s) => s.name);
+      expect(under).toEqual(["chat gpt-6-luna", "execute_tool lookup", "chat gpt-6-luna"]);
+      const tool = spans.find((s) => s.name === "execute_tool lookup") as Span;
+      expect(attr(tool, "gen_ai.tool.name")).toBe("lookup");
+    } finally {
+      await tools.close();
+    }
   });
 
   it("a collector that is down never slows or fails a job; the last export says why", async () => {
