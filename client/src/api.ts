@@ -3640,6 +3640,8 @@ export interface operations {
             header?: {
                 accept?: string;
                 "idempotency-key"?: string;
+                /** @description W3C trace context: the job's trace is this one, its root span a child of this span (docs/observability.md) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -3745,6 +3747,8 @@ export interface operations {
             header?: {
                 accept?: string;
                 "idempotency-key"?: string;
+                /** @description W3C trace context: the job's trace is this one, its root span a child of this span (docs/observability.md) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -3850,6 +3854,8 @@ export interface operations {
             header?: {
                 accept?: string;
                 "idempotency-key"?: string;
+                /** @description W3C trace context: the job's trace is this one, its root span a child of this span (docs/observability.md) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -3955,6 +3961,8 @@ export interface operations {
             header?: {
                 accept?: string;
                 "idempotency-key"?: string;
+                /** @description W3C trace context: the job's trace is this one, its root span a child of this span (docs/observability.md) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -4078,6 +4086,8 @@ export interface operations {
             header?: {
                 accept?: string;
                 "idempotency-key"?: string;
+                /** @description W3C trace context: the job's trace is this one, its root span a child of this span (docs/observability.md) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -5020,6 +5030,8 @@ export interface operations {
             header?: {
                 accept?: string;
                 "idempotency-key"?: string;
+                /** @description W3C trace context: the job's trace is this one, its root span a child of this span (docs/observability.md) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -5125,6 +5137,8 @@ export interface operations {
             header?: {
                 accept?: string;
                 "idempotency-key"?: string;
+                /** @description W3C trace context: the job's trace is this one, its root span a child of this span (docs/observability.md) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -5230,6 +5244,8 @@ export interface operations {
             header?: {
                 accept?: string;
                 "idempotency-key"?: string;
+                /** @description W3C trace context: the job's trace is this one, its root span a child of this span (docs/observability.md) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -5335,6 +5351,8 @@ export interface operations {
             header?: {
                 accept?: string;
                 "idempotency-key"?: string;
+                /** @description W3C trace context: the job's trace is this one, its root span a child of this span (docs/observability.md) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -5601,6 +5619,8 @@ export interface operations {
             header?: {
                 accept?: string;
                 "idempotency-key"?: string;
+                /** @description W3C trace context: the job's trace is this one, its root span a child of this span (docs/observability.md) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -5706,6 +5726,8 @@ export interface operations {
             header?: {
                 accept?: string;
                 "idempotency-key"?: string;
+                /** @description W3C trace context: the job's trace is this one, its root span a child of this span (docs/observability.md) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;
@@ -5811,6 +5833,8 @@ export interface operations {
             header?: {
                 accept?: string;
                 "idempotency-key"?: string;
+                /** @description W3C trace context: the job's trace is this one, its root span a child of this span (docs/observability.md) */
+                traceparent?: string;
             };
             path?: never;
             cookie?: never;

@@ -30,6 +30,11 @@ export const submissionQuery = z.object({
 export const submissionHeaders = z.object({
   "idempotency-key": z.string().min(1).max(IDEMPOTENCY_KEY_MAX).optional(),
   accept: z.string().optional(),
+  traceparent: z
+    .string()
+    .max(100)
+    .optional()
+    .openapi({ description: "W3C trace context: the job's trace is this one, its root span a child of this span (docs/observability.md)" }),
 });
 
 type Submit<B> = (env: Env, tenantId: string, body: B, idempotencyKey: string | null, dryRun: boolean) => Promise<SubmitAnswer>;

@@ -152,6 +152,24 @@ describe("traces", () => {
     expect((await call(base(), "GET", "/v1/telemetry", { token: key })).body.last_export.error).toMatch(/500/);
   });
 
+  it("a collector that never answers holds no job: the job has ended while its export still waits", async () => {
+    const { key } = await newTenant(base());
+    await call(base(), "PUT", "/v1/telemetry", { token: key, body: { otlp_endpoint: `${fakeUrl()}/_fake/otlp-hang/v1/traces` } });
+    const hanging = async () => ((await (await fetch(`${fakeUrl()}/_fake/otlp/hanging`)).json()) as { hanging: number }).hanging;
+    const before = await hanging();
+    const tag = uniqueTag("trace-hang");
+    // 300 calls: an export goes out mid-run (256 spans) and hangs; the rest wait in memory, bounded, and the job goes on.
+    const body = {
+      inputs: Array.from({ length: 300 }, (_, i) => ({ d: fake(tag, i, "ok") })),
+      prompt_template: "Summarize {{ item.d }}",
+      model: "openai/gpt-6-luna",
+      concurrency: 50,
+    };
+    const job = await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body })).body.job_id);
+    expect(job).toMatchObject({ status: "completed", succeeded: 300 });
+    await expect.poll(hanging, { timeout: 20_000, interval: 100 }).toBeGreaterThan(before); // its export went out, and waits
+  });
+
   it("refuses a collector that is not an allowed destination or whose header names are not HTTP tokens, storing nothing; DELETE stops the traces", async () => {
     const { key } = await newTenant(base());
     const bad = await call(base(), "PUT", "/v1/telemetry", { token: key, body: { otlp_endpoint: "ftp://collector.example/v1/traces" } });

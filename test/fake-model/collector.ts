@@ -1,7 +1,8 @@
 /**
  * The fake's OTLP/HTTP trace collector (JSON): `POST /_fake/otlp/v1/traces` keeps the spans (with
  * the request's `authorization`), `GET /_fake/otlp/spans?trace=ID` lists a trace's; a collector
- * that is down: `POST /_fake/otlp-down/v1/traces` answers 500.
+ * that is down: `POST /_fake/otlp-down/v1/traces` answers 500; one that hangs:
+ * `POST /_fake/otlp-hang/v1/traces` never answers (`GET /_fake/otlp/hanging` counts them).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 
@@ -10,10 +11,19 @@ const MAX_SPANS = 20_000;
 
 export class FakeCollector {
   readonly #spans: (Json & { authorization: string | null })[] = [];
+  #hanging = 0;
 
   handle(req: IncomingMessage, res: ServerResponse, url: URL, readBody: () => Promise<string>): boolean {
     if (req.method === "POST" && url.pathname === "/_fake/otlp-down/v1/traces") {
       void readBody().then(() => res.writeHead(500, { "content-type": "application/json" }).end('{"error":"fake: the collector is down"}'));
+      return true;
+    }
+    if (req.method === "POST" && url.pathname === "/_fake/otlp-hang/v1/traces") {
+      this.#hanging++; // held until the server closes
+      return true;
+    }
+    if (req.method === "GET" && url.pathname === "/_fake/otlp/hanging") {
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ hanging: this.#hanging }));
       return true;
     }
     if (req.method === "POST" && url.pathname === "/_fake/otlp/v1/traces") {
