@@ -9,7 +9,7 @@ import { call, fake, newTenant, waitForJob } from "./harness/api.ts";
 import { base, uniqueTag } from "./harness/context.ts";
 import { fileBrowser, signedInPage } from "./harness/browser.ts";
 import { limitedTenant, ownKeyTenant } from "./harness/limited-key.ts";
-import { startToolServer } from "./harness/tool-server.ts";
+import { lookupTool, startToolServer } from "./harness/tool-server.ts";
 
 const browser = fileBrowser();
 const problems: string[] = [];
@@ -160,14 +160,7 @@ describe("the dashboard's views of a job", () => {
     try {
       const { key } = await newTenant(base());
       const tag = uniqueTag("dash-agent");
-      const lookup = {
-        type: "http",
-        name: "lookup",
-        description: "looks things up",
-        input_schema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
-        url: tools.url("/lookup"),
-        read_only: true,
-      };
+      const lookup = lookupTool(tools);
       const created = await call(base(), "POST", "/v1/agentic-map", {
         token: key,
         body: {

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { call, fake, newTenant, waitForJob } from "./harness/api.ts";
 import { base, fakeUrl, uniqueTag } from "./harness/context.ts";
-import { startToolServer } from "./harness/tool-server.ts";
+import { lookupTool, startToolServer } from "./harness/tool-server.ts";
 
 type Attr = { key: string; value: Record<string, unknown> };
 type Span = {
@@ -109,14 +109,7 @@ describe("traces", () => {
       await call(base(), "PUT", "/v1/telemetry", { token: key, body: { otlp_endpoint: `${fakeUrl()}/_fake/otlp/v1/traces` } });
       const traceId = hex(32);
       const tag = uniqueTag("trace-agent");
-      const lookup = {
-        type: "http",
-        name: "lookup",
-        description: "looks things up",
-        input_schema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
-        url: tools.url("/lookup"),
-        read_only: true,
-      };
+      const lookup = lookupTool(tools);
       const body = {
         inputs: [{ d: fake(tag, 0, "call:lookup:tides,text:All_done_here") }],
         agent_prompt_template: "Investigate {{ item.d }}",

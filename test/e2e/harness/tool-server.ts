@@ -7,6 +7,16 @@ export interface ToolServer {
   close(): Promise<void>;
 }
 
+/** An agent's http tool `lookup` ({"q"}) on a tool server's `/lookup`, read-only. */
+export const lookupTool = (tools: ToolServer) => ({
+  type: "http",
+  name: "lookup",
+  description: "looks things up",
+  input_schema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] },
+  url: tools.url("/lookup"),
+  read_only: true,
+});
+
 /** `answers[path]` is [status, text]; unknown paths answer 200 with `result for <args>`. */
 export function startToolServer(answers: Record<string, [number, string]> = {}): Promise<ToolServer> {
   const calls: ToolServer["calls"] = [];
