@@ -1,0 +1,146 @@
+/**
+ * `npm run bench:joins` — S17's parts that run today (#54): a JOIN_LEFT × JOIN_RIGHT join (default
+ * 2,000 × 500) and a RESOLVE_RECORDS-record resolve (default 5,000) with scripted ground truth,
+ * against the fake model (JOIN_LATENCY_MS a call, default 20), one after another on one server.
+ * The right list is company names; each left record is a misspelling of one of them (its truth);
+ * the judge is scripted to be right, so recall is what the blocking kept and precision is 1 unless
+ * a call fails. Rows: the join with trigram blocking one call per pair (`pairs`), the same pairs as
+ * one call per left item (`classify`, the semantic-join rewrite), and the resolve with trigram
+ * blocking: comparisons (pairs judged), calls, recall and precision against the truth, wall time,
+ * dollars at gpt-6-luna's list price. Embedding blocking, S17's third column, is not built yet.
+ */
+import { call, newTenant, waitForJob } from "../test/e2e/harness/api.ts";
+import { startFanout } from "../test/e2e/harness/fanout-server.ts";
+import { startFakeModelServer } from "../test/fake-model/server.ts";
+import { crossPairs } from "../src/operators/join/blocking.ts";
+import { seeded } from "../src/lib/seeded.ts";
+
+const LEFT = Number(process.env.JOIN_LEFT ?? 2_000);
+const RIGHT = Number(process.env.JOIN_RIGHT ?? 500);
+const RECORDS = Number(process.env.RESOLVE_RECORDS ?? 5_000);
+const LATENCY_MS = Number(process.env.JOIN_LATENCY_MS ?? 20);
+const MODEL = "openai/gpt-6-luna";
+const BLOCKING = { keys: ["name"], method: "trigram" as const, threshold: 0.35 };
+
+const random = seeded(17);
+const WORDS = ["acme", "globex", "initech", "umbrella", "hooli", "vandelay", "stark", "wayne", "tyrell", "cyberdyne", "soylent", "wonka", "oscorp"];
+const SUFFIXES = ["industries", "holdings", "labs", "systems", "group", "partners", "foods", "motors"];
+const pick = <T>(list: T[]): T => list[Math.floor(random() * list.length)] as T;
+const name = (i: number) => `${pick(WORDS)} ${pick(WORDS)} ${pick(SUFFIXES)} ${i}`;
+/** A misspelling: a dropped letter, a swapped pair, "inc" or a case change, as records of one company differ. */
+function variant(text: string): string {
+  const r = random();
+  if (r < 0.25) {
+    const at = 1 + Math.floor(random() * (text.length - 2));
+    return text.slice(0, at) + text.slice(at + 1);
+  }
+  if (r < 0.5) return `${text} inc`;
+  if (r < 0.75) return text.toUpperCase();
+  const at = 1 + Math.floor(random() * (text.length - 3));
+  return text.slice(0, at) + text[at + 1] + text[at] + text.slice(at + 2);
+}
+
+const fake = await startFakeModelServer({ latencyMs: LATENCY_MS });
+const fanout = await startFanout({
+  vars: { OPENAI_BASE_URL: `${fake.url}/v1`, OPENAI_API_KEY: "sk-bench-joins", MAX_ITEMS_PER_JOB: "100000", MAX_REQUEST_BYTES: String(32 * 1024 * 1024) },
+});
+const { key } = await newTenant(fanout.url);
+const requests = async (tag: string) => ((await (await fetch(`${fake.url}/_fake/stats?tag=${tag}`)).json()) as { requests: number }).requests;
+const enc = (v: unknown) => encodeURIComponent(JSON.stringify(v));
+
+async function run(path: string, body: Record<string, unknown>) {
+  const started = performance.now();
+  const created = await call(fanout.url, "POST", path, { token: key, body: { model: MODEL, concurrency: 64, ...body } });
+  if (created.status !== 202) throw new Error(`${path}: ${created.status} ${JSON.stringify(created.body).slice(0, 400)}`);
+  const job = await waitForJob(fanout.url, key, created.body.job_id, 3_600_000);
+  return { job, secs: (performance.now() - started) / 1000 };
+}
+
+const scored = (found: [number, number][], truth: Set<string>) => {
+  const hits = found.filter(([a, b]) => truth.has(`${a}:${b}`)).length;
+  return { recall: hits / truth.size, precision: found.length === 0 ? 1 : hits / found.length };
+};
+
+const rows: string[] = [];
+const row = (what: string, comparisons: number, calls: number, s: { recall: number; precision: number }, secs: number, usd: number) => {
+  rows.push(
+    `| ${what} | ${comparisons.toLocaleString("en-US")} | ${calls.toLocaleString("en-US")} | ${s.recall.toFixed(3)} | ${s.precision.toFixed(3)} | ${secs.toFixed(1)} | ${usd.toFixed(4)} |`,
+  );
+  console.log(rows.at(-1));
+};
+
+try {
+  const right = Array.from({ length: RIGHT }, (_, r) => ({ id: r, name: name(r) }));
+  const truthOf = Array.from({ length: LEFT }, () => Math.floor(random() * RIGHT));
+  const left = truthOf.map((r, l) => ({ id: l, truth: r, name: variant((right[r] as { name: string }).name) }));
+  const truth = new Set(truthOf.map((r, l) => `${l}:${r}`));
+  const stamp = Date.now();
+
+  // Pairs: the judge says match exactly when the left record's truth is the right record.
+  const pairsTag = `s17-pairs-${stamp}`;
+  const yes = enc({ match: true, reason: "same" });
+  const no = enc({ match: false, reason: "different" });
+  const pairPredicate = `Same company? {{ left.name }} / {{ right.name }} <<fake tag=${pairsTag} id={{ left.id }}-{{ right.id }} steps=json:{{ '${yes}' if left.truth == right.id else '${no}' }}>>`;
+  const pairs = await run("/v1/join", { left, right, predicate_template: pairPredicate, blocking: BLOCKING, strategy: "pairs", max_comparisons: 100_000 });
+  row(
+    "join, trigram blocking, one call per pair",
+    pairs.job.output.comparisons,
+    await requests(pairsTag),
+    scored(pairs.job.output.pairs, truth),
+    pairs.secs,
+    pairs.job.cost_usd,
+  );
+
+  // Classify: the same candidates (the blocking's), the judge naming the true one's number among them.
+  const classifyTag = `s17-classify-${stamp}`;
+  const counted = crossPairs(left, right, { ...BLOCKING, threshold: BLOCKING.threshold }, 100_000);
+  const candidates = new Map<number, number[]>();
+  for (const [l, r] of counted.pairs) candidates.set(l, [...(candidates.get(l) ?? []), r]);
+  const wanting = left.map((x) => ({ ...x, want: (candidates.get(x.id) ?? []).flatMap((r, n) => (r === x.truth ? [n] : [])) }));
+  const choosePredicate = `Same company? {{ left.name }} / {{ right.name }} <<fake tag=${classifyTag} id={{ left.id }} steps=json:{{ ({"matches": left.want} | tojson) | urlencode }}>>`;
+  const chosen = await run("/v1/join", {
+    left: wanting,
+    right,
+    predicate_template: choosePredicate,
+    blocking: BLOCKING,
+    strategy: "classify",
+    max_comparisons: 100_000,
+  });
+  row(
+    "join, trigram blocking, one call per left item (classify)",
+    chosen.job.output.comparisons,
+    await requests(classifyTag),
+    scored(chosen.job.output.pairs, truth),
+    chosen.secs,
+    chosen.job.cost_usd,
+  );
+
+  // Resolve: RECORDS records of RECORDS/4 companies, four spellings each; the judge says match exactly within a company.
+  const resolveTag = `s17-resolve-${stamp}`;
+  const companies = Math.max(1, Math.floor(RECORDS / 4));
+  const names = Array.from({ length: companies }, (_, e) => name(e));
+  const records = Array.from({ length: RECORDS }, (_, i) => ({ entity: i % companies, name: variant(names[i % companies] as string) }));
+  const sameEntity = new Set<string>();
+  for (let a = 0; a < RECORDS; a++) for (let b = a + companies; b < RECORDS; b += companies) sameEntity.add(`${a}:${b}`);
+  const comparison = `Same? {{ item_a.name }} / {{ item_b.name }} <<fake tag=${resolveTag} id={{ item_a.name }}-{{ item_b.name }} steps=json:{{ '${enc({ match: true })}' if item_a.entity == item_b.entity else '${enc({ match: false })}' }}>>`;
+  const resolved = await run("/v1/resolve", { inputs: records, comparison_template: comparison, blocking: BLOCKING, max_comparisons: 100_000 });
+  const clusters = resolved.job.output.clusters as number[][];
+  const found: [number, number][] = clusters.flatMap((c) => c.flatMap((a, i) => c.slice(i + 1).map((b) => [a, b] as [number, number])));
+  const total = (resolved.job.stages as { name: string; total: number }[]).find((s) => s.name === "compare")?.total ?? 0;
+  row(
+    `resolve ${RECORDS.toLocaleString("en-US")} records, trigram blocking`,
+    total,
+    await requests(resolveTag),
+    scored(found, sameEntity),
+    resolved.secs,
+    resolved.job.cost_usd,
+  );
+
+  console.log(
+    `\nS17 (part), ${LEFT} × ${RIGHT} join and a ${RECORDS}-record resolve, ${MODEL}, ${LATENCY_MS} ms a call, trigram threshold ${BLOCKING.threshold}\n` +
+      `| run | comparisons | calls | recall | precision | wall s | USD |\n|---|---:|---:|---:|---:|---:|---:|\n${rows.join("\n")}`,
+  );
+} finally {
+  await fanout.stop();
+  await fake.close();
+}
