@@ -11,6 +11,7 @@ import { ApiError, invalidRequest } from "../lib/errors";
 import { pipelineFromXml } from "../operators/pipeline/from-xml";
 import { PipelineRequestSchema } from "../operators/pipeline/schema";
 import { submitPipelineJob } from "../operators/pipeline/submit";
+import { withTraceparent } from "../jobs/trace-context";
 import { readXml } from "../operators/pipeline/xml";
 import { answerSubmission } from "./operator-route";
 
@@ -25,7 +26,9 @@ export const pipelinesFromXml = createMiddleware<AppEnv>(async (c, next) => {
     throw invalidRequest(`The pipeline is not valid: ${details[0]?.path}: ${details[0]?.message}`, details);
   }
   const tenantId = c.get("tenantId");
-  const answer = await submitPipelineJob(c.env, tenantId, parsed.data, c.req.header("idempotency-key") ?? null, c.req.query("dry_run") === "true");
+  const answer = await withTraceparent(c.req.header("traceparent"), () =>
+    submitPipelineJob(c.env, tenantId, parsed.data, c.req.header("idempotency-key") ?? null, c.req.query("dry_run") === "true"),
+  );
   if ("dryRun" in answer) return Response.json({ estimate: answer.dryRun }, { status: 200 });
   return answerSubmission(c.env, tenantId, answer, { accept: c.req.header("accept"), wait: c.req.query("wait") === "true" });
 });
