@@ -19,7 +19,7 @@
  */
 import type { AttemptOutcome } from "../../src/engine/retry-policy";
 import { CIRCUIT_COOL_DOWN_MS } from "../../src/db/providers";
-import { splitDeploymentKey } from "../../src/llm/credential";
+import { modelsWhereEvery } from "../../src/llm/credential";
 
 export const OUTAGES_TO_OPEN = 3;
 export const COOL_DOWN_MS = CIRCUIT_COOL_DOWN_MS;
@@ -101,15 +101,7 @@ export class Circuits {
    * src/llm/credential.ts deploymentKey). Their items waited as long as the job lets them.
    */
   downLongerThan(now: number, maxWaitMs: number): Set<string> {
-    const down = new Set<string>();
-    const up = new Set<string>();
-    for (const [key, circuit] of this.#circuits) {
-      const { model } = splitDeploymentKey(key);
-      if (circuit.openUntil !== 0 && now - circuit.downSince > maxWaitMs) down.add(model);
-      else up.add(model);
-    }
-    for (const model of up) down.delete(model);
-    return down;
+    return modelsWhereEvery(this.#circuits, (circuit) => circuit.openUntil !== 0 && now - circuit.downSince > maxWaitMs);
   }
 
   #of(model: string): Circuit {

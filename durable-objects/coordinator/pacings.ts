@@ -9,7 +9,7 @@
  * `rate_limit` bounds all of them together.
  */
 import { NO_PACING, type JobPacingView } from "../../src/engine/pacing";
-import { credentialOf, keyLabel, splitDeploymentKey } from "../../src/llm/credential";
+import { credentialOf, keyLabel, modelsWhereEvery } from "../../src/llm/credential";
 import type { JobSpecBase as JobSpec, Operator } from "../../src/engine/types";
 import { modelChain } from "../../src/engine/fallbacks";
 import { executorOf, workOf } from "../../src/engine/executors";
@@ -71,15 +71,7 @@ export class Pacings {
   /** The models whose pacer has granted the job nothing for longer than `maxWaitMs` while it wanted calls. */
   starved(now: number, maxWaitMs: number): Set<string> {
     // A pool's model is starved when every deployment of it is (./pools.ts): one with leases takes its calls.
-    const fed = new Set<string>();
-    const models = new Set<string>();
-    for (const [key, link] of this.#links) {
-      const { model } = splitDeploymentKey(key);
-      if (link.starvedFor(now) > maxWaitMs) models.add(model);
-      else fed.add(model);
-    }
-    for (const model of fed) models.delete(model);
-    return models;
+    return modelsWhereEvery(this.#links, (link) => link.starvedFor(now) > maxWaitMs);
   }
 
   /** The job starts: each model's credential joins its pacer (the job's own model first: it also says the job's endpoint). */

@@ -50,6 +50,18 @@ export function splitDeploymentKey(key: string): { model: string; deployment: nu
   return Number.isInteger(n) && n > 0 ? { model: key.slice(0, at), deployment: n } : { model: key, deployment: 0 };
 }
 
+/**
+ * The models every one of whose keys (the model's own, or each pool deployment's of it) passes
+ * `test`: a model is starved, or down, only when no deployment of it can take its calls.
+ */
+export function modelsWhereEvery<T>(entries: Iterable<[string, T]>, test: (value: T) => boolean): Set<string> {
+  const passed = new Set<string>();
+  const failed = new Set<string>();
+  for (const [key, value] of entries) (test(value) ? passed : failed).add(splitDeploymentKey(key).model);
+  for (const model of failed) passed.delete(model);
+  return passed;
+}
+
 /** A deployment key as the API shows it: `openai/gpt-6-sol [deployment 2]` (counted from 1, as a user lists them). */
 export function keyLabel(key: string): string {
   const { model, deployment } = splitDeploymentKey(key);
