@@ -56,7 +56,7 @@ export function recordEnd(
       input: JSON.parse(row.input) as unknown,
       error: row.error,
     };
-    const result = op.result(spec, view, finishOf(row, end, details));
+    const result = op.result(spec, view, finishOf(row, usage, end, details));
     if (cached) result.cached = true;
     if (serviceTier) result.service_tier = serviceTier;
     if (model) {
@@ -90,7 +90,7 @@ function recordChild(
   store.transaction(() => {
     const row = store.markDone(task, done, attemptUsage, end);
     const usage = taskSums(row);
-    const result = childResult(row.idx, child, finishOf(row, end, details));
+    const result = childResult(row.idx, child, finishOf(row, usage, end, details));
     log.bump({ seq: 1, ...usage });
     store.countStageDone(row.stage, end.success, usage);
     const fields = { job_id: spec.jobId, stage: row.stage, index: row.idx, success: end.success };
@@ -106,9 +106,8 @@ function countOne(answered: Record<string, number>, model: string): Record<strin
   return { ...answered, [model]: (answered[model] ?? 0) + 1 };
 }
 
-/** A finished task as its operator's result is made from it: `row` as stored with its end. */
-function finishOf(row: TaskRow, end: TaskEnd, details: Record<string, unknown> | null): TaskFinish {
-  const usage = taskSums(row);
+/** A finished task as its operator's result is made from it: `row` as stored with its end, `usage` its sums (taskSums of it). */
+function finishOf(row: TaskRow, usage: UsageSums, end: TaskEnd, details: Record<string, unknown> | null): TaskFinish {
   return {
     success: end.success,
     output: end.output ?? null,
