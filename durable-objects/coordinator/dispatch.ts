@@ -11,7 +11,7 @@ import { executorOf } from "../../src/engine/executors";
 import { deploymentKey } from "../../src/llm/credential";
 import { parseModel } from "../../src/llm/models";
 import { sharesCachedPrefix } from "../../src/llm/prompt-cache";
-import type { JobStatus, Operator, PulledTask, StageWork, TaskClaim, TaskRef } from "../../src/engine/types";
+import type { CallSpec, JobStatus, Operator, PulledTask, StageWork, TaskClaim, TaskRef } from "../../src/engine/types";
 import type { JobSpec } from "../../src/operators/registry";
 import { agentSession } from "../../src/objects";
 import type { BudgetKeeper } from "./budget";
@@ -83,8 +83,9 @@ export function dispatchPending(run: DispatchingJob, pullSlot: number | null): P
     const work = run.work(row.stage, row.route); // on the model of its chain it calls now: its price, its pacing
     const executor = executorOf(work);
     // The deployment of the model's pool it goes to (./pools.ts; 0 without one): a deployment is paced and circuited as a model of its own.
-    const deployment = pickDeployment(run, row, work, now, unleased);
-    const model = deploymentKey(run.tasks.modelOf(row), deployment);
+    const base = run.tasks.modelOf(row);
+    const deployment = pickDeployment(run, row, base, work, now, unleased);
+    const model = deploymentKey(base, deployment);
     // A model whose circuit is open (./circuits.ts) gets no call: a task with a model after it in its
     // chain goes there; one without waits for the cool-down's end, as on a 429 (back-pressure).
     const rerouted = row.route + 1 < run.tasks.chainOf(row.stage).length;
@@ -149,12 +150,10 @@ export function dispatchPending(run: DispatchingJob, pullSlot: number | null): P
  * deployment while that is up (and waits for its leases). A deployment passed over for want of a
  * lease asks its pacer for one all the same (`unleased`), so each deployment keeps leasing its share.
  */
-function pickDeployment(run: DispatchingJob, row: TaskRow, work: StageWork, now: number, unleased: Map<PacingLink, number>): number {
-  const model = run.tasks.modelOf(row);
+function pickDeployment(run: DispatchingJob, row: TaskRow, model: string, work: StageWork, now: number, unleased: Map<PacingLink, number>): number {
   const provider = parseModel(model).provider;
   if (work.kind !== "call" || run.pools.size(provider) < 2) return 0;
-  const call = work.call;
-  const sticky = call.promptCache !== false && sharesCachedPrefix(model, call.systemPrompt, call.promptTemplate);
+  const sticky = stickyCall(work.call);
   return run.pools.pick(provider, row.stage, sticky, (d) => {
     const key = deploymentKey(model, d);
     if (run.circuits.state(key, now) === "open") return false;
@@ -164,6 +163,16 @@ function pickDeployment(run: DispatchingJob, row: TaskRow, work: StageWork, now:
     unleased.set(pacing, Math.max(1, unleased.get(pacing) ?? 0));
     return false;
   });
+}
+
+const stickyCalls = new WeakMap<CallSpec, boolean>(); // a stage's call spec, read once: its template and system prompt do not change
+
+/** Whether a stage's calls share a prefix the provider would cache: they stay on one deployment of a pool. */
+function stickyCall(call: CallSpec): boolean {
+  let known = stickyCalls.get(call);
+  if (known === undefined)
+    stickyCalls.set(call, (known = call.promptCache !== false && sharesCachedPrefix(call.model, call.systemPrompt, call.promptTemplate)));
+  return known;
 }
 
 /** A task whose model's circuit is open makes no call there: it goes to the next model of its chain, dispatched in the next turn. */

@@ -39,6 +39,10 @@ interface Target {
   captureContent: boolean;
 }
 
+/** A failed attempt's `error.type`: its error kind, or its outcome's kind (null: it succeeded). */
+const errorType = (outcome: AttemptOutcome): string | null =>
+  outcome.kind === "success" ? null : outcome.kind === "permanent" ? outcome.errorKind : outcome.kind;
+
 /** `OTEL_EXPORTER_OTLP_HEADERS`: `name=value` pairs joined by commas (values URL-encoded, as the OpenTelemetry spec says). */
 function envHeaders(text: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};
@@ -131,7 +135,7 @@ export class JobTracer {
     const call = work.kind === "agent" ? work.agent : work.call;
     const { provider, name } = parseModel(model);
     const embedding = work.kind !== "agent" && work.call.embedding !== undefined;
-    const failed = outcome.kind === "success" ? null : outcome.kind === "permanent" ? outcome.errorKind : outcome.kind;
+    const failed = errorType(outcome);
     const content =
       outcome.kind === "success" && this.#targets?.some((t) => t.captureContent) ? JSON.stringify(outcome.output ?? null).slice(0, MAX_CONTENT_CHARS) : null;
     this.#keep(
@@ -158,7 +162,7 @@ export class JobTracer {
           "gen_ai.usage.cache_read.input_tokens": usage.cache_read_tokens || undefined,
           "gen_ai.usage.cache_creation.input_tokens": usage.cache_write_tokens || undefined,
           "error.type": failed,
-          "server.address": this.#hosts.get(provider) ?? DEFAULT_HOSTS[provider],
+          "server.address": this.#host(provider),
           "fanout.task.index": task.idx,
           "fanout.attempt": task.attempts,
           "fanout.cost_usd": usage.unpriced_calls > 0 ? undefined : usage.cost_usd,
@@ -167,7 +171,7 @@ export class JobTracer {
         }),
       }),
     );
-    if (this.#spans.length >= MAX_BATCH) this.#send();
+    this.#sendWhenFull();
   }
 
   /** A stage's span (made at its first call), stretched to this call's times. */
@@ -177,6 +181,16 @@ export class JobTracer {
     stage.start = Math.min(stage.start, start);
     stage.end = Math.max(stage.end, end);
     return stage;
+  }
+
+  /** The host a provider's calls go to: the job's credential's, else the provider's own (`server.address`). */
+  #host(provider: string): string | undefined {
+    return this.#hosts.get(provider) ?? DEFAULT_HOSTS[provider];
+  }
+
+  /** A full batch goes out (a job's end sends the rest: `ended`). */
+  #sendWhenFull(): void {
+    if (this.#spans.length >= MAX_BATCH) this.#send();
   }
 
   #nextId(): string {
@@ -202,7 +216,7 @@ export class JobTracer {
     const stage = this.#stage(trace, task.stage, start, now);
     const { provider, name } = parseModel(model);
     const agentId = this.#nextId();
-    const failed = outcome.kind === "permanent" ? outcome.errorKind : null;
+    const failed = outcome.kind === "permanent" ? errorType(outcome) : null; // a child asked for is no error
     for (const s of spans) {
       this.#keep(
         s.kind === "tool"
@@ -237,7 +251,7 @@ export class JobTracer {
                 "gen_ai.usage.input_tokens": s.input,
                 "gen_ai.usage.output_tokens": s.output,
                 "error.type": s.error,
-                "server.address": this.#hosts.get(provider) ?? DEFAULT_HOSTS[provider],
+                "server.address": this.#host(provider),
                 "fanout.task.index": task.idx,
               }),
             }),
@@ -266,7 +280,7 @@ export class JobTracer {
         }),
       }),
     );
-    if (this.#spans.length >= MAX_BATCH) this.#send();
+    this.#sendWhenFull();
   }
 
   /** The job ended: each stage's span and the root, then everything kept goes out. */
