@@ -76,43 +76,40 @@ export async function putCredential(
   rateLimits: Record<string, { rpm?: number | null; tpm?: number | null }> | null,
   deployments: DeploymentInput[] | null = null,
 ): Promise<ProviderCredentialView> {
-  const first = deployments?.[0];
-  const own = first
-    ? { apiKey: first.api_key, baseUrl: first.base_url, limits: limitsOf(first.rate_limits) }
-    : { apiKey, baseUrl, limits: limitsOf(rateLimits) };
-  const stored: StoredDeployment[] | null = deployments
-    ? await Promise.all(
-        deployments.map(async (d) => ({
-          base_url: d.base_url,
-          api_key_enc: await seal(d.api_key, encryptionKey),
-          key_last4: d.api_key.slice(-4),
-          weight: d.weight,
-          rate_limits: limitsOf(d.rate_limits),
-        })),
-      )
-    : null;
-  const view: ProviderCredentialView = { provider, base_url: own.baseUrl, key_last4: own.apiKey.slice(-4), rate_limits: own.limits };
-  if (stored) view.deployments = stored.map(deploymentView);
-  await db
-    .prepare(
-      `INSERT INTO provider_credentials (tenant_id, provider, api_key_enc, base_url, key_last4, rate_limits, deployments, updated_at)
+  // The row's own endpoint is the first deployment's (sealed once), or the one endpoint given.
+  const stored: StoredDeployment[] = await Promise.all(
+    (deployments ?? [{ api_key: apiKey, base_url: baseUrl, weight: 1, rate_limits: rateLimits }]).map(async (d) => ({
+      base_url: d.base_url,
+      api_key_enc: await seal(d.api_key, encryptionKey),
+      key_last4: d.api_key.slice(-4),
+      weight: d.weight,
+      rate_limits: limitsOf(d.rate_limits),
+    })),
+  );
+  const own = stored[0] as StoredDeployment;
+  const view: ProviderCredentialView = { provider, base_url: own.base_url, key_last4: own.key_last4, rate_limits: own.rate_limits };
+  if (deployments) view.deployments = stored.map(deploymentView);
+  await db.batch([
+    db
+      .prepare(
+        `INSERT INTO provider_credentials (tenant_id, provider, api_key_enc, base_url, key_last4, rate_limits, deployments, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (tenant_id, provider) DO UPDATE SET
          api_key_enc = excluded.api_key_enc, base_url = excluded.base_url, key_last4 = excluded.key_last4,
          rate_limits = excluded.rate_limits, deployments = excluded.deployments, updated_at = excluded.updated_at`,
-    )
-    .bind(
-      tenantId,
-      provider,
-      await seal(own.apiKey, encryptionKey),
-      own.baseUrl,
-      view.key_last4,
-      own.limits ? JSON.stringify(own.limits) : null,
-      stored ? JSON.stringify(stored) : null,
-      new Date().toISOString(),
-    )
-    .run();
-  await db.prepare("DELETE FROM deployment_circuits WHERE tenant_id = ? AND provider = ?").bind(tenantId, provider).run(); // its deployments may be others now
+      )
+      .bind(
+        tenantId,
+        provider,
+        own.api_key_enc,
+        own.base_url,
+        own.key_last4,
+        own.rate_limits ? JSON.stringify(own.rate_limits) : null,
+        deployments ? JSON.stringify(stored) : null,
+        new Date().toISOString(),
+      ),
+    db.prepare("DELETE FROM deployment_circuits WHERE tenant_id = ? AND provider = ?").bind(tenantId, provider), // its deployments may be others now
+  ]);
   return view;
 }
 

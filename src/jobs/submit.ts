@@ -11,7 +11,9 @@ import { deleteJob, findJobByIdempotencyKey, insertJob, type JobRow } from "../d
 import { seal, sha256Hex } from "../lib/crypto";
 import { ApiError, type FieldIssue } from "../lib/errors";
 import { canonicalJson } from "../lib/canonical-json";
-import { endpointProblem, resolveEndpoint } from "../llm/call-model";
+import { endpointData, endpointFrom, endpointProblem } from "../llm/call-model";
+import type { Provider } from "../llm/models";
+import type { EndpointData } from "../llm/types";
 import { parseModel } from "../llm/models";
 import { webhookUrlProblem } from "../webhooks/policy";
 import { secretProblem } from "../webhooks/signing";
@@ -111,13 +113,25 @@ function modelsOf(spec: JobSpecBase): { called: Set<string>; chains: { model: st
   return { called, chains };
 }
 
+/** A submission's provider endpoints, each read (D1, its key unsealed) once however many of its models the job calls. */
+type Endpoints = (provider: Provider) => Promise<EndpointData | null>;
+
+function endpointsOf(env: Env, tenantId: string): Endpoints {
+  const read = new Map<Provider, Promise<EndpointData | null>>();
+  return (provider) => {
+    let endpoint = read.get(provider);
+    if (!endpoint) read.set(provider, (endpoint = endpointData(env, tenantId, provider)));
+    return endpoint;
+  };
+}
+
 /**
  * A model past its provider's shutdown is refused (400 `model_retired`, with the replacement the
  * provider recommends); one that shuts down within 30 days or before the job's deadline is a warning.
  */
-async function lifecycleWarnings(env: Env, tenantId: string, spec: JobSpecBase, models: Set<string>, now: number): Promise<ModelWarning[]> {
+async function lifecycleWarnings(env: Env, endpoints: Endpoints, spec: JobSpecBase, models: Set<string>, now: number): Promise<ModelWarning[]> {
   const deadline = spec.execution ? now + spec.execution.deadlineSecs * 1000 : null;
-  const listed = [...models].some((m) => parseModel(m).provider === "openai") ? await listedShutdowns(env, tenantId, now) : null;
+  const listed = [...models].some((m) => parseModel(m).provider === "openai") ? await listedShutdowns(env, await endpoints("openai"), now) : null;
   const warnings: ModelWarning[] = [];
   for (const model of models) {
     const life = lifecycleOf(env, model, now, deadline, listed);
@@ -210,11 +224,12 @@ export async function submitJob<S extends JobSpecBase>(
   checkFallbacks(spec, prepared.operator, chains);
   // A fallback needs its credential, and must not be retired, as much as the model.
   const models = new Set([...called, ...(spec.fallbacks ?? []), ...chains.flatMap((c) => c.fallbacks)]);
-  const warnings = await lifecycleWarnings(env, tenantId, spec, models, Date.now());
+  const endpoints = endpointsOf(env, tenantId);
+  const warnings = await lifecycleWarnings(env, endpoints, spec, models, Date.now());
   const baseUrls = new Map<string, string | null>();
   for (const name of models) {
     const model = parseModel(name);
-    const endpoint = await resolveEndpoint(env, tenantId, model.provider);
+    const endpoint = endpointFrom(env, await endpoints(model.provider));
     const problem = endpointProblem(model.provider, endpoint, env);
     if (problem) throw new ApiError(400, "invalid_request", problem, { details: [{ path: "model", message: problem }] });
     baseUrls.set(name, endpoint?.baseUrl ?? null);

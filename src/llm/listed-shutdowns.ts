@@ -9,13 +9,11 @@
  * MAX_LISTING_BYTES of answer, and 2,000 dated models kept (./model-listing.ts). A read that fails keeps the last
  * good listing; without one the shipped table alone speaks (./lifecycle.ts).
  */
-import { encryptionKey } from "../config";
-import { getCredential } from "../db/providers";
 import { policyFetch } from "../net/destination";
 import { textWithin } from "../net/read-limited";
-import { endpointOf } from "./call-model";
 import { credentialId } from "./credential";
 import { parseListing } from "./model-listing";
+import type { EndpointData } from "./types";
 
 export const LISTING_FRESH_MS = 86_400_000; // a listing read within a day is used as it is
 export const LISTING_RETRY_MS = 3_600_000; // after a failed read, the next try
@@ -31,13 +29,12 @@ interface ListingRow {
 const NONE: ReadonlyMap<string, string> = new Map();
 
 /**
- * The shutdown dates OpenAI lists for the tenant's OpenAI credential (model name → date): the
- * stored listing while it is fresh, else read again now. Never throws: a failure keeps what was stored.
+ * The shutdown dates OpenAI lists for the tenant's OpenAI credential (`endpoint`: its endpoint, as
+ * the submission resolved it; model name → date): the stored listing while it is fresh, else read again now. Never throws: a failure keeps what was stored.
  */
-export async function listedShutdowns(env: Env, tenantId: string, now: number): Promise<ReadonlyMap<string, string>> {
+export async function listedShutdowns(env: Env, endpoint: EndpointData | null, now: number): Promise<ReadonlyMap<string, string>> {
   try {
-    const endpoint = endpointOf(env, "openai", await getCredential(env.DB, encryptionKey(env), tenantId, "openai"));
-    if (!endpoint.apiKey) return NONE;
+    if (!endpoint?.apiKey) return NONE;
     const id = await credentialId("openai", endpoint);
     const row = await env.DB.prepare("SELECT read_at, ok, shutdowns FROM model_listings WHERE credential_id = ?").bind(id).first<ListingRow>();
     const kept = row ? new Map(Object.entries(JSON.parse(row.shutdowns) as Record<string, string>)) : NONE;
