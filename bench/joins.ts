@@ -61,6 +61,12 @@ const scored = (found: [number, number][], truth: Set<string>) => {
   return { recall: hits / truth.size, precision: found.length === 0 ? 1 : hits / found.length };
 };
 
+/** One join job (trigram blocking) and its row: the pairs it found against the truth. */
+async function joinRow(what: string, tag: string, truth: Set<string>, body: Record<string, unknown>): Promise<void> {
+  const { job, secs } = await run("/v1/join", { ...body, blocking: BLOCKING, max_comparisons: 100_000 });
+  row(what, job.output.comparisons, await requests(tag), scored(job.output.pairs, truth), secs, job.cost_usd);
+}
+
 const rows: string[] = [];
 const row = (what: string, comparisons: number, calls: number, s: { recall: number; precision: number }, secs: number, usd: number) => {
   rows.push(
@@ -81,39 +87,21 @@ try {
   const yes = enc({ match: true, reason: "same" });
   const no = enc({ match: false, reason: "different" });
   const pairPredicate = `Same company? {{ left.name }} / {{ right.name }} <<fake tag=${pairsTag} id={{ left.id }}-{{ right.id }} steps=json:{{ '${yes}' if left.truth == right.id else '${no}' }}>>`;
-  const pairs = await run("/v1/join", { left, right, predicate_template: pairPredicate, blocking: BLOCKING, strategy: "pairs", max_comparisons: 100_000 });
-  row(
-    "join, trigram blocking, one call per pair",
-    pairs.job.output.comparisons,
-    await requests(pairsTag),
-    scored(pairs.job.output.pairs, truth),
-    pairs.secs,
-    pairs.job.cost_usd,
-  );
+  await joinRow("join, trigram blocking, one call per pair", pairsTag, truth, { left, right, predicate_template: pairPredicate, strategy: "pairs" });
 
   // Classify: the same candidates (the blocking's), the judge naming the true one's number among them.
   const classifyTag = `s17-classify-${stamp}`;
-  const counted = crossPairs(left, right, { ...BLOCKING, threshold: BLOCKING.threshold }, 100_000);
+  const counted = crossPairs(left, right, BLOCKING, 100_000);
   const candidates = new Map<number, number[]>();
   for (const [l, r] of counted.pairs) candidates.set(l, [...(candidates.get(l) ?? []), r]);
   const wanting = left.map((x) => ({ ...x, want: (candidates.get(x.id) ?? []).flatMap((r, n) => (r === x.truth ? [n] : [])) }));
   const choosePredicate = `Same company? {{ left.name }} / {{ right.name }} <<fake tag=${classifyTag} id={{ left.id }} steps=json:{{ ({"matches": left.want} | tojson) | urlencode }}>>`;
-  const chosen = await run("/v1/join", {
+  await joinRow("join, trigram blocking, one call per left item (classify)", classifyTag, truth, {
     left: wanting,
     right,
     predicate_template: choosePredicate,
-    blocking: BLOCKING,
     strategy: "classify",
-    max_comparisons: 100_000,
   });
-  row(
-    "join, trigram blocking, one call per left item (classify)",
-    chosen.job.output.comparisons,
-    await requests(classifyTag),
-    scored(chosen.job.output.pairs, truth),
-    chosen.secs,
-    chosen.job.cost_usd,
-  );
 
   // Resolve: RECORDS records of RECORDS/4 companies, four spellings each; the judge says match exactly within a company.
   const resolveTag = `s17-resolve-${stamp}`;

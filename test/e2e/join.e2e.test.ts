@@ -125,6 +125,10 @@ describe("POST /v1/join", () => {
     expect((await call(base(), "POST", "/v1/join", { token: key, body: wide })).body.error.details[0].path).toBe("strategy");
     const cascaded = await call(base(), "POST", "/v1/join", { token: key, body: { ...body, strategy: "classify", cascade: { model: "openai/gpt-6-sol" } } });
     expect(cascaded.body.error.details[0].path).toBe("cascade");
+    // The blocking is read as resolve's: a trigram threshold is an overlap from 0 to 1.
+    const overlap = await call(base(), "POST", "/v1/join", { token: key, body: { ...body, blocking: { keys: ["name"], method: "trigram", threshold: 5 } } });
+    expect(overlap.status).toBe(400);
+    expect(overlap.body.error.details[0].path).toBe("blocking.threshold");
     expect((await call(base(), "GET", "/v1/jobs", { token: key })).body.jobs).toEqual([]);
   });
 });

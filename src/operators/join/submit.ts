@@ -7,29 +7,17 @@ import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
 import { checkFieldCaps } from "../../jobs/field-caps";
 import { ApiError, invalidRequest } from "../../lib/errors";
 import { newId } from "../../lib/ids";
-import { PROTOTYPE_NAMES } from "../../lib/records";
 import { keepSchema } from "../filter/schema";
 import { yesNoCascade } from "../filter/submit";
 import { itemCall } from "../task-call";
 import type { Blocking } from "../resolve/blocking";
+import { blockingOf } from "../resolve/submit";
 import { crossPairs } from "./blocking";
 import { joinOperator, type ChooseTask, type JoinJobSpec, type PairTask } from "./plan";
 import { CLASSIFY_INSTRUCTION, classifyTemplate, MATCH_DESCRIBED, MATCHES_SCHEMA, MAX_CLASSIFY_CANDIDATES, pairInstruction, type JoinRequest } from "./schema";
 
 const PAIR_OUTPUT_TOKENS = 25; // `{match, reason}`: what the estimate counts a pair's answer at
 const CHOICE_OUTPUT_TOKENS = 8; // `{matches}`, and each number chosen
-
-function blockingOf(body: JoinRequest): Blocking | null {
-  if (!body.blocking) return null;
-  const { keys, method, threshold } = body.blocking;
-  const issues = keys.flatMap((key, i) =>
-    key.split(".").some((part) => PROTOTYPE_NAMES.has(part) || part === "")
-      ? [{ path: `blocking.keys[${i}]`, message: "a field path: names joined by dots, none of them __proto__, constructor or prototype" }]
-      : [],
-  );
-  if (issues.length > 0) throw invalidRequest("A blocking key is not a field path.", issues);
-  return { keys, method, threshold: threshold ?? null };
-}
 
 /** 422 `too_many_comparisons` when the blocking judges more pairs than allowed (or could not count them within its bounds). */
 function pairsWithin(body: JoinRequest, blocking: Blocking | null): [number, number][] {
@@ -51,18 +39,21 @@ function settle(body: JoinRequest, pairs: [number, number][], byLeft: Map<number
   if ([...byLeft.values()].some((c) => c.length > MAX_CLASSIFY_CANDIDATES) || body.cascade) return "pairs";
   const template = tokensOf(body.predicate_template);
   const instruction = tokensOf(CLASSIFY_INSTRUCTION);
-  const pairsCost = pairs.reduce((n, [l, r]) => n + instruction + template + tokensOf(body.left[l]) + tokensOf(body.right[r]) + PAIR_OUTPUT_TOKENS, 0);
+  // Each item counted once, however many pairs it is in.
+  const [left, right] = [body.left.map(tokensOf), body.right.map(tokensOf)];
+  const pair = (l: number, r: number) => template + (left[l] ?? 0) + (right[r] ?? 0); // the predicate rendered for one pair
+  const pairsCost = pairs.reduce((n, [l, r]) => n + instruction + pair(l, r) + PAIR_OUTPUT_TOKENS, 0);
   let classifyCost = 0;
   for (const [l, candidates] of byLeft) {
     classifyCost += instruction + CHOICE_OUTPUT_TOKENS * (1 + candidates.length / 4);
-    for (const r of candidates) classifyCost += template + tokensOf(body.left[l]) + tokensOf(body.right[r]) / 1;
+    for (const r of candidates) classifyCost += pair(l, r);
   }
   return classifyCost < pairsCost ? "classify" : "pairs";
 }
 
 export async function submitJoinJob(env: Env, tenantId: string, body: JoinRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
   checkFieldCaps(body);
-  const blocking = blockingOf(body);
+  const blocking = body.blocking ? blockingOf(body.blocking) : null;
   const pairs = pairsWithin(body, blocking);
   const byLeft = new Map<number, number[]>();
   for (const [l, r] of pairs) {

@@ -13,8 +13,9 @@ import { blockPairs, MAX_TRIGRAM_KEY_CHARS, MAX_TRIGRAM_WORK, MAX_TRIGRAMS, type
 import { resolveOperator, type ResolveJobSpec } from "./plan";
 import { MATCH_INSTRUCTION, MATCH_SCHEMA, type ResolveRequest } from "./schema";
 
-function blockingOf(body: Omit<ResolveRequest, "inputs">): Blocking {
-  const { keys, method, threshold } = body.blocking;
+/** A request's key blocking as the engine takes it (resolve's, a join's): its keys field paths, its threshold the method's. */
+export function blockingOf(blocking: ResolveRequest["blocking"]): Blocking {
+  const { keys, method, threshold } = blocking;
   const issues = keys.flatMap((key, i) =>
     key.split(".").some((part) => PROTOTYPE_NAMES.has(part) || part === "")
       ? [{ path: `blocking.keys[${i}]`, message: "a field path: names joined by dots, none of them __proto__, constructor or prototype" }]
@@ -32,7 +33,7 @@ function blockingOf(body: Omit<ResolveRequest, "inputs">): Blocking {
 
 /** The resolution's spec from its request's fields, for these records (also a pipeline step's, with the pipeline's job fields in `base`). */
 export function resolveSpec(env: Env, body: Omit<ResolveRequest, "inputs">, base: JobBase): ResolveJobSpec {
-  const blocking = blockingOf(body);
+  const blocking = blockingOf(body.blocking);
   const compare = itemCall(env, body, {
     template: body.comparison_template,
     field: "comparison_template",
