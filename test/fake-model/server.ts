@@ -10,6 +10,7 @@ import { answerFor, parseDirective, type StepAnswer } from "./script.ts";
 import { SUMMARY_REQUEST } from "../../src/agent/compaction.ts";
 import { FakeModelListing } from "./models.ts";
 import { FakeCollector } from "./collector.ts";
+import { FakeOutages, outageAnswer } from "./outages.ts";
 import { embeddingBody } from "./embeddings.ts";
 import { openAiBody, openAiStream, anthropicBody, anthropicStream, estimateTokens, servedTier, type Reply } from "./wire.ts";
 import { logprobsOf, logprobsRefusal, takeProbability } from "./logprobs.ts";
@@ -67,17 +68,6 @@ export interface Answered {
   json?: Json;
   sse?: string;
   expired?: boolean;
-}
-
-/** A provider's answer while it is down, as each words a 500. */
-function outageAnswer(format: Format): Answered {
-  return format === "openai"
-    ? {
-        status: 500,
-        headers: {},
-        json: { error: { message: "The server had an error while processing your request. Sorry about that!", type: "server_error", param: null, code: null } },
-      }
-    : { status: 500, headers: {}, json: { type: "error", error: { type: "api_error", message: "Internal server error" } } };
 }
 
 /** The API key a request carries, in either provider's header. */
@@ -210,7 +200,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     return s;
   };
 
-  const outages = new Map<string, number>(); // model (or `key:<API key>`) → until when its live calls answer 500 (POST /_fake/outage)
+  const outages = new FakeOutages();
 
   function nextStep(tag: string, id: string, all: string[], prompt: string, model: string, tier: string | null): string {
     // Steps for one model only (`MODEL~STEP`; `MODEL@TIER~STEP` for its calls on that OpenAI tier):
@@ -288,7 +278,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
           json: { error: { type: "rate_limit_error", message: "fake capacity exceeded" }, type: "error" },
         };
       }
-      if (live && Math.max(outages.get(String(body.model)) ?? 0, outages.get(`key:${key}`) ?? 0) > Date.now()) return outageAnswer(format);
+      if (live && outages.down(String(body.model), key)) return outageAnswer(format);
       s.served_max_in_flight = Math.max(s.served_max_in_flight, s.in_flight);
       if (live && directive?.gate != null) await gates.pass(tag, directive.gate);
       // A compaction request answers with a summary and does not consume the item's script.
@@ -393,14 +383,6 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
         limits.set(key, config, model ?? null);
         res.writeHead(204).end();
       });
-    } else if (url.pathname === "/_fake/outage" && req.method === "POST") {
-      // {"model": the request's model name, "ms"}: every live call of that model is a 500 for that long (benchmark S16's outage);
-      // {"key": an API key, "ms"}: every live call with that key (a pool's deployment that is down).
-      void readBody(req).then((text) => {
-        const { model, key, ms } = JSON.parse(text) as { model?: string; key?: string; ms: number };
-        outages.set(key ? `key:${key}` : String(model), Date.now() + ms);
-        res.writeHead(204).end();
-      });
     } else if (url.pathname === "/_fake/config" && req.method === "POST") {
       void readBody(req).then((text) => {
         Object.assign(config, JSON.parse(text || "{}") as Partial<typeof config>);
@@ -427,6 +409,7 @@ export function startFakeModelServer(options: FakeOptions = {}): Promise<FakeMod
     if (batches.handle(req, res, url, () => readRaw(req), apiKeyOf(req), auth)) return;
     if (listing.handle(req, res, url, apiKeyOf(req), () => readBody(req))) return;
     if (collector.handle(req, res, url, () => readBody(req))) return;
+    if (outages.handle(req, res, url, () => readBody(req))) return;
     if (req.method === "POST" && (url.pathname.endsWith("/chat/completions") || url.pathname.endsWith("/embeddings"))) {
       handleModel(req, res, "openai").catch((err: unknown) => res.writeHead(500).end(String(err)));
     } else if (req.method === "POST" && url.pathname.endsWith("/messages")) {
