@@ -744,21 +744,30 @@ export interface components {
             job_id: string;
         };
         Blocking: {
+            /** @description embedding: the vectors' length, where the model lets it be chosen (as POST /v1/embed's) */
+            dimensions?: number;
             /**
-             * @description The fields (dotted paths) whose values make an item's blocking key
+             * @description The fields (dotted paths) whose values make an item's blocking key (required but for `embedding`, where absent: the whole item is embedded)
              * @example [
              *       "name"
              *     ]
              */
-            keys: string[];
+            keys?: string[];
             /**
-             * @description exact: the same key; prefix: the same first `threshold` characters (default 4); trigram: keys whose trigram sets overlap by at least `threshold` (Jaccard, default 0.5)
+             * @description exact: the same key; prefix: the same first `threshold` characters (default 4); trigram: keys whose trigram sets overlap by at least `threshold` (Jaccard, default 0.5); embedding: each item's nearest neighbours by the cosine of `model`'s embeddings of its key (at least `threshold`, default 0.85; at most `top_k`, default 10)
              * @default exact
              * @enum {string}
              */
-            method?: "exact" | "prefix" | "trigram";
-            /** @description prefix: how many characters (an integer ≥ 1); trigram: the least overlap, 0–1; exact: not used */
+            method?: "exact" | "prefix" | "trigram" | "embedding";
+            /**
+             * @description embedding (required): the embedding model, `openai/text-embedding-3-small` or as POST /v1/embed takes
+             * @example openai/text-embedding-3-small
+             */
+            model?: string;
+            /** @description prefix: how many characters (an integer ≥ 1); trigram: the least overlap, 0–1; embedding: the least cosine, 0–1; exact: not used */
             threshold?: number;
+            /** @description embedding: the nearest neighbours an item (a join: a left item) is compared with at most (1–50, default 10) */
+            top_k?: number;
         };
         Budget: {
             by_stage: {
@@ -1820,21 +1829,30 @@ export interface components {
         JoinRequest: {
             /** @description Which pairs are judged: those whose keys agree (as resolve's blocking, across the two lists); absent: every pair, within max_comparisons */
             blocking?: {
+                /** @description embedding: the vectors' length, where the model lets it be chosen (as POST /v1/embed's) */
+                dimensions?: number;
                 /**
-                 * @description The fields (dotted paths) whose values make an item's blocking key
+                 * @description The fields (dotted paths) whose values make an item's blocking key (required but for `embedding`, where absent: the whole item is embedded)
                  * @example [
                  *       "name"
                  *     ]
                  */
-                keys: string[];
+                keys?: string[];
                 /**
-                 * @description exact: the same key; prefix: the same first `threshold` characters (default 4); trigram: keys whose trigram sets overlap by at least `threshold` (Jaccard, default 0.5)
+                 * @description exact: the same key; prefix: the same first `threshold` characters (default 4); trigram: keys whose trigram sets overlap by at least `threshold` (Jaccard, default 0.5); embedding: each item's nearest neighbours by the cosine of `model`'s embeddings of its key (at least `threshold`, default 0.85; at most `top_k`, default 10)
                  * @default exact
                  * @enum {string}
                  */
-                method?: "exact" | "prefix" | "trigram";
-                /** @description prefix: how many characters (an integer ≥ 1); trigram: the least overlap, 0–1; exact: not used */
+                method?: "exact" | "prefix" | "trigram" | "embedding";
+                /**
+                 * @description embedding (required): the embedding model, `openai/text-embedding-3-small` or as POST /v1/embed takes
+                 * @example openai/text-embedding-3-small
+                 */
+                model?: string;
+                /** @description prefix: how many characters (an integer ≥ 1); trigram: the least overlap, 0–1; embedding: the least cosine, 0–1; exact: not used */
                 threshold?: number;
+                /** @description embedding: the nearest neighbours an item (a join: a left item) is compared with at most (1–50, default 10) */
+                top_k?: number;
             } | null;
             cache?: components["schemas"]["CacheConfig"];
             /**

@@ -22,6 +22,7 @@ export function planReader(store: CoordinatorStore): PlanReader {
     extent: (stage) => store.extent(stage),
     open: () => store.open(),
     done: (stage) => store.doneTasks(stage).map(taskView),
+    keyed: (stage, key, limit) => store.keyed(stage, key, limit),
     stage: (name) => store.stage(name),
   };
 }

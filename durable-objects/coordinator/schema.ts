@@ -28,6 +28,8 @@
  *  11  tasks.route — which model of its stage's fallback chain the task calls (0: the stage's own)
  *  12  outbox.event_id — a result's JSON is stored once, in its event; the row points at it
  *      (data '' then; rows from before keep their data)
+ *  13  task_keys(stage, key, idx) — keys an operator files a task it finished itself under, read
+ *      back by key (PlanReader `keyed`: an embedding blocking's buckets)
  */
 type Migration = (sql: SqlStorage) => void;
 
@@ -121,6 +123,11 @@ const MIGRATIONS: Migration[] = [
   (sql) => sql.exec("ALTER TABLE tasks ADD COLUMN route INTEGER NOT NULL DEFAULT 0"),
   // A result's JSON once: its outbox row points at its event, whose data ends with it.
   (sql) => sql.exec("ALTER TABLE outbox ADD COLUMN event_id INTEGER"),
+  // Keys an operator files its own tasks under (an index it reads back by key, bounded by its own limit).
+  (sql) =>
+    sql.exec(
+      "CREATE TABLE IF NOT EXISTS task_keys (stage TEXT NOT NULL, key TEXT NOT NULL, idx INTEGER NOT NULL, PRIMARY KEY (stage, key, idx)) WITHOUT ROWID",
+    ),
 ];
 
 type Row = Record<string, unknown>;

@@ -238,6 +238,19 @@ export class CoordinatorStore {
     );
   }
 
+  /** Files a task under keys of its stage (an operator's own index: PlanReader `keyed`). */
+  fileKeys(stage: string, idx: number, keys: readonly string[]): void {
+    for (const key of keys) this.#sql.exec("INSERT OR IGNORE INTO task_keys (stage, key, idx) VALUES (?, ?, ?)", stage, key, idx);
+  }
+
+  /** The first `limit` task indices of a stage filed under `key`, by index: one seek on the primary key. */
+  keyed(stage: string, key: string, limit: number): number[] {
+    return this.#sql
+      .exec<{ idx: number }>("SELECT idx FROM task_keys WHERE stage = ? AND key = ? ORDER BY idx LIMIT ?", stage, key, limit)
+      .toArray()
+      .map((r) => r.idx);
+  }
+
   task(stage: string, idx: number): TaskRow | undefined {
     return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE stage = ? AND idx = ?", stage, idx).toArray()[0];
   }

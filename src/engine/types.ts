@@ -178,6 +178,8 @@ export interface PlanReader {
   done(stage: string): TaskView[];
   /** A stage's size and counters. */
   stage(name: string): StageCounts | undefined;
+  /** The first `limit` indices (ascending) of a stage's tasks the operator finished itself under `key` (Advance `local[].keys`). */
+  keyed(stage: string, key: string, limit: number): number[];
 }
 
 /** A stage's size, its finished tasks by outcome, and their usage (./counters.ts). */
@@ -210,7 +212,8 @@ export interface JobEnd {
  */
 export interface Advance {
   ready: TaskSeed[];
-  local?: (TaskSeed & { output: unknown })[];
+  /** `keys`: what the task is filed under in its stage, for `PlanReader.keyed` (an operator's own index). */
+  local?: (TaskSeed & { output: unknown; keys?: string[] })[];
   totals?: Record<string, number>;
   end?: JobEnd;
 }

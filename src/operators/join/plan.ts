@@ -11,6 +11,8 @@ import type { CallSpec, Operator, TaskView } from "../../engine/types";
 import { judgeOperator, type JudgeSpec } from "../judge";
 import { completeWhenAllDone, ITEMS_STAGE, itemResult, itemsPlan } from "../single-stage";
 import { filterVerdict, keepConfidence } from "../filter/plan";
+import { EMBED_STAGE, type EmbeddingBlocking } from "../embedding-blocking/stages";
+import { embeddedJoin } from "./embedded";
 
 /** A pair's task input (`pairs`): its indices and its two records. */
 export interface PairTask {
@@ -34,6 +36,10 @@ export interface JoinJobSpec extends JudgeSpec {
   comparisons: number;
   /** The classify call (strategy classify): the predicate once per candidate. */
   choose: CallSpec | null;
+  /** An embedding blocking (./embedded.ts; specs stored before it: none): the job's inputs are then the left list and the right. */
+  neighbours?: EmbeddingBlocking | null;
+  /** The embedding blocking's keys (none: whole items embedded). */
+  blockingKeys?: string[];
 }
 
 const MATCH = "match";
@@ -107,7 +113,10 @@ const classifyOperator: Operator<JoinJobSpec> = {
 };
 
 /** The operator of the strategy the spec runs (chosen at submission: `auto` is decided there). */
-const of = (spec: JoinJobSpec): Operator<JoinJobSpec> => (spec.strategy === "classify" ? classifyOperator : pairsOperator);
+const strategyOf = (spec: JoinJobSpec): Operator<JoinJobSpec> => (spec.strategy === "classify" ? classifyOperator : pairsOperator);
+const embedded = embeddedJoin(strategyOf);
+/** Its operator: the strategy's, after the embedding blocking's stages when it has one. */
+const of = (spec: JoinJobSpec): Operator<JoinJobSpec> => (spec.neighbours ? embedded : strategyOf(spec));
 
 export const joinOperator: Operator<JoinJobSpec> = {
   v1: false,
@@ -118,6 +127,7 @@ export const joinOperator: Operator<JoinJobSpec> = {
   work: (spec, stage) => of(spec).work(spec, stage),
   batchable: () => true,
   vars: (spec, task, reader) => {
+    if (spec.neighbours && task.stage === EMBED_STAGE) return embedded.vars(spec, task, reader);
     if (spec.strategy === "classify") return classifyOperator.vars(spec, task, reader);
     const item = pairsOperator.vars(spec, task, reader).item as PairTask;
     return { left: item.left, right: item.right };

@@ -13,6 +13,7 @@ import { itemCall } from "../task-call";
 import type { Blocking } from "../resolve/blocking";
 import { blockingOf } from "../resolve/submit";
 import { crossPairs } from "./blocking";
+import { checkEmbeddingBlocking, embeddingBlocking } from "../embedding-blocking/submit";
 import { joinOperator, type ChooseTask, type JoinJobSpec, type PairTask } from "./plan";
 import { CLASSIFY_INSTRUCTION, classifyTemplate, MATCH_DESCRIBED, MATCHES_SCHEMA, MAX_CLASSIFY_CANDIDATES, pairInstruction, type JoinRequest } from "./schema";
 
@@ -51,10 +52,19 @@ function settle(body: JoinRequest, pairs: [number, number][], byLeft: Map<number
   return classifyCost < pairsCost ? "classify" : "pairs";
 }
 
+/** An embedding blocking's pairs, as the estimate and `auto` count them before they are known: each left item with top_k right items. */
+function boundPairs(body: JoinRequest, topK: number): [number, number][] {
+  const pairs: [number, number][] = [];
+  for (let l = 0; l < body.left.length; l++) for (let k = 0; k < Math.min(topK, body.right.length); k++) pairs.push([l, (l + k) % body.right.length]);
+  return pairs;
+}
+
 export async function submitJoinJob(env: Env, tenantId: string, body: JoinRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
   checkFieldCaps(body);
   const blocking = body.blocking ? blockingOf(body.blocking) : null;
-  const pairs = pairsWithin(body, blocking);
+  const neighbours = body.blocking && blocking?.method === "embedding" ? embeddingBlocking(env, body, body.blocking, body.left.length) : null;
+  if (neighbours) checkEmbeddingBlocking(neighbours, body.left.length + body.right.length, body.max_comparisons, "left");
+  const pairs = neighbours ? boundPairs(body, neighbours.topK) : pairsWithin(body, blocking);
   const byLeft = new Map<number, number[]>();
   for (const [l, r] of pairs) {
     const list = byLeft.get(l);
@@ -94,15 +104,17 @@ export async function submitJoinJob(env: Env, tenantId: string, body: JoinReques
     ...baseSpec(newId("job"), tenantId, body),
     type: "join",
     strategy,
-    comparisons: pairs.length,
+    comparisons: pairs.length, // an embedding blocking's: the bound (its output says how many were judged)
     call: pairCall(false),
     choose,
     cascade,
+    ...(neighbours && blocking ? { neighbours, blockingKeys: blocking.keys } : {}),
   };
-  const inputs: (PairTask | ChooseTask)[] =
-    strategy === "classify"
-      ? [...byLeft].map(([l, candidates]) => ({ l, left: body.left[l], candidates, rights: candidates.map((r) => body.right[r]) }))
-      : pairs.map(([l, r]) => ({ l, r, left: body.left[l], right: body.right[r] }));
   const values = [...body.left, ...body.right];
+  const inputs: unknown[] = neighbours
+    ? values // embedded and placed first (./embedded.ts): the pairs are found as the job runs
+    : strategy === "classify"
+      ? [...byLeft].map(([l, candidates]) => ({ l, left: body.left[l], candidates, rights: candidates.map((r) => body.right[r]) }) satisfies ChooseTask)
+      : pairs.map(([l, r]) => ({ l, r, left: body.left[l], right: body.right[r] }) satisfies PairTask);
   return submitJob(env, tenantId, { spec, operator: joinOperator, body, inputs, values }, idempotencyKey, dryRun);
 }

@@ -8,7 +8,7 @@
  * asked what follows with nothing finished (`advance(null)`). Both happen in one answer here, so
  * the operator reads its planned tasks through an overlay until they are stored.
  */
-import type { Advance, JobSpecBase, PlanReader, StageCounts, TaskSeed, TaskView } from "../../engine/types";
+import type { Advance, JobSpecBase, Operator, PlanReader, StageCounts, TaskSeed, TaskView } from "../../engine/types";
 import { NO_USAGE_SUMS } from "../../engine/counters";
 import type { OperatorStep } from "../operator-step";
 import { operatorStep } from "./operator-steps";
@@ -83,6 +83,10 @@ export class SubReader implements PlanReader {
     return this.reader.done(subStageName(this.path, stage)).map((t) => ({ ...t, stage }));
   }
 
+  keyed(stage: string, key: string, limit: number): number[] {
+    return this.reader.keyed(subStageName(this.path, stage), key, limit);
+  }
+
   stage(name: string): StageCounts | undefined {
     const stored = this.reader.stage(subStageName(this.path, name));
     const total = this.planned?.totals[name];
@@ -104,7 +108,12 @@ export function inPipeline(path: string, advance: Advance): Advance {
 /** The operator's start over its items: its plan's tasks and sizes, and what follows them with nothing finished. */
 export function startSub(job: JobSpecBase, unit: OperatorUnit, path: string, reader: PlanReader, items: unknown[]): Advance {
   const { step, spec } = subOperator(job, unit);
-  const plan = step.operator.plan(spec, items);
+  return startPlan(step.operator, spec, path, reader, items);
+}
+
+/** An operator's start over items known only now, its stages under `path` ("": their own names). */
+export function startPlan<S extends JobSpecBase>(operator: Operator<S>, spec: S, path: string, reader: PlanReader, items: unknown[]): Advance {
+  const plan = operator.plan(spec, items);
   const totals = Object.fromEntries(plan.stages.map((s) => [s.name, s.total]));
   const seeds = new Map<string, TaskView>(
     plan.tasks.map((t: TaskSeed) => [
@@ -112,7 +121,7 @@ export function startSub(job: JobSpecBase, unit: OperatorUnit, path: string, rea
       { stage: t.stage, index: t.index, state: t.blocked ? "blocked" : "pending", success: null, output: null, input: t.input, error: null },
     ]),
   );
-  const first = step.operator.advance(
+  const first = operator.advance(
     spec,
     new SubReader(
       reader,

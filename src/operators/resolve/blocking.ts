@@ -11,7 +11,7 @@
  * The pairs are counted as they are found and the count stops at `limit` + 1: a blocking over its
  * bound costs no more than the bound to refuse. Pairs are `[a, b]` with a < b, in order.
  */
-export type BlockingMethod = "exact" | "prefix" | "trigram";
+export type BlockingMethod = "exact" | "prefix" | "trigram" | "embedding"; // embedding: ../embedding-blocking (no pairs here)
 
 export interface Blocking {
   keys: string[];
@@ -70,6 +70,7 @@ export type Pairs = { pairs: [number, number][]; over: boolean; work: number; tr
 
 /** The pairs the blocking compares, at most `limit` (then `over`). */
 export function blockPairs(items: unknown[], blocking: Blocking, limit: number): Pairs {
+  if (blocking.method === "embedding") throw new Error("an embedding blocking's pairs are found as the job runs (../embedding-blocking)");
   const keys = items.map((item) => blockingKey(item, blocking.keys));
   const pairs: [number, number][] = [];
   const add = (a: number, b: number): boolean => {

@@ -6,10 +6,30 @@
  * exactly one cluster (singletons included), each cluster in input order, clusters by their first
  * index; a singleton's record is the input itself; `failed` counts the comparisons that failed
  * (a failed comparison is no match).
+ *
+ * With an embedding blocking (../embedding-blocking), the pairs are found as the job runs: the
+ * records are embedded and placed first (stages `embed`, `vectors`, `neighbours`), and the
+ * comparisons are planned once the last is placed; the output adds `embeddings_failed` (records
+ * whose embedding failed: compared with nothing).
  */
 import type { Advance, CallSpec, JobSpecBase, Operator, Plan, PlanReader, TaskView } from "../../engine/types";
 import { itemResult } from "../single-stage";
 import { blockPairs, type Blocking } from "./blocking";
+import {
+  allPlaced,
+  blockedPairs,
+  blockingResult,
+  blockingStages,
+  BLOCKING_STAGES,
+  comparisonBound,
+  EMBED_STAGE,
+  embeddingText,
+  embedSeeds,
+  place,
+  startLocal,
+  type EmbedInput,
+  type EmbeddingBlocking,
+} from "../embedding-blocking/stages";
 
 /** The inputs as given, one task each, finished by the operator itself at the start (no call): what clusters and resolutions read. */
 export const RECORDS_STAGE = "records";
@@ -22,7 +42,13 @@ export interface ResolveJobSpec extends JobSpecBase {
   resolution: CallSpec | null;
   blocking: Blocking;
   maxComparisons: number;
+  /** An embedding blocking's call and bounds (specs stored before it: none). */
+  neighbours?: EmbeddingBlocking | null;
 }
+
+/** What each record's embedding reads: its keys' values, or (no keys) the whole record. */
+const textsOf = (spec: ResolveJobSpec, records: unknown[]): (string | null)[] =>
+  records.map((record) => embeddingText(record, spec.blocking.keys.length > 0 ? spec.blocking.keys : null));
 
 /** A comparison's task input: the two records' indices (their values are the records stage's; an estimate adds them). */
 export interface PairInput {
@@ -86,14 +112,27 @@ function advance(spec: ResolveJobSpec, reader: PlanReader, trigger: TaskView | n
       const task = reader.task(RECORDS_STAGE, index);
       if (task && task.state !== "done") local.push({ stage: RECORDS_STAGE, index, input: task.input, output: null });
     }
+    if (spec.neighbours) local.push(...startLocal(reader)); // records with nothing to embed
     return { ready: [], local };
   }
   const record = (index: number): unknown => reader.task(RECORDS_STAGE, index)?.input ?? null;
+  let embeddingsFailed: number | undefined;
+  if (spec.neighbours) {
+    if (trigger?.stage === EMBED_STAGE) return { ready: [], local: place(spec.neighbours, reader, trigger) };
+    if (!allPlaced(reader)) return { ready: [] };
+    const found = blockedPairs(spec.neighbours, reader);
+    embeddingsFailed = found.failed;
+    if (reader.extent(COMPARE_STAGE) === 0 && found.pairs.length > 0) {
+      const ready = found.pairs.map(([a, b], index) => ({ stage: COMPARE_STAGE, index, input: { a, b } satisfies PairInput }));
+      return { ready, totals: { [COMPARE_STAGE]: ready.length } };
+    }
+  }
   const compare = reader.stage(COMPARE_STAGE);
   if (compare && compare.completed < compare.total) return { ready: [] };
   const { matches, failed } = compared(reader);
   const clusters = clustersOf(total, matches);
-  const end = (resolved: unknown[] | null): Advance => ({ ready: [], end: { status: "completed", output: { clusters, resolved, failed }, error: null } });
+  const output = { clusters, failed, ...(embeddingsFailed === undefined ? {} : { embeddings_failed: embeddingsFailed }) };
+  const end = (resolved: unknown[] | null): Advance => ({ ready: [], end: { status: "completed", output: { ...output, resolved }, error: null } });
   if (!spec.resolution) return end(null);
   const groups = clusters.filter((c) => c.length > 1);
   if (reader.extent(RESOLVE_STAGE) === 0 && groups.length > 0) {
@@ -109,6 +148,18 @@ function advance(spec: ResolveJobSpec, reader: PlanReader, trigger: TaskView | n
 
 /** The plan: the records (finished at the start), every blocked pair's comparison, the resolutions sized once the clusters are known. */
 export function resolvePlan(spec: ResolveJobSpec, inputs: unknown[]): Plan {
+  if (spec.neighbours) {
+    const texts = textsOf(spec, inputs);
+    return {
+      stages: [
+        { name: RECORDS_STAGE, total: inputs.length },
+        ...blockingStages(texts),
+        { name: COMPARE_STAGE, total: 0 },
+        { name: RESOLVE_STAGE, total: 0, skipped: spec.resolution === null },
+      ],
+      tasks: [...inputs.map((input, index) => ({ stage: RECORDS_STAGE, index, input, blocked: true })), ...embedSeeds(texts, null, null)],
+    };
+  }
   const { pairs } = blockPairs(inputs, spec.blocking, spec.maxComparisons); // refused over the bound at submission
   return {
     stages: [
@@ -129,26 +180,44 @@ export const resolveOperator: Operator<ResolveJobSpec> = {
   mainStage: () => COMPARE_STAGE,
   plan: resolvePlan,
   advance,
-  work: (spec, stage) => ({ kind: "call", tenantId: spec.tenantId, call: stage === RESOLVE_STAGE && spec.resolution ? spec.resolution : spec.compare }),
-  batchable: () => true, // the pair comparisons, and the resolution call of each cluster
+  work: (spec, stage) =>
+    stage === EMBED_STAGE && spec.neighbours
+      ? { kind: "call", tenantId: spec.tenantId, call: spec.neighbours.call, oneModel: true } // vectors of another model would not compare
+      : { kind: "call", tenantId: spec.tenantId, call: stage === RESOLVE_STAGE && spec.resolution ? spec.resolution : spec.compare },
+  batchable: () => true, // the embeddings, the pair comparisons, and the resolution call of each cluster
   vars: (_spec, task, reader) => {
+    if (task.stage === EMBED_STAGE) return { item: (task.input as EmbedInput).text };
     if (task.stage === RESOLVE_STAGE) return { items: (task.input as ClusterInput).items };
     const pair = task.input as PairInput;
     const record = (index: number) => reader?.task(RECORDS_STAGE, index)?.input ?? null;
     return { item_a: "item_a" in pair ? pair.item_a : record(pair.a), item_b: "item_b" in pair ? pair.item_b : record(pair.b) };
   },
-  result: (_spec, task, finish) => ({ stage: task.stage, ...itemResult(task, finish) }),
-  // Comparisons that run again may change the clusters: their resolutions are planned anew.
-  redoAfter: (_spec, _reader, tasks) => ({ rerun: [], drop: tasks.some((t) => t.stage === COMPARE_STAGE) ? [RESOLVE_STAGE] : [] }),
-  // Records make no call; resolutions are sized by the clusters.
-  estimateTasks: (spec, plan) => ({
-    tasks: plan.tasks
-      .filter((t) => t.stage === COMPARE_STAGE)
-      .map((t) => {
-        const { a, b } = t.input as PairInput;
-        const record = (index: number) => plan.tasks[index]?.input; // the records come first, by index
-        return { ...t, input: { a, b, item_a: record(a), item_b: record(b) } satisfies PairInput, exact: true };
-      }),
-    note: spec.resolution ? "Resolutions (one call per cluster of two or more) are not counted." : "",
+  result: (_spec, task, finish) => (BLOCKING_STAGES.includes(task.stage) ? blockingResult(task, finish) : { stage: task.stage, ...itemResult(task, finish) }),
+  // Comparisons that run again may change the clusters: their resolutions are planned anew. An
+  // embedding that failed stays failed: its record was placed with no neighbours, the pairs chosen.
+  redoAfter: (_spec, _reader, tasks) => ({
+    rerun: [],
+    drop: tasks.some((t) => t.stage === COMPARE_STAGE) ? [RESOLVE_STAGE] : [],
+    skip: tasks.filter((t) => t.stage === EMBED_STAGE),
   }),
+  // Records make no call; resolutions are sized by the clusters; an embedding blocking's comparisons by their bound.
+  estimateTasks: (spec, plan) => {
+    const records = plan.tasks.filter((t) => t.stage === RECORDS_STAGE).map((t) => t.input); // by index
+    const withItems = ({ a, b }: PairInput) => ({ a, b, item_a: records[a], item_b: records[b] }) satisfies PairInput;
+    const resolutions = spec.resolution ? "Resolutions (one call per cluster of two or more) are not counted." : "";
+    if (!spec.neighbours) {
+      const tasks = plan.tasks.filter((t) => t.stage === COMPARE_STAGE).map((t) => ({ ...t, input: withItems(t.input as PairInput), exact: true }));
+      return { tasks, note: resolutions };
+    }
+    const embeds = plan.tasks.filter((t) => t.stage === EMBED_STAGE).map((t) => ({ ...t, exact: true }));
+    const n = records.length;
+    const bound = Math.min(comparisonBound(spec.neighbours, n), (n * (n - 1)) / 2);
+    const compares = Array.from({ length: bound }, (_, index) => {
+      const a = index % n;
+      const b = (a + 1 + Math.floor(index / n)) % n; // pairs stand-ins: each record with the next top_k
+      return { stage: COMPARE_STAGE, index, input: withItems({ a, b }), exact: false };
+    });
+    const note = `${embeds.length} embedding calls; comparisons counted at their bound, each record's top_k (${spec.neighbours.topK}): the neighbours are known once embedded.`;
+    return { tasks: [...embeds, ...compares], note: [note, resolutions].filter(Boolean).join(" ") };
+  },
 };

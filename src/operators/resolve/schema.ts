@@ -2,6 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { JsonSchemaField, baseJobFields, callConcurrencyField } from "../base-fields";
 import { executionField } from "../execution-field";
+import { MAX_DIMENSIONS } from "../../llm/embeddings";
 
 export const DEFAULT_MAX_COMPARISONS = 10_000;
 export const MAX_COMPARISONS_CAP = 100_000;
@@ -10,23 +11,46 @@ export const MAX_COMPARISONS_CAP = 100_000;
 export const maxComparisonsField = (description: string) =>
   z.number().int().min(1).max(MAX_COMPARISONS_CAP).default(DEFAULT_MAX_COMPARISONS).openapi({ description });
 
+/** The most neighbours an item of an embedding blocking is compared with. */
+export const MAX_TOP_K = 50;
+
 export const BlockingSchema = z
   .strictObject({
     keys: z
       .array(z.string().min(1).max(200))
       .min(1)
       .max(10)
-      .openapi({ description: "The fields (dotted paths) whose values make an item's blocking key", example: ["name"] }),
-    method: z.enum(["exact", "prefix", "trigram"]).default("exact").openapi({
-      description:
-        "exact: the same key; prefix: the same first `threshold` characters (default 4); trigram: keys whose trigram sets overlap by at least `threshold` (Jaccard, default 0.5)",
-    }),
-    threshold: z
-      .number()
-      .min(0)
-      .max(1_000)
       .optional()
-      .openapi({ description: "prefix: how many characters (an integer ≥ 1); trigram: the least overlap, 0–1; exact: not used" }),
+      .openapi({
+        description:
+          "The fields (dotted paths) whose values make an item's blocking key (required but for `embedding`, where absent: the whole item is embedded)",
+        example: ["name"],
+      }),
+    method: z.enum(["exact", "prefix", "trigram", "embedding"]).default("exact").openapi({
+      description:
+        "exact: the same key; prefix: the same first `threshold` characters (default 4); trigram: keys whose trigram sets overlap by at least `threshold` (Jaccard, default 0.5); embedding: each item's nearest neighbours by the cosine of `model`'s embeddings of its key (at least `threshold`, default 0.85; at most `top_k`, default 10)",
+    }),
+    threshold: z.number().min(0).max(1_000).optional().openapi({
+      description: "prefix: how many characters (an integer ≥ 1); trigram: the least overlap, 0–1; embedding: the least cosine, 0–1; exact: not used",
+    }),
+    model: z.string().min(1).max(200).optional().openapi({
+      description: "embedding (required): the embedding model, `openai/text-embedding-3-small` or as POST /v1/embed takes",
+      example: "openai/text-embedding-3-small",
+    }),
+    top_k: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_TOP_K)
+      .optional()
+      .openapi({ description: `embedding: the nearest neighbours an item (a join: a left item) is compared with at most (1–${MAX_TOP_K}, default 10)` }),
+    dimensions: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_DIMENSIONS)
+      .optional()
+      .openapi({ description: "embedding: the vectors' length, where the model lets it be chosen (as POST /v1/embed's)" }),
   })
   .openapi("Blocking");
 

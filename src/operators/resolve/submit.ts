@@ -9,21 +9,33 @@ import { ApiError, invalidRequest } from "../../lib/errors";
 import { newId } from "../../lib/ids";
 import { PROTOTYPE_NAMES } from "../../lib/records";
 import { itemCall } from "../task-call";
+import { checkEmbeddingBlocking, embeddingBlocking } from "../embedding-blocking/submit";
 import { blockPairs, MAX_TRIGRAM_KEY_CHARS, MAX_TRIGRAM_WORK, MAX_TRIGRAMS, type Blocking } from "./blocking";
 import { resolveOperator, type ResolveJobSpec } from "./plan";
 import { MATCH_INSTRUCTION, MATCH_SCHEMA, type ResolveRequest } from "./schema";
 
 /** A request's key blocking as the engine takes it (resolve's, a join's): its keys field paths, its threshold the method's. */
 export function blockingOf(blocking: ResolveRequest["blocking"]): Blocking {
-  const { keys, method, threshold } = blocking;
+  const { method, threshold } = blocking;
+  if (!blocking.keys && method !== "embedding")
+    throw invalidRequest(`A ${method} blocking compares keys: it needs blocking.keys.`, [
+      { path: "blocking.keys", message: "required but for method embedding" },
+    ]);
+  const keys = blocking.keys ?? [];
+  for (const field of ["model", "top_k", "dimensions"] as const) {
+    if (method !== "embedding" && blocking[field] !== undefined)
+      throw invalidRequest(`blocking.${field} is an embedding blocking's.`, [{ path: `blocking.${field}`, message: "only with method embedding" }]);
+  }
   const issues = keys.flatMap((key, i) =>
     key.split(".").some((part) => PROTOTYPE_NAMES.has(part) || part === "")
       ? [{ path: `blocking.keys[${i}]`, message: "a field path: names joined by dots, none of them __proto__, constructor or prototype" }]
       : [],
   );
   if (issues.length > 0) throw invalidRequest("A blocking key is not a field path.", issues);
-  if (method === "trigram" && threshold !== undefined && threshold > 1)
-    throw invalidRequest("blocking.threshold of a trigram blocking is an overlap from 0 to 1.", [{ path: "blocking.threshold", message: "at most 1" }]);
+  if ((method === "trigram" || method === "embedding") && threshold !== undefined && threshold > 1)
+    throw invalidRequest(`blocking.threshold of a ${method} blocking is ${method === "trigram" ? "an overlap" : "a cosine"} from 0 to 1.`, [
+      { path: "blocking.threshold", message: "at most 1" },
+    ]);
   if (method === "prefix" && threshold !== undefined && (!Number.isInteger(threshold) || threshold < 1))
     throw invalidRequest("blocking.threshold of a prefix blocking is a number of characters.", [
       { path: "blocking.threshold", message: "an integer, at least 1" },
@@ -44,12 +56,14 @@ export function resolveSpec(env: Env, body: Omit<ResolveRequest, "inputs">, base
   const resolution = body.resolution_template
     ? itemCall(env, body, { template: body.resolution_template, field: "resolution_template", outputSchema: body.output_schema ?? null, reads: ["items"] })
     : null;
-  return { ...base, type: "resolve", compare, resolution, blocking, maxComparisons: body.max_comparisons };
+  const neighbours = blocking.method === "embedding" ? embeddingBlocking(env, body, body.blocking, null) : null;
+  return { ...base, type: "resolve", compare, resolution, blocking, maxComparisons: body.max_comparisons, neighbours };
 }
 
 /** 422 `too_many_comparisons` (with the count and a suggestion) when the blocking compares these records in more pairs than the spec allows. */
 export function checkComparisons(spec: ResolveJobSpec, records: unknown[]): void {
   const { blocking, maxComparisons } = spec;
+  if (spec.neighbours) return checkEmbeddingBlocking(spec.neighbours, records.length, maxComparisons, "inputs");
   const counted = blockPairs(records, blocking, maxComparisons);
   if (counted.trigrams !== undefined) {
     const suggestion = `block on shorter fields (a key counts its first ${MAX_TRIGRAM_KEY_CHARS.toLocaleString("en-US")} characters), or resolve fewer records per job`;

@@ -36,6 +36,24 @@ describe("coordinator store", () => {
     expect(out.none).toBe(0);
   });
 
+  it("files tasks under keys of their stage and reads them back by key: by index, at most the limit, each once, stages apart", async () => {
+    const out = await runInDurableObject(freshObject(), (_i, state) => {
+      const store = new CoordinatorStore(state.storage);
+      store.fileKeys("neighbours", 9, ["0:5", "1:3"]);
+      store.fileKeys("neighbours", 2, ["0:5"]);
+      store.fileKeys("neighbours", 2, ["0:5"]); // again: still once
+      store.fileKeys("neighbours", 4, ["0:5"]);
+      store.fileKeys("other", 1, ["0:5"]);
+      return {
+        all: store.keyed("neighbours", "0:5", 10),
+        two: store.keyed("neighbours", "0:5", 2),
+        band: store.keyed("neighbours", "1:3", 10),
+        none: store.keyed("neighbours", "7:7", 10),
+      };
+    });
+    expect(out).toEqual({ all: [2, 4, 9], two: [2, 4], band: [9], none: [] });
+  });
+
   it("stores a plan's tasks as a task made ready one by one would be, inputs byte for byte, in chunks of rows and a huge row alone", async () => {
     const tricky: unknown[] = [
       'quote " backslash \\ slash / tab \t newline \n nul \u0000',

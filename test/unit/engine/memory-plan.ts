@@ -16,6 +16,7 @@ export type Answer = { output: unknown } | { error: string };
 
 export class MemoryPlan<S extends JobSpecBase> {
   readonly tasks = new Map<string, Row>();
+  readonly keys = new Map<string, number[]>(); // `stage\u001fkey` → indices filed under it (PlanReader `keyed`)
   readonly stages = new Map<string, StageCounts>();
   readonly dispatched: string[] = []; // `stage:index`, in dispatch order
   end: JobEnd | null = null;
@@ -40,6 +41,7 @@ export class MemoryPlan<S extends JobSpecBase> {
     open: () => [...this.tasks.values()].filter((t) => t.state !== "done").length,
     done: (stage) => [...this.tasks.values()].filter((t) => t.stage === stage && t.state === "done").sort((a, b) => a.index - b.index),
     stage: (name) => this.stages.get(name),
+    keyed: (stage, key, limit) => [...(this.keys.get(`${stage}\u001f${key}`) ?? [])].sort((a, b) => a - b).slice(0, limit),
   };
 
   /** The tasks ready to run now, in the coordinator's dispatch order (priority, index, stage). */
@@ -108,7 +110,13 @@ export class MemoryPlan<S extends JobSpecBase> {
     for (let advance = queue.shift(); advance; advance = queue.shift()) {
       for (const [stage, total] of Object.entries(advance.totals ?? {})) this.#stage(stage).total = total;
       for (const seed of [...advance.ready, ...(advance.local ?? [])]) this.#makeReady(seed);
-      for (const local of advance.local ?? []) queue.push(this.#settle(local.stage, local.index, { success: true, output: local.output, error: null }));
+      for (const local of advance.local ?? []) {
+        for (const key of local.keys ?? []) {
+          const filed = this.keys.get(`${local.stage}\u001f${key}`) ?? [];
+          if (!filed.includes(local.index)) this.keys.set(`${local.stage}\u001f${key}`, [...filed, local.index]);
+        }
+        queue.push(this.#settle(local.stage, local.index, { success: true, output: local.output, error: null }));
+      }
       if (advance.end) {
         this.end = advance.end;
         return;
