@@ -1989,6 +1989,142 @@ export interface components {
             token_budget?: components["schemas"]["TokenBudget"];
             webhook?: components["schemas"]["WebhookConfig"];
         };
+        /** @description The /v1/join operator over lists of the shared store: its request's fields but the job's (those are the pipeline's); its stages are `<id>/<stage>` */
+        JoinStep: {
+            /** @description Which pairs are judged: those whose keys agree (as resolve's blocking, across the two lists); absent: every pair, within max_comparisons */
+            blocking?: {
+                /** @description embedding: the vectors' length, where the model lets it be chosen (as POST /v1/embed's) */
+                dimensions?: number;
+                /**
+                 * @description The fields (dotted paths) whose values make an item's blocking key (required but for `embedding`, where absent: the whole item is embedded)
+                 * @example [
+                 *       "name"
+                 *     ]
+                 */
+                keys?: string[];
+                /**
+                 * @description exact: the same key; prefix: the same first `threshold` characters (default 4); trigram: keys whose trigram sets overlap by at least `threshold` (Jaccard, default 0.5); embedding: each item's nearest neighbours by the cosine of `model`'s embeddings of its key (at least `threshold`, default 0.85; at most `top_k`, default 10)
+                 * @default exact
+                 * @enum {string}
+                 */
+                method?: "exact" | "prefix" | "trigram" | "embedding";
+                /**
+                 * @description embedding (required): the embedding model, `openai/text-embedding-3-small` or as POST /v1/embed takes
+                 * @example openai/text-embedding-3-small
+                 */
+                model?: string;
+                /** @description prefix: how many characters (an integer ≥ 1); trigram: the least overlap, 0–1; embedding: the least cosine, 0–1; exact: not used */
+                threshold?: number;
+                /** @description embedding: the nearest neighbours an item (a join: a left item) is compared with at most (1–50, default 10) */
+                top_k?: number;
+            } | null;
+            /**
+             * @description A cheaper model first, on pairs (fixed thresholds or a target), as the filter's
+             * @example {
+             *       "model": "openai/gpt-6-luna",
+             *       "target": {
+             *         "metric": "accuracy",
+             *         "value": 0.9
+             *       },
+             *       "confidence": 0.95,
+             *       "sample": {
+             *         "size": 200
+             *       },
+             *       "seed": 7
+             *     }
+             */
+            cascade?: {
+                /** @description Fixed thresholds (default 0.9): its answer is the item's when its confidence is at least this. Not with `target` */
+                accept_above?: number;
+                /** @description With `target` (default 0.95): the probability the guarantee holds */
+                confidence?: number;
+                /** @description The cheaper model's own fallback chain (at most 3), as the job's `fallbacks` are for the job's model */
+                fallbacks?: string[];
+                /**
+                 * @description The cheaper model that answers every item first, with a confidence
+                 * @example openai/gpt-6-luna
+                 */
+                model: string;
+                /** @description Filter only (default 0.1): the item is dropped when the confidence that it should be kept is at most this. Not with `target` */
+                reject_below?: number;
+                sample?: components["schemas"]["CascadeSample"];
+                /**
+                 * @description How the cheaper answer's confidence is read: `logprobs`, the probability its tokens give its answer (OpenAI and OpenAI-compatible servers; a model that refuses them answers with `self_reported`); `self_reported`, the confidence the model states. Default: logprobs where the provider has them, else self_reported. Batch lines are always self_reported
+                 * @enum {string}
+                 */
+                score?: "logprobs" | "self_reported";
+                /** @description With `target`: the same seed draws the same sample (default: one drawn at submission, shown in `output.cascade.seed`) */
+                seed?: number;
+                target?: components["schemas"]["CascadeTarget"];
+            } | null;
+            context_management?: components["schemas"]["ContextManagement"];
+            execution?: components["schemas"]["ExecutionRequest"];
+            /**
+             * @description Models an item's next attempt goes to, in order, when the job's model is unavailable: an outage (5xx or no answer), no capacity (529; OpenAI's 429 resource_unavailable), the model unknown or retired (404 model_not_found), or the credential's quota spent (429 insufficient_quota). At most 3, each with its own credential, pacing, prompt cache and price; a result says `model`, the one that answered. Invalid output never falls back. Realtime call stages on the job's model take them (a provider batch's lines and agent sessions keep their one model).
+             * @default []
+             * @example [
+             *       "anthropic/claude-sonnet-4-6"
+             *     ]
+             */
+            fallbacks?: string[];
+            /** @description Unique in the pipeline (step ids and input names are one namespace); its output is stored under it */
+            id: string;
+            /** @description The step's named inputs: a reference (`${name}`), an input task (`{"task": {…}}`), or a literal value */
+            inputs?: {
+                [key: string]: {
+                    task: components["schemas"]["PipelineInputTask"];
+                } | string | number | boolean | null | unknown[] | {
+                    [key: string]: unknown;
+                };
+            };
+            /**
+             * @description The left list the join runs over
+             * @example ${documents}
+             */
+            left_from: string;
+            /**
+             * @description Pairs judged at most: more is refused (422 `too_many_comparisons`) before anything runs (1–100000)
+             * @default 10000
+             */
+            max_comparisons?: number;
+            max_tokens?: number | null;
+            /**
+             * @description `<provider>/<model name>`, at most 200 characters
+             * @example openai/gpt-6-luna
+             */
+            model?: string;
+            /**
+             * @description A name for people (at most 200 characters): returned on the job and the job list, shown in the dashboard
+             * @example Q3 support tickets
+             */
+            name?: string | null;
+            /**
+             * @description A Jinja2 template that must read `left` and `right`: the condition a (left, right) pair must meet to be joined
+             * @example Do these name the same company? {{ left.name }} / {{ right.name }}
+             */
+            predicate_template: string;
+            /**
+             * @description The right list the join runs over
+             * @example ${documents}
+             */
+            right_from: string;
+            /**
+             * @description pairs: one call per pair; classify: one call per left item choosing its matches among its candidates (at most 200: the semantic-join rewrite); auto: the cheaper of the two by the estimate
+             * @default pairs
+             * @enum {string}
+             */
+            strategy?: "pairs" | "classify" | "auto";
+            system_prompt?: string | null;
+            /** @default 0 */
+            temperature?: number | null;
+            /** @default 60 */
+            timeout_secs?: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "join";
+        };
         /** @description One model call (or one per element, with `batch`) */
         LlmStep: {
             batch?: components["schemas"]["PipelineBatch"];
@@ -2515,7 +2651,7 @@ export interface components {
             } | null;
             /** @default Your previous response was not valid JSON. Return only a JSON object matching the required schema. */
             retry_guidance?: string;
-            /** @description Steps run in order: llm (optionally a batch; `execution` runs its calls through the provider's batch API), agent, reduce, sequential (nested steps, ≤ 5 levels), and the operators filter, classify, rank and resolve over the list at `inputs_from` (each with its operator's fields; its stages are `<id>/<stage>`) */
+            /** @description Steps run in order: llm (optionally a batch; `execution` runs its calls through the provider's batch API), agent, reduce, sequential (nested steps, ≤ 5 levels), and the operators filter, classify, rank and resolve over the list at `inputs_from`, and join over the lists at `left_from` and `right_from` (each with its operator's fields; its stages are `<id>/<stage>`) */
             steps: components["schemas"]["PipelineStepDefinition"][];
             system_prompt?: string | null;
             /** @default 0 */
@@ -2539,7 +2675,7 @@ export interface components {
             usage: components["schemas"]["Usage"];
         };
         /** @description A step of a pipeline, by its `type` */
-        PipelineStepDefinition: components["schemas"]["LlmStep"] | components["schemas"]["AgentStep"] | components["schemas"]["ReduceStep"] | components["schemas"]["SequentialStep"] | components["schemas"]["FilterStep"] | components["schemas"]["ClassifyStep"] | components["schemas"]["RankStep"] | components["schemas"]["ResolveStep"];
+        PipelineStepDefinition: components["schemas"]["LlmStep"] | components["schemas"]["AgentStep"] | components["schemas"]["ReduceStep"] | components["schemas"]["SequentialStep"] | components["schemas"]["FilterStep"] | components["schemas"]["ClassifyStep"] | components["schemas"]["RankStep"] | components["schemas"]["ResolveStep"] | components["schemas"]["JoinStep"];
         /** @description A provider batch of the job's calls (contract v3, execution mode batch or auto) */
         ProviderBatch: {
             completed: number;
@@ -3389,6 +3525,7 @@ export type JobRecoveringEvent = components['schemas']['JobRecoveringEvent'];
 export type JobResumedEvent = components['schemas']['JobResumedEvent'];
 export type JobUsage = components['schemas']['JobUsage'];
 export type JoinRequest = components['schemas']['JoinRequest'];
+export type JoinStep = components['schemas']['JoinStep'];
 export type LlmStep = components['schemas']['LlmStep'];
 export type MapCompletedEvent = components['schemas']['MapCompletedEvent'];
 export type MapItemCompletedEvent = components['schemas']['MapItemCompletedEvent'];

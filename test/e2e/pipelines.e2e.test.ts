@@ -347,7 +347,7 @@ describe("POST /v1/pipelines", () => {
         '"later" is a step that has not finished at this point: a reference may name only earlier steps',
       ],
       [{ inputs: { a: 1 }, steps: [llm({ inputs: { x: "${a.b[x]}" } })] }, "steps[0].inputs.x", 'unexpected "[x]" in "a.b[x]": use .field or [n]'],
-      [{ steps: [{ id: "s", type: "loop" }] }, "steps[0].type", "type must be llm, agent, reduce, sequential, filter, classify, rank or resolve"],
+      [{ steps: [{ id: "s", type: "loop" }] }, "steps[0].type", "type must be llm, agent, reduce, sequential, filter, classify, rank, resolve or join"],
       [
         {
           steps: [

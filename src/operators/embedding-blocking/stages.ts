@@ -39,14 +39,15 @@ export interface EmbeddingBlocking {
   topK: number;
   /** Bits per LSH band (./lsh.ts `rowsFor`: from the threshold). */
   rows: number;
-  /** A join's: how many of the items are the left list (the rest are the right); null: resolve's, every item against the others. */
-  left: number | null;
+  /** A join's: the left list's items against the right's (each embed task says its side and the left list's length); else resolve's, every item against the others. */
+  cross: boolean;
 }
 
 /** An embed task's input: the text, and a join's side. */
 export interface EmbedInput {
   text: string;
-  side?: "l" | "r";
+  side?: "l" | "r"; // a join's: the item's list
+  left?: number; // a join's: the left list's length (the right list's items follow it)
   item?: unknown; // a join's: the record itself (its pairs' tasks carry it)
 }
 
@@ -72,7 +73,7 @@ export function blockingStages(texts: (string | null)[]): StagePlan[] {
 export function embedSeeds(texts: (string | null)[], items: unknown[] | null, left: number | null): TaskSeed[] {
   return texts.flatMap((text, index) => {
     if (text === null) return [];
-    const input: EmbedInput = { text, ...(left === null ? {} : { side: index < left ? "l" : "r" }), ...(items ? { item: items[index] } : {}) };
+    const input: EmbedInput = { text, ...(left === null ? {} : { side: index < left ? "l" : "r", left }), ...(items ? { item: items[index] } : {}) };
     return [{ stage: EMBED_STAGE, index, input }];
   });
 }
@@ -91,12 +92,24 @@ export function startLocal(reader: PlanReader): (TaskSeed & { output: unknown })
   return out;
 }
 
-const sideOf = (cfg: EmbeddingBlocking, index: number): string => (cfg.left === null ? "" : index < cfg.left ? "l|" : "r|");
-const otherSide = (cfg: EmbeddingBlocking, index: number): string => (cfg.left === null ? "" : index < cfg.left ? "r|" : "l|");
+/** A join's bucket keys are its side's (`l|`, `r|`), and an item looks in the other side's; resolve's are one set. */
+const sideOf = (input: EmbedInput): string => (input.side ? `${input.side}|` : "");
+const otherSide = (input: EmbedInput): string => (input.side === "l" ? "r|" : input.side === "r" ? "l|" : "");
+
+/** A join's left list's length, as its embed tasks say (null: no item was embedded, so there is no pair). */
+export function leftLength(reader: PlanReader): number | null {
+  const total = reader.stage(NEIGHBOURS_STAGE)?.total ?? 0;
+  for (let index = 0; index < total; index++) {
+    const input = reader.task(EMBED_STAGE, index)?.input as EmbedInput | undefined;
+    if (input) return input.left ?? null;
+  }
+  return null;
+}
 
 /** An item's embedding ended: it is placed (its vector kept, its neighbours among those placed before it, its buckets filed). */
 export function place(cfg: EmbeddingBlocking, reader: PlanReader, embedded: TaskView): (TaskSeed & { output: unknown; keys?: string[] })[] {
   const index = embedded.index;
+  const input = embedded.input as EmbedInput;
   const vector = embedded.success && Array.isArray(embedded.output) ? (embedded.output as number[]) : null;
   if (!vector) {
     return [
@@ -108,7 +121,7 @@ export function place(cfg: EmbeddingBlocking, reader: PlanReader, embedded: Task
   const mine = dequantize(packed);
   const buckets = bandKeys(vector, cfg.rows);
   const candidates = new Set<number>();
-  for (const bucket of buckets) for (const other of reader.keyed(NEIGHBOURS_STAGE, otherSide(cfg, index) + bucket, BUCKET_READ)) candidates.add(other);
+  for (const bucket of buckets) for (const other of reader.keyed(NEIGHBOURS_STAGE, otherSide(input) + bucket, BUCKET_READ)) candidates.add(other);
   const near: [number, number][] = [];
   for (const other of candidates) {
     if (other === index) continue;
@@ -125,7 +138,7 @@ export function place(cfg: EmbeddingBlocking, reader: PlanReader, embedded: Task
       index,
       input: null,
       output: { near: near.slice(0, MAX_NEAR) } satisfies Placed,
-      keys: buckets.map((b) => sideOf(cfg, index) + b),
+      keys: buckets.map((b) => sideOf(input) + b),
     },
   ];
 }
@@ -142,9 +155,10 @@ export function allPlaced(reader: PlanReader): boolean {
  * items, `[left, right]` (right counted in its own list). Sorted.
  */
 export function blockedPairs(cfg: EmbeddingBlocking, reader: PlanReader): { pairs: [number, number][]; failed: number } {
+  const left = cfg.cross ? (leftLength(reader) ?? 0) : null;
   const lists = new Map<number, [number, number][]>();
   const add = (of: number, other: number, similarity: number) => {
-    if (cfg.left !== null && of >= cfg.left) return; // a join keeps left items' lists only
+    if (left !== null && of >= left) return; // a join keeps left items' lists only
     const list = lists.get(of);
     if (list) list.push([other, similarity]);
     else lists.set(of, [[other, similarity]]);
@@ -166,7 +180,7 @@ export function blockedPairs(cfg: EmbeddingBlocking, reader: PlanReader): { pair
   for (const [of, list] of lists) {
     list.sort((x, y) => y[1] - x[1] || x[0] - y[0]);
     for (const [other] of list.slice(0, cfg.topK)) {
-      const pair: [number, number] = cfg.left !== null ? [of, other - cfg.left] : of < other ? [of, other] : [other, of];
+      const pair: [number, number] = left !== null ? [of, other - left] : of < other ? [of, other] : [other, of];
       const key = `${pair[0]},${pair[1]}`;
       if (chosen.has(key)) continue;
       chosen.add(key);
@@ -176,9 +190,9 @@ export function blockedPairs(cfg: EmbeddingBlocking, reader: PlanReader): { pair
   return { pairs: pairs.sort((x, y) => x[0] - y[0] || x[1] - y[1]), failed };
 }
 
-/** The most pairs the blocking can judge: each item's (a join: each left item's) top_k. */
+/** The most pairs the blocking can judge: each item's top_k (a join: each left item's, `items` the left list's length). */
 export function comparisonBound(cfg: EmbeddingBlocking, items: number): number {
-  return (cfg.left ?? items) * cfg.topK;
+  return items * cfg.topK;
 }
 
 /**

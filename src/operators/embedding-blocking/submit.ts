@@ -16,8 +16,8 @@ export const DEFAULT_TOP_K = 10;
 /** The most items one embedding blocking places (resolve's records, a join's left and right together). */
 export const MAX_EMBEDDING_ITEMS = 10_000;
 
-/** The blocking's call and bounds; `left`: a join's left list's length (null: resolve's). */
-export function embeddingBlocking(env: Env, body: TaskDefaults, blocking: ResolveRequest["blocking"], left: number | null): EmbeddingBlocking {
+/** The blocking's call and bounds; `cross`: a join's (the left list against the right), else resolve's. */
+export function embeddingBlocking(env: Env, body: TaskDefaults, blocking: ResolveRequest["blocking"], cross: boolean): EmbeddingBlocking {
   if (!blocking.model) throw invalidRequest("An embedding blocking needs its model.", [{ path: "blocking.model", message: "required with method embedding" }]);
   const threshold = blocking.threshold ?? DEFAULT_COSINE;
   const call = embeddingCall(env, body, {
@@ -27,16 +27,19 @@ export function embeddingBlocking(env: Env, body: TaskDefaults, blocking: Resolv
     templateField: "blocking",
     dimensions: blocking.dimensions ?? null,
   });
-  return { call, threshold, topK: blocking.top_k ?? DEFAULT_TOP_K, rows: rowsFor(threshold), left };
+  return { call, threshold, topK: blocking.top_k ?? DEFAULT_TOP_K, rows: rowsFor(threshold), cross };
 }
 
-/** 400 over MAX_EMBEDDING_ITEMS items; 422 `too_many_comparisons` when top_k could compare more pairs than `maxComparisons`. */
-export function checkEmbeddingBlocking(cfg: EmbeddingBlocking, items: number, maxComparisons: number, field: string): void {
+/**
+ * 400 over MAX_EMBEDDING_ITEMS items; 422 `too_many_comparisons` when top_k could compare more
+ * pairs than `maxComparisons` (`judged`: the items whose neighbours are judged, a join's left list).
+ */
+export function checkEmbeddingBlocking(cfg: EmbeddingBlocking, items: number, judged: number, maxComparisons: number, field: string): void {
   if (items > MAX_EMBEDDING_ITEMS) {
     const message = `${items} items; an embedding blocking places at most ${MAX_EMBEDDING_ITEMS.toLocaleString("en-US")}`;
     throw invalidRequest(`Too many items for an embedding blocking: split the job, or block by keys.`, [{ path: field, message }]);
   }
-  const bound = comparisonBound(cfg, items);
+  const bound = comparisonBound(cfg, judged);
   if (bound <= maxComparisons) return;
   const suggestion = "lower blocking.top_k, or raise max_comparisons";
   throw new ApiError(

@@ -1,13 +1,13 @@
 /**
- * A join blocked by embeddings: its items are the left list then the right (`neighbours.left`
- * of them left), embedded and placed first (../embedding-blocking/stages.ts); once the last is
+ * A join blocked by embeddings: its inputs are the two lists (`[left, right]`), whose items —
+ * the left list's then the right's — are embedded and placed first (../embedding-blocking/stages.ts); once the last is
  * placed, each left item's top_k nearest right items are its pairs, and the strategy's own
  * operator (./plan.ts: pairs, with its cascade, or classify) starts over them, its stages under
  * their own names (../pipeline/sub-plan.ts `startPlan`). The output is the strategy's, with
- * `comparisons` the pairs judged and `embeddings_failed` the items whose embedding failed.
+ * `embeddings_failed`: the items whose embedding failed (compared with nothing).
  */
 import type { Advance, Operator, PlanReader, TaskSeed } from "../../engine/types";
-import { startPlan } from "../pipeline/sub-plan";
+import { startPlan } from "../nested-plan";
 import {
   allPlaced,
   blockedPairs,
@@ -18,6 +18,7 @@ import {
   NEIGHBOURS_STAGE,
   embeddingText,
   embedSeeds,
+  leftLength,
   place,
   startLocal,
   type EmbedInput,
@@ -48,20 +49,21 @@ export function embeddedJoin(strategy: (spec: JoinJobSpec) => Operator<JoinJobSp
       .stages.some((s) => reader.extent(s.name) > 0);
   const ended = (spec: JoinJobSpec, reader: PlanReader, advance: Advance): Advance => {
     if (!advance.end || advance.end.status !== "completed") return advance;
-    const found = blockedPairs(cfgOf(spec), reader);
-    const output = { ...(advance.end.output as Record<string, unknown>), comparisons: found.pairs.length, embeddings_failed: found.failed };
+    const output = { ...(advance.end.output as Record<string, unknown>), embeddings_failed: blockedPairs(cfgOf(spec), reader).failed };
     return { ...advance, end: { ...advance.end, output } };
   };
   return {
     v1: false,
     startedFields: { type: "join" },
     mainStage: (spec) => strategy(spec).mainStage(spec),
-    plan: (spec, items) => {
+    plan: (spec, inputs) => {
+      const [left = [], right = []] = inputs as [unknown[]?, unknown[]?];
+      const items = [...left, ...right];
       const texts = embeddedTexts(spec, items);
       const inner = strategy(spec)
         .plan(spec, [])
         .stages.map((s) => ({ ...s, total: 0 }));
-      return { stages: [...blockingStages(texts), ...inner], tasks: embedSeeds(texts, items, cfgOf(spec).left) };
+      return { stages: [...blockingStages(texts), ...inner], tasks: embedSeeds(texts, items, left.length) };
     },
     advance: (spec, reader, trigger) => {
       const cfg = cfgOf(spec);
@@ -75,7 +77,7 @@ export function embeddedJoin(strategy: (spec: JoinJobSpec) => Operator<JoinJobSp
       if (started(spec, reader) || (trigger !== null && !BLOCKING_STAGES.includes(trigger.stage)))
         return ended(spec, reader, op.advance(spec, reader, trigger));
       const record = (index: number) => (reader.task(EMBED_STAGE, index)?.input as EmbedInput | undefined)?.item ?? null;
-      const items = strategyItems(spec, blockedPairs(cfg, reader).pairs, record, cfg.left as number);
+      const items = strategyItems(spec, blockedPairs(cfg, reader).pairs, record, leftLength(reader) ?? 0);
       return ended(spec, reader, startPlan(op, spec, "", reader, items));
     },
     work: (spec, stage) =>
@@ -95,8 +97,8 @@ export function embeddedJoin(strategy: (spec: JoinJobSpec) => Operator<JoinJobSp
     // Every embedding exactly; the judgements at their bound: each left item with top_k right items (stand-ins, in turn).
     estimateTasks: (spec, plan) => {
       const cfg = cfgOf(spec);
-      const left = cfg.left as number;
       const embeds = plan.tasks.filter((t) => t.stage === EMBED_STAGE);
+      const left = (embeds[0]?.input as EmbedInput | undefined)?.left ?? 0;
       const items = embeds.map((t) => (t.input as EmbedInput).item);
       const all = plan.stages.find((s) => s.name === NEIGHBOURS_STAGE)?.total ?? left; // both lists
       const rights = Math.max(1, all - left);

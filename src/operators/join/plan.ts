@@ -11,6 +11,7 @@ import type { CallSpec, Operator, TaskView } from "../../engine/types";
 import { judgeOperator, type JudgeSpec } from "../judge";
 import { completeWhenAllDone, ITEMS_STAGE, itemResult, itemsPlan } from "../single-stage";
 import { filterVerdict, keepConfidence } from "../filter/plan";
+import type { Blocking } from "../resolve/blocking";
 import { EMBED_STAGE, type EmbeddingBlocking } from "../embedding-blocking/stages";
 import { embeddedJoin } from "./embedded";
 
@@ -36,6 +37,9 @@ export interface JoinJobSpec extends JudgeSpec {
   comparisons: number;
   /** The classify call (strategy classify): the predicate once per candidate. */
   choose: CallSpec | null;
+  /** A key blocking and the comparisons' bound: what a pipeline step finds its pairs by when it starts (specs stored before: none). */
+  blocking?: Blocking | null;
+  maxComparisons?: number;
   /** An embedding blocking (./embedded.ts; specs stored before it: none): the job's inputs are then the left list and the right. */
   neighbours?: EmbeddingBlocking | null;
   /** The embedding blocking's keys (none: whole items embedded). */
@@ -85,9 +89,9 @@ const pairsOperator = judgeOperator<JoinJobSpec>({
   decide: (cascade, answer) => filterVerdict(cascade, answer, MATCH),
   score: (answer) => keepConfidence(answer, MATCH),
   point: (cheap, oracle) => ({ kind: "binary", score: keepConfidence(cheap, MATCH), oracleKeep: (oracle as Record<string, unknown> | null)?.[MATCH] === true }),
-  output: (spec, done) => {
+  output: (_spec, done) => {
     const found = pairsFound(done);
-    return { pairs: sorted(found.pairs), failed: found.failed, strategy: "pairs", comparisons: spec.comparisons };
+    return { pairs: sorted(found.pairs), failed: found.failed, strategy: "pairs", comparisons: done.length };
   },
 });
 
@@ -96,11 +100,13 @@ const classifyOperator: Operator<JoinJobSpec> = {
   startedFields: { type: "join" },
   mainStage: () => ITEMS_STAGE,
   plan: (_spec, inputs) => itemsPlan(inputs),
-  advance: (spec, reader) => {
+  advance: (_spec, reader) => {
     const next = completeWhenAllDone(reader);
     if (!next.end) return next;
-    const found = chosenFound(reader.done(ITEMS_STAGE));
-    const output = { pairs: sorted(found.pairs), failed: found.failed, ignored: found.ignored, strategy: "classify", comparisons: spec.comparisons };
+    const done = reader.done(ITEMS_STAGE);
+    const found = chosenFound(done);
+    const comparisons = done.reduce((n, t) => n + (t.input as ChooseTask).candidates.length, 0);
+    const output = { pairs: sorted(found.pairs), failed: found.failed, ignored: found.ignored, strategy: "classify", comparisons };
     return { ...next, end: { ...next.end, output } };
   },
   work: (spec) => ({ kind: "call", tenantId: spec.tenantId, call: spec.choose ?? spec.call }),

@@ -1,9 +1,10 @@
 /**
- * POST /v1/join submissions: the predicate checked (it must read `left` and `right`), the blocking's
- * pairs counted (422 `too_many_comparisons` over `max_comparisons`, before anything is stored), the
- * strategy settled (`auto`: the cheaper by the estimate), the tasks made, then the shared submission.
+ * POST /v1/join submissions, and the join as a pipeline step (./step.ts): the predicate checked
+ * (it must read `left` and `right`), the blocking's pairs counted (422 `too_many_comparisons` over
+ * `max_comparisons`, before anything is stored or the step starts), the strategy settled (`auto`:
+ * the cheaper by the estimate, at submission only), the tasks made, then the shared submission.
  */
-import { baseSpec, submitJob, type SubmitAnswer } from "../../jobs/submit";
+import { baseSpec, submitJob, type JobBase, type SubmitAnswer } from "../../jobs/submit";
 import { checkFieldCaps } from "../../jobs/field-caps";
 import { ApiError, invalidRequest } from "../../lib/errors";
 import { newId } from "../../lib/ids";
@@ -13,22 +14,43 @@ import { itemCall } from "../task-call";
 import type { Blocking } from "../resolve/blocking";
 import { blockingOf } from "../resolve/submit";
 import { crossPairs } from "./blocking";
+import { strategyItems } from "./embedded";
 import { checkEmbeddingBlocking, embeddingBlocking } from "../embedding-blocking/submit";
-import { joinOperator, type ChooseTask, type JoinJobSpec, type PairTask } from "./plan";
+import { joinOperator, type JoinJobSpec } from "./plan";
 import { CLASSIFY_INSTRUCTION, classifyTemplate, MATCH_DESCRIBED, MATCHES_SCHEMA, MAX_CLASSIFY_CANDIDATES, pairInstruction, type JoinRequest } from "./schema";
 
 const PAIR_OUTPUT_TOKENS = 25; // `{match, reason}`: what the estimate counts a pair's answer at
 const CHOICE_OUTPUT_TOKENS = 8; // `{matches}`, and each number chosen
 
+type Lists = [unknown[], unknown[]];
+
 /** 422 `too_many_comparisons` when the blocking judges more pairs than allowed (or could not count them within its bounds). */
-function pairsWithin(body: JoinRequest, blocking: Blocking | null): [number, number][] {
-  const counted = crossPairs(body.left, body.right, blocking, body.max_comparisons);
+function pairsWithin(lists: Lists, blocking: Blocking | null, maxComparisons: number): [number, number][] {
+  const counted = crossPairs(lists[0], lists[1], blocking, maxComparisons);
   if (!counted.over) return counted.pairs;
   const suggestion = blocking ? "block on more keys (or a stricter method), or raise max_comparisons" : "give a blocking, or raise max_comparisons";
   const count = blocking ? counted.pairs.length : counted.work;
-  throw new ApiError(422, "too_many_comparisons", `The join compares more than ${body.max_comparisons} pairs (at least ${count}): ${suggestion}.`, {
-    details: { comparisons: count, complete: !blocking, max_comparisons: body.max_comparisons, suggestion },
+  throw new ApiError(422, "too_many_comparisons", `The join compares more than ${maxComparisons} pairs (at least ${count}): ${suggestion}.`, {
+    details: { comparisons: count, complete: !blocking, max_comparisons: maxComparisons, suggestion },
   });
+}
+
+/** An embedding blocking's pairs, as the estimate and `auto` count them before they are known: each left item with top_k right items. */
+function boundPairs(lists: Lists, topK: number): [number, number][] {
+  const [left, right] = lists;
+  const pairs: [number, number][] = [];
+  for (let l = 0; l < left.length; l++) for (let k = 0; k < Math.min(topK, right.length); k++) pairs.push([l, (l + k) % right.length]);
+  return pairs;
+}
+
+function byLeftOf(pairs: [number, number][]): Map<number, number[]> {
+  const byLeft = new Map<number, number[]>();
+  for (const [l, r] of pairs) {
+    const list = byLeft.get(l);
+    if (list) list.push(r);
+    else byLeft.set(l, [r]);
+  }
+  return byLeft;
 }
 
 /** An item's tokens as the estimate counts them (its JSON at 4 characters a token). */
@@ -52,34 +74,12 @@ function settle(body: JoinRequest, pairs: [number, number][], byLeft: Map<number
   return classifyCost < pairsCost ? "classify" : "pairs";
 }
 
-/** An embedding blocking's pairs, as the estimate and `auto` count them before they are known: each left item with top_k right items. */
-function boundPairs(body: JoinRequest, topK: number): [number, number][] {
-  const pairs: [number, number][] = [];
-  for (let l = 0; l < body.left.length; l++) for (let k = 0; k < Math.min(topK, body.right.length); k++) pairs.push([l, (l + k) % body.right.length]);
-  return pairs;
-}
-
-export async function submitJoinJob(env: Env, tenantId: string, body: JoinRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
-  checkFieldCaps(body);
+/** The join's spec from its request's fields and a settled strategy (also a pipeline step's, with the pipeline's job fields in `base`). */
+export function joinSpec(env: Env, body: Omit<JoinRequest, "left" | "right">, base: JobBase, strategy: "pairs" | "classify"): JoinJobSpec {
   const blocking = body.blocking ? blockingOf(body.blocking) : null;
-  const neighbours = body.blocking && blocking?.method === "embedding" ? embeddingBlocking(env, body, body.blocking, body.left.length) : null;
-  if (neighbours) checkEmbeddingBlocking(neighbours, body.left.length + body.right.length, body.max_comparisons, "left");
-  const pairs = neighbours ? boundPairs(body, neighbours.topK) : pairsWithin(body, blocking);
-  const byLeft = new Map<number, number[]>();
-  for (const [l, r] of pairs) {
-    const list = byLeft.get(l);
-    if (list) list.push(r);
-    else byLeft.set(l, [r]);
-  }
-  const strategy = settle(body, pairs, byLeft);
-  if (strategy === "classify") {
-    if (body.cascade) throw invalidRequest("A cascade judges pairs: it needs strategy pairs.", [{ path: "cascade", message: "not with strategy classify" }]);
-    const long = [...byLeft].find(([, c]) => c.length > MAX_CLASSIFY_CANDIDATES);
-    if (long) {
-      const message = `left[${long[0]}] has ${long[1].length} candidates; one classify call chooses among at most ${MAX_CLASSIFY_CANDIDATES}: give a blocking, or use strategy pairs`;
-      throw invalidRequest("The join's candidates do not fit classify calls.", [{ path: "strategy", message }]);
-    }
-  }
+  const neighbours = body.blocking && blocking?.method === "embedding" ? embeddingBlocking(env, body, body.blocking, true) : null;
+  if (strategy === "classify" && body.cascade)
+    throw invalidRequest("A cascade judges pairs: it needs strategy pairs.", [{ path: "cascade", message: "not with strategy classify" }]);
   const pairCall = (withConfidence: boolean, model?: string) =>
     itemCall(env, body, {
       template: body.predicate_template,
@@ -100,21 +100,59 @@ export async function submitJoinJob(env: Env, tenantId: string, body: JoinReques
         })
       : null;
   const cascade = body.cascade ? yesNoCascade(body.cascade, pairCall(true, body.cascade.model), "match") : null;
-  const spec: JoinJobSpec = {
-    ...baseSpec(newId("job"), tenantId, body),
+  return {
+    ...base,
     type: "join",
     strategy,
-    comparisons: pairs.length, // an embedding blocking's: the bound (its output says how many were judged)
+    comparisons: 0, // unused since the output counts the pairs judged (kept for specs stored before)
     call: pairCall(false),
     choose,
     cascade,
+    blocking: neighbours ? null : blocking,
+    maxComparisons: body.max_comparisons,
     ...(neighbours && blocking ? { neighbours, blockingKeys: blocking.keys } : {}),
   };
+}
+
+/**
+ * The two lists checked against the spec (422 over its comparisons; 400 when classify's candidates
+ * do not fit one call), and its pairs: those to judge, or an embedding blocking's bound stand-ins.
+ */
+export function checkJoin(spec: JoinJobSpec, lists: Lists): [number, number][] {
+  const [left, right] = lists;
+  const maxComparisons = spec.maxComparisons ?? Number.POSITIVE_INFINITY;
+  if (spec.neighbours) {
+    checkEmbeddingBlocking(spec.neighbours, left.length + right.length, left.length, maxComparisons, "left");
+    return boundPairs(lists, spec.neighbours.topK);
+  }
+  const pairs = pairsWithin(lists, spec.blocking ?? null, maxComparisons);
+  if (spec.strategy === "classify") {
+    const long = [...byLeftOf(pairs)].find(([, c]) => c.length > MAX_CLASSIFY_CANDIDATES);
+    if (long) {
+      const message = `left[${long[0]}] has ${long[1].length} candidates; one classify call chooses among at most ${MAX_CLASSIFY_CANDIDATES}: give a blocking, or use strategy pairs`;
+      throw invalidRequest("The join's candidates do not fit classify calls.", [{ path: "strategy", message }]);
+    }
+  }
+  return pairs;
+}
+
+/** The operator's inputs: the two lists under an embedding blocking (./embedded.ts), else the tasks of the pairs found. */
+export function joinInputs(spec: JoinJobSpec, lists: Lists, pairs: [number, number][]): unknown[] {
+  if (spec.neighbours) return lists;
+  const [left, right] = lists;
+  return strategyItems(spec, pairs, (index) => (index < left.length ? left[index] : right[index - left.length]), left.length);
+}
+
+export async function submitJoinJob(env: Env, tenantId: string, body: JoinRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {
+  checkFieldCaps(body);
+  const lists: Lists = [body.left, body.right];
+  const base = baseSpec(newId("job"), tenantId, body);
+  // `auto` is settled on the pairs a spec of strategy pairs finds (counted once: they are the inputs either way).
+  const provisional = joinSpec(env, body, base, body.strategy === "classify" ? "classify" : "pairs");
+  const pairs = checkJoin(provisional, lists);
+  const strategy = settle(body, pairs, byLeftOf(pairs));
+  const spec = strategy === provisional.strategy ? provisional : joinSpec(env, body, base, strategy);
+  if (spec !== provisional) checkJoin(spec, lists);
   const values = [...body.left, ...body.right];
-  const inputs: unknown[] = neighbours
-    ? values // embedded and placed first (./embedded.ts): the pairs are found as the job runs
-    : strategy === "classify"
-      ? [...byLeft].map(([l, candidates]) => ({ l, left: body.left[l], candidates, rights: candidates.map((r) => body.right[r]) }) satisfies ChooseTask)
-      : pairs.map(([l, r]) => ({ l, r, left: body.left[l], right: body.right[r] }) satisfies PairTask);
-  return submitJob(env, tenantId, { spec, operator: joinOperator, body, inputs, values }, idempotencyKey, dryRun);
+  return submitJob(env, tenantId, { spec, operator: joinOperator, body, inputs: joinInputs(spec, lists, pairs), values }, idempotencyKey, dryRun);
 }

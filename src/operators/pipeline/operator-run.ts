@@ -4,11 +4,13 @@
  * of its tasks (its end is the step's value), what a recover of its tasks adds, and its tasks
  * in an estimate.
  */
-import type { Advance, JobError, Operator, PlanReader, TaskSeed, TaskView } from "../../engine/types";
+import type { Advance, JobError, JobSpecBase, Operator, PlanReader, TaskSeed, TaskView } from "../../engine/types";
+import { operatorStep } from "./operator-steps";
 import { stageTooLarge } from "../../engine/limits";
 import { resolveRef } from "./refs";
 import type { Unit } from "./steps";
-import { inPipeline, named, startSub, SubReader, subOperator, subStages } from "./sub-plan";
+import { startSub, subOperator, subStages } from "./sub-plan";
+import { inPipeline, named, SubReader } from "../nested-plan";
 import { subStageName } from "./stage-names";
 import { fail, finishStep, locate, resolveIn, STEPS, storeBefore, type PipelineJobSpec } from "./shared-store";
 
@@ -18,17 +20,23 @@ export function operatorOf(unit: Unit): NonNullable<Unit["operator"]> {
   return unit.operator;
 }
 
-/** An operator step's list (`inputs_from`), or why it cannot run. */
+/** An operator step's list (`inputs_from`; a step of two lists: its lists, as one list of them), or why it cannot run. */
 function operatorItems(unit: Unit, store: Record<string, unknown>): { ok: true; items: unknown[] } | { ok: false; message: string; error?: Partial<JobError> } {
   const operator = operatorOf(unit);
-  const found = resolveIn(store, operator.from);
-  if (!found.ok) return { ok: false, message: `inputs_from: ${found.message}` };
-  if (!Array.isArray(found.value)) return { ok: false, message: `inputs_from must point at a list, got ${found.value === null ? "null" : typeof found.value}` };
-  if (found.value.length > operator.maxItems) {
-    const tooLarge = stageTooLarge(unit.path, found.value.length, operator.maxItems, `The list of ${operator.type} step ${unit.path}`, unit.path);
-    return { ok: false, message: tooLarge.message, error: tooLarge };
+  const fields = Object.keys(operatorStep(operator.type).lists ?? { inputs_from: "inputs" });
+  const lists: unknown[][] = [];
+  for (const [i, ref] of (operator.lists ?? [operator.from]).entries()) {
+    const field = fields[i] ?? "inputs_from";
+    const found = resolveIn(store, ref);
+    if (!found.ok) return { ok: false, message: `${field}: ${found.message}` };
+    if (!Array.isArray(found.value)) return { ok: false, message: `${field} must point at a list, got ${found.value === null ? "null" : typeof found.value}` };
+    if (found.value.length > operator.maxItems) {
+      const tooLarge = stageTooLarge(unit.path, found.value.length, operator.maxItems, `The list of ${operator.type} step ${unit.path}`, unit.path);
+      return { ok: false, message: tooLarge.message, error: tooLarge };
+    }
+    lists.push(found.value);
   }
-  return { ok: true, items: found.value };
+  return { ok: true, items: operator.lists ? lists : (lists[0] as unknown[]) };
 }
 
 /** An operator step starts: its operator's plan over the list, after the operator's own check of it. */
@@ -36,13 +44,15 @@ export function releaseOperator(spec: PipelineJobSpec, reader: PlanReader, unit:
   const items = operatorItems(unit, store);
   if (!items.ok) return fail(spec, reader, unit, unit.path, null, items.message, items.error);
   const { step, spec: sub } = subOperator(spec, operatorOf(unit));
+  let inputs = items.items;
   try {
-    step.check?.(sub, items.items);
+    if (step.itemsOf) inputs = step.itemsOf(sub, items.items as unknown[][]);
+    else step.check?.(sub, items.items);
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     return fail(spec, reader, unit, unit.path, null, err instanceof Error ? err.message : String(err), typeof code === "string" ? { code } : {});
   }
-  return operatorAdvance(spec, reader, unit, startSub(spec, operatorOf(unit), unit.path, reader, items.items), items.items);
+  return operatorAdvance(spec, reader, unit, startSub(spec, operatorOf(unit), unit.path, reader, inputs), items.items);
 }
 
 /** What an operator step's operator said follows, in the pipeline: its end is the step's (its value, the operator's output). */
@@ -76,6 +86,15 @@ export function progressOperator(spec: PipelineJobSpec, reader: PlanReader, unit
   return operatorAdvance(spec, reader, unit, { ...inPipeline(unit.path, said), ...(said.end ? { end: said.end } : {}) });
 }
 
+/** A step's inputs from its lists for an estimate (none when they cannot run: the submission or the step's start says why). */
+function madeOf(step: ReturnType<typeof subOperator>["step"], spec: JobSpecBase, lists: unknown[][]): unknown[] {
+  try {
+    return step.itemsOf?.(spec, lists) ?? [];
+  } catch {
+    return [];
+  }
+}
+
 type Redo = ReturnType<NonNullable<Operator<PipelineJobSpec>["redoAfter"]>>;
 
 /** What the operators of operator steps add to a recover of their tasks (those run again: not skipped, not dropped). */
@@ -107,10 +126,13 @@ export function withOperators(spec: PipelineJobSpec, reader: PlanReader, tasks: 
  */
 export function operatorEstimate(spec: PipelineJobSpec, unit: Unit, ordinal: number): (TaskSeed & { exact?: boolean })[] {
   const op = subOperator(spec, operatorOf(unit));
-  const from = operatorOf(unit).from;
-  const resolved = Object.hasOwn(spec.inputs, from.name) ? resolveRef(spec.inputs, from) : null;
-  const items = resolved?.found && Array.isArray(resolved.value) ? resolved.value : null;
-  const plan = op.step.operator.plan(op.spec, items ?? [null]);
+  const lists = (operatorOf(unit).lists ?? [operatorOf(unit).from]).map((from) => {
+    const resolved = Object.hasOwn(spec.inputs, from.name) ? resolveRef(spec.inputs, from) : null;
+    return resolved?.found && Array.isArray(resolved.value) ? resolved.value : null;
+  });
+  const items = lists.every((list) => list !== null) ? lists : null;
+  const inputs = op.step.itemsOf ? madeOf(op.step, op.spec, items ?? lists.map(() => [null])) : (items?.[0] ?? [null]);
+  const plan = op.step.operator.plan(op.spec, inputs);
   const assumed = op.step.operator.estimateTasks?.(op.spec, plan).tasks ?? plan.tasks;
   const known = items !== null && ordinal === 0;
   return assumed.map((t) => ({

@@ -29,16 +29,23 @@ export const JOB_FIELDS = new Set([
   "prompt_cache",
 ]);
 
-/** The operator's fields a step of it may set. */
+/** A step's own fields: the pipeline's, with its list fields (`inputs_from`, or a join's `left_from` and `right_from`). */
+export function stepKeys(step: OperatorStep): string[] {
+  return step.lists ? [...STEP_FIELDS.filter((f) => f !== "inputs_from"), ...Object.keys(step.lists)] : STEP_FIELDS;
+}
+
+/** The operator's fields a step of it may set (not the job's, nor the lists its list fields stand for). */
 export function ownFields(step: OperatorStep): string[] {
-  return Object.keys(step.schema.shape).filter((key) => !JOB_FIELDS.has(key));
+  const lists = new Set(Object.values(step.lists ?? {}));
+  return Object.keys(step.schema.shape).filter((key) => !JOB_FIELDS.has(key) && !lists.has(key));
 }
 
 /** Field problems of the step's keys: job fields and unknown ones. */
 export function fieldIssues(step: OperatorStep, raw: Record<string, unknown>, path: string): FieldIssue[] {
   const own = new Set(ownFields(step));
+  const fields = stepKeys(step);
   return Object.keys(raw).flatMap((key) => {
-    if (STEP_FIELDS.includes(key) || own.has(key)) return [];
+    if (fields.includes(key) || own.has(key)) return [];
     const message = JOB_FIELDS.has(key)
       ? `${key} is the job's: set it on the pipeline (its steps run under it)`
       : key === "batch"
@@ -81,8 +88,10 @@ export function operatorStepSpec(
       .filter((key) => key !== "inputs" && (defaults as unknown as Record<string, unknown>)[key] !== undefined)
       .map((key) => [key, (defaults as unknown as Record<string, unknown>)[key]]),
   );
-  const own = Object.fromEntries(Object.entries(raw).filter(([key]) => !STEP_FIELDS.includes(key)));
-  const parsed = step.schema.safeParse({ ...inherited, ...own, inputs: [null] });
+  const fields = stepKeys(step);
+  const own = Object.fromEntries(Object.entries(raw).filter(([key]) => !fields.includes(key)));
+  const lists = Object.fromEntries(Object.values(step.lists ?? { inputs_from: "inputs" }).map((field) => [field, [null]])); // the lists come when the step runs
+  const parsed = step.schema.safeParse({ ...inherited, ...own, ...lists });
   if (!parsed.success) return { spec: null, issues: parsed.error.issues.map((i) => ({ path: [path, ...i.path.map(String)].join("."), message: i.message })) };
   const body = parsed.data as Parameters<OperatorStep["spec"]>[1];
   try {

@@ -8,12 +8,14 @@ import { classifyStep } from "../classify/step";
 import { filterStep } from "../filter/step";
 import { rankStep } from "../rank/step";
 import { resolveStep } from "../resolve/step";
+import { joinStep } from "../join/step";
 
 export const OPERATOR_STEPS: Readonly<Record<string, OperatorStep>> = {
   filter: filterStep,
   classify: classifyStep,
   rank: rankStep,
   resolve: resolveStep,
+  join: joinStep,
 };
 
 export function operatorStep(type: string): OperatorStep {

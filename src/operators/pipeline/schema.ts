@@ -23,7 +23,7 @@ export const PipelineRequestSchema = z
       .openapi({
         ...stepsDocumentation,
         description:
-          "Steps run in order: llm (optionally a batch; `execution` runs its calls through the provider's batch API), agent, reduce, sequential (nested steps, ≤ 5 levels), and the operators filter, classify, rank and resolve over the list at `inputs_from` (each with its operator's fields; its stages are `<id>/<stage>`)",
+          "Steps run in order: llm (optionally a batch; `execution` runs its calls through the provider's batch API), agent, reduce, sequential (nested steps, ≤ 5 levels), and the operators filter, classify, rank and resolve over the list at `inputs_from`, and join over the lists at `left_from` and `right_from` (each with its operator's fields; its stages are `<id>/<stage>`)",
       }),
     ...baseJobFields,
     ...executionField,

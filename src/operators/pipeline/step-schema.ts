@@ -132,19 +132,29 @@ const INHERITED = ["model", "system_prompt", "max_tokens", "temperature", "timeo
 
 /** An operator's step type: its request's fields but the job's, those the pipeline gives optional, and the step's own. */
 function operatorStepSchema(type: string): z.ZodType {
-  const schema = OPERATOR_STEPS[type]!.schema as z.ZodObject;
+  const step = OPERATOR_STEPS[type]!;
+  const schema = step.schema as z.ZodObject;
   const keys = Object.keys(schema.shape);
   const mask = (keep: (key: string) => boolean) => Object.fromEntries(keys.filter(keep).map((k) => [k, true])) as Record<string, never>;
-  const omit = mask((k) => JOB_FIELDS.has(k) || STEP_FIELDS.includes(k));
+  const lists = step.lists ?? null; // a step of two lists (a join's): each list field stands for a request field
+  const omit = mask((k) => JOB_FIELDS.has(k) || STEP_FIELDS.includes(k) || Object.values(lists ?? {}).includes(k));
   const partial = mask((k) => INHERITED.includes(k));
   const name = `${type[0]!.toUpperCase()}${type.slice(1)}Step`;
   return schema
     .omit(omit)
     .partial(partial)
-    .extend({ ...stepFields(type), inputs: InputsSchema, inputs_from: Reference.openapi({ description: `The list the ${type} runs over` }) })
+    .extend({
+      ...stepFields(type),
+      inputs: InputsSchema,
+      ...(lists
+        ? Object.fromEntries(
+            Object.entries(lists).map(([field, stands]) => [field, Reference.openapi({ description: `The ${stands} list the ${type} runs over` })]),
+          )
+        : { inputs_from: Reference.openapi({ description: `The list the ${type} runs over` }) }),
+    })
     .strict()
     .openapi(name, {
-      description: `The /v1/${type} operator over a list of the shared store: its request's fields but the job's (those are the pipeline's); its stages are \`<id>/<stage>\``,
+      description: `The /v1/${type} operator over ${lists ? "lists" : "a list"} of the shared store: its request's fields but the job's (those are the pipeline's); its stages are \`<id>/<stage>\``,
     });
 }
 

@@ -84,7 +84,7 @@ export interface Unit {
   batch: (BatchSettings & { ref: Ref }) | null;
   reduce: { from: Ref; initialValue: unknown; inner: CallSpec | null; reduction: CallSpec } | null;
   /** A step whose type is an operator (./operator-steps.ts): its spec, and the list it runs over (at most `maxItems`). Absent in specs stored before them. */
-  operator?: (OperatorUnit & { from: Ref; maxItems: number }) | null;
+  operator?: (OperatorUnit & { from: Ref; maxItems: number; lists?: Ref[] }) | null; // lists: a step of two lists' (a join's), `from` its first
   closes: string[]; // the sequential steps that finish with this one (their output is this one's)
   reads: string[]; // the store's names (and `accumulated`) its templates read: only those are passed
 }
@@ -326,15 +326,20 @@ class Reader {
     const tasks: InputTask[] = [];
     const bindings = this.bindings(raw.inputs, `${path}.inputs`, { tasks, chain });
     if (tasks.length > 0) this.issue(`${path}.inputs`, "an operator step takes no input tasks: run them as an llm step before it");
-    const from = this.ref(raw.inputs_from, `${path}.inputs_from`);
+    const fields = Object.keys(step.lists ?? { inputs_from: "inputs" });
+    const refs = fields.map((field) => this.ref(raw[field], `${path}.${field}`));
+    const from = refs.every((r) => r !== null) ? (refs as Ref[]) : null;
     const read = this.guard(() => operatorStepSpec(this.env, this.defaults, step, raw, path));
     read?.issues.forEach((i) => this.issues.push(i));
     const maxItems = limits(this.env).maxItemsPerJob;
-    if (from && read?.spec) this.operatorItemsFromInputs(from, `${path}.inputs_from`, maxItems, (items) => step.check?.(read.spec as never, items));
+    if (from && read?.spec) {
+      const paths = fields.map((field) => `${path}.${field}`);
+      this.operatorItemsFromInputs(from, paths, path, maxItems, (lists) => step.check?.(read.spec as never, step.lists ? lists : (lists[0] as unknown[])));
+    }
     const context = effectiveContext("llm", merge(this.pipelineContext, chain), own);
     const unit = this.newUnit(stepId, "operator", context, bindings, []);
     if (from && read?.spec && this.issues.length === 0) {
-      unit.operator = { type, spec: read.spec, from, maxItems };
+      unit.operator = { type, spec: read.spec, from: from[0] as Ref, maxItems, ...(step.lists ? { lists: from } : {}) };
       const { step: s, spec } = subOperator(read.spec, unit.operator);
       const templates = subStages(spec, unit.operator).flatMap((stage) => {
         const work = s.operator.work(spec, stage.name);
@@ -347,18 +352,23 @@ class Reader {
     this.known.add(stepId);
   }
 
-  /** An operator step's list pointing into the pipeline's inputs is checked now: a list, within the bound, that the operator can run. */
-  operatorItemsFromInputs(ref: Ref, path: string, maxItems: number, check: (items: unknown[]) => void): void {
-    if (!Object.hasOwn(this.inputs, ref.name)) return;
-    const resolved = resolveRef(this.inputs, ref);
-    if (!resolved.found) return this.issue(path, `the inputs have nothing at ${resolved.at}`);
-    if (!Array.isArray(resolved.value)) return this.issue(path, "inputs_from must point at a list");
-    if (resolved.value.length > maxItems) return this.issue(path, `the list has ${resolved.value.length} items: at most ${maxItems}`);
+  /** An operator step's lists all pointing into the pipeline's inputs are checked now: lists, within the bound, that the operator can run. */
+  operatorItemsFromInputs(refs: Ref[], paths: string[], stepPath: string, maxItems: number, check: (lists: unknown[][]) => void): void {
+    if (!refs.every((ref) => Object.hasOwn(this.inputs, ref.name))) return;
+    const lists: unknown[][] = [];
+    for (const [i, ref] of refs.entries()) {
+      const path = paths[i] as string;
+      const resolved = resolveRef(this.inputs, ref);
+      if (!resolved.found) return this.issue(path, `the inputs have nothing at ${resolved.at}`);
+      if (!Array.isArray(resolved.value)) return this.issue(path, `${path.slice(path.lastIndexOf(".") + 1)} must point at a list`);
+      if (resolved.value.length > maxItems) return this.issue(path, `the list has ${resolved.value.length} items: at most ${maxItems}`);
+      lists.push(resolved.value);
+    }
     if (this.issues.length > 0) return;
     try {
-      check(resolved.value);
+      check(lists);
     } catch (err) {
-      throw atStep(err, path.replace(/\.inputs_from$/, ""));
+      throw atStep(err, stepPath);
     }
   }
 

@@ -56,14 +56,14 @@ export function resolveSpec(env: Env, body: Omit<ResolveRequest, "inputs">, base
   const resolution = body.resolution_template
     ? itemCall(env, body, { template: body.resolution_template, field: "resolution_template", outputSchema: body.output_schema ?? null, reads: ["items"] })
     : null;
-  const neighbours = blocking.method === "embedding" ? embeddingBlocking(env, body, body.blocking, null) : null;
+  const neighbours = blocking.method === "embedding" ? embeddingBlocking(env, body, body.blocking, false) : null;
   return { ...base, type: "resolve", compare, resolution, blocking, maxComparisons: body.max_comparisons, neighbours };
 }
 
 /** 422 `too_many_comparisons` (with the count and a suggestion) when the blocking compares these records in more pairs than the spec allows. */
 export function checkComparisons(spec: ResolveJobSpec, records: unknown[]): void {
   const { blocking, maxComparisons } = spec;
-  if (spec.neighbours) return checkEmbeddingBlocking(spec.neighbours, records.length, maxComparisons, "inputs");
+  if (spec.neighbours) return checkEmbeddingBlocking(spec.neighbours, records.length, records.length, maxComparisons, "inputs");
   const counted = blockPairs(records, blocking, maxComparisons);
   if (counted.trigrams !== undefined) {
     const suggestion = `block on shorter fields (a key counts its first ${MAX_TRIGRAM_KEY_CHARS.toLocaleString("en-US")} characters), or resolve fewer records per job`;

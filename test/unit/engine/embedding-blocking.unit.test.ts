@@ -67,7 +67,7 @@ const blocking = (over: Partial<EmbeddingBlocking> = {}): EmbeddingBlocking => (
   threshold: 0.85,
   topK: 10,
   rows: rowsFor(0.85),
-  left: null,
+  cross: false,
   ...over,
 });
 
@@ -182,7 +182,7 @@ const joinSpec = (strategy: "pairs" | "classify", over: Partial<EmbeddingBlockin
   call: call("{{ left }} {{ right }}"),
   choose: strategy === "classify" ? call("{% for right in candidates %}{{ right }}{% endfor %}") : null,
   cascade: null,
-  neighbours: blocking({ left: 3, topK: 2, ...over }),
+  neighbours: blocking({ cross: true, topK: 2, ...over }),
   blockingKeys: ["name"],
 });
 
@@ -211,7 +211,7 @@ describe("join with an embedding blocking", () => {
   };
 
   it("pairs: each left item judged with its nearest right items only, right indices in their own list", () => {
-    const run = new MemoryPlan(joinOperator, joinSpec("pairs")).start(items).run(judge);
+    const run = new MemoryPlan(joinOperator, joinSpec("pairs")).start([left, right]).run(judge);
     expect(run.dispatched.filter((d) => d.startsWith("embed"))).toHaveLength(7);
     expect(run.end).toMatchObject({
       status: "completed",
@@ -230,7 +230,7 @@ describe("join with an embedding blocking", () => {
   });
 
   it("classify: one call per left item with neighbours, choosing among them", () => {
-    const run = new MemoryPlan(joinOperator, joinSpec("classify")).start(items).run(judge);
+    const run = new MemoryPlan(joinOperator, joinSpec("classify")).start([left, right]).run(judge);
     expect(run.dispatched.filter((d) => d.startsWith("items"))).toHaveLength(2);
     expect(run.end?.output).toMatchObject({
       pairs: [
@@ -243,7 +243,7 @@ describe("join with an embedding blocking", () => {
   });
 
   it("top_k bounds each left item's judgements", () => {
-    const run = new MemoryPlan(joinOperator, joinSpec("pairs", { topK: 1 })).start(items).run(judge);
+    const run = new MemoryPlan(joinOperator, joinSpec("pairs", { topK: 1 })).start([left, right]).run(judge);
     expect((run.end?.output as { comparisons: number }).comparisons).toBe(2);
   });
 
@@ -252,7 +252,7 @@ describe("join with an embedding blocking", () => {
       { name: "x", group: "a" },
       { name: "y", group: "b" },
     ];
-    const run = new MemoryPlan(joinOperator, joinSpec("pairs", { left: 1 })).start(far).run(answers(far));
+    const run = new MemoryPlan(joinOperator, joinSpec("pairs")).start([far.slice(0, 1), far.slice(1)]).run(answers(far));
     expect(run.end).toMatchObject({ status: "completed", output: { pairs: [], comparisons: 0 } });
   });
 });
