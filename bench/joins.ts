@@ -1,13 +1,21 @@
 /**
- * `npm run bench:joins` — S17's parts that run today (#54): a JOIN_LEFT × JOIN_RIGHT join (default
- * 2,000 × 500) and a RESOLVE_RECORDS-record resolve (default 5,000) with scripted ground truth,
- * against the fake model (JOIN_LATENCY_MS a call, default 20), one after another on one server.
- * The right list is company names; each left record is a misspelling of one of them (its truth);
- * the judge is scripted to be right, so recall is what the blocking kept and precision is 1 unless
- * a call fails. Rows: the join with trigram blocking one call per pair (`pairs`), the same pairs as
- * one call per left item (`classify`, the semantic-join rewrite), and the resolve with trigram
- * blocking: comparisons (pairs judged), calls, recall and precision against the truth, wall time,
- * dollars at gpt-6-luna's list price. Embedding blocking, S17's third column, is not built yet.
+ * `npm run bench:joins` — S17 (#54): a JOIN_LEFT × JOIN_RIGHT join (default 2,000 × 500) and a
+ * RESOLVE_RECORDS-record resolve (default 5,000) with scripted ground truth, against the fake model
+ * (JOIN_LATENCY_MS a call, default 20), one after another on one server. The right list is company
+ * names; each left record is a misspelling of one of them (its truth); the judge is scripted to be
+ * right, so recall is what the blocking kept and precision is 1 unless a call fails. Rows: the join
+ * with trigram blocking one call per pair (`pairs`), the same pairs as one call per left item
+ * (`classify`, the semantic-join rewrite), the join with embedding blocking; the resolve with
+ * trigram blocking and with embedding blocking, on names of made-up words, then on names of a
+ * shared vocabulary (where trigram blocking is refused). Comparisons (pairs judged), calls, recall
+ * and precision against the truth, wall time, dollars (gpt-6-luna's list price, the embeddings at
+ * text-embedding-3-small's).
+ *
+ * The fake's embeddings are scripted (`emb=NAME`: texts of one NAME at cosine ≈ 0.99, others ≈ 0):
+ * a record's text names its truth's company, but for EMBED_MISS of them (default 5 %) it names
+ * nothing of the kind — what an embedding model that did not see the likeness does. So the
+ * embedding rows measure the blocking's machinery (its LSH, its top_k, its bounds) over that
+ * miss rate, not an embedding model's quality.
  */
 import { call, newTenant, waitForJob } from "../test/e2e/harness/api.ts";
 import { startFanout } from "../test/e2e/harness/fanout-server.ts";
@@ -21,6 +29,10 @@ const RECORDS = Number(process.env.RESOLVE_RECORDS ?? 5_000);
 const LATENCY_MS = Number(process.env.JOIN_LATENCY_MS ?? 20);
 const MODEL = "openai/gpt-6-luna";
 const BLOCKING = { keys: ["name"], method: "trigram" as const, threshold: 0.35 };
+const EMBED_MISS = Number(process.env.EMBED_MISS ?? 0.05);
+const EMBEDDING = { method: "embedding", keys: ["emb"], model: "openai/text-embedding-3-small", threshold: 0.85, top_k: 5 };
+/** What a record's embedding reads: its name and its company's (the fake's directive), or for EMBED_MISS of them a name of its own. */
+const embText = (text: string, company: string, own: string) => `${text} <<fake emb=${random() < EMBED_MISS ? `miss-${own}` : company}>>`;
 
 const random = seeded(17);
 const WORDS = ["acme", "globex", "initech", "umbrella", "hooli", "vandelay", "stark", "wayne", "tyrell", "cyberdyne", "soylent", "wonka", "oscorp"];
@@ -61,10 +73,27 @@ const scored = (found: [number, number][], truth: Set<string>) => {
   return { recall: hits / truth.size, precision: found.length === 0 ? 1 : hits / found.length };
 };
 
-/** One join job (trigram blocking) and its row: the pairs it found against the truth. */
+/** One join job (trigram blocking unless the body has its own) and its row: the pairs it found against the truth. */
 async function joinRow(what: string, tag: string, truth: Set<string>, body: Record<string, unknown>): Promise<void> {
-  const { job, secs } = await run("/v1/join", { ...body, blocking: BLOCKING, max_comparisons: 100_000 });
+  const { job, secs } = await run("/v1/join", { blocking: BLOCKING, ...body, max_comparisons: 100_000 });
   row(what, job.output.comparisons, await requests(tag), scored(job.output.pairs, truth), secs, job.cost_usd);
+}
+
+/** One resolve job and its row: the pairs of its clusters against the truth (or the 422 that refused it). */
+async function resolveRow(what: string, tag: string, truth: Set<string>, body: Record<string, unknown>): Promise<void> {
+  const started = performance.now();
+  const created = await call(fanout.url, "POST", "/v1/resolve", { token: key, body: { model: MODEL, concurrency: 64, max_comparisons: 100_000, ...body } });
+  if (created.status === 422) {
+    rows.push(`| ${what} | refused: 422 \`${created.body.error.code}\` | | | | | |`);
+    return void console.log(rows.at(-1));
+  }
+  if (created.status !== 202) throw new Error(`resolve: ${created.status} ${JSON.stringify(created.body).slice(0, 400)}`);
+  const job = await waitForJob(fanout.url, key, created.body.job_id, 3_600_000);
+  const secs = (performance.now() - started) / 1000;
+  const clusters = job.output.clusters as number[][];
+  const found: [number, number][] = clusters.flatMap((c) => c.flatMap((a, i) => c.slice(i + 1).map((b) => [a, b] as [number, number])));
+  const total = (job.stages as { name: string; total: number }[]).find((s) => s.name === "compare")?.total ?? 0;
+  row(what, total, await requests(tag), scored(found, truth), secs, job.cost_usd);
 }
 
 const rows: string[] = [];
@@ -79,6 +108,8 @@ try {
   const right = Array.from({ length: RIGHT }, (_, r) => ({ id: r, name: name(r) }));
   const truthOf = Array.from({ length: LEFT }, () => Math.floor(random() * RIGHT));
   const left = truthOf.map((r, l) => ({ id: l, truth: r, name: variant((right[r] as { name: string }).name) }));
+  const rightEmb = right.map((x) => ({ ...x, emb: `${x.name} <<fake emb=c${x.id}>>` }));
+  const leftEmb = left.map((x) => ({ ...x, emb: embText(x.name, `c${x.truth}`, `l${x.id}`) }));
   const truth = new Set(truthOf.map((r, l) => `${l}:${r}`));
   const stamp = Date.now();
 
@@ -103,6 +134,16 @@ try {
     strategy: "classify",
   });
 
+  // Embedding blocking: each left record judged with its top_k nearest right records.
+  const embTag = `s17-emb-${stamp}`;
+  await joinRow("join, embedding blocking (top_k 5), one call per pair", embTag, truth, {
+    left: leftEmb,
+    right: rightEmb,
+    predicate_template: pairPredicate.replace(pairsTag, embTag),
+    strategy: "pairs",
+    blocking: EMBEDDING,
+  });
+
   // Resolve: RECORDS records of RECORDS/4 companies, four spellings each; the judge says match exactly within a company.
   const resolveTag = `s17-resolve-${stamp}`;
   const companies = Math.max(1, Math.floor(RECORDS / 4));
@@ -116,25 +157,48 @@ try {
     while (v.endsWith(" inc")) v = variant(text);
     return v;
   };
-  const records = Array.from({ length: RECORDS }, (_, i) => ({ entity: i % companies, name: edited(names[i % companies] as string) }));
+  const records = Array.from({ length: RECORDS }, (_, i) => {
+    const entity = i % companies;
+    const spelled = edited(names[entity] as string);
+    return { i, entity, name: spelled, emb: embText(spelled, `e${entity}`, `r${i}`) };
+  });
   const sameEntity = new Set<string>();
   for (let a = 0; a < RECORDS; a++) for (let b = a + companies; b < RECORDS; b += companies) sameEntity.add(`${a}:${b}`);
-  const comparison = `Same? {{ item_a.name }} / {{ item_b.name }} <<fake tag=${resolveTag} id={{ item_a.name }}-{{ item_b.name }} steps=json:{{ '${enc({ match: true })}' if item_a.entity == item_b.entity else '${enc({ match: false })}' }}>>`;
-  const resolved = await run("/v1/resolve", { inputs: records, comparison_template: comparison, blocking: BLOCKING, max_comparisons: 100_000 });
-  const clusters = resolved.job.output.clusters as number[][];
-  const found: [number, number][] = clusters.flatMap((c) => c.flatMap((a, i) => c.slice(i + 1).map((b) => [a, b] as [number, number])));
-  const total = (resolved.job.stages as { name: string; total: number }[]).find((s) => s.name === "compare")?.total ?? 0;
-  row(
-    `resolve ${RECORDS.toLocaleString("en-US")} records, trigram blocking`,
-    total,
-    await requests(resolveTag),
-    scored(found, sameEntity),
-    resolved.secs,
-    resolved.job.cost_usd,
-  );
+  const comparison = (tag: string) =>
+    `Same? {{ item_a.name }} / {{ item_b.name }} <<fake tag=${tag} id={{ item_a.i }}-{{ item_b.i }} steps=json:{{ '${enc({ match: true })}' if item_a.entity == item_b.entity else '${enc({ match: false })}' }}>>`;
+  const n = RECORDS.toLocaleString("en-US");
+  await resolveRow(`resolve ${n} records, trigram blocking`, resolveTag, sameEntity, {
+    inputs: records,
+    comparison_template: comparison(resolveTag),
+    blocking: BLOCKING,
+  });
+  const resolveEmbTag = `s17-resolve-emb-${stamp}`;
+  await resolveRow(`resolve ${n} records, embedding blocking (top_k 5)`, resolveEmbTag, sameEntity, {
+    inputs: records,
+    comparison_template: comparison(resolveEmbTag),
+    blocking: EMBEDDING,
+  });
+  // The same companies named from the join's thirteen words and eight suffixes: records share common tokens.
+  const common = Array.from({ length: companies }, (_, c) => `${pick(WORDS)} ${pick(WORDS)} ${pick(SUFFIXES)} ${c}`);
+  const shared = records.map((r) => {
+    const spelled = edited(common[r.entity] as string);
+    return { ...r, name: spelled, emb: embText(spelled, `e${r.entity}`, `r${r.i}`) };
+  });
+  const sharedTrigramTag = `s17-shared-trigram-${stamp}`;
+  await resolveRow(`resolve ${n} records of shared words, trigram blocking`, sharedTrigramTag, sameEntity, {
+    inputs: shared,
+    comparison_template: comparison(sharedTrigramTag),
+    blocking: BLOCKING,
+  });
+  const sharedEmbTag = `s17-shared-emb-${stamp}`;
+  await resolveRow(`resolve ${n} records of shared words, embedding blocking (top_k 5)`, sharedEmbTag, sameEntity, {
+    inputs: shared,
+    comparison_template: comparison(sharedEmbTag),
+    blocking: EMBEDDING,
+  });
 
   console.log(
-    `\nS17 (part), ${LEFT} × ${RIGHT} join and a ${RECORDS}-record resolve, ${MODEL}, ${LATENCY_MS} ms a call, trigram threshold ${BLOCKING.threshold}\n` +
+    `\nS17, ${LEFT} × ${RIGHT} join and a ${RECORDS}-record resolve, ${MODEL}, ${LATENCY_MS} ms a call, trigram threshold ${BLOCKING.threshold}, embeddings missing ${EMBED_MISS}\n` +
       `| run | comparisons | calls | recall | precision | wall s | USD |\n|---|---:|---:|---:|---:|---:|---:|\n${rows.join("\n")}`,
   );
 } finally {

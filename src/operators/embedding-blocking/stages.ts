@@ -143,6 +143,11 @@ export function place(cfg: EmbeddingBlocking, reader: PlanReader, embedded: Task
   ];
 }
 
+/** The items placed with nothing (their embedding failed, or they had no text): read once, at the job's end. */
+export function unembedded(reader: PlanReader): number {
+  return reader.done(NEIGHBOURS_STAGE).filter((t) => (t.output as Placed | null)?.failed === true).length;
+}
+
 /** Whether every item is placed. */
 export function allPlaced(reader: PlanReader): boolean {
   const placed = reader.stage(NEIGHBOURS_STAGE);

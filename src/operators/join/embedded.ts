@@ -21,6 +21,7 @@ import {
   leftLength,
   place,
   startLocal,
+  unembedded,
   type EmbedInput,
   type EmbeddingBlocking,
 } from "../embedding-blocking/stages";
@@ -49,7 +50,7 @@ export function embeddedJoin(strategy: (spec: JoinJobSpec) => Operator<JoinJobSp
       .stages.some((s) => reader.extent(s.name) > 0);
   const ended = (spec: JoinJobSpec, reader: PlanReader, advance: Advance): Advance => {
     if (!advance.end || advance.end.status !== "completed") return advance;
-    const output = { ...(advance.end.output as Record<string, unknown>), embeddings_failed: blockedPairs(cfgOf(spec), reader).failed };
+    const output = { ...(advance.end.output as Record<string, unknown>), embeddings_failed: unembedded(reader) };
     return { ...advance, end: { ...advance.end, output } };
   };
   return {

@@ -19,6 +19,7 @@ import {
   allPlaced,
   blockedPairs,
   blockingResult,
+  unembedded,
   blockingStages,
   BLOCKING_STAGES,
   comparisonBound,
@@ -116,22 +117,21 @@ function advance(spec: ResolveJobSpec, reader: PlanReader, trigger: TaskView | n
     return { ready: [], local };
   }
   const record = (index: number): unknown => reader.task(RECORDS_STAGE, index)?.input ?? null;
-  let embeddingsFailed: number | undefined;
   if (spec.neighbours) {
     if (trigger?.stage === EMBED_STAGE) return { ready: [], local: place(spec.neighbours, reader, trigger) };
     if (!allPlaced(reader)) return { ready: [] };
-    const found = blockedPairs(spec.neighbours, reader);
-    embeddingsFailed = found.failed;
-    if (reader.extent(COMPARE_STAGE) === 0 && found.pairs.length > 0) {
-      const ready = found.pairs.map(([a, b], index) => ({ stage: COMPARE_STAGE, index, input: { a, b } satisfies PairInput }));
-      return { ready, totals: { [COMPARE_STAGE]: ready.length } };
+    // The pairs are chosen once, when the last record is placed (or on a re-evaluation before any is compared): never per comparison.
+    const choosing = trigger === null || BLOCKING_STAGES.includes(trigger.stage);
+    if (choosing && reader.extent(COMPARE_STAGE) === 0) {
+      const ready = blockedPairs(spec.neighbours, reader).pairs.map(([a, b], index) => ({ stage: COMPARE_STAGE, index, input: { a, b } satisfies PairInput }));
+      if (ready.length > 0) return { ready, totals: { [COMPARE_STAGE]: ready.length } };
     }
   }
   const compare = reader.stage(COMPARE_STAGE);
   if (compare && compare.completed < compare.total) return { ready: [] };
   const { matches, failed } = compared(reader);
   const clusters = clustersOf(total, matches);
-  const output = { clusters, failed, ...(embeddingsFailed === undefined ? {} : { embeddings_failed: embeddingsFailed }) };
+  const output = { clusters, failed, ...(spec.neighbours ? { embeddings_failed: unembedded(reader) } : {}) };
   const end = (resolved: unknown[] | null): Advance => ({ ready: [], end: { status: "completed", output: { ...output, resolved }, error: null } });
   if (!spec.resolution) return end(null);
   const groups = clusters.filter((c) => c.length > 1);

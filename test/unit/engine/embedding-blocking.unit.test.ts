@@ -151,6 +151,20 @@ describe("resolve with an embedding blocking", () => {
     expect(clusters).toHaveLength(21);
   });
 
+  it("reads every record's neighbours twice in all (the pairs, once; the end), never once per comparison", () => {
+    const many = Array.from({ length: 60 }, (_, i) => ({ name: `n${i}`, group: `g${i % 15}` }));
+    const run = new MemoryPlan(resolveOperator, spec()).start(many);
+    const done = run.reader.done.bind(run.reader);
+    let reads = 0;
+    run.reader.done = (stage) => {
+      if (stage === "neighbours") reads++;
+      return done(stage);
+    };
+    run.run(answers(many));
+    expect(run.stages.get("compare")?.total).toBeGreaterThan(50);
+    expect(reads).toBe(2);
+  });
+
   it("a failed embedding: its record is compared with nothing and counted; recover never re-embeds it", () => {
     const failing = records.map((r, i) => (i === 1 ? { ...r, fail: true } : r));
     const run = new MemoryPlan(resolveOperator, spec()).start(failing).run(answers(failing));
