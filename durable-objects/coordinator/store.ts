@@ -26,6 +26,9 @@ export interface TaskWrite {
   batchId?: string | null;
 }
 
+/** Values bound in one statement at most, with room for the others (Durable Object SQLite binds 100). */
+const BOUND_CHUNK = 90;
+
 export class CoordinatorStore {
   readonly #sql: SqlStorage;
   readonly #storage: DurableObjectStorage;
@@ -243,12 +246,32 @@ export class CoordinatorStore {
     for (const key of keys) this.#sql.exec("INSERT OR IGNORE INTO task_keys (stage, key, idx) VALUES (?, ?, ?)", stage, key, idx);
   }
 
-  /** The first `limit` task indices of a stage filed under `key`, by index: one seek on the primary key. */
-  keyed(stage: string, key: string, limit: number): number[] {
-    return this.#sql
-      .exec<{ idx: number }>("SELECT idx FROM task_keys WHERE stage = ? AND key = ? ORDER BY idx LIMIT ?", stage, key, limit)
-      .toArray()
-      .map((r) => r.idx);
+  /** The first `limit` task indices of a stage filed under each of `keys`, together, ascending: one statement per BOUND_CHUNK keys. */
+  keyed(stage: string, keys: readonly string[], limit: number): number[] {
+    const found = new Set<number>();
+    for (let at = 0; at < keys.length; at += BOUND_CHUNK) {
+      const chunk = keys.slice(at, at + BOUND_CHUNK);
+      const rows = this.#sql.exec<{ idx: number }>(
+        `SELECT idx FROM (SELECT idx, ROW_NUMBER() OVER (PARTITION BY key ORDER BY idx) AS n FROM task_keys WHERE stage = ? AND key IN (${chunk.map(() => "?").join(", ")})) WHERE n <= ?`,
+        stage,
+        ...chunk,
+        limit,
+      );
+      for (const row of rows) found.add(row.idx);
+    }
+    return [...found].sort((a, b) => a - b);
+  }
+
+  /** The outputs of a stage's finished tasks at `indices` (those not finished: absent), one statement per BOUND_CHUNK indices. */
+  outputs(stage: string, indices: readonly number[]): Map<number, unknown> {
+    const out = new Map<number, unknown>();
+    for (let at = 0; at < indices.length; at += BOUND_CHUNK) {
+      const chunk = indices.slice(at, at + BOUND_CHUNK);
+      const sql = `SELECT idx, output FROM tasks WHERE stage = ? AND state = 'done' AND idx IN (${chunk.map(() => "?").join(", ")})`;
+      for (const row of this.#sql.exec<{ idx: number; output: string | null }>(sql, stage, ...chunk))
+        out.set(row.idx, row.output === null ? null : JSON.parse(row.output));
+    }
+    return out;
   }
 
   task(stage: string, idx: number): TaskRow | undefined {

@@ -178,8 +178,10 @@ export interface PlanReader {
   done(stage: string): TaskView[];
   /** A stage's size and counters. */
   stage(name: string): StageCounts | undefined;
-  /** The first `limit` indices (ascending) of a stage's tasks the operator finished itself under `key` (Advance `local[].keys`). */
-  keyed(stage: string, key: string, limit: number): number[];
+  /** The first `limit` indices of a stage's tasks the operator finished itself under each of `keys` (Advance `local[].keys`), together, ascending. */
+  keyed(stage: string, keys: readonly string[], limit: number): number[];
+  /** The outputs of a stage's finished tasks at `indices`, read together (unfinished ones absent). */
+  outputs(stage: string, indices: readonly number[]): Map<number, unknown>;
 }
 
 /** A stage's size, its finished tasks by outcome, and their usage (./counters.ts). */

@@ -45,8 +45,12 @@ export class SubReader implements PlanReader {
     return this.reader.done(subStageName(this.path, stage)).map((t) => ({ ...t, stage }));
   }
 
-  keyed(stage: string, key: string, limit: number): number[] {
-    return this.reader.keyed(subStageName(this.path, stage), key, limit);
+  keyed(stage: string, keys: readonly string[], limit: number): number[] {
+    return this.reader.keyed(subStageName(this.path, stage), keys, limit);
+  }
+
+  outputs(stage: string, indices: readonly number[]): Map<number, unknown> {
+    return this.reader.outputs(subStageName(this.path, stage), indices);
   }
 
   stage(name: string): StageCounts | undefined {

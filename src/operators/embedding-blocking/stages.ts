@@ -120,12 +120,17 @@ export function place(cfg: EmbeddingBlocking, reader: PlanReader, embedded: Task
   const packed = quantize(vector);
   const mine = dequantize(packed);
   const buckets = bandKeys(vector, cfg.rows);
-  const candidates = new Set<number>();
-  for (const bucket of buckets) for (const other of reader.keyed(NEIGHBOURS_STAGE, otherSide(input) + bucket, BUCKET_READ)) candidates.add(other);
+  const candidates = reader.keyed(
+    NEIGHBOURS_STAGE,
+    buckets.map((b) => otherSide(input) + b),
+    BUCKET_READ,
+  );
+  const vectors = reader.outputs(
+    VECTORS_STAGE,
+    candidates.filter((c) => c !== index),
+  );
   const near: [number, number][] = [];
-  for (const other of candidates) {
-    if (other === index) continue;
-    const theirs = reader.task(VECTORS_STAGE, other)?.output;
+  for (const [other, theirs] of vectors) {
     if (typeof theirs !== "string") continue;
     const similarity = cosine(mine, dequantize(theirs));
     if (similarity >= cfg.threshold) near.push([other, Math.round(similarity * 10_000) / 10_000]);

@@ -36,22 +36,44 @@ describe("coordinator store", () => {
     expect(out.none).toBe(0);
   });
 
-  it("files tasks under keys of their stage and reads them back by key: by index, at most the limit, each once, stages apart", async () => {
+  it("files tasks under keys of their stage and reads them back by keys: the first `limit` of each, together, once, stages apart", async () => {
     const out = await runInDurableObject(freshObject(), (_i, state) => {
       const store = new CoordinatorStore(state.storage);
       store.fileKeys("neighbours", 9, ["0:5", "1:3"]);
       store.fileKeys("neighbours", 2, ["0:5"]);
       store.fileKeys("neighbours", 2, ["0:5"]); // again: still once
       store.fileKeys("neighbours", 4, ["0:5"]);
+      store.fileKeys("neighbours", 7, ["1:3"]);
       store.fileKeys("other", 1, ["0:5"]);
+      // 200 keys of one task each: more than one statement binds (100 values at most).
+      for (let i = 0; i < 200; i++) store.fileKeys("many", 1000 + i, [`k${i}`]);
       return {
-        all: store.keyed("neighbours", "0:5", 10),
-        two: store.keyed("neighbours", "0:5", 2),
-        band: store.keyed("neighbours", "1:3", 10),
-        none: store.keyed("neighbours", "7:7", 10),
+        all: store.keyed("neighbours", ["0:5"], 10),
+        two: store.keyed("neighbours", ["0:5"], 2),
+        bands: store.keyed("neighbours", ["0:5", "1:3"], 1), // each key's first: 2 and 7
+        none: store.keyed("neighbours", ["7:7"], 10),
+        many: store.keyed(
+          "many",
+          Array.from({ length: 200 }, (_, i) => `k${i}`),
+          1,
+        ).length,
       };
     });
-    expect(out).toEqual({ all: [2, 4, 9], two: [2, 4], band: [9], none: [] });
+    expect(out).toEqual({ all: [2, 4, 9], two: [2, 4], bands: [2, 7], none: [], many: 200 });
+  });
+
+  it("reads the outputs of a stage's finished tasks together, in chunks of bound values; unfinished ones absent", async () => {
+    const out = await runInDurableObject(freshObject(), (_i, state) => {
+      const store = new CoordinatorStore(state.storage);
+      for (let i = 0; i < 150; i++) store.makeReady({ stage: "vectors", index: i, input: null });
+      state.storage.sql.exec("UPDATE tasks SET state = 'done', output = json_quote('v' || idx) WHERE stage = 'vectors' AND idx % 2 = 0");
+      const read = store.outputs(
+        "vectors",
+        Array.from({ length: 150 }, (_, i) => i),
+      );
+      return { size: read.size, first: read.get(0), odd: read.has(1), last: read.get(148) };
+    });
+    expect(out).toEqual({ size: 75, first: "v0", odd: false, last: "v148" });
   });
 
   it("stores a plan's tasks as a task made ready one by one would be, inputs byte for byte, in chunks of rows and a huge row alone", async () => {

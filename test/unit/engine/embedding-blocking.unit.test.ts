@@ -220,7 +220,8 @@ describe("join with an embedding blocking", () => {
       const matches = (rights as { group: string }[]).flatMap((r, n) => (r.group === (l as { group: string }).group ? [n] : []));
       return { output: { matches } };
     }
-    const { left: l, right: r } = task.input as PairTask;
+    const envelope = task.input as PairTask & { item?: PairTask }; // behind a cascade, the pair is wrapped
+    const { left: l, right: r } = envelope.item ?? envelope;
     return { output: { match: (l as { group: string }).group === (r as { group: string }).group } };
   };
 
@@ -253,6 +254,28 @@ describe("join with an embedding blocking", () => {
         [1, 3],
       ],
       strategy: "classify",
+    });
+  });
+
+  it("a cascade on the pairs found: the cheaper model first, the job's model only where it is unsure", () => {
+    const cheap = call("{{ left }} {{ right }}", { model: "openai/cheap" });
+    const spec = { ...joinSpec("pairs"), cascade: { call: cheap, acceptAbove: 0.9, rejectBelow: 0.1 } };
+    const run = new MemoryPlan(joinOperator, spec).start([left, right]);
+    run.run((task, vars) => {
+      if (task.stage !== "cascade") return judge(task);
+      const { left: l, right: r } = vars as { left: { group: string; name: string }; right: { group: string } };
+      const same = l.group === r.group;
+      return { output: { match: same, confidence: l.name === "IBM" ? 0.6 : 0.95 } }; // unsure of IBM's pair only
+    });
+    expect(run.dispatched.filter((d) => d.startsWith("cascade"))).toHaveLength(3);
+    expect(run.dispatched.filter((d) => d.startsWith("items"))).toEqual(["items:0"]); // IBM's pair, on to the job's model
+    expect(run.end?.output).toMatchObject({
+      pairs: [
+        [0, 1],
+        [1, 0],
+        [1, 3],
+      ],
+      comparisons: 3,
     });
   });
 

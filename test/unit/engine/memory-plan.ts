@@ -41,7 +41,18 @@ export class MemoryPlan<S extends JobSpecBase> {
     open: () => [...this.tasks.values()].filter((t) => t.state !== "done").length,
     done: (stage) => [...this.tasks.values()].filter((t) => t.stage === stage && t.state === "done").sort((a, b) => a.index - b.index),
     stage: (name) => this.stages.get(name),
-    keyed: (stage, key, limit) => [...(this.keys.get(`${stage}\u001f${key}`) ?? [])].sort((a, b) => a - b).slice(0, limit),
+    keyed: (stage, keys, limit) => {
+      const found = new Set(keys.flatMap((key) => [...(this.keys.get(`${stage}\u001f${key}`) ?? [])].sort((a, b) => a - b).slice(0, limit)));
+      return [...found].sort((a, b) => a - b);
+    },
+    outputs: (stage, indices) => {
+      const out = new Map<number, unknown>();
+      for (const index of indices) {
+        const task = this.tasks.get(`${stage}:${index}`);
+        if (task?.state === "done") out.set(index, task.output);
+      }
+      return out;
+    },
   };
 
   /** The tasks ready to run now, in the coordinator's dispatch order (priority, index, stage). */

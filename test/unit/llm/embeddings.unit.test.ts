@@ -4,7 +4,7 @@
  * dimensions.
  */
 import { describe, expect, it } from "vitest";
-import { embeddingParams, MAX_DIMENSIONS, readEmbedding, vectorText } from "../../../src/llm/embeddings";
+import { embeddingParams, embedWorkersAi, MAX_DIMENSIONS, readEmbedding, vectorText } from "../../../src/llm/embeddings";
 import { ProviderFailure } from "../../../src/llm/errors";
 import type { ModelRequest } from "../../../src/llm/types";
 
@@ -43,5 +43,22 @@ describe("embedding answers", () => {
     expect(embeddingParams(request(256))).toEqual({ model: "text-embedding-3-small", input: "a red bicycle", encoding_format: "float", dimensions: 256 });
     expect(embeddingParams(request(null))).not.toHaveProperty("dimensions");
     expect(vectorText([1 / 3])).toBe("[0.3333333]");
+  });
+
+  it("embeds through the Workers AI binding: the model run with the text, the first vector read, prompt tokens at 4 characters", async () => {
+    const asked: unknown[] = [];
+    const ai = {
+      run: async (model: string, input: unknown) => {
+        asked.push([model, input]);
+        return { shape: [1, 3], data: [[0.5, -0.25, 1]] };
+      },
+    };
+    const bge = { ...request(null), model: { provider: "workers-ai" as const, name: "@cf/baai/bge-small-en-v1.5" } };
+    const answer = await embedWorkersAi(bge, ai as never);
+    expect(asked).toEqual([["@cf/baai/bge-small-en-v1.5", { text: ["a red bicycle"] }]]);
+    expect(JSON.parse(answer.text)).toEqual([0.5, -0.25, 1]);
+    expect(answer.usage).toEqual({ input_tokens: 4, output_tokens: 0 });
+    await expect(embedWorkersAi(bge, undefined)).rejects.toThrow(/not bound/);
+    await expect(embedWorkersAi(bge, { run: async () => ({ data: [["x"]] }) } as never)).rejects.toThrow(ProviderFailure);
   });
 });
