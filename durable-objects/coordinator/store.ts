@@ -28,6 +28,8 @@ export interface TaskWrite {
 
 /** Values bound in one statement at most, with room for the others (Durable Object SQLite binds 100). */
 const BOUND_CHUNK = 90;
+/** Keys read in one statement: workerd's SQLite parses at most 5 terms of a compound SELECT. */
+const KEYS_PER_STATEMENT = 5;
 
 export class CoordinatorStore {
   readonly #sql: SqlStorage;
@@ -246,30 +248,32 @@ export class CoordinatorStore {
     for (const key of keys) this.#sql.exec("INSERT OR IGNORE INTO task_keys (stage, key, idx) VALUES (?, ?, ?)", stage, key, idx);
   }
 
-  /** The first `limit` task indices of a stage filed under each of `keys`, together, ascending: one statement per BOUND_CHUNK keys. */
+  /**
+   * The first `limit` task indices of a stage filed under each of `keys`, together, ascending: each
+   * key one seek on task_keys' primary key, KEYS_PER_STATEMENT keys to a statement (a window
+   * function over the keys scanned their whole buckets).
+   */
   keyed(stage: string, keys: readonly string[], limit: number): number[] {
     const found = new Set<number>();
-    for (let at = 0; at < keys.length; at += BOUND_CHUNK) {
-      const chunk = keys.slice(at, at + BOUND_CHUNK);
-      const rows = this.#sql.exec<{ idx: number }>(
-        `SELECT idx FROM (SELECT idx, ROW_NUMBER() OVER (PARTITION BY key ORDER BY idx) AS n FROM task_keys WHERE stage = ? AND key IN (${chunk.map(() => "?").join(", ")})) WHERE n <= ?`,
-        stage,
-        ...chunk,
-        limit,
-      );
-      for (const row of rows) found.add(row.idx);
+    for (let at = 0; at < keys.length; at += KEYS_PER_STATEMENT) {
+      const chunk = keys.slice(at, at + KEYS_PER_STATEMENT);
+      const one = "SELECT idx FROM (SELECT idx FROM task_keys WHERE stage = ? AND key = ? ORDER BY idx LIMIT ?)";
+      const args = chunk.flatMap((key) => [stage, key, limit]);
+      for (const row of this.#sql.exec<{ idx: number }>(chunk.map(() => one).join(" UNION ALL "), ...args)) found.add(row.idx);
     }
     return [...found].sort((a, b) => a - b);
   }
 
-  /** The outputs of a stage's finished tasks at `indices` (those not finished: absent), one statement per BOUND_CHUNK indices. */
+  /** The outputs of a stage's finished tasks at `indices` (others absent): seeks on the primary key, BOUND_CHUNK indices to a statement. */
   outputs(stage: string, indices: readonly number[]): Map<number, unknown> {
     const out = new Map<number, unknown>();
     for (let at = 0; at < indices.length; at += BOUND_CHUNK) {
       const chunk = indices.slice(at, at + BOUND_CHUNK);
-      const sql = `SELECT idx, output FROM tasks WHERE stage = ? AND state = 'done' AND idx IN (${chunk.map(() => "?").join(", ")})`;
-      for (const row of this.#sql.exec<{ idx: number; output: string | null }>(sql, stage, ...chunk))
-        out.set(row.idx, row.output === null ? null : JSON.parse(row.output));
+      // No condition on `state` in SQL: the planner would take the dispatch index (state, …) and read every finished task.
+      const sql = `SELECT idx, state, output FROM tasks WHERE stage = ? AND idx IN (${chunk.map(() => "?").join(", ")})`;
+      for (const row of this.#sql.exec<{ idx: number; state: string; output: string | null }>(sql, stage, ...chunk)) {
+        if (row.state === "done") out.set(row.idx, row.output === null ? null : JSON.parse(row.output));
+      }
     }
     return out;
   }

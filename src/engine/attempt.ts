@@ -4,6 +4,7 @@
  * AttemptOutcome the retry policy understands. With the job's response cache, an identical
  * earlier call's validated answer is used instead of a call (`cached`: what that call cost).
  */
+import { packVector } from "../lib/packed-vector";
 import { extractJson } from "../output/extract-json";
 import { compileOutputSchema, type OutputValidator } from "../output/validate";
 import { compileTemplate, type CompiledTemplate } from "../template/jinja";
@@ -29,6 +30,8 @@ export interface CompiledCall {
   prefix: string;
   validator: OutputValidator | null;
   shape?: "extractions";
+  /** An embedding kept packed (../lib/packed-vector.ts): its validated vector is stored as one byte a dimension. */
+  packed?: true;
 }
 
 const SHAPE_PROBLEM = "the output must be a JSON list of extraction objects, or an object whose `extractions` is such a list";
@@ -47,6 +50,7 @@ export function compileCall(call: CallSpec, limits: RenderLimits): CompiledCall 
     prefix: templatePrefix(call.promptTemplate),
     validator: call.outputSchema ? compileOutputSchema(call.outputSchema) : null,
     shape: call.shape,
+    ...(call.embedding?.packed ? { packed: true as const } : {}),
   };
 }
 
@@ -71,7 +75,7 @@ export function interpretText(text: string, job: CompiledCall, maxOutputBytes: n
   if (JSON.stringify(parsed.value).length > maxOutputBytes) {
     return { kind: "invalid", error: `output exceeds ${maxOutputBytes} bytes`, problems: ["the JSON is too long"], usage };
   }
-  return { kind: "success", output: parsed.value, usage };
+  return { kind: "success", output: job.packed && Array.isArray(parsed.value) ? packVector(parsed.value as number[]) : parsed.value, usage };
 }
 
 export async function runAttempt(

@@ -41,7 +41,7 @@ export interface CallSpec {
   /** A cascade's cheaper call scored by token log-probabilities: the answer's `keep` or `label` value (its `confidence` replaced where the provider gives them). */
   logprobScore?: ScoredField;
   /** An embedding call (POST /v1/embed: ../llm/embeddings.ts): its answer is the vector as JSON, no tokens written. */
-  embedding?: { dimensions: number | null };
+  embedding?: { dimensions: number | null; packed?: true }; // packed: its output kept as ../lib/packed-vector.ts's text (embedding blocking)
   /** The call's own fallback chain after its model (a pipeline step's or a map-reduce task's `fallbacks`: ./fallbacks.ts); absent: the job's, on the job's model. */
   fallbacks?: string[];
   /** `flex`: OpenAI's flex tier (execution mode flex, or auto's second rung): the batch price, a long timeout, busy answers as back-pressure (./execution.ts). */

@@ -44,7 +44,6 @@ describe("resolve with an embedding blocking", () => {
     expect(job.stages.map((s: any) => [s.name, s.total, s.succeeded])).toEqual([
       ["records", 5, 5],
       ["embed", 5, 5],
-      ["vectors", 5, 5],
       ["neighbours", 5, 5],
       ["compare", 2, 2],
       ["resolve", 0, 0],

@@ -21,7 +21,7 @@ const EMBEDDING_PROVIDERS = new Set(["openai", "openai-compatible", "workers-ai"
 export function embeddingCall(
   env: Env,
   body: Omit<TaskDefaults, "system_prompt" | "temperature" | "max_tokens" | "retry_guidance" | "prompt_cache">,
-  parts: { model: string; field: string; template: string; templateField: string; dimensions: number | null },
+  parts: { model: string; field: string; template: string; templateField: string; dimensions: number | null; packed?: true },
 ): CallSpec {
   const { provider } = parseModel(parts.model);
   if (!EMBEDDING_PROVIDERS.has(provider)) {
@@ -30,7 +30,7 @@ export function embeddingCall(
   }
   const defaults = { ...body, system_prompt: null, temperature: null, max_tokens: null, retry_guidance: "", prompt_cache: false };
   const call = itemCall(env, defaults, { template: parts.template, field: parts.templateField, outputSchema: EMBEDDING_SCHEMA, model: parts.model });
-  return { ...call, fallbacks: [], embedding: { dimensions: parts.dimensions } };
+  return { ...call, fallbacks: [], embedding: { dimensions: parts.dimensions, ...(parts.packed ? { packed: true as const } : {}) } };
 }
 
 export async function submitEmbedJob(env: Env, tenantId: string, body: EmbedRequest, idempotencyKey: string | null, dryRun = false): Promise<SubmitAnswer> {

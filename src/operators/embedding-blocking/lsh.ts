@@ -5,9 +5,10 @@
  * and share at least one band's key — become candidates — with 1 − (1 − p^rows)^BANDS: at 8 rows,
  * 0.98 at c = 0.85 and 0.47 at c = 0.5, so the rows are chosen from the threshold (`rowsFor`).
  *
- * Vectors are kept as int8 per component (scaled by the largest), base64: 1 byte a dimension, and
- * a cosine computed from them is within ~0.005 of the exact one. The hyperplanes come from a fixed
- * seed, so every invocation draws the same ones (made once per isolate per shape).
+ * The vectors are packed (../../lib/packed-vector.ts): int8 components, whose signs against the
+ * hyperplanes are the float vector's but where a dot product is within rounding of zero. The
+ * hyperplanes come from a fixed seed, so every invocation draws the same ones (made once per
+ * isolate per shape).
  */
 import { seeded } from "../../lib/seeded";
 
@@ -36,7 +37,7 @@ function hyperplanes(dims: number, rows: number): Float32Array {
 }
 
 /** The vector's key in each band: `<band>:<bits>`. */
-export function bandKeys(vector: readonly number[], rows: number): string[] {
+export function bandKeys(vector: ArrayLike<number>, rows: number): string[] {
   const dims = vector.length;
   const h = hyperplanes(dims, rows);
   const keys: string[] = [];
@@ -51,38 +52,4 @@ export function bandKeys(vector: readonly number[], rows: number): string[] {
     keys.push(`${band}:${bits}`);
   }
   return keys;
-}
-
-/** The vector as int8 components scaled by its largest, base64. */
-export function quantize(vector: readonly number[]): string {
-  let largest = 0;
-  for (const x of vector) largest = Math.max(largest, Math.abs(x));
-  const bytes = new Uint8Array(vector.length);
-  for (let i = 0; i < vector.length; i++) bytes[i] = (largest === 0 ? 0 : Math.round(((vector[i] as number) / largest) * 127)) & 0xff;
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 4096) text += String.fromCharCode(...bytes.subarray(i, i + 4096));
-  return btoa(text);
-}
-
-export function dequantize(text: string): Int8Array {
-  const raw = atob(text);
-  const out = new Int8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) out[i] = (raw.charCodeAt(i) << 24) >> 24;
-  return out;
-}
-
-/** The cosine of two quantized vectors (0 when their lengths differ or one is zero). */
-export function cosine(a: Int8Array, b: Int8Array): number {
-  if (a.length !== b.length) return 0;
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i] as number;
-    const y = b[i] as number;
-    dot += x * y;
-    na += x * x;
-    nb += y * y;
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }

@@ -1,8 +1,8 @@
 /**
  * Embedding blocking (contract v4, "Embeddings, joins, embedding blocking"): which pairs are worth
- * a model's judgement, by meaning. Three stages before the judging ones:
- *   embed       one embedding call per item (its key's text, or the whole item), batchable
- *   vectors     the item's vector kept small (./lsh.ts `quantize`): finished by the operator
+ * a model's judgement, by meaning. Two stages before the judging ones:
+ *   embed       one embedding call per item (its key's text, or the whole item), batchable; its
+ *               vector kept packed (../../lib/packed-vector.ts: one byte a dimension)
  *   neighbours  the items already embedded whose cosine with it is ≥ the threshold, found through
  *               the LSH buckets it shares with them (./lsh.ts) and filed under its own buckets
  *               (PlanReader `keyed`), finished by the operator
@@ -18,12 +18,12 @@
 import type { CallSpec, PlanReader, StagePlan, TaskFinish, TaskResult, TaskSeed, TaskView } from "../../engine/types";
 import { blockingKey } from "../resolve/blocking";
 import { itemResult } from "../single-stage";
-import { BANDS, bandKeys, cosine, dequantize, quantize } from "./lsh";
+import { packedCosine, unpackVector } from "../../lib/packed-vector";
+import { BANDS, bandKeys } from "./lsh";
 
 export const EMBED_STAGE = "embed";
-export const VECTORS_STAGE = "vectors";
 export const NEIGHBOURS_STAGE = "neighbours";
-export const BLOCKING_STAGES: readonly string[] = [EMBED_STAGE, VECTORS_STAGE, NEIGHBOURS_STAGE];
+export const BLOCKING_STAGES: readonly string[] = [EMBED_STAGE, NEIGHBOURS_STAGE];
 
 /** The items of one bucket a newcomer is compared with at most (per band). */
 export const BUCKET_READ = 16;
@@ -78,16 +78,13 @@ export function embedSeeds(texts: (string | null)[], items: unknown[] | null, le
   });
 }
 
-/** The vectors and neighbours tasks of items with no text (no embed task), finished at the start: nothing to embed, no neighbours. */
+/** The neighbours tasks of items with no text (no embed task), finished at the start: nothing to embed, no neighbours. */
 export function startLocal(reader: PlanReader): (TaskSeed & { output: unknown })[] {
   const total = reader.stage(NEIGHBOURS_STAGE)?.total ?? 0;
   const out: (TaskSeed & { output: unknown })[] = [];
   for (let index = 0; index < total; index++) {
     if (reader.task(EMBED_STAGE, index) || reader.task(NEIGHBOURS_STAGE, index)?.state === "done") continue;
-    out.push(
-      { stage: VECTORS_STAGE, index, input: null, output: null },
-      { stage: NEIGHBOURS_STAGE, index, input: null, output: { near: [], failed: true } satisfies Placed },
-    );
+    out.push({ stage: NEIGHBOURS_STAGE, index, input: null, output: { near: [], failed: true } satisfies Placed });
   }
   return out;
 }
@@ -106,45 +103,33 @@ export function leftLength(reader: PlanReader): number | null {
   return null;
 }
 
-/** An item's embedding ended: it is placed (its vector kept, its neighbours among those placed before it, its buckets filed). */
+/** An item's embedding ended: it is placed (its neighbours among those placed before it, its buckets filed). */
 export function place(cfg: EmbeddingBlocking, reader: PlanReader, embedded: TaskView): (TaskSeed & { output: unknown; keys?: string[] })[] {
   const index = embedded.index;
   const input = embedded.input as EmbedInput;
-  const vector = embedded.success && Array.isArray(embedded.output) ? (embedded.output as number[]) : null;
-  if (!vector) {
-    return [
-      { stage: VECTORS_STAGE, index, input: null, output: null },
-      { stage: NEIGHBOURS_STAGE, index, input: null, output: { near: [], failed: true } satisfies Placed },
-    ];
+  if (!embedded.success || typeof embedded.output !== "string") {
+    return [{ stage: NEIGHBOURS_STAGE, index, input: null, output: { near: [], failed: true } satisfies Placed }];
   }
-  const packed = quantize(vector);
-  const mine = dequantize(packed);
-  const buckets = bandKeys(vector, cfg.rows);
+  const mine = unpackVector(embedded.output);
+  const buckets = bandKeys(mine, cfg.rows);
   const candidates = reader.keyed(
     NEIGHBOURS_STAGE,
     buckets.map((b) => otherSide(input) + b),
     BUCKET_READ,
   );
   const vectors = reader.outputs(
-    VECTORS_STAGE,
+    EMBED_STAGE,
     candidates.filter((c) => c !== index),
   );
   const near: [number, number][] = [];
   for (const [other, theirs] of vectors) {
     if (typeof theirs !== "string") continue;
-    const similarity = cosine(mine, dequantize(theirs));
+    const similarity = packedCosine(mine, unpackVector(theirs));
     if (similarity >= cfg.threshold) near.push([other, Math.round(similarity * 10_000) / 10_000]);
   }
   near.sort((x, y) => y[1] - x[1] || x[0] - y[0]);
   return [
-    { stage: VECTORS_STAGE, index, input: null, output: packed },
-    {
-      stage: NEIGHBOURS_STAGE,
-      index,
-      input: null,
-      output: { near: near.slice(0, MAX_NEAR) } satisfies Placed,
-      keys: buckets.map((b) => sideOf(input) + b),
-    },
+    { stage: NEIGHBOURS_STAGE, index, input: null, output: { near: near.slice(0, MAX_NEAR) } satisfies Placed, keys: buckets.map((b) => sideOf(input) + b) },
   ];
 }
 
@@ -206,12 +191,12 @@ export function comparisonBound(cfg: EmbeddingBlocking, items: number): number {
 }
 
 /**
- * A blocking stage's task as a result: an embedding's `dimensions` (not its vector: the job is not
- * an embed job), a placed item's `neighbours` (`[index, cosine]`, nearest first), a vector nothing.
+ * A blocking stage's task as a result: an embedding's `dimensions` (not its packed vector: the job
+ * is not an embed job), a placed item's `neighbours` (`[index, cosine]`, nearest first).
  */
 export function blockingResult(task: { stage: string; index: number; input: unknown }, finish: TaskFinish): TaskResult {
   const base = { stage: task.stage, ...itemResult(task, finish), output: null };
-  if (task.stage === EMBED_STAGE) return { ...base, dimensions: Array.isArray(finish.output) ? finish.output.length : null };
+  if (task.stage === EMBED_STAGE) return { ...base, dimensions: typeof finish.output === "string" ? unpackVector(finish.output).length : null };
   if (task.stage === NEIGHBOURS_STAGE) return { ...base, neighbours: (finish.output as Placed | null)?.near ?? [] };
   return base;
 }

@@ -26,6 +26,7 @@ export function embeddingBlocking(env: Env, body: TaskDefaults, blocking: Resolv
     template: "{{ item }}",
     templateField: "blocking",
     dimensions: blocking.dimensions ?? null,
+    packed: true, // what the blocking compares: one byte a dimension in the job's storage
   });
   return { call, threshold, topK: blocking.top_k ?? DEFAULT_TOP_K, rows: rowsFor(threshold), cross };
 }

@@ -4,11 +4,15 @@
  * placement, a failed embedding compared with nothing, records with nothing to embed.
  */
 import { describe, expect, it } from "vitest";
-import { BANDS, bandKeys, cosine, dequantize, quantize, rowsFor } from "../../../src/operators/embedding-blocking/lsh";
+import { BANDS, bandKeys, rowsFor } from "../../../src/operators/embedding-blocking/lsh";
+import { packedCosine, packVector, unpackVector } from "../../../src/lib/packed-vector";
 import { BUCKET_READ, PLACEMENT_READS, type EmbeddingBlocking } from "../../../src/operators/embedding-blocking/stages";
 import { resolveOperator, type PairInput, type ResolveJobSpec } from "../../../src/operators/resolve/plan";
 import { joinOperator, type ChooseTask, type JoinJobSpec, type PairTask } from "../../../src/operators/join/plan";
 import { seeded } from "../../../src/lib/seeded";
+import { compileCall, interpretText } from "../../../src/engine/attempt";
+import { EMBEDDING_SCHEMA } from "../../../src/llm/embeddings";
+import { DEFAULT_RENDER_LIMITS } from "../../../src/template/render-budget";
 import { MemoryPlan, type Answer } from "./memory-plan";
 import { base, call } from "./specs";
 
@@ -38,9 +42,20 @@ describe("LSH", () => {
     for (let i = 0; i < 50; i++) {
       const a = unit(Array.from({ length: 1536 }, () => gaussian(random)));
       const b = near(a, random(), random);
-      expect(Math.abs(cosine(dequantize(quantize(a)), dequantize(quantize(b))) - exact(a, b))).toBeLessThan(0.01);
+      expect(Math.abs(packedCosine(unpackVector(packVector(a)), unpackVector(packVector(b))) - exact(a, b))).toBeLessThan(0.01);
     }
-    expect(cosine(new Int8Array([1, 2]), new Int8Array([1, 2, 3]))).toBe(0); // other lengths: never alike
+    expect(packedCosine(new Int8Array([1, 2]), new Int8Array([1, 2, 3]))).toBe(0); // other lengths: never alike
+  });
+
+  it("a blocking's embedding call keeps its validated vector packed; an embed job's stays as numbers", () => {
+    const usage = { input_tokens: 3, output_tokens: 0 };
+    const packed = compileCall(call("{{ item }}", { outputSchema: EMBEDDING_SCHEMA, embedding: { dimensions: null, packed: true } }), DEFAULT_RENDER_LIMITS);
+    const plain = compileCall(call("{{ item }}", { outputSchema: EMBEDDING_SCHEMA, embedding: { dimensions: null } }), DEFAULT_RENDER_LIMITS);
+    const answer = interpretText("[0.5, -0.25, 1]", packed, 10_000, usage);
+    expect(answer).toMatchObject({ kind: "success", output: packVector([0.5, -0.25, 1]) });
+    expect(Array.from(unpackVector((answer as { output: string }).output))).toEqual([64, -32, 127]);
+    expect(interpretText("[0.5, -0.25, 1]", plain, 10_000, usage)).toMatchObject({ output: [0.5, -0.25, 1] });
+    expect(interpretText('["x"]', packed, 10_000, usage).kind).toBe("invalid"); // validated before it is packed
   });
 
   it("pairs at the threshold share a band nearly always, unrelated ones seldom", () => {
@@ -91,7 +106,8 @@ function answers(records: { group?: string; fail?: boolean }[], seed = 3) {
     return near(centre, 0.97, random);
   });
   return (task: { stage: string; index: number; input: unknown }): Answer => {
-    if (task.stage === "embed") return records[task.index]?.fail ? { error: "500" } : { output: vectors[task.index] };
+    // As the call worker keeps a blocking's embedding: packed (src/engine/attempt.ts).
+    if (task.stage === "embed") return records[task.index]?.fail ? { error: "500" } : { output: packVector(vectors[task.index] as number[]) };
     const { a, b } = task.input as PairInput;
     return { output: { match: records[a]?.group === records[b]?.group } };
   };
