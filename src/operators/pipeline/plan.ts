@@ -179,7 +179,15 @@ function boundBefore(spec: PipelineJobSpec, ordinal: number): number {
 }
 
 /** The plan before anything ran: what the first step's tasks read. */
-const NOTHING_FINISHED: PlanReader = { task: () => undefined, extent: () => 0, open: () => 0, done: () => [], stage: () => undefined, keyed: () => [], outputs: () => new Map() };
+const NOTHING_FINISHED: PlanReader = {
+  task: () => undefined,
+  extent: () => 0,
+  open: () => 0,
+  done: () => [],
+  stage: () => undefined,
+  keyed: () => [],
+  outputs: () => new Map(),
+};
 
 export const pipelineOperator: Operator<PipelineJobSpec> = {
   v1: false,
