@@ -30,6 +30,8 @@ export interface TaskWrite {
 const BOUND_CHUNK = 90;
 /** Keys read in one statement: workerd's SQLite parses at most 5 terms of a compound SELECT. */
 const KEYS_PER_STATEMENT = 5;
+/** Keys filed in one statement (three values bound each). */
+const KEYS_PER_INSERT = 30;
 
 export class CoordinatorStore {
   readonly #sql: SqlStorage;
@@ -245,7 +247,11 @@ export class CoordinatorStore {
 
   /** Files a task under keys of its stage (an operator's own index: PlanReader `keyed`). */
   fileKeys(stage: string, idx: number, keys: readonly string[]): void {
-    for (const key of keys) this.#sql.exec("INSERT OR IGNORE INTO task_keys (stage, key, idx) VALUES (?, ?, ?)", stage, key, idx);
+    for (let at = 0; at < keys.length; at += KEYS_PER_INSERT) {
+      const chunk = keys.slice(at, at + KEYS_PER_INSERT);
+      const rows = chunk.map(() => "(?, ?, ?)").join(", ");
+      this.#sql.exec(`INSERT OR IGNORE INTO task_keys (stage, key, idx) VALUES ${rows}`, ...chunk.flatMap((key) => [stage, key, idx]));
+    }
   }
 
   /**

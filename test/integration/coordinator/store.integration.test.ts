@@ -47,6 +47,12 @@ describe("coordinator store", () => {
       store.fileKeys("other", 1, ["0:5"]);
       // 200 keys of one task each: more than one statement binds (100 values at most).
       for (let i = 0; i < 200; i++) store.fileKeys("many", 1000 + i, [`k${i}`]);
+      store.fileKeys(
+        "wide",
+        5,
+        Array.from({ length: 70 }, (_, i) => `w${i}`),
+      ); // one task under 70 keys: filed in three statements
+      const wide = Array.from({ length: 70 }, (_, i) => store.keyed("wide", [`w${i}`], 1)[0]);
       return {
         all: store.keyed("neighbours", ["0:5"], 10),
         two: store.keyed("neighbours", ["0:5"], 2),
@@ -57,9 +63,10 @@ describe("coordinator store", () => {
           Array.from({ length: 200 }, (_, i) => `k${i}`),
           1,
         ).length,
+        wide: [...new Set(wide)],
       };
     });
-    expect(out).toEqual({ all: [2, 4, 9], two: [2, 4], bands: [2, 7], none: [], many: 200 });
+    expect(out).toEqual({ all: [2, 4, 9], two: [2, 4], bands: [2, 7], none: [], many: 200, wide: [5] });
   });
 
   it("reads the outputs of a stage's finished tasks together, in chunks of bound values; unfinished ones absent", async () => {
