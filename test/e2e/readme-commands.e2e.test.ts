@@ -25,7 +25,9 @@ describe("the README's commands, as written", () => {
       "agentic-map",
       "agentic-map with tools",
       "classify",
+      "embed",
       "filter",
+      "join",
       "map",
       "map-reduce",
       "pipelines",
@@ -82,5 +84,12 @@ describe("the README's commands, as written", () => {
     });
     expect(run("resolve", env)).toMatchObject({ type: "resolve", status: "completed", output: { clusters: [[0, 1], [2]], resolved: null, failed: 0 } });
     expect(run("classify", env)).toMatchObject({ type: "classify", status: "completed", output: { counts: { complaint: 2, question: 0 }, failed: 0 } });
+
+    const embedded = run("embed", env);
+    expect(embedded).toMatchObject({ type: "embed", status: "completed", succeeded: 2 });
+    const vectors = (await call(base(), "GET", `/v1/jobs/${embedded.id}/results`, { token: key })).body.results;
+    for (const r of vectors) expect(r.embedding).toHaveLength(256);
+    // IBM meets International Business Machines only (the demo's vectors alike): one comparison.
+    expect(run("join", env)).toMatchObject({ type: "join", status: "completed", output: { pairs: [[0, 0]], failed: 0, strategy: "pairs", comparisons: 1 } });
   });
 });

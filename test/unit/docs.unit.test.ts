@@ -48,9 +48,9 @@ describe("docs", () => {
   it("keep the README a front page: short, the offline demo and every operator's example in its first screens", () => {
     const readme = readFileSync(join(root, "README.md"), "utf8");
     expect(readme.split("\n").length).toBeLessThan(260);
-    const firstScreens = readme.split("\n").slice(0, 140).join("\n");
+    const firstScreens = readme.split("\n").slice(0, 160).join("\n");
     expect(firstScreens).toContain("npm start -- --fake-llm");
-    for (const operator of ["map", "agentic-map", "reduce", "map-reduce", "pipelines", "filter", "classify", "rank", "resolve"])
+    for (const operator of ["map", "agentic-map", "reduce", "map-reduce", "pipelines", "filter", "classify", "rank", "resolve", "embed", "join"])
       expect(firstScreens).toContain(`$BASE/v1/${operator}?wait=true`);
   });
 });
