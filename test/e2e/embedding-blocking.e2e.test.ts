@@ -57,6 +57,20 @@ describe("resolve with an embedding blocking", () => {
     expect(job.stages.find((s: any) => s.name === "embed").cost_usd).toBeGreaterThan(0); // at the embedding model's price
   });
 
+  it("execution batch: the embeddings and then the comparisons go through the provider's batch API", async () => {
+    const { key } = await newTenant(base());
+    const tag = uniqueTag("emb-batch");
+    const inputs = COMPANIES.map((c) => ({ ...c, emb: c.emb.replace("<<fake ", `<<fake tag=${tag}-e `) }));
+    const body = { ...resolveBody(tag), inputs, execution: { mode: "batch" } };
+    const created = await call(base(), "POST", "/v1/resolve", { token: key, body });
+    expect(created.status, JSON.stringify(created.body)).toBe(202);
+    const job = await waitForJob(base(), key, created.body.job_id);
+    expect(job).toMatchObject({ status: "completed", output: { clusters: [[0, 1], [2, 3], [4]], embeddings_failed: 0 } });
+    expect((await fakeStats(`${tag}-e`)).batched).toBe(5);
+    expect((await fakeStats(tag)).batched).toBe(2);
+    expect(job.stages.find((s: any) => s.name === "embed").cost_usd).toBeGreaterThan(0); // at the batch price
+  });
+
   it("the dry run states the embedding calls and the comparisons at their bound", async () => {
     const { key } = await newTenant(base());
     const dry = await call(base(), "POST", "/v1/resolve?dry_run=true", { token: key, body: resolveBody(uniqueTag("emb-dry")) });
