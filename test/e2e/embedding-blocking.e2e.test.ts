@@ -9,6 +9,7 @@
 import { describe, expect, it } from "vitest";
 import { allResults, call, newTenant, waitForJob } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
+import { COMPANIES_LEFT, COMPANIES_RIGHT, SAME_ID_PAIRS, sameIdPredicate } from "./harness/companies.ts";
 
 const MODEL = "openai/gpt-6-luna";
 const EMBEDDER = "openai/text-embedding-3-small";
@@ -110,20 +111,10 @@ describe("resolve with an embedding blocking", () => {
   });
 });
 
-const LEFT = [
-  { id: "ibm", name: "IBM <<fake emb=ibm>>" },
-  { id: "acme", name: "Acme <<fake emb=acme>>" },
-  { id: "none", name: "Initech <<fake emb=initech>>" },
-];
-const RIGHT = [
-  { id: "acme", name: "ACME Incorporated <<fake emb=acme>>" },
-  { id: "ibm", name: "International Business Machines <<fake emb=ibm>>" },
-  { id: "globex", name: "Globex <<fake emb=globex>>" },
-];
+const [LEFT, RIGHT] = [COMPANIES_LEFT, COMPANIES_RIGHT];
 
 describe("join with an embedding blocking", () => {
-  const predicate = (tag: string) =>
-    `Same company? {{ left.id }} / {{ right.id }} <<fake tag=${tag} id={{ left.id }}-{{ right.id }} steps={{ '${json({ match: true, reason: "same" })}' if left.id == right.id else '${json({ match: false, reason: "no" })}' }}>>`;
+  const predicate = sameIdPredicate;
 
   it("pairs: each left item judged with its nearest right items only", async () => {
     const { key } = await newTenant(base());
@@ -136,10 +127,7 @@ describe("join with an embedding blocking", () => {
       type: "join",
       status: "completed",
       output: {
-        pairs: [
-          [0, 1],
-          [1, 0],
-        ],
+        pairs: SAME_ID_PAIRS,
         strategy: "pairs",
         comparisons: 2,
         embeddings_failed: 0,
@@ -173,10 +161,7 @@ describe("join with an embedding blocking", () => {
       output: {
         strategy: "classify",
         comparisons: 2,
-        pairs: [
-          [0, 1],
-          [1, 0],
-        ],
+        pairs: SAME_ID_PAIRS,
       },
     });
     expect((await fakeStats(tag)).requests).toBe(2); // IBM and Acme: Initech has no neighbour, so no call

@@ -8,48 +8,43 @@
 import { describe, expect, it } from "vitest";
 import { call, newTenant, waitForJob } from "./harness/api.ts";
 import { base, fakeStats, uniqueTag } from "./harness/context.ts";
+import { COMPANIES_LEFT, COMPANIES_RIGHT, SAME_ID_PAIRS, sameIdPredicate } from "./harness/companies.ts";
 
 const json = (value: unknown) => `json:${encodeURIComponent(JSON.stringify(value))}`;
 const MODEL = "openai/gpt-6-luna";
-const LEFT = [
-  { id: "ibm", name: "IBM <<fake emb=ibm>>" },
-  { id: "acme", name: "Acme <<fake emb=acme>>" },
-];
-const RIGHT = [
-  { id: "acme", name: "ACME Incorporated <<fake emb=acme>>" },
-  { id: "ibm", name: "International Business Machines <<fake emb=ibm>>" },
-  { id: "globex", name: "Globex <<fake emb=globex>>" },
-];
-const predicate = (tag: string) =>
-  `Same company? {{ left.id }} / {{ right.id }} <<fake tag=${tag} id={{ left.id }}-{{ right.id }} steps={{ '${json({ match: true })}' if left.id == right.id else '${json({ match: false })}' }}>>`;
+const LEFT = COMPANIES_LEFT.slice(0, 2); // IBM and Acme
+const RIGHT = COMPANIES_RIGHT;
+const predicate = sameIdPredicate;
+
+/** An llm step whose value is `{items: RIGHT}` (a list the join reads from the store). */
+const listStep = (tag: string) => ({
+  id: "names",
+  type: "llm",
+  prompt_template: `List <<fake tag=${tag}-list id=list steps=${json({ items: RIGHT })}>>`,
+  output_schema: { type: "object", properties: { items: { type: "array" } }, required: ["items"] },
+});
 
 async function pipeline(key: string, steps: unknown[], inputs: Record<string, unknown> = { left: LEFT, right: RIGHT }) {
   return call(base(), "POST", "/v1/pipelines", { token: key, body: { model: MODEL, concurrency: 4, inputs, steps } });
+}
+
+/** The pipeline accepted (202) and ended. */
+async function ended(key: string, steps: unknown[]) {
+  const created = await pipeline(key, steps);
+  expect(created.status, JSON.stringify(created.body)).toBe(202);
+  return waitForJob(base(), key, created.body.job_id);
 }
 
 describe("pipeline join steps", () => {
   it("joins two lists of the store, one of them an earlier step's value: every pair judged once, the output the join's", async () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("pipe-join");
-    const steps = [
-      {
-        id: "names",
-        type: "llm",
-        prompt_template: `List <<fake tag=${tag}-list id=list steps=${json({ items: RIGHT })}>>`,
-        output_schema: { type: "object", properties: { items: { type: "array" } }, required: ["items"] },
-      },
-      { id: "matched", type: "join", left_from: "${left}", right_from: "${names.items}", predicate_template: predicate(tag) },
-    ];
-    const created = await pipeline(key, steps);
-    expect(created.status, JSON.stringify(created.body)).toBe(202);
-    const job = await waitForJob(base(), key, created.body.job_id);
+    const steps = [listStep(tag), { id: "matched", type: "join", left_from: "${left}", right_from: "${names.items}", predicate_template: predicate(tag) }];
+    const job = await ended(key, steps);
     expect(job).toMatchObject({
       status: "completed",
       output: {
-        pairs: [
-          [0, 1],
-          [1, 0],
-        ],
+        pairs: SAME_ID_PAIRS,
         strategy: "pairs",
         comparisons: 6,
         failed: 0,
@@ -63,12 +58,7 @@ describe("pipeline join steps", () => {
     const { key } = await newTenant(base());
     const tag = uniqueTag("pipe-join-over");
     const steps = [
-      {
-        id: "names",
-        type: "llm",
-        prompt_template: `List <<fake tag=${tag}-list id=list steps=${json({ items: RIGHT })}>>`,
-        output_schema: { type: "object", properties: { items: { type: "array" } }, required: ["items"] },
-      },
+      listStep(tag),
       { id: "matched", type: "join", left_from: "${left}", right_from: "${names.items}", predicate_template: predicate(tag), max_comparisons: 5 },
     ];
     const job = await waitForJob(base(), key, (await pipeline(key, steps)).body.job_id);
@@ -89,16 +79,11 @@ describe("pipeline join steps", () => {
         blocking: { method: "embedding", model: "openai/text-embedding-3-small", keys: ["name"], top_k: 2 },
       },
     ];
-    const created = await pipeline(key, steps);
-    expect(created.status, JSON.stringify(created.body)).toBe(202);
-    const job = await waitForJob(base(), key, created.body.job_id);
+    const job = await ended(key, steps);
     expect(job).toMatchObject({
       status: "completed",
       output: {
-        pairs: [
-          [0, 1],
-          [1, 0],
-        ],
+        pairs: SAME_ID_PAIRS,
         comparisons: 2,
         embeddings_failed: 0,
       },
