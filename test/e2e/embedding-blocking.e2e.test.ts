@@ -51,8 +51,11 @@ describe("resolve with an embedding blocking", () => {
     ]);
     const placed = await allResults(base(), key, job.id, "&stage=neighbours");
     const near = (i: number) => placed.find((r) => r.index === i)?.neighbours as [number, number][];
-    expect(near(1).map(([j]) => j)).toEqual([0]); // placed after IBM, at cosine ≈ 0.99
-    expect(near(1)[0]![1]).toBeGreaterThan(0.95);
+    // Whichever of IBM and International Business Machines was placed second found the other (at cosine ≈ 0.99), and only it.
+    const found = [...near(0).filter(([j]) => j === 1), ...near(1).filter(([j]) => j === 0)];
+    expect(found).toHaveLength(1);
+    expect(found[0]![1]).toBeGreaterThan(0.95);
+    expect(near(4)).toEqual([]); // Initech: nothing near
     const embeds = await allResults(base(), key, job.id, "&stage=embed");
     for (const r of embeds) expect(r).toMatchObject({ success: true, dimensions: 1536, output: null, usage: { output_tokens: 0 } });
     expect(job.stages.find((s: any) => s.name === "embed").cost_usd).toBeGreaterThan(0); // at the embedding model's price
