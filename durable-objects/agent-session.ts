@@ -31,12 +31,13 @@ import {
 import { agentSession, jobCoordinator } from "../src/objects";
 import { openToolbox, ToolLoadError, type Toolbox } from "../src/agent/tools";
 import { decideAfterTurn, trackCalls } from "../src/agent/turn-rules";
-import { afterThrottle, transientDelayMs, type AttemptOutcome } from "../src/engine/retry-policy";
+import { isThrottle, nextStep, type AttemptOutcome } from "../src/engine/retry-policy";
+import { failureOutcome } from "../src/engine/attempt";
 import type { StageWork, SubtaskSettings, SubtaskSpawn, TaskClaim, TaskRef } from "../src/engine/types";
 import { childPrompt, readSpawn, SPAWN_TOOL, spawnFingerprint, spawnRefusal, spawnToolSpec } from "../src/agent/subtasks";
 import { newId } from "../src/lib/ids";
 import { callModel, resolveEndpoint } from "../src/llm/call-model";
-import { classify, describeFailure, headerOf, isThrottle, retryAfterMs } from "../src/llm/errors";
+import { headerOf } from "../src/llm/errors";
 import { rateObservation } from "../src/llm/rate-headers";
 import { parseModel } from "../src/llm/models";
 import type { ChatMessage, ModelRequest, ModelResponse, ProviderEndpoint, ToolCall } from "../src/llm/types";
@@ -283,35 +284,25 @@ export class AgentSession extends DurableObject<Env> {
             tools: spec.subtasks ? [...toolbox.offered, spawnToolSpec] : toolbox.offered.length ? toolbox.offered : undefined,
           });
         } catch (err) {
-          const failure = classify(err);
-          keepSpan(state, { kind: "chat", start: started, end: Date.now(), input: 0, output: 0, error: failure });
-          if (failure === "transient" && isThrottle(err)) {
-            // A rate-limit answer is back-pressure: it does not use up max_retries (the job's coordinator does the same).
+          // The call tasks' rules (../src/engine/retry-policy.ts `nextStep`), not a copy: a rate-limit answer is
+          // back-pressure (not against max_retries, up to max_wait_secs), a transient failure backs off, a timeout goes again at once.
+          const outcome = failureOutcome(err, spec.timeoutMs);
+          keepSpan(state, { kind: "chat", start: started, end: Date.now(), input: 0, output: 0, error: outcome.kind });
+          const now = Date.now();
+          const wait = { throttles: state.throttles ?? 0, since: state.throttledSince ?? null, maxWaitMs: spec.maxWaitMs, now };
+          // `attempts` counts the throttled ones too, as a call task's do (nextStep takes them off for max_retries).
+          const step = nextStep(outcome, state.callAttempts + wait.throttles, spec.maxRetries, Math.random, wait);
+          if (isThrottle(outcome)) {
             state.callAttempts--;
-            const now = Date.now();
-            const wait = { throttles: state.throttles ?? 0, since: state.throttledSince ?? null, maxWaitMs: spec.maxWaitMs, now };
             state.throttles = wait.throttles + 1;
             state.throttledSince = wait.since ?? now;
-            const step = afterThrottle(describeFailure(err), retryAfterMs(err) ?? null, wait);
-            if (step.step === "fail") state.done = itemResult(state, { error: step.error, kind: step.errorKind });
-            else if (step.step === "retry") await this.ctx.storage.setAlarm(now + step.delayMs);
-            await this.#save(state);
-            return state;
-          }
-          state.throttledSince = null;
-          const exhausted = state.callAttempts > spec.maxRetries;
-          if (failure === "permanent" || exhausted) {
-            state.done = itemResult(state, { error: describeFailure(err), kind: failure === "timeout" ? "timeout" : "llm_error" });
-            await this.#save(state);
-            return state;
-          }
-          if (failure === "transient") {
-            const delay = transientDelayMs(state.callAttempts, retryAfterMs(err) ?? null, Math.random);
-            await this.#save(state);
-            await this.ctx.storage.setAlarm(Date.now() + delay);
-            return state;
-          }
-          continue; // a timeout: retry at once
+          } else state.throttledSince = null;
+          if (step.step === "fail") state.done = itemResult(state, { error: step.error, kind: step.errorKind });
+          else if (step.step === "retry" && step.delayMs === 0)
+            continue; // a timeout: at once
+          else if (step.step === "retry") await this.ctx.storage.setAlarm(now + step.delayMs);
+          await this.#save(state);
+          return state;
         }
         state.callAttempts = 0;
         state.throttledSince = null;

@@ -163,6 +163,15 @@ describe("POST /v1/agentic-map", () => {
     expect(stats.times[2] - stats.times[1]).toBeGreaterThanOrEqual(900);
   });
 
+  it("retries a 500 as a call task does, up to max_retries, then fails llm_error", async () => {
+    const recovered = await runAgent("500,text:recovered", { max_retries: 1 });
+    expect(recovered.result).toMatchObject({ success: true, output_text: "recovered" });
+    expect(recovered.stats.requests).toBe(2);
+    const spent = await runAgent("500,500,text:never", { max_retries: 1 });
+    expect(spent.result).toMatchObject({ success: false, error_kind: "llm_error", stop_reason: "error" });
+    expect(spent.stats.requests).toBe(2); // the first call and its one retry
+  });
+
   it("fails with llm_error on a permanent provider error, never as a success", async () => {
     const { result, job } = await runAgent("text:first,401", { continuation_message: "Go on." });
     expect(result).toMatchObject({ success: false, error_kind: "llm_error", stop_reason: "error", turns: 1 });
