@@ -11,7 +11,7 @@
  * if that timer is lost (a restart), its first round of successes asks instead.
  */
 import { RAMP_MS } from "../../src/engine/aimd";
-import { isThrottle, type AttemptOutcome } from "../../src/engine/retry-policy";
+import { isRateLimited, type AttemptOutcome } from "../../src/engine/retry-policy";
 import type { JobSpecBase as JobSpec } from "../../src/engine/types";
 import { providerLimiter } from "../../src/objects";
 import type { EventData } from "../../src/schemas/events";
@@ -79,7 +79,7 @@ export class ConcurrencyLink {
    * so the report goes on in the same turn.
    */
   observe(spec: JobSpec, outcome: AttemptOutcome, inFlight: number, sentAt: number): Promise<void> | null {
-    const throttle = isThrottle(outcome);
+    const throttle = isRateLimited(outcome);
     if (this.#pacing !== "none") {
       this.#reported = true;
       if (throttle)

@@ -22,7 +22,7 @@ import {
   type RateLimit,
   type RateObservation,
 } from "../../src/engine/pacing";
-import { isThrottle, type AttemptOutcome } from "../../src/engine/retry-policy";
+import { isRateLimited, isThrottle, type AttemptOutcome } from "../../src/engine/retry-policy";
 import type { JobSpecBase as JobSpec } from "../../src/engine/types";
 import { ratePacer } from "../../src/objects";
 import { splitDeploymentKey } from "../../src/llm/credential";
@@ -244,7 +244,7 @@ export class PacingLink {
       if (!outcome.rate) void this.#ask(spec, 0);
     }
     if (outcome.rate) this.#seen = outcome.rate;
-    if (isThrottle(outcome) && outcome.retryAfterMs) {
+    if (isRateLimited(outcome) && outcome.retryAfterMs) {
       this.#seen = { ...this.#seen, retryAfterMs: outcome.retryAfterMs };
     }
     if (this.#paces && !("cached" in outcome && outcome.cached) && outcome.kind !== "crash") {

@@ -127,7 +127,7 @@ export async function runAttempt(
  */
 function flexBusy(spec: CallSpec, outcome: AttemptOutcome): AttemptOutcome {
   if (spec.serviceTier !== "flex" || outcome.kind !== "transient" || outcome.unavailable !== "capacity") return outcome;
-  return { kind: "transient", error: outcome.error, retryAfterMs: outcome.retryAfterMs, throttled: true, usage: outcome.usage };
+  return { kind: "transient", error: outcome.error, retryAfterMs: outcome.retryAfterMs, throttled: true, busy: true, usage: outcome.usage };
 }
 
 /** The request of one attempt of a call: the rendered prompt (with guidance after invalid output), its shared prefix marked for the provider's prompt cache. */

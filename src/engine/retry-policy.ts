@@ -36,6 +36,14 @@ export function isThrottle(outcome: AttemptOutcome): outcome is Extract<AttemptO
   return outcome.kind === "transient" && outcome.throttled === true;
 }
 
+/**
+ * A throttle that is news of the key's rate limits (the adaptive limit and the pacer hear it): not
+ * a tier's `busy` (the flex tier had no capacity: the task waits, the key's room is what it was).
+ */
+export function isRateLimited(outcome: AttemptOutcome): outcome is Extract<AttemptOutcome, { kind: "transient" }> {
+  return isThrottle(outcome) && outcome.busy !== true;
+}
+
 /** `tool_error`: an agent's tools could not be loaded or reached (the message names the cause); no model was called. */
 
 /** A task's waits on rate limits: its throttled attempts (not counted against max_retries), since when it is being throttled in a row (null: its last answer was no throttle), and how long it may wait (undefined: a spec stored before max_wait_secs, DEFAULT_MAX_WAIT_SECS). */
@@ -54,7 +62,7 @@ type Availability = { unavailable?: Unavailable };
 export type AttemptOutcome = (
   | ({ kind: "success"; output: unknown; usage: Usage; cached?: Usage } & Details) // cached: from the response cache; what the original call cost
   | { kind: "invalid"; error: string; problems: string[]; usage: Usage }
-  | ({ kind: "transient"; error: string; retryAfterMs: number | null; throttled?: boolean; usage: Usage } & Availability) // throttled: the provider pushed back (429/529/503+Retry-After)
+  | ({ kind: "transient"; error: string; retryAfterMs: number | null; throttled?: boolean; busy?: true; usage: Usage } & Availability) // throttled: the provider pushed back (429/529/503+Retry-After); busy: a tier's no capacity (flex)
   | { kind: "timeout"; error: string; usage: Usage }
   | ({ kind: "permanent"; error: string; errorKind: ErrorKind; usage: Usage; quota?: true } & Details & Availability) // quota: the credential's quota is spent (the job pauses)
   | { kind: "crash"; error: string; usage: Usage }

@@ -291,7 +291,11 @@ describe("execution mode batch", () => {
     // Failed its validation at the provider (transient): a second batch, then the items fail after max_retries.
     const failed = await waitForJob(base(), key, (await call(base(), "POST", "/v1/map", { token: key, body: body("batch_fail=1") })).body.job_id);
     expect(failed).toMatchObject({ status: "completed", failed: 2, total_attempts: 4 });
-    expect(failed.batches.map((b: { status: string }) => b.status)).toEqual(["failed", "failed"]);
+    // The first batch, then the two retries: in one batch, or two when their backoffs' jitter set them apart (a loaded machine's alarms).
+    const statuses = failed.batches.map((b: { status: string }) => b.status);
+    expect(statuses.length).toBeGreaterThanOrEqual(2);
+    expect(statuses.length).toBeLessThanOrEqual(3);
+    expect(new Set(statuses)).toEqual(new Set(["failed"]));
     expect((await allResults(base(), key, failed.id))[1]).toMatchObject({
       error_kind: "llm_error",
       error: expect.stringMatching(/refused the batch: fake: the batch failed its validation/),

@@ -7,7 +7,7 @@
  * ladder batch → flex → standard as its deadline needs.
  */
 import { describe, expect, it } from "vitest";
-import { allResults, call, fake, newTenant, waitForJob } from "./harness/api.ts";
+import { allResults, call, fake, newTenant, openEvents, readSse, waitForJob } from "./harness/api.ts";
 import { base, fakeBatches, fakeStats, uniqueTag } from "./harness/context.ts";
 
 const LUNA = { input: 0.1, output: 0.5 }; // openai/gpt-6-luna, USD per million tokens
@@ -44,6 +44,10 @@ describe("the flex tier", () => {
       9,
     ); // the busy answers cost nothing
     expect((await fakeStats(tag)).requests).toBe(6);
+    // The flex tier's busy is its capacity, not the key's rate limits: the key's adaptive limit is not cut
+    // (it is shared by every job on the key: a cut would slow the others too).
+    const events = await readSse(await openEvents(base(), key, job.id));
+    expect(events.filter((e) => e.event === "CONCURRENCY_CHANGED")).toEqual([]);
   });
 
   it("a standard call records the tier the provider says served it, at the full price", async () => {

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   backoffCapMs,
   backoffMs,
+  isRateLimited,
   MAX_RETRY_AFTER_MS,
   nextStep,
   transientDelayMs,
@@ -87,6 +88,12 @@ describe("rate limits are back-pressure, not failures", () => {
     expect(nextStep(server, 5, 1, () => 0, wait(4, null, 0))).toMatchObject({ step: "retry" });
     // Without the task's waits (an executor that retries inside itself), every attempt counts, a throttle too.
     expect(nextStep(throttle, 2, 1)).toMatchObject({ step: "fail", errorKind: "llm_error" });
+  });
+
+  it("a tier's busy answer (flex) waits as a throttle does, but is no news of the key's rate limits", () => {
+    const busy: AttemptOutcome = { ...throttle, busy: true };
+    expect(nextStep(busy, 40, 0, () => 0, wait(39, 1_000, 30_000))).toEqual(nextStep(throttle, 40, 0, () => 0, wait(39, 1_000, 30_000)));
+    expect([isRateLimited(throttle), isRateLimited(busy)]).toEqual([true, false]);
   });
 });
 
