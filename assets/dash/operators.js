@@ -25,6 +25,16 @@ export const OPERATORS = {
     label: "resolve: cluster the records of one entity",
     fields: { comparison_template: "Same company? {{ item_a.name }} / {{ item_b.name }}", blocking: { keys: ["name"], method: "prefix" } },
   },
+  join: {
+    route: "/v1/join",
+    label: "join: the form's inputs (left) with a list (right), by meaning",
+    fields: {
+      right: [{ name: "International Business Machines" }, { name: "Globex" }],
+      predicate_template: "Same company? {{ left.name }} / {{ right.name }}",
+      blocking: { method: "embedding", model: "openai/text-embedding-3-small", keys: ["name"], top_k: 5 },
+    },
+  },
+  embed: { route: "/v1/embed", label: "embed: an embedding per item", fields: { model: "openai/text-embedding-3-small", template: "{{ item }}" } },
   reduce: {
     route: "/v1/reduce",
     label: "reduce: an ordered fold",
@@ -71,6 +81,7 @@ const NO_CONCURRENCY = new Set(["map-reduce"]);
 /** The request of an operator other than map: its fields (the JSON the user edited) with the form's common ones. */
 export function operatorBody(name, fields, common) {
   const { inputs, concurrency, ...rest } = common;
-  // A pipeline's inputs are its store: the form's list is the store's `inputs`.
-  return { ...rest, ...(NO_CONCURRENCY.has(name) ? {} : { concurrency }), inputs: name === "pipelines" ? { inputs } : inputs, ...fields };
+  // A pipeline's inputs are its store: the form's list is the store's `inputs`; a join's, its left list.
+  const list = name === "pipelines" ? { inputs: { inputs } } : name === "join" ? { left: inputs } : { inputs };
+  return { ...rest, ...(NO_CONCURRENCY.has(name) ? {} : { concurrency }), ...list, ...fields };
 }

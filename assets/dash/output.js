@@ -75,10 +75,22 @@ function view(job) {
           { id: "cluster-summary" },
           `${num(out.clusters.length)} entities from ${num(out.clusters.flat().length)} records · ${num(groups.length)} with more than one record`,
           out.failed ? ` · ${num(out.failed)} comparisons failed` : "",
+          out.embeddings_failed ? ` · ${num(out.embeddings_failed)} embeddings failed` : "",
         ),
         h("ul", { id: "clusters" }, ...groups.slice(0, LISTED).map((/** @type {number[]} */ c) => h("li", {}, indices(c)))),
       ];
     }
+    case "join":
+      return [
+        h(
+          "p",
+          { id: "join-summary" },
+          `Pairs joined: ${num(out.pairs.length)} of ${num(out.comparisons)} judged · strategy ${out.strategy}`,
+          out.failed ? ` · ${num(out.failed)} calls failed` : "",
+          out.embeddings_failed ? ` · ${num(out.embeddings_failed)} embeddings failed` : "",
+        ),
+        h("ul", { id: "pairs" }, ...out.pairs.slice(0, LISTED).map((/** @type {[number, number]} */ [l, r]) => h("li", {}, `left #${l} · right #${r}`))),
+      ];
     case "evaluation":
       return evaluationView(job);
     default:

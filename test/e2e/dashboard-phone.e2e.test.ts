@@ -114,7 +114,7 @@ describe("the New-job form, every operator", () => {
     await page.close();
   });
 
-  it.each(["filter", "rank", "resolve", "reduce", "pipelines", "map-reduce", "agentic-map"])(
+  it.each(["filter", "rank", "resolve", "join", "embed", "reduce", "pipelines", "map-reduce", "agentic-map"])(
     "%s: its example fields with the form's inputs estimate without an error",
     async (name) => {
       const { key } = await newTenant(base());
@@ -123,7 +123,7 @@ describe("the New-job form, every operator", () => {
       const inputs =
         name === "map-reduce"
           ? ['"Revenue grew 12%."', '"Churn fell to 3%."', '"Two regions opened."', '"Margins held."']
-          : name === "resolve"
+          : name === "resolve" || name === "join"
             ? ['{"name": "Acme Inc"}', '{"name": "ACME Incorporated"}', '{"name": "Globex"}']
             : ['"Longformer"', '"ResNet"', '"Transformer-XL"'];
       await page.getByLabel("Inputs", { exact: true }).fill(inputs.join("\n"));

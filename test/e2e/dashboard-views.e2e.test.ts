@@ -20,7 +20,7 @@ const signedIn = (key: string, path = "/"): Promise<Page> => signedInPage(browse
 const overall = (page: Page) => page.locator("#overall");
 
 describe("the dashboard's views of a job", () => {
-  it("shows an ended job's output for its operator: a filter's kept items, a classification's counts, a ranking's top k, a resolution's clusters", async () => {
+  it("shows an ended job's output for its operator: a filter's kept items, a classification's counts, a ranking's top k, a resolution's clusters, a join's pairs", async () => {
     const { key } = await newTenant(base());
     const json = (v: unknown) => `json:${encodeURIComponent(JSON.stringify(v))}`;
     const tag = uniqueTag("dash-out");
@@ -48,6 +48,12 @@ describe("the dashboard's views of a job", () => {
       comparison_template: `{{ item_a }} {{ item_b }} ${fake(tag, "pair")}`,
       blocking: { keys: ["n"] },
     });
+    const join = await submit("/v1/join", {
+      left: [{ n: "x" }, { n: "y" }],
+      right: [{ n: "x" }, { n: "z" }],
+      predicate_template: `{{ left }} {{ right }} ${fake(tag, "join")}`,
+      blocking: { keys: ["n"] },
+    });
 
     const page = await signedIn(key, `/jobs/${filter}`);
     await expect.poll(() => page.locator("#filter-summary").textContent(), { timeout: 30_000 }).toBe("Kept 2 · dropped 1 · failed 0");
@@ -62,6 +68,9 @@ describe("the dashboard's views of a job", () => {
     expect(await page.locator("#clusters li").allTextContents()).toEqual(["#0, #1"]);
     await page.getByRole("button", { name: "Output as JSON" }).click();
     await expect.poll(() => page.getByRole("dialog").textContent()).toContain('"clusters"');
+    await page.goto(`${base()}/jobs/${join}`);
+    await expect.poll(() => page.locator("#join-summary").textContent()).toBe("Pairs joined: 1 of 1 judged · strategy pairs");
+    expect(await page.locator("#pairs li").allTextContents()).toEqual(["left #0 · right #0"]);
   });
 
   it("shows a cascade with a target: who decided, the learned thresholds and the estimate with its bound", async () => {

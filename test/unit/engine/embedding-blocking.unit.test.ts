@@ -295,6 +295,30 @@ describe("join with an embedding blocking", () => {
     });
   });
 
+  it("a cascade with a target on the pairs found: its sample drawn from those pairs, the oracle's answers taken for it", () => {
+    const cheap = call("{{ left }} {{ right }}", { model: "openai/cheap" });
+    const target = { metric: "precision" as const, value: 0.9, confidence: 0.9, sample: { size: 2 }, seed: 7 };
+    const spec = { ...joinSpec("pairs"), cascade: { call: cheap, acceptAbove: null, rejectBelow: null, target } };
+    const run = new MemoryPlan(joinOperator, spec).start([left, right]);
+    run.run((task, vars) => {
+      if (task.stage !== "cascade") return judge(task);
+      const { left: l, right: r } = vars as { left: { group: string }; right: { group: string } };
+      return { output: { match: l.group === r.group, confidence: 0.9 } };
+    });
+    expect(run.stages.get("sample")?.total).toBe(2); // of the three pairs found
+    expect(run.end).toMatchObject({
+      status: "completed",
+      output: {
+        pairs: [
+          [0, 1],
+          [1, 0],
+          [1, 3],
+        ],
+        comparisons: 3,
+      },
+    });
+  });
+
   it("top_k bounds each left item's judgements", () => {
     const run = new MemoryPlan(joinOperator, joinSpec("pairs", { topK: 1 })).start([left, right]).run(judge);
     expect((run.end?.output as { comparisons: number }).comparisons).toBe(2);
