@@ -229,6 +229,12 @@ describe("join with an embedding blocking", () => {
     { name: "Acme Inc.", group: "acme" },
   ];
   const items = [...left, ...right];
+  /** The pairs of the two lists alike in meaning: IBM's, and Acme's two. */
+  const FOUND: [number, number][] = [
+    [0, 1],
+    [1, 0],
+    [1, 3],
+  ];
   const judge = (task: { stage: string; index: number; input: unknown }): Answer => {
     if (task.stage === "embed") return answers(items)(task);
     if (task.stage === "items" && "candidates" in (task.input as object)) {
@@ -247,11 +253,7 @@ describe("join with an embedding blocking", () => {
     expect(run.end).toMatchObject({
       status: "completed",
       output: {
-        pairs: [
-          [0, 1],
-          [1, 0],
-          [1, 3],
-        ],
+        pairs: FOUND,
         strategy: "pairs",
         comparisons: 3, // IBM–International…, Acme–ACME…, Acme–Acme Inc.: Initech and Globex meet nothing
         embeddings_failed: 0,
@@ -309,11 +311,7 @@ describe("join with an embedding blocking", () => {
     expect(run.end).toMatchObject({
       status: "completed",
       output: {
-        pairs: [
-          [0, 1],
-          [1, 0],
-          [1, 3],
-        ],
+        pairs: FOUND,
         comparisons: 3,
       },
     });
