@@ -22,8 +22,8 @@ export function planReader(store: CoordinatorStore): PlanReader {
     extent: (stage) => store.extent(stage),
     open: () => store.open(),
     done: (stage) => store.doneTasks(stage).map(taskView),
-    keyed: (stage, keys, limit) => store.keyed(stage, keys, limit),
-    outputs: (stage, indices) => store.outputs(stage, indices),
+    keyed: (stage, keys, limit) => store.index.keyed(stage, keys, limit),
+    outputs: (stage, indices) => store.index.outputs(stage, indices),
     stage: (name) => store.stage(name),
   };
 }

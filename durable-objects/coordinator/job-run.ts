@@ -307,7 +307,7 @@ export class JobRun {
       if (readied.size > 0) this.startStagesWithWork(readied);
       for (const local of advance.local ?? []) {
         const row = this.store.task(local.stage, local.index) as TaskRow;
-        if (local.keys) this.store.fileKeys(local.stage, local.index, local.keys); // before its own advance reads them
+        if (local.keys) this.store.index.file(local.stage, local.index, local.keys); // before its own advance reads them
         const moved = this.tasks.apply(row, { type: "local", output: local.output });
         if (moved?.advance) queue.push(moved.advance);
       }

@@ -7,6 +7,7 @@
  *   events, outbox        the event log and the results not yet in D1 (./event-store.ts)
  *   batches               the provider batches of the job's batch stages (./batch-table.ts)
  */
+import { TaskIndex } from "./task-index";
 import type { JobMeta, MetaKey } from "./job-meta";
 import { SUBTASKS_SUFFIX, type StageKind, type StagePlan, type StageStatus, type TaskSeed } from "../../src/engine/types";
 import { EventLogTable, Outbox } from "./event-store";
@@ -26,19 +27,14 @@ export interface TaskWrite {
   batchId?: string | null;
 }
 
-/** Values bound in one statement at most, with room for the others (Durable Object SQLite binds 100). */
-const BOUND_CHUNK = 90;
-/** Keys read in one statement: workerd's SQLite parses at most 5 terms of a compound SELECT. */
-const KEYS_PER_STATEMENT = 5;
-/** Keys filed in one statement (three values bound each). */
-const KEYS_PER_INSERT = 30;
-
 export class CoordinatorStore {
   readonly #sql: SqlStorage;
   readonly #storage: DurableObjectStorage;
   readonly events: EventLogTable;
   readonly outbox: Outbox;
   readonly batches: BatchTable<TaskRow>;
+  /** An operator's own index over its tasks (./task-index.ts). */
+  readonly index: TaskIndex;
   readonly #soon = new Map<MetaKey, unknown>(); // meta written at the end of this turn
   #sizes = 0; // bumped whenever a stage is added or its total changes
   #kinds: Map<string, { kind: StageKind; parent: string | null }> | null = null; // each stage's facts, read once (stages are added, never renamed)
@@ -50,6 +46,7 @@ export class CoordinatorStore {
     this.events = new EventLogTable(this.#sql);
     this.outbox = new Outbox(this.#sql);
     this.batches = new BatchTable<TaskRow>(this.#sql);
+    this.index = new TaskIndex(this.#sql);
   }
 
   transaction<T>(fn: () => T): T {
@@ -243,45 +240,6 @@ export class CoordinatorStore {
         READY.from,
       ).rowsWritten > 0
     );
-  }
-
-  /** Files a task under keys of its stage (an operator's own index: PlanReader `keyed`). */
-  fileKeys(stage: string, idx: number, keys: readonly string[]): void {
-    for (let at = 0; at < keys.length; at += KEYS_PER_INSERT) {
-      const chunk = keys.slice(at, at + KEYS_PER_INSERT);
-      const rows = chunk.map(() => "(?, ?, ?)").join(", ");
-      this.#sql.exec(`INSERT OR IGNORE INTO task_keys (stage, key, idx) VALUES ${rows}`, ...chunk.flatMap((key) => [stage, key, idx]));
-    }
-  }
-
-  /**
-   * The first `limit` task indices of a stage filed under each of `keys`, together, ascending: each
-   * key one seek on task_keys' primary key, KEYS_PER_STATEMENT keys to a statement (a window
-   * function over the keys scanned their whole buckets).
-   */
-  keyed(stage: string, keys: readonly string[], limit: number): number[] {
-    const found = new Set<number>();
-    for (let at = 0; at < keys.length; at += KEYS_PER_STATEMENT) {
-      const chunk = keys.slice(at, at + KEYS_PER_STATEMENT);
-      const one = "SELECT idx FROM (SELECT idx FROM task_keys WHERE stage = ? AND key = ? ORDER BY idx LIMIT ?)";
-      const args = chunk.flatMap((key) => [stage, key, limit]);
-      for (const row of this.#sql.exec<{ idx: number }>(chunk.map(() => one).join(" UNION ALL "), ...args)) found.add(row.idx);
-    }
-    return [...found].sort((a, b) => a - b);
-  }
-
-  /** The outputs of a stage's finished tasks at `indices` (others absent): seeks on the primary key, BOUND_CHUNK indices to a statement. */
-  outputs(stage: string, indices: readonly number[]): Map<number, unknown> {
-    const out = new Map<number, unknown>();
-    for (let at = 0; at < indices.length; at += BOUND_CHUNK) {
-      const chunk = indices.slice(at, at + BOUND_CHUNK);
-      // No condition on `state` in SQL: the planner would take the dispatch index (state, …) and read every finished task.
-      const sql = `SELECT idx, state, output FROM tasks WHERE stage = ? AND idx IN (${chunk.map(() => "?").join(", ")})`;
-      for (const row of this.#sql.exec<{ idx: number; state: string; output: string | null }>(sql, stage, ...chunk)) {
-        if (row.state === "done") out.set(row.idx, row.output === null ? null : JSON.parse(row.output));
-      }
-    }
-    return out;
   }
 
   task(stage: string, idx: number): TaskRow | undefined {

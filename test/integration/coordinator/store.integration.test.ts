@@ -39,26 +39,26 @@ describe("coordinator store", () => {
   it("files tasks under keys of their stage and reads them back by keys: the first `limit` of each, together, once, stages apart", async () => {
     const out = await runInDurableObject(freshObject(), (_i, state) => {
       const store = new CoordinatorStore(state.storage);
-      store.fileKeys("neighbours", 9, ["0:5", "1:3"]);
-      store.fileKeys("neighbours", 2, ["0:5"]);
-      store.fileKeys("neighbours", 2, ["0:5"]); // again: still once
-      store.fileKeys("neighbours", 4, ["0:5"]);
-      store.fileKeys("neighbours", 7, ["1:3"]);
-      store.fileKeys("other", 1, ["0:5"]);
+      store.index.file("neighbours", 9, ["0:5", "1:3"]);
+      store.index.file("neighbours", 2, ["0:5"]);
+      store.index.file("neighbours", 2, ["0:5"]); // again: still once
+      store.index.file("neighbours", 4, ["0:5"]);
+      store.index.file("neighbours", 7, ["1:3"]);
+      store.index.file("other", 1, ["0:5"]);
       // 200 keys of one task each: more than one statement binds (100 values at most).
-      for (let i = 0; i < 200; i++) store.fileKeys("many", 1000 + i, [`k${i}`]);
-      store.fileKeys(
+      for (let i = 0; i < 200; i++) store.index.file("many", 1000 + i, [`k${i}`]);
+      store.index.file(
         "wide",
         5,
         Array.from({ length: 70 }, (_, i) => `w${i}`),
       ); // one task under 70 keys: filed in three statements
-      const wide = Array.from({ length: 70 }, (_, i) => store.keyed("wide", [`w${i}`], 1)[0]);
+      const wide = Array.from({ length: 70 }, (_, i) => store.index.keyed("wide", [`w${i}`], 1)[0]);
       return {
-        all: store.keyed("neighbours", ["0:5"], 10),
-        two: store.keyed("neighbours", ["0:5"], 2),
-        bands: store.keyed("neighbours", ["0:5", "1:3"], 1), // each key's first: 2 and 7
-        none: store.keyed("neighbours", ["7:7"], 10),
-        many: store.keyed(
+        all: store.index.keyed("neighbours", ["0:5"], 10),
+        two: store.index.keyed("neighbours", ["0:5"], 2),
+        bands: store.index.keyed("neighbours", ["0:5", "1:3"], 1), // each key's first: 2 and 7
+        none: store.index.keyed("neighbours", ["7:7"], 10),
+        many: store.index.keyed(
           "many",
           Array.from({ length: 200 }, (_, i) => `k${i}`),
           1,
@@ -74,7 +74,7 @@ describe("coordinator store", () => {
       const store = new CoordinatorStore(state.storage);
       for (let i = 0; i < 150; i++) store.makeReady({ stage: "vectors", index: i, input: null });
       state.storage.sql.exec("UPDATE tasks SET state = 'done', output = json_quote('v' || idx) WHERE stage = 'vectors' AND idx % 2 = 0");
-      const read = store.outputs(
+      const read = store.index.outputs(
         "vectors",
         Array.from({ length: 150 }, (_, i) => i),
       );
