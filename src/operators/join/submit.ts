@@ -114,25 +114,31 @@ export function joinSpec(env: Env, body: Omit<JoinRequest, "left" | "right">, ba
   };
 }
 
+/** The pairs the spec judges of the two lists (422 over its comparisons): those to judge, or an embedding blocking's bound stand-ins. */
+function joinPairs(spec: JoinJobSpec, lists: Lists): [number, number][] {
+  const [left, right] = lists;
+  const maxComparisons = spec.maxComparisons ?? Number.POSITIVE_INFINITY;
+  if (!spec.neighbours) return pairsWithin(lists, spec.blocking ?? null, maxComparisons);
+  checkEmbeddingBlocking(spec.neighbours, left.length + right.length, left.length, maxComparisons, "left");
+  return boundPairs(lists, spec.neighbours.topK);
+}
+
+/** 400 when a classify spec's candidates (those pairs, by left item) do not fit one call each. */
+function checkCandidates(spec: JoinJobSpec, pairs: [number, number][]): void {
+  if (spec.strategy !== "classify" || spec.neighbours) return; // an embedding blocking's candidates: top_k ≤ 50
+  const long = [...byLeftOf(pairs)].find(([, c]) => c.length > MAX_CLASSIFY_CANDIDATES);
+  if (!long) return;
+  const message = `left[${long[0]}] has ${long[1].length} candidates; one classify call chooses among at most ${MAX_CLASSIFY_CANDIDATES}: give a blocking, or use strategy pairs`;
+  throw invalidRequest("The join's candidates do not fit classify calls.", [{ path: "strategy", message }]);
+}
+
 /**
  * The two lists checked against the spec (422 over its comparisons; 400 when classify's candidates
  * do not fit one call), and its pairs: those to judge, or an embedding blocking's bound stand-ins.
  */
 export function checkJoin(spec: JoinJobSpec, lists: Lists): [number, number][] {
-  const [left, right] = lists;
-  const maxComparisons = spec.maxComparisons ?? Number.POSITIVE_INFINITY;
-  if (spec.neighbours) {
-    checkEmbeddingBlocking(spec.neighbours, left.length + right.length, left.length, maxComparisons, "left");
-    return boundPairs(lists, spec.neighbours.topK);
-  }
-  const pairs = pairsWithin(lists, spec.blocking ?? null, maxComparisons);
-  if (spec.strategy === "classify") {
-    const long = [...byLeftOf(pairs)].find(([, c]) => c.length > MAX_CLASSIFY_CANDIDATES);
-    if (long) {
-      const message = `left[${long[0]}] has ${long[1].length} candidates; one classify call chooses among at most ${MAX_CLASSIFY_CANDIDATES}: give a blocking, or use strategy pairs`;
-      throw invalidRequest("The join's candidates do not fit classify calls.", [{ path: "strategy", message }]);
-    }
-  }
+  const pairs = joinPairs(spec, lists);
+  checkCandidates(spec, pairs);
   return pairs;
 }
 
@@ -147,12 +153,12 @@ export async function submitJoinJob(env: Env, tenantId: string, body: JoinReques
   checkFieldCaps(body);
   const lists: Lists = [body.left, body.right];
   const base = baseSpec(newId("job"), tenantId, body);
-  // `auto` is settled on the pairs a spec of strategy pairs finds (counted once: they are the inputs either way).
+  // The pairs do not depend on the strategy: counted once (a trigram blocking's count can look at 5,000,000 candidates), then `auto` settled on them.
   const provisional = joinSpec(env, body, base, body.strategy === "classify" ? "classify" : "pairs");
-  const pairs = checkJoin(provisional, lists);
+  const pairs = joinPairs(provisional, lists);
   const strategy = settle(body, pairs, byLeftOf(pairs));
   const spec = strategy === provisional.strategy ? provisional : joinSpec(env, body, base, strategy);
-  if (spec !== provisional) checkJoin(spec, lists);
+  checkCandidates(spec, pairs);
   const values = [...body.left, ...body.right];
   return submitJob(env, tenantId, { spec, operator: joinOperator, body, inputs: joinInputs(spec, lists, pairs), values }, idempotencyKey, dryRun);
 }
