@@ -149,7 +149,7 @@ export function allPlaced(reader: PlanReader): boolean {
  * it is in either item's), `[a, b]` with a < b; a join's, each left item's top_k nearest right
  * items, `[left, right]` (right counted in its own list). Sorted.
  */
-export function blockedPairs(cfg: EmbeddingBlocking, reader: PlanReader): { pairs: [number, number][]; failed: number } {
+export function blockedPairs(cfg: EmbeddingBlocking, reader: PlanReader): [number, number][] {
   const left = cfg.cross ? (leftLength(reader) ?? 0) : null;
   const lists = new Map<number, [number, number][]>();
   const add = (of: number, other: number, similarity: number) => {
@@ -158,13 +158,9 @@ export function blockedPairs(cfg: EmbeddingBlocking, reader: PlanReader): { pair
     if (list) list.push([other, similarity]);
     else lists.set(of, [[other, similarity]]);
   };
-  let failed = 0;
   for (const task of reader.done(NEIGHBOURS_STAGE)) {
     const placed = task.output as Placed | null;
-    if (!placed || placed.failed) {
-      failed++;
-      continue;
-    }
+    if (!placed || placed.failed) continue;
     for (const [other, similarity] of placed.near) {
       add(task.index, other, similarity);
       add(other, task.index, similarity);
@@ -182,7 +178,7 @@ export function blockedPairs(cfg: EmbeddingBlocking, reader: PlanReader): { pair
       pairs.push(pair);
     }
   }
-  return { pairs: pairs.sort((x, y) => x[0] - y[0] || x[1] - y[1]), failed };
+  return pairs.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
 }
 
 /** The most pairs the blocking can judge: each item's top_k (a join: each left item's, `items` the left list's length). */

@@ -78,7 +78,7 @@ export function embeddedJoin(strategy: (spec: JoinJobSpec) => Operator<JoinJobSp
       if (started(spec, reader) || (trigger !== null && !BLOCKING_STAGES.includes(trigger.stage)))
         return ended(spec, reader, op.advance(spec, reader, trigger));
       const record = (index: number) => (reader.task(EMBED_STAGE, index)?.input as EmbedInput | undefined)?.item ?? null;
-      const items = strategyItems(spec, blockedPairs(cfg, reader).pairs, record, leftLength(reader) ?? 0);
+      const items = strategyItems(spec, blockedPairs(cfg, reader), record, leftLength(reader) ?? 0);
       return ended(spec, reader, startPlan(op, spec, "", reader, items));
     },
     work: (spec, stage) =>

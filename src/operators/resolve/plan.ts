@@ -123,7 +123,7 @@ function advance(spec: ResolveJobSpec, reader: PlanReader, trigger: TaskView | n
     // The pairs are chosen once, when the last record is placed (or on a re-evaluation before any is compared): never per comparison.
     const choosing = trigger === null || BLOCKING_STAGES.includes(trigger.stage);
     if (choosing && reader.extent(COMPARE_STAGE) === 0) {
-      const ready = blockedPairs(spec.neighbours, reader).pairs.map(([a, b], index) => ({ stage: COMPARE_STAGE, index, input: { a, b } satisfies PairInput }));
+      const ready = blockedPairs(spec.neighbours, reader).map(([a, b], index) => ({ stage: COMPARE_STAGE, index, input: { a, b } satisfies PairInput }));
       if (ready.length > 0) return { ready, totals: { [COMPARE_STAGE]: ready.length } };
     }
   }
