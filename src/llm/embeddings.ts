@@ -10,8 +10,7 @@
  * lost) and a vector has at most MAX_DIMENSIONS of them.
  */
 import { ProviderFailure } from "./errors";
-import { apiUrl, postOpenAi } from "./openai-chat";
-import { fromHeaders, rateObservation } from "./rate-headers";
+import { apiUrl, modelAnswer, postOpenAi } from "./openai-chat";
 import type { AiBinding } from "./workers-ai";
 import { tokenCount, type ModelRequest, type ModelResponse, type ProviderEndpoint } from "./types";
 
@@ -56,15 +55,11 @@ export function readEmbedding(body: unknown): Omit<ModelResponse, "rate"> {
 
 /** One embedding through OpenAI's (or a compatible server's) `/v1/embeddings`. */
 export async function embedOpenAi(request: ModelRequest, endpoint: ProviderEndpoint): Promise<ModelResponse> {
-  const answer = await postOpenAi(endpoint, apiUrl(endpoint.baseUrl, "embeddings"), embeddingParams(request), request.timeoutMs);
-  let body: unknown;
-  try {
-    body = JSON.parse(answer.text);
-  } catch {
-    throw new ProviderFailure("the provider's answer is not an embedding (it is not JSON)", "permanent");
-  }
-  const rate = rateObservation(fromHeaders(answer.headers), "openai");
-  return rate ? { ...readEmbedding(body), rate } : readEmbedding(body);
+  return modelAnswer(
+    await postOpenAi(endpoint, apiUrl(endpoint.baseUrl, "embeddings"), embeddingParams(request), request.timeoutMs),
+    "an embedding",
+    readEmbedding,
+  );
 }
 
 /** One embedding through the Workers AI binding (`{"text": [input]}` → `{"data": [[…]]}`); its prompt counted at 4 characters a token (the binding says none). */

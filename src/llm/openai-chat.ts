@@ -15,7 +15,9 @@
  */
 import OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
-import type { ProviderEndpoint } from "./types";
+import { ProviderFailure } from "./errors";
+import { fromHeaders, rateObservation } from "./rate-headers";
+import type { ModelResponse, ProviderEndpoint } from "./types";
 
 const DEFAULT_BASE_URL = "https://api.openai.com/v1"; // the SDK's, when no base URL is set
 
@@ -48,6 +50,21 @@ export interface ChatAnswer {
   /** The answer's body as text (the caller parses it: a 200 of the wrong shape is its failure to name). */
   text: string;
   headers: Headers;
+}
+
+/**
+ * A 2xx answer read as a model answer by `read` (a completion, an embedding), with its rate-limit
+ * headers; a body that is not JSON is a permanent failure naming what it should have been.
+ */
+export function modelAnswer(answer: ChatAnswer, what: string, read: (body: unknown) => Omit<ModelResponse, "rate">): ModelResponse {
+  let body: unknown;
+  try {
+    body = JSON.parse(answer.text);
+  } catch {
+    throw new ProviderFailure(`the provider's answer is not ${what} (it is not JSON)`, "permanent");
+  }
+  const rate = rateObservation(fromHeaders(answer.headers), "openai");
+  return rate ? { ...read(body), rate } : read(body);
 }
 
 /** Sends one Chat Completions request and returns its 2xx answer, or throws as the SDK would (above). */

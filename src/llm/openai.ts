@@ -10,8 +10,7 @@ import type {
   ChatCompletionMessageToolCall,
 } from "openai/resources/chat/completions";
 import { ProviderFailure } from "./errors";
-import { postChatCompletion } from "./openai-chat";
-import { fromHeaders, rateObservation } from "./rate-headers";
+import { modelAnswer, postChatCompletion } from "./openai-chat";
 import { noteLogprobsRefusal, readLogprobs, refusesLogprobs } from "./logprobs";
 import {
   answerNames,
@@ -109,15 +108,7 @@ export async function callOpenAi(request: ModelRequest, endpoint: ProviderEndpoi
 }
 
 async function completionOf(request: ModelRequest, endpoint: ProviderEndpoint, options: { nativeJson: boolean }): Promise<ModelResponse> {
-  const answer = await postChatCompletion(endpoint, chatParams(request, options), request.timeoutMs);
-  let completion: unknown;
-  try {
-    completion = JSON.parse(answer.text);
-  } catch {
-    throw new ProviderFailure("the provider's answer is not a chat completion (it is not JSON)", "permanent");
-  }
-  const rate = rateObservation(fromHeaders(answer.headers), "openai");
-  return rate ? { ...readCompletion(completion), rate } : readCompletion(completion);
+  return modelAnswer(await postChatCompletion(endpoint, chatParams(request, options), request.timeoutMs), "a chat completion", readCompletion);
 }
 
 /** OpenAI counts cached prompt tokens inside `prompt_tokens` (`prompt_tokens_details.cached_tokens` of them); it bills no cache writes. */
