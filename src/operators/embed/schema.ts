@@ -7,6 +7,9 @@ import { MAX_MAP_CONCURRENCY } from "../../engine/limits";
 
 export const DEFAULT_EMBED_TEMPLATE = "{{ item }}";
 
+/** The vectors' length asked of the model (POST /v1/embed's, an embedding blocking's): its own description each. */
+export const dimensionsField = (description: string) => z.number().int().min(1).max(MAX_DIMENSIONS).optional().openapi({ description });
+
 export const EmbedRequestSchema = z
   .strictObject({
     inputs: z
@@ -18,13 +21,7 @@ export const EmbedRequestSchema = z
       .min(1)
       .optional()
       .openapi({ description: `A Jinja2 template that must read \`item\`: the text embedded (default \`${DEFAULT_EMBED_TEMPLATE}\`)` }),
-    dimensions: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_DIMENSIONS)
-      .optional()
-      .openapi({ description: "The vectors' length, where the model lets it be chosen (OpenAI's text-embedding-3 models); absent: the model's own" }),
+    dimensions: dimensionsField("The vectors' length, where the model lets it be chosen (OpenAI's text-embedding-3 models); absent: the model's own"),
     ...baseJobFields,
     ...executionField,
     concurrency: concurrencySchema(`Embedding calls in flight at most (1–${MAX_MAP_CONCURRENCY})`),

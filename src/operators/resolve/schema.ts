@@ -2,7 +2,7 @@
 import { z } from "@hono/zod-openapi";
 import { JsonSchemaField, baseJobFields, callConcurrencyField } from "../base-fields";
 import { executionField } from "../execution-field";
-import { MAX_DIMENSIONS } from "../../llm/embeddings";
+import { dimensionsField } from "../embed/schema";
 
 export const DEFAULT_MAX_COMPARISONS = 10_000;
 export const MAX_COMPARISONS_CAP = 100_000;
@@ -44,13 +44,7 @@ export const BlockingSchema = z
       .max(MAX_TOP_K)
       .optional()
       .openapi({ description: `embedding: the nearest neighbours an item (a join: a left item) is compared with at most (1–${MAX_TOP_K}, default 10)` }),
-    dimensions: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_DIMENSIONS)
-      .optional()
-      .openapi({ description: "embedding: the vectors' length, where the model lets it be chosen (as POST /v1/embed's)" }),
+    dimensions: dimensionsField("embedding: the vectors' length, where the model lets it be chosen (as POST /v1/embed's)"),
   })
   .openapi("Blocking");
 
