@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, it } from "vitest";
 import { learnedLimitKept, nextJobStartsAtLimit, sessionResumes, subtaskFinishes, webhookRetried } from "./restart/agents.ts";
 import { foldEndsTheSame, mapLosesNothing, mapReduceRunsNothingTwice, mapRunsAgainAtOnce, pipelineKilledTwice } from "./restart/jobs.ts";
-import { batchSurvivesKill, cascadeDecidesOnce, cascadeTargetSurvivesKill } from "./restart/semantic.ts";
+import { batchSurvivesKill, cascadeDecidesOnce, cascadeTargetSurvivesKill, embeddingBlockingSurvivesKill } from "./restart/semantic.ts";
 import { RestartedServer, type Restart, type Scenario } from "./restart/server.ts";
 
 const server = new RestartedServer();
@@ -25,6 +25,7 @@ const first: Scenario[] = [
   cascadeDecidesOnce(),
   cascadeTargetSurvivesKill(),
   batchSurvivesKill(),
+  embeddingBlockingSurvivesKill(),
 ];
 // Armed last, in turn, right before the kill: a job under a learned limit (held at a gate, its calls would fill the
 // provider's room and every other call would meet a 429 whatever the limit: adaptive concurrency would tolerate

@@ -164,3 +164,50 @@ export function batchSurvivesKill(): Scenario {
     },
   };
 }
+
+/**
+ * A resolve blocked by embeddings, killed with a third of its records placed and the other
+ * embeddings held at the fake's gate: after the restart every record is placed once (each
+ * `neighbours` task completed once), the comparisons planned once the last is placed are those an
+ * uninterrupted run makes, and only the embeddings under way at the kill were sent twice.
+ */
+export function embeddingBlockingSurvivesKill(): Scenario {
+  const n = 30;
+  const concurrency = 4;
+  const [tag, compareTag] = [uniqueTag("restart-emb"), uniqueTag("restart-emb-cmp")];
+  let key = "";
+  let jobId = "";
+  return {
+    name: "a resolve with an embedding blocking, killed mid-placement, places every record once and compares what an uninterrupted run compares",
+    async arm(url) {
+      ({ key } = await newTenant(url));
+      // Ten companies of three records each; `emb` names the company for the fake's embeddings, the first ten pass its gate.
+      const inputs = Array.from({ length: n }, (_, i) => ({ i, g: i % 10, emb: `record ${i} <<fake tag=${tag} id=${i} emb=c${i % 10} gate=10>>` }));
+      const match = (yes: boolean) => json({ match: yes });
+      const body = {
+        inputs,
+        comparison_template: `{{ item_a.i }} / {{ item_b.i }} <<fake tag=${compareTag} id={{ item_a.i }}-{{ item_b.i }} steps={{ '${match(true)}' if item_a.g == item_b.g else '${match(false)}' }}>>`,
+        blocking: { method: "embedding", model: "openai/text-embedding-3-small", keys: ["emb"], top_k: 5 },
+        model: "openai/gpt-6-luna",
+        concurrency,
+        timeout_secs: HELD_TIMEOUT_SECS,
+      };
+      jobId = (await call(url, "POST", "/v1/resolve", { token: key, body })).body.job_id;
+      await until("embeddings held after ten", () => held(tag));
+    },
+    release: () => openGate(tag),
+    async check(url) {
+      const job = await waitForJob(url, key, jobId, 120_000);
+      const clusters = Array.from({ length: 10 }, (_, g) => [g, g + 10, g + 20]);
+      expect(job).toMatchObject({ status: "completed", output: { clusters, failed: 0, embeddings_failed: 0 } });
+      const events = await readSse(await openEvents(url, key, jobId));
+      const placed = events.filter((e) => e.event === "TASK_COMPLETED" && e.data.stage === "neighbours").map((e) => e.data.index);
+      expect(placed.sort((a, b) => a - b)).toEqual(Array.from({ length: n }, (_, i) => i));
+      // Each company's three pairs, compared once: the comparisons were planned after the restart, from every record's neighbours.
+      expect((await fakeStats(compareTag)).requests).toBe(30);
+      const embeddings = (await fakeStats(tag)).requests;
+      expect(embeddings).toBeGreaterThanOrEqual(n);
+      expect(embeddings).toBeLessThanOrEqual(n + concurrency);
+    },
+  };
+}
