@@ -3,16 +3,19 @@
  * L=200 ms) beside the durability floor's (bench/floor/worker.ts: a coordinator's task table, a
  * call object per slot storing its outcome before its report, a report's answer carrying the next
  * task, and nothing else), each on its own `wrangler dev` against the same fake model server, runs
- * alternating after a warm-up of each. CPU is the server's process tree (`/proc`), as in
- * bench:profile. What Fanout costs above the floor is its own work; the floor is what this
- * runtime asks of one call made durably.
+ * alternating after a warm-up of each. CPU is workerd's own (`/proc`: the runtime that runs both
+ * Workers), and beside it the whole process tree as in bench:profile (wrangler's Node process and
+ * its esbuild watcher idle through a run at 0.01–0.2 ms per item, differently on each side: noise,
+ * not either Worker's work). What Fanout costs above the floor is its own work; the floor is what
+ * this runtime asks of one call made durably. The last lines are the means over the runs and their
+ * standard deviations.
  */
 import { parseArgs } from "node:util";
 import { newTenant } from "../test/e2e/harness/api.ts";
 import { startFakeModelServer } from "../test/fake-model/server.ts";
 import { startFanout, type FanoutServer } from "../test/e2e/harness/fanout-server.ts";
 import { runThroughFanout } from "./fanout-run.ts";
-import { treeCpuTotal } from "./memory.ts";
+import { treeCpu } from "./memory.ts";
 import { items, MODEL, renderPrompt, type Workload } from "./workload.ts";
 import { ALL_PARTS, type Parts } from "./floor/parts.ts";
 
@@ -20,13 +23,29 @@ const { values } = parseArgs({ options: { runs: { type: "string", default: "3" }
 const runs = Number(values.runs);
 const workload = (tag: string): Workload => ({ n: 1000, concurrency: 50, latencyMs: 200, tag });
 
-const cpuOf = (server: FanoutServer): number => treeCpuTotal(server.process.pid as number);
+/** CPU seconds so far: workerd's, and the server's whole process tree's. */
+function cpuOf(server: FanoutServer): { workerd: number; tree: number } {
+  const byName = treeCpu(server.process.pid as number);
+  return { workerd: byName.get("workerd") ?? 0, tree: [...byName.values()].reduce((a, b) => a + b, 0) };
+}
 
-async function measured(server: FanoutServer, run: () => Promise<number>): Promise<{ wallMs: number; cpuMsPerItem: number }> {
+interface Measured {
+  wallMs: number;
+  cpuMsPerItem: number; // workerd's
+  treeMsPerItem: number;
+}
+
+async function measured(server: FanoutServer, run: () => Promise<number>): Promise<Measured> {
   const before = cpuOf(server);
   const wallMs = await run();
-  return { wallMs, cpuMsPerItem: cpuOf(server) - before }; // CPU seconds per 1,000 items = ms per item
+  const after = cpuOf(server);
+  // CPU seconds per 1,000 items = ms per item
+  return { wallMs, cpuMsPerItem: after.workerd - before.workerd, treeMsPerItem: after.tree - before.tree };
 }
+
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+const sd = (xs: number[]) => Math.sqrt(xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / Math.max(1, xs.length - 1));
+const stat = (xs: number[]) => `${mean(xs).toFixed(2)} ± ${sd(xs).toFixed(2)}`;
 
 async function floorJob(server: FanoutServer, modelUrl: string, tag: string, parts: Parts = ALL_PARTS): Promise<number> {
   const w = workload(tag);
@@ -52,14 +71,19 @@ try {
   const viaFloor = (tag: string, parts?: Parts) => floorJob(floor, `${fake.url}/v1/chat/completions`, tag, parts);
   await viaFanout(`floor-warm-${Date.now()}`);
   await viaFloor(`floor-warm-${Date.now()}`);
-  console.log("| run | Fanout wall (s) | Fanout CPU ms / item | floor wall (s) | floor CPU ms / item | Fanout − floor (ms / item) |");
-  console.log("|---|---:|---:|---:|---:|---:|");
+  console.log("| run | Fanout wall (s) | Fanout workerd CPU ms / item | floor wall (s) | floor workerd CPU ms / item | Fanout − floor (ms / item) | the same, process trees |");
+  console.log("|---|---:|---:|---:|---:|---:|---:|");
+  const diffs: number[] = [];
+  const treeDiffs: number[] = [];
   for (let i = 1; i <= runs; i++) {
     const a = await measured(fanout, () => viaFanout(`floor-f${i}-${Date.now()}`));
     const b = await measured(floor, () => viaFloor(`floor-b${i}-${Date.now()}`));
-    const cells = [a.wallMs / 1000, a.cpuMsPerItem, b.wallMs / 1000, b.cpuMsPerItem, a.cpuMsPerItem - b.cpuMsPerItem].map((x) => x.toFixed(2));
-    console.log(`| ${i} | ${cells.join(" | ")} |`);
+    diffs.push(a.cpuMsPerItem - b.cpuMsPerItem);
+    treeDiffs.push(a.treeMsPerItem - b.treeMsPerItem);
+    const cells = [a.wallMs / 1000, a.cpuMsPerItem, b.wallMs / 1000, b.cpuMsPerItem, a.cpuMsPerItem - b.cpuMsPerItem, a.treeMsPerItem - b.treeMsPerItem];
+    console.log(`| ${i} | ${cells.map((x) => x.toFixed(2)).join(" | ")} |`);
   }
+  console.log(`\nFanout − floor over ${runs} runs, workerd: ${stat(diffs)} ms per item; process trees: ${stat(treeDiffs)}`);
   if (values.parts) {
     // The floor's parts, each taken away in turn (cumulatively), the full floor first again.
     const variants: [string, Parts][] = [
