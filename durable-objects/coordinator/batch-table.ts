@@ -6,6 +6,8 @@
  *   submitting → running → ended        (its results read and settled)
  *   submitting → failed                 (the provider refused it; its lines went back to their tasks' policy)
  */
+import { limitClause } from "./sql-limit";
+
 export type BatchStatus = "submitting" | "running" | "ended" | "failed";
 
 export type BatchRow = {
@@ -117,7 +119,8 @@ export class BatchTable<TaskRow extends Record<string, SqlStorageValue> & { stag
 
   /** A stage's pending tasks, in index order (the next batch's lines). */
   pendingOf(stage: string, limit: number): TaskRow[] {
-    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE state = 'pending' AND stage = ? ORDER BY idx LIMIT ?", stage, limit).toArray();
+    const { clause, keep } = limitClause(limit);
+    return keep(this.#sql.exec<TaskRow>(`SELECT * FROM tasks WHERE state = 'pending' AND stage = ? ORDER BY idx ${clause}`, stage).toArray());
   }
 
   /** The tasks a batch is running (lines it has not answered yet; not those execution mode auto moved to realtime). */

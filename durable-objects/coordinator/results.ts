@@ -9,7 +9,7 @@ import type { JobSpec } from "../../src/operators/registry";
 import { cachedCounts, costOut, usageOut, type UsageSums } from "../../src/engine/counters";
 import { taskSums } from "./store";
 import { childInput, childResult, type ChildInput } from "./subtasks";
-import type { CoordinatorStore, TaskRow } from "./store";
+import type { CoordinatorStore, StageRow, TaskRow } from "./store";
 import type { JobLog } from "./job-log";
 
 /** What an attempt's result keeps besides its end: the executor's details, and what a cached answer's original call cost. */
@@ -64,13 +64,13 @@ export function recordEnd(
       if (success) store.setMetaSoon("answered", countOne(store.getMeta("answered") ?? {}, model));
     }
     log.bump({ completed: 1, succeeded: success ? 1 : 0, failed: success ? 0 : 1, seq: 1, ...usage, ...cachedCounts(cached) });
-    const stage = store.countStageDone(row.stage, success, usage);
+    const counts = store.countStageDone(row.stage, success, usage);
     // Serialised once and stored once: in its event, which the outbox's row points at for D1.
     const eventId = log.taskCompleted({ jobId: spec.jobId, stage: row.stage, index: row.idx, success }, JSON.stringify(result));
     store.outbox.add(row.stage, result, log.counters.seq, eventId);
-    if (stage.completed === stage.total) {
-      store.setStageStatus(stage.name, "completed");
-      log.stageCompleted(spec.jobId, stage);
+    if (counts.completed === counts.total) {
+      log.stageCompleted(spec.jobId, store.stage(row.stage) as StageRow);
+      store.setStageStatus(row.stage, "completed");
     }
     return op.advance(spec, job.reader, view);
   });

@@ -15,8 +15,9 @@ import { migrate } from "./schema";
 import { BatchTable } from "./batch-table";
 import { addSums, type UsageSums } from "../../src/engine/counters";
 import { resetTask, type TaskEnd, type TaskState } from "../../src/engine/task-machine";
-import { stateOf, taskSums, withState, type StageRow, type TaskRow } from "./store-rows";
+import { stateOf, TASK_COLUMNS, taskRows, taskSums, withState, type StageRow, type TaskRow } from "./store-rows";
 import { ADD_USAGE, CHILD_ENDED, CLEAR_USAGE, DUE, INSERT_CHUNK_CHARS, INSERT_ROWS, READY, RELEASE, stateChanges, taskColumns, usageArgs } from "./store-sql";
+import { limitClause } from "./sql-limit";
 
 export { itemStages, stateOf, taskSums, taskView, type StageRow, type TaskRow } from "./store-rows";
 
@@ -36,6 +37,10 @@ export class CoordinatorStore {
   /** An operator's own index over its tasks (./task-index.ts). */
   readonly index: TaskIndex;
   readonly #soon = new Map<MetaKey, unknown>(); // meta written at the end of this turn
+  /** Meta as stored (its JSON text; null: no row), read once: this store writes every row of it. Forgotten when a transaction rolls back. */
+  readonly #metaText = new Map<MetaKey, string | null>();
+  /** The tasks not done over every stage (`open()`), once read: kept through each task's end, read again after any other change to the stages' counts. */
+  #open: number | null = null;
   #sizes = 0; // bumped whenever a stage is added or its total changes
   #kinds: Map<string, { kind: StageKind; parent: string | null }> | null = null; // each stage's facts, read once (stages are added, never renamed)
 
@@ -54,19 +59,33 @@ export class CoordinatorStore {
       return this.#storage.transactionSync(fn);
     } catch (err) {
       this.#kinds = null; // a stage added in the rolled-back transaction is gone
+      this.#metaText.clear(); // and so is what it wrote to meta
+      this.#open = null; // and to the stages' counts
       throw err;
     }
   }
 
+  /** A meta value, parsed anew from its text at each read (a caller may change what it gets). */
   getMeta<K extends MetaKey>(key: K): JobMeta[K] | undefined {
     if (this.#soon.has(key)) return this.#soon.get(key) as JobMeta[K];
-    const row = this.#sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = ?", key).toArray()[0];
-    return row ? (JSON.parse(row.v) as JobMeta[K]) : undefined;
+    let text = this.#metaText.get(key);
+    if (text === undefined) {
+      text = this.#sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = ?", key).toArray()[0]?.v ?? null;
+      this.#metaText.set(key, text);
+    }
+    return text === null ? undefined : (JSON.parse(text) as JobMeta[K]);
   }
 
   setMeta<K extends MetaKey>(key: K, value: JobMeta[K]): void {
     this.#soon.delete(key);
-    this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", key, JSON.stringify(value));
+    this.#writeMeta(key, value);
+  }
+
+  #writeMeta(key: MetaKey, value: unknown): void {
+    const text = JSON.stringify(value);
+    this.#metaText.delete(key); // unknown until the write has landed
+    this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", key, text);
+    this.#metaText.set(key, text);
   }
 
   /**
@@ -81,7 +100,7 @@ export class CoordinatorStore {
   }
 
   flushSoon(): void {
-    for (const [key, value] of this.#soon) this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", key, JSON.stringify(value));
+    for (const [key, value] of this.#soon) this.#writeMeta(key, value);
     this.#soon.clear();
   }
 
@@ -94,6 +113,7 @@ export class CoordinatorStore {
 
   insertStages(stages: StagePlan[]): void {
     this.#sizes++;
+    this.#open = null;
     this.#kinds = null;
     stages.forEach((s, ord) =>
       this.#sql.exec(
@@ -119,6 +139,7 @@ export class CoordinatorStore {
     const name = `${stage}${SUBTASKS_SUFFIX}`;
     if (!this.#facts(name)) {
       this.#sizes++;
+      this.#open = null;
       this.#kinds = null;
       this.#sql.exec(
         "INSERT INTO stages (name, kind, parent, ord, status, total, step) VALUES (?, 'children', ?, (SELECT COALESCE(MAX(ord), 0) + 1 FROM stages), 'pending', 0, (SELECT step FROM stages WHERE name = ?))",
@@ -161,22 +182,25 @@ export class CoordinatorStore {
 
   setStageTotal(name: string, total: number): void {
     this.#sizes++;
+    this.#open = null;
     this.#sql.exec("UPDATE stages SET total = ? WHERE name = ?", total, name);
   }
 
   /** The finished tasks of a stage, in index order. */
   doneTasks(stage: string): TaskRow[] {
-    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE stage = ? AND state = 'done' ORDER BY idx", stage).toArray();
+    return taskRows(this.#sql.exec(`SELECT ${TASK_COLUMNS} FROM tasks WHERE stage = ? AND state = 'done' ORDER BY idx`, stage));
   }
 
   setStageStatus(name: string, status: StageStatus): void {
     this.#sql.exec("UPDATE stages SET status = ? WHERE name = ?", status, name);
   }
 
-  countStageDone(name: string, success: boolean, usage: UsageSums): StageRow {
+  /** A task of the stage ended: counted. Answers the stage's counts now (its whole row: `stage(name)`, read only when needed). */
+  countStageDone(name: string, success: boolean, usage: UsageSums): { completed: number; total: number } {
+    if (this.#open !== null) this.#open--;
     return this.#sql
-      .exec<StageRow>(
-        `UPDATE stages SET completed = completed + 1, succeeded = succeeded + ?, failed = failed + ?, ${ADD_USAGE} WHERE name = ? RETURNING *`,
+      .exec<{ completed: number; total: number }>(
+        `UPDATE stages SET completed = completed + 1, succeeded = succeeded + ?, failed = failed + ?, ${ADD_USAGE} WHERE name = ? RETURNING completed, total`,
         success ? 1 : 0,
         success ? 0 : 1,
         ...usageArgs(usage),
@@ -243,7 +267,7 @@ export class CoordinatorStore {
   }
 
   task(stage: string, idx: number): TaskRow | undefined {
-    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE stage = ? AND idx = ?", stage, idx).toArray()[0];
+    return taskRows(this.#sql.exec(`SELECT ${TASK_COLUMNS} FROM tasks WHERE stage = ? AND idx = ?`, stage, idx))[0];
   }
 
   /** One past a stage's highest task index (0 for none): one seek on the primary key, however many tasks the stage has. */
@@ -253,25 +277,20 @@ export class CoordinatorStore {
 
   /** The next pending tasks in dispatch order, but those of `skip` (stages whose tasks go out in provider batches). */
   nextPending(limit: number, skip: readonly string[] = []): TaskRow[] {
-    if (skip.length === 0) {
-      return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE state = 'pending' ORDER BY priority, idx, stage LIMIT ?", limit).toArray();
-    }
-    return this.#sql
-      .exec<TaskRow>(
-        "SELECT * FROM tasks WHERE state = 'pending' AND stage NOT IN (SELECT value FROM json_each(?)) ORDER BY priority, idx, stage LIMIT ?",
-        JSON.stringify(skip),
-        limit,
-      )
-      .toArray();
+    const { clause, keep } = limitClause(limit);
+    if (skip.length === 0)
+      return keep(taskRows(this.#sql.exec(`SELECT ${TASK_COLUMNS} FROM tasks WHERE state = 'pending' ORDER BY priority, idx, stage ${clause}`)));
+    const sql = `SELECT ${TASK_COLUMNS} FROM tasks WHERE state = 'pending' AND stage NOT IN (SELECT value FROM json_each(?)) ORDER BY priority, idx, stage ${clause}`;
+    return keep(taskRows(this.#sql.exec(sql, JSON.stringify(skip))));
   }
 
   running(): TaskRow[] {
-    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE state = 'running'").toArray();
+    return taskRows(this.#sql.exec(`SELECT ${TASK_COLUMNS} FROM tasks WHERE state = 'running'`));
   }
 
   /** The call task running on `slot`, if any (a sub-session's task has no slot). */
   runningOn(slot: number): TaskRow | null {
-    return this.#sql.exec<TaskRow>("SELECT * FROM tasks WHERE state = 'running' AND slot = ? AND session_id IS NULL", slot).toArray()[0] ?? null;
+    return taskRows(this.#sql.exec(`SELECT ${TASK_COLUMNS} FROM tasks WHERE state = 'running' AND slot = ? AND session_id IS NULL`, slot))[0] ?? null;
   }
 
   /** Whether a stage has a task that is not blocked (ready, under way or done). */
@@ -281,7 +300,8 @@ export class CoordinatorStore {
 
   /** Tasks not done, over every stage: from the stage counters (a handful of rows), not a scan of the tasks. */
   open(): number {
-    return this.#sql.exec<{ n: number | null }>("SELECT SUM(total - completed) AS n FROM stages").one().n ?? 0;
+    this.#open ??= this.#sql.exec<{ n: number | null }>("SELECT SUM(total - completed) AS n FROM stages").one().n ?? 0;
+    return this.#open;
   }
 
   /** Set-wise `due` (../../src/engine/task-machine.ts): waiting tasks whose time has come become pending. */
@@ -369,12 +389,11 @@ export class CoordinatorStore {
   /** Tasks a recover runs again: failed ones (optionally only of some error kinds) and every one not finished. */
   recoverable(errorKinds: string[] | null): TaskRow[] {
     // Children are their parent's: a parent run again (in a fresh session) spawns what it needs.
-    return this.#sql
-      .exec<TaskRow>(
-        "SELECT * FROM tasks WHERE (state != 'done' OR success = 0) AND stage NOT IN (SELECT name FROM stages WHERE kind = 'children') ORDER BY stage, idx",
-      )
-      .toArray()
-      .filter((t) => t.state !== "done" || errorKinds === null || (t.error_kind !== null && errorKinds.includes(t.error_kind)));
+    return taskRows(
+      this.#sql.exec(
+        `SELECT ${TASK_COLUMNS} FROM tasks WHERE (state != 'done' OR success = 0) AND stage NOT IN (SELECT name FROM stages WHERE kind = 'children') ORDER BY stage, idx`,
+      ),
+    ).filter((t) => t.state !== "done" || errorKinds === null || (t.error_kind !== null && errorKinds.includes(t.error_kind)));
   }
 
   /**
@@ -385,6 +404,7 @@ export class CoordinatorStore {
   reopen(rows: TaskRow[], rerun: TaskRow[], newSessionId: () => string): { succeeded: number; failed: number } {
     const done = { succeeded: 0, failed: 0 };
     const blocked = new Set(rerun);
+    this.#open = null;
     for (const row of [...rows, ...rerun]) {
       if (row.state === "done") {
         const ok = row.success === 1;
@@ -405,6 +425,7 @@ export class CoordinatorStore {
   /** Drops every task of a stage, to be planned anew; returns how many of them had finished, by outcome. */
   dropStage(stage: string): { succeeded: number; failed: number } {
     this.#sizes++;
+    this.#open = null;
     const counts = this.#sql
       .exec<{ ok: number | null; bad: number | null }>(
         "SELECT SUM(CASE WHEN success = 1 THEN 1 ELSE 0 END) AS ok, SUM(CASE WHEN success = 0 THEN 1 ELSE 0 END) AS bad FROM tasks WHERE stage = ? AND state = 'done'",

@@ -5,6 +5,8 @@
  * them (../../src/operators/embedding-blocking). Every read seeks on a primary key, a bounded
  * number of values to a statement.
  */
+import { exactLimit } from "./sql-limit";
+
 /** Values bound in one statement at most, with room for the others (Durable Object SQLite binds 100). */
 const BOUND_CHUNK = 90;
 /** Keys read in one statement: workerd's SQLite parses at most 5 terms of a compound SELECT. */
@@ -37,8 +39,8 @@ export class TaskIndex {
     const found = new Set<number>();
     for (let at = 0; at < keys.length; at += KEYS_PER_STATEMENT) {
       const chunk = keys.slice(at, at + KEYS_PER_STATEMENT);
-      const one = "SELECT idx FROM (SELECT idx FROM task_keys WHERE stage = ? AND key = ? ORDER BY idx LIMIT ?)";
-      const args = chunk.flatMap((key) => [stage, key, limit]);
+      const one = `SELECT idx FROM (SELECT idx FROM task_keys WHERE stage = ? AND key = ? ORDER BY idx ${exactLimit(limit)})`;
+      const args = chunk.flatMap((key) => [stage, key]);
       for (const row of this.#sql.exec<{ idx: number }>(chunk.map(() => one).join(" UNION ALL "), ...args)) found.add(row.idx);
     }
     return [...found].sort((a, b) => a - b);

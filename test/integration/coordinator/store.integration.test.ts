@@ -176,4 +176,90 @@ describe("coordinator store", () => {
     expect(out.reset.sql).toEqual(out.reset.machine);
     expect(out.reset.sql).toEqual([freshTask(), { ...freshTask(), losses: 1 }, freshTask(true)]);
   });
+
+  it("reads the next pending tasks in dispatch order, exactly as many as asked for, however many (the LIMIT written into the statement)", async () => {
+    const out = await runInDurableObject(freshObject(), (_i, state) => {
+      const store = new CoordinatorStore(state.storage);
+      store.insertStages([{ name: "s", total: 40 }]);
+      store.insertTasks(Array.from({ length: 40 }, (_, i) => ({ stage: "s", index: 39 - i, input: i, priority: i < 5 ? 0 : 1 })));
+      const idx = (limit: number, skip?: string[]) => store.nextPending(limit, skip).map((t) => t.idx);
+      return {
+        none: idx(0),
+        one: idx(1),
+        three: idx(3),
+        sixteen: idx(16).length,
+        seventeen: idx(17),
+        all: idx(100).length,
+        skipped: idx(5, ["s"]),
+        fraction: idx(2.7),
+      };
+    });
+    expect(out.none).toEqual([]);
+    expect(out.one).toEqual([35]); // priority 0 first: indices 35–39
+    expect(out.three).toEqual([35, 36, 37]);
+    expect(out.sixteen).toBe(16);
+    expect(out.seventeen).toEqual([35, 36, 37, 38, 39, ...Array.from({ length: 12 }, (_, i) => i)]); // 32 read, 17 kept
+    expect(out.all).toBe(40);
+    expect(out.skipped).toEqual([]);
+    expect(out.fraction).toEqual([35, 36]);
+  });
+
+  it("keeps meta it read or wrote, forgets it when a transaction rolls back, and keeps the open count through each task's end only", async () => {
+    const out = await runInDurableObject(freshObject(), (_i, state) => {
+      const store = new CoordinatorStore(state.storage);
+      const sql = state.storage.sql;
+      store.setMeta("round", 2);
+      const kept = store.getMeta("round");
+      // A caller that changes what it read does not change what the next read gets.
+      store.setMeta("answered", { a: 1 });
+      (store.getMeta("answered") as Record<string, number>).a = 99;
+      const unchanged = store.getMeta("answered");
+      try {
+        store.transaction(() => {
+          store.setMeta("round", 3);
+          throw new Error("rolled back");
+        });
+      } catch {
+        // the write is gone: the next read is the stored value
+      }
+      const afterRollback = store.getMeta("round");
+      const stored = JSON.parse(sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = 'round'").one().v) as number;
+      store.insertStages([
+        { name: "a", total: 2 },
+        { name: "b", total: 3 },
+      ]);
+      const open = [store.open()];
+      store.countStageDone("a", true, { input_tokens: 1, output_tokens: 1, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: 0, unpriced_calls: 0 });
+      open.push(store.open());
+      store.setStageTotal("b", 10);
+      open.push(store.open());
+      const counts = store.countStageDone("b", false, {
+        input_tokens: 0,
+        output_tokens: 0,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
+        cost_usd: 0,
+        unpriced_calls: 0,
+      });
+      open.push(store.open());
+      try {
+        store.transaction(() => {
+          store.countStageDone("a", true, { input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: 0, unpriced_calls: 0 });
+          throw new Error("rolled back");
+        });
+      } catch {
+        // the stage's count is as before
+      }
+      open.push(store.open());
+      const fresh = new CoordinatorStore(state.storage).open(); // what a restart reads
+      return { kept, unchanged, afterRollback, stored, open, counts, fresh };
+    });
+    expect(out.kept).toBe(2);
+    expect(out.unchanged).toEqual({ a: 1 });
+    expect(out.afterRollback).toBe(2);
+    expect(out.stored).toBe(2);
+    expect(out.open).toEqual([5, 4, 11, 10, 10]);
+    expect(out.counts).toEqual({ completed: 1, total: 10 });
+    expect(out.fresh).toBe(10);
+  });
 });
