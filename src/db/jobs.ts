@@ -164,22 +164,52 @@ export async function listJobs(
   return results;
 }
 
+/** At most this much JSON per statement of many results: well under a bound value's limit (2 MB on Cloudflare). */
+const RESULT_CHUNK_CHARS = 512 * 1024;
+
+// A recovered task's newer result replaces the old one: one result per (stage, index), the newest.
+const RESULT_UPSERT = `ON CONFLICT (job_id, stage, idx) DO UPDATE SET completion_seq = excluded.completion_seq, success = excluded.success,
+  data = excluded.data WHERE excluded.completion_seq > results.completion_seq`;
+
+/**
+ * The statements that copy finished results to D1: a chunk of rows per statement, as one JSON array
+ * of `[stage, idx, seq, success, data]` read back with `json_each` (50 results: one statement, not
+ * 50 — each statement costs D1 its own round of work), a row too large for a chunk on its own.
+ */
+export function resultStatements(db: D1Database, jobId: string, rows: OutboxRow[]): D1PreparedStatement[] {
+  const statements: D1PreparedStatement[] = [];
+  let chunk: string[] = [];
+  let chars = 0;
+  const flush = () => {
+    if (chunk.length === 0) return;
+    const sql = `INSERT INTO results (job_id, stage, idx, completion_seq, success, data)
+      SELECT ?, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?) WHERE true ${RESULT_UPSERT}`;
+    statements.push(db.prepare(sql).bind(jobId, `[${chunk.join(",")}]`));
+    chunk = [];
+    chars = 0;
+  };
+  for (const row of rows) {
+    const text = JSON.stringify([row.stage, row.idx, row.seq, row.success, row.data]);
+    if (chars + text.length > RESULT_CHUNK_CHARS) flush();
+    if (text.length > RESULT_CHUNK_CHARS) {
+      const sql = `INSERT INTO results (job_id, stage, idx, completion_seq, success, data) VALUES (?, ?, ?, ?, ?, ?) ${RESULT_UPSERT}`;
+      statements.push(db.prepare(sql).bind(jobId, row.stage, row.idx, row.seq, row.success, row.data));
+      continue;
+    }
+    chunk.push(text);
+    chars += text.length + 1;
+  }
+  flush();
+  return statements;
+}
+
 /**
  * Copies a batch of finished results and the job's counters in one D1 transaction; first drops
  * the stored results of `dropStages` (stages a recover plans anew).
  */
 export async function writeJobProgress(db: D1Database, jobId: string, progress: JobProgress, rows: OutboxRow[], dropStages: string[] = []): Promise<void> {
   const drops = dropStages.map((stage) => db.prepare("DELETE FROM results WHERE job_id = ? AND stage = ?").bind(jobId, stage));
-  const statements = rows.map((row) =>
-    db
-      // A recovered task's newer result replaces the old one: one result per (stage, index), the newest.
-      .prepare(
-        `INSERT INTO results (job_id, stage, idx, completion_seq, success, data) VALUES (?, ?, ?, ?, ?, ?)
-         ON CONFLICT (job_id, stage, idx) DO UPDATE SET completion_seq = excluded.completion_seq, success = excluded.success,
-           data = excluded.data WHERE excluded.completion_seq > results.completion_seq`,
-      )
-      .bind(jobId, row.stage, row.idx, row.seq, row.success, row.data),
-  );
+  const statements = resultStatements(db, jobId, rows);
   statements.push(
     db
       .prepare(

@@ -10,6 +10,8 @@ import { CoordinatorStore } from "../../../durable-objects/coordinator/store";
 import { EventHub } from "../../../durable-objects/coordinator/event-hub";
 import { JobLog } from "../../../durable-objects/coordinator/job-log";
 import { eventShape } from "../../../durable-objects/coordinator/event-shapes";
+import { resultStatements, type OutboxRow } from "../../../src/db/jobs";
+import { insertFinishedJob, tenantWithKey } from "../helpers";
 
 describe("the outbox reads a result from its event", () => {
   it("gives back each result's JSON exactly as it was written, for v1 and staged events and a child's, and an older row's own data", async () => {
@@ -45,5 +47,36 @@ describe("the outbox reads a result from its event", () => {
       ["old", 0, 5, 1],
     ]);
     expect(out.stored).toBe(0); // the rows that point at an event hold no copy of the result
+  });
+});
+
+describe("the mirror copies results to D1", () => {
+  it("writes many results in one statement and a huge one alone, exactly as given; an older copy of a result never replaces a newer one", async () => {
+    const jobId = `job_copy_${crypto.randomUUID()}`;
+    const { tenantId } = await tenantWithKey();
+    await insertFinishedJob(tenantId, jobId);
+    const huge = JSON.stringify({ index: 7, text: "x".repeat(600 * 1024) });
+    const rows: OutboxRow[] = [
+      ...Array.from({ length: 60 }, (_, i) => ({
+        stage: "items",
+        idx: i,
+        seq: 10 + i,
+        success: i % 2,
+        data: JSON.stringify({ index: i, quote: 'a "b" \\ ü' }),
+      })),
+      { stage: "items", idx: 7, seq: 100, success: 1, data: huge }, // a newer copy of 7, too big for a chunk
+      { stage: "s2", idx: 0, seq: 101, success: 1, data: '{"index":0}' },
+    ];
+    const statements = resultStatements(env.DB, jobId, rows);
+    expect(statements.length).toBe(3); // the 60 together, the huge row alone, the last row
+    await env.DB.batch(statements);
+    // An older copy (a late flush of a result recovered since): left as it is.
+    await env.DB.batch(resultStatements(env.DB, jobId, [{ stage: "items", idx: 7, seq: 3, success: 0, data: "{}" }]));
+    const stored = await env.DB.prepare("SELECT stage, idx, completion_seq AS seq, success, data FROM results WHERE job_id = ? ORDER BY stage, idx")
+      .bind(jobId)
+      .all<OutboxRow>();
+    const byKey = new Map(stored.results.map((r) => [`${r.stage}:${r.idx}`, r]));
+    expect(stored.results.length).toBe(61); // the helper's result 0 of stage "items" replaced by the copy's
+    for (const row of rows.filter((r) => r.idx !== 7 || r.seq === 100)) expect(byKey.get(`${row.stage}:${row.idx}`)).toEqual(row);
   });
 });
