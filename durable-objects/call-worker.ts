@@ -34,6 +34,22 @@ import type { ProviderEndpoint } from "../src/llm/types";
 import { jobCoordinator } from "../src/objects";
 import type { CacheScope } from "../src/cache/response-cache";
 
+/**
+ * Compiled stage calls shared by the call workers of this isolate (a job's C slots are C objects,
+ * often in one isolate: one compile instead of C), by job and setup key, the newest COMPILED_KEPT.
+ */
+const COMPILED_KEPT = 32;
+const compiledCalls = new Map<string, CompiledCall>();
+
+function compiledFor(key: string, call: CallSpec, env: Env): CompiledCall {
+  let compiled = compiledCalls.get(key);
+  if (compiled) return compiled;
+  compiled = compileCall(call, renderLimits(env));
+  compiledCalls.set(key, compiled);
+  if (compiledCalls.size > COMPILED_KEPT) compiledCalls.delete(compiledCalls.keys().next().value as string);
+  return compiled;
+}
+
 /** How long one invocation goes on taking its next task from its report; then a fresh `begin` starts the next invocation. */
 const PULL_FOR_MS = 60_000;
 
@@ -155,7 +171,7 @@ export class CallWorker extends DurableObject<Env> {
     const ttlSecs = work.call.cacheTtlSecs ?? null;
     const stage: Stage = {
       call: work.call,
-      compiled: compileCall(work.call, renderLimits(this.env)),
+      compiled: compiledFor(`${ref.jobId}:${key}`, work.call, this.env),
       endpoint: endpointFrom(this.env, endpoint),
       cache: ttlSecs ? { db: this.env.DB, tenantId: work.tenantId, ttlSecs } : null,
     };

@@ -82,10 +82,15 @@ export class CoordinatorStore {
   }
 
   #writeMeta(key: MetaKey, value: unknown): void {
-    const text = JSON.stringify(value);
-    this.#metaText.delete(key); // unknown until the write has landed
-    this.#sql.exec("INSERT OR REPLACE INTO meta (k, v) VALUES (?, ?)", key, text);
-    this.#metaText.set(key, text);
+    this.#writeMetas([[key, value]]);
+  }
+
+  /** Meta rows in one statement: at most JobMeta's 30 keys, 60 values bound (Durable Object SQLite binds 100). */
+  #writeMetas(entries: [MetaKey, unknown][]): void {
+    const texts = entries.map(([key, value]) => [key, JSON.stringify(value)] as const);
+    for (const [key] of texts) this.#metaText.delete(key); // unknown until the write has landed
+    this.#sql.exec(`INSERT OR REPLACE INTO meta (k, v) VALUES ${texts.map(() => "(?, ?)").join(", ")}`, ...texts.flat());
+    for (const [key, text] of texts) this.#metaText.set(key, text);
   }
 
   /**
@@ -100,7 +105,7 @@ export class CoordinatorStore {
   }
 
   flushSoon(): void {
-    for (const [key, value] of this.#soon) this.#writeMeta(key, value);
+    if (this.#soon.size > 0) this.#writeMetas([...this.#soon]);
     this.#soon.clear();
   }
 
