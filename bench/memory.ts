@@ -56,7 +56,11 @@ export function samplePeak(root: () => number | undefined, everyMs = 250): { sto
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
-/** CPU seconds (user + system) used so far by a process and its descendants, by name. */
+/**
+ * CPU seconds (user + system) used so far by a process and its descendants, by name: each live
+ * process's own and its reaped children's (a child that ended during a run would otherwise take
+ * its CPU out of the sum with it).
+ */
 export function treeCpu(root: number): Map<string, number> {
   const tree = children();
   const byName = new Map<string, number>();
@@ -67,7 +71,7 @@ export function treeCpu(root: number): Map<string, number> {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
       const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const secs = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+      const secs = (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / CLOCK_TICKS;
       byName.set(name, (byName.get(name) ?? 0) + secs);
     } catch {
       // ended
