@@ -30,6 +30,10 @@
  *      (data '' then; rows from before keep their data)
  *  13  task_keys(stage, key, idx) — keys an operator files a task it finished itself under, read
  *      back by key (PlanReader `keyed`: an embedding blocking's buckets)
+ *  14  the state indexes hold only the tasks in their state (partial): tasks_ready the pending,
+ *      tasks_waiting the waiting, tasks_running (new) the running — a task's end and its next
+ *      dispatch write fewer index pages in each commit (BENCHMARKS.md, "The dispatch's read
+ *      recompiled at every call")
  */
 type Migration = (sql: SqlStorage) => void;
 
@@ -128,6 +132,15 @@ const MIGRATIONS: Migration[] = [
     sql.exec(
       "CREATE TABLE IF NOT EXISTS task_keys (stage TEXT NOT NULL, key TEXT NOT NULL, idx INTEGER NOT NULL, PRIMARY KEY (stage, key, idx)) WITHOUT ROWID",
     ),
+  // Each state index holds its state's tasks only; a query uses one when it names the state as a literal.
+  (sql) =>
+    sql.exec(`
+      DROP INDEX IF EXISTS tasks_ready;
+      DROP INDEX IF EXISTS tasks_waiting;
+      DROP INDEX IF EXISTS tasks_running;
+      CREATE INDEX tasks_ready ON tasks (priority, idx, stage) WHERE state = 'pending';
+      CREATE INDEX tasks_waiting ON tasks (ready_at) WHERE state = 'waiting';
+      CREATE INDEX tasks_running ON tasks (slot) WHERE state = 'running';`),
 ];
 
 type Row = Record<string, unknown>;

@@ -35,8 +35,9 @@ export function stateChanges(row: TaskRow, next: TaskState): { sets: string; arg
 }
 
 /**
- * A set-wise move of the task machine (SET_WISE) as SQL: `SET` what it sets and `state = ?` (the
- * state it moves from) for the statement's `WHERE`, with their values in that order.
+ * A set-wise move of the task machine (SET_WISE) as SQL: `SET` what it sets, with its values, and
+ * the state it moves from — a word of the machine's, written into the statement's `WHERE` as a
+ * literal where a state's (partial) index should serve it, else bound.
  */
 function setWise(move: SetWiseMove): { sets: string; args: (string | number | null)[]; from: string } {
   const columns = stateColumns(SET_WISE[move].to);

@@ -311,7 +311,7 @@ export class CoordinatorStore {
 
   /** Set-wise `due` (../../src/engine/task-machine.ts): waiting tasks whose time has come become pending. */
   releaseDue(now: number): number {
-    return this.#sql.exec(`UPDATE tasks SET ${DUE.sets} WHERE state = ? AND ready_at <= ?`, ...DUE.args, DUE.from, now).rowsWritten;
+    return this.#sql.exec(`UPDATE tasks SET ${DUE.sets} WHERE state = '${DUE.from}' AND ready_at <= ?`, ...DUE.args, now).rowsWritten;
   }
 
   nextWaitingAt(): number | null {
@@ -357,7 +357,8 @@ export class CoordinatorStore {
 
   /** Tokens and dollars reserved by the dispatches under way (of one stage, if given). */
   reserved(stage?: string): { tokens: number; usd: number } {
-    const sum = "SELECT SUM(reserved) AS tokens, SUM(reserved_usd) AS usd FROM tasks WHERE state = 'running'";
+    // The running tasks' index, also for a stage's (the planner would take the stage's key and read every task of the stage).
+    const sum = "SELECT SUM(reserved) AS tokens, SUM(reserved_usd) AS usd FROM tasks INDEXED BY tasks_running WHERE state = 'running'";
     type Sums = { tokens: number | null; usd: number | null };
     const row = (stage === undefined ? this.#sql.exec<Sums>(sum) : this.#sql.exec<Sums>(`${sum} AND stage = ?`, stage)).one();
     return { tokens: row.tokens ?? 0, usd: row.usd ?? 0 };
@@ -462,6 +463,6 @@ export class CoordinatorStore {
 
   /** Set-wise `release` (../../src/engine/task-machine.ts): running tasks give their slots back (the job's end), their reports stale from now on; a batch line forgets its batch. */
   releaseRunning(): void {
-    this.#sql.exec(`UPDATE tasks SET ${RELEASE.sets}, batch_id = NULL, reserved = 0, reserved_usd = 0 WHERE state = ?`, ...RELEASE.args, RELEASE.from);
+    this.#sql.exec(`UPDATE tasks SET ${RELEASE.sets}, batch_id = NULL, reserved = 0, reserved_usd = 0 WHERE state = '${RELEASE.from}'`, ...RELEASE.args);
   }
 }

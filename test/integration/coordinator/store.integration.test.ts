@@ -262,4 +262,42 @@ describe("coordinator store", () => {
     expect(out.counts).toEqual({ completed: 1, total: 10 });
     expect(out.fresh).toBe(10);
   });
+
+  it("reads and moves tasks by state through the state's own index, never a scan of every task", async () => {
+    const out = await runInDurableObject(freshObject(), (_i, state) => {
+      const store = new CoordinatorStore(state.storage);
+      store.insertStages([{ name: "s", total: 3 }]);
+      store.insertTasks([0, 1, 2].map((i) => ({ stage: "s", index: i, input: i })));
+      // The statements the store runs, captured as it runs them, then explained with the same values.
+      const sql = state.storage.sql;
+      const ran: [string, unknown[]][] = [];
+      const exec = sql.exec.bind(sql);
+      (sql as { exec: unknown }).exec = (query: string, ...args: unknown[]) => {
+        ran.push([query, args]);
+        return exec(query, ...(args as SqlStorageValue[]));
+      };
+      store.nextPending(1);
+      store.nextPending(40, ["other"]);
+      store.running();
+      store.runningOn(0);
+      store.reserved();
+      store.reserved("s");
+      store.releaseDue(Date.now());
+      store.nextWaitingAt();
+      store.releaseRunning();
+      (sql as { exec: unknown }).exec = exec;
+      return ran.map(([query, args]) => ({
+        query: query.slice(0, 60),
+        plan: exec(`EXPLAIN QUERY PLAN ${query}`, ...(args as SqlStorageValue[]))
+          .toArray()
+          .map((r) => String(r.detail))
+          .join(" | "),
+      }));
+    });
+    expect(out.length).toBe(9);
+    for (const { query, plan } of out) {
+      expect(plan, query).toMatch(/USING (COVERING )?INDEX tasks_(ready|waiting|running)/);
+      expect(plan, query).not.toMatch(/SCAN tasks(?! USING)/);
+    }
+  });
 });
