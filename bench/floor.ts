@@ -71,7 +71,9 @@ try {
   const viaFloor = (tag: string, parts?: Parts) => floorJob(floor, `${fake.url}/v1/chat/completions`, tag, parts);
   await viaFanout(`floor-warm-${Date.now()}`);
   await viaFloor(`floor-warm-${Date.now()}`);
-  console.log("| run | Fanout wall (s) | Fanout workerd CPU ms / item | floor wall (s) | floor workerd CPU ms / item | Fanout − floor (ms / item) | the same, process trees |");
+  console.log(
+    "| run | Fanout wall (s) | Fanout workerd CPU ms / item | floor wall (s) | floor workerd CPU ms / item | Fanout − floor (ms / item) | the same, process trees |",
+  );
   console.log("|---|---:|---:|---:|---:|---:|---:|");
   const diffs: number[] = [];
   const treeDiffs: number[] = [];
