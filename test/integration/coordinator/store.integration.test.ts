@@ -183,7 +183,12 @@ describe("coordinator store", () => {
       store.insertStages([{ name: "s", total: 40 }]);
       store.insertTasks(Array.from({ length: 40 }, (_, i) => ({ stage: "s", index: 39 - i, input: i, priority: i < 5 ? 0 : 1 })));
       const idx = (limit: number, skip?: string[]) => store.nextPending(limit, skip).map((t) => t.idx);
+      // A task as the store reads it (an array made an object) is the table's row, every column of it.
+      const asRead = store.task("s", 3);
+      const asStored = state.storage.sql.exec("SELECT * FROM tasks WHERE stage = 's' AND idx = 3").one();
       return {
+        asRead,
+        asStored,
         none: idx(0),
         one: idx(1),
         three: idx(3),
@@ -194,6 +199,8 @@ describe("coordinator store", () => {
         fraction: idx(2.7),
       };
     });
+    expect(out.asRead).toEqual(out.asStored);
+    expect(Object.keys(out.asRead ?? {}).length).toBe(30);
     expect(out.none).toEqual([]);
     expect(out.one).toEqual([35]); // priority 0 first: indices 35–39
     expect(out.three).toEqual([35, 36, 37]);
