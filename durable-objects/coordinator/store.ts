@@ -1,13 +1,14 @@
 /**
  * The coordinator's own SQLite storage: the truth about a job while it runs (schema: ./schema.ts).
  *
- *   meta(k, v)            spec, status, counters, budget, output, error (JSON values)
+ *   meta(k, v)            spec, status, counters, budget, output, error (JSON values: ./meta-table.ts)
  *   tasks(stage, idx, …)  one row per task; its state as ../../src/engine/task-machine.ts moves it
  *   stages(name, …)       each stage's status and counters, in plan order
  *   events, outbox        the event log and the results not yet in D1 (./event-store.ts)
  *   batches               the provider batches of the job's batch stages (./batch-table.ts)
  */
 import { TaskIndex } from "./task-index";
+import { MetaTable } from "./meta-table";
 import type { JobMeta, MetaKey } from "./job-meta";
 import { SUBTASKS_SUFFIX, type StageKind, type StagePlan, type StageStatus, type TaskSeed } from "../../src/engine/types";
 import { EventLogTable, Outbox } from "./event-store";
@@ -36,9 +37,7 @@ export class CoordinatorStore {
   readonly batches: BatchTable<TaskRow>;
   /** An operator's own index over its tasks (./task-index.ts). */
   readonly index: TaskIndex;
-  readonly #soon = new Map<MetaKey, unknown>(); // meta written at the end of this turn
-  /** Meta as stored (its JSON text; null: no row), read once: this store writes every row of it. Forgotten when a transaction rolls back. */
-  readonly #metaText = new Map<MetaKey, string | null>();
+  readonly #meta: MetaTable;
   /** The tasks not done over every stage (`open()`), once read: kept through each task's end, read again after any other change to the stages' counts. */
   #open: number | null = null;
   #sizes = 0; // bumped whenever a stage is added or its total changes
@@ -48,6 +47,7 @@ export class CoordinatorStore {
     this.#storage = storage;
     this.#sql = storage.sql;
     migrate(storage);
+    this.#meta = new MetaTable(this.#sql);
     this.events = new EventLogTable(this.#sql);
     this.outbox = new Outbox(this.#sql);
     this.batches = new BatchTable<TaskRow>(this.#sql);
@@ -59,54 +59,27 @@ export class CoordinatorStore {
       return this.#storage.transactionSync(fn);
     } catch (err) {
       this.#kinds = null; // a stage added in the rolled-back transaction is gone
-      this.#metaText.clear(); // and so is what it wrote to meta
+      this.#meta.forget(); // and so is what it wrote to meta
       this.#open = null; // and to the stages' counts
       throw err;
     }
   }
 
-  /** A meta value, parsed anew from its text at each read (a caller may change what it gets). */
   getMeta<K extends MetaKey>(key: K): JobMeta[K] | undefined {
-    if (this.#soon.has(key)) return this.#soon.get(key) as JobMeta[K];
-    let text = this.#metaText.get(key);
-    if (text === undefined) {
-      text = this.#sql.exec<{ v: string }>("SELECT v FROM meta WHERE k = ?", key).toArray()[0]?.v ?? null;
-      this.#metaText.set(key, text);
-    }
-    return text === null ? undefined : (JSON.parse(text) as JobMeta[K]);
+    return this.#meta.get(key);
   }
 
   setMeta<K extends MetaKey>(key: K, value: JobMeta[K]): void {
-    this.#soon.delete(key);
-    this.#writeMeta(key, value);
+    this.#meta.set(key, value);
   }
 
-  #writeMeta(key: MetaKey, value: unknown): void {
-    this.#writeMetas([[key, value]]);
-  }
-
-  /** Meta rows in one statement: at most JobMeta's 30 keys, 60 values bound (Durable Object SQLite binds 100). */
-  #writeMetas(entries: [MetaKey, unknown][]): void {
-    const texts = entries.map(([key, value]) => [key, JSON.stringify(value)] as const);
-    for (const [key] of texts) this.#metaText.delete(key); // unknown until the write has landed
-    this.#sql.exec(`INSERT OR REPLACE INTO meta (k, v) VALUES ${texts.map(() => "(?, ?)").join(", ")}`, ...texts.flat());
-    for (const [key, text] of texts) this.#metaText.set(key, text);
-  }
-
-  /**
-   * A value rewritten often (the counters, the spend): written once, at the end of this turn, with
-   * whatever it holds by then. The write runs as a microtask, before the turn's writes are
-   * committed together, so it is as durable as the writes around it, and a report that changes
-   * the counters twice (its result, the next dispatch) writes them once.
-   */
+  /** Written once at the end of this turn (./meta-table.ts). */
   setMetaSoon<K extends MetaKey>(key: K, value: JobMeta[K]): void {
-    if (this.#soon.size === 0) queueMicrotask(() => this.flushSoon());
-    this.#soon.set(key, value);
+    this.#meta.soon(key, value);
   }
 
   flushSoon(): void {
-    if (this.#soon.size > 0) this.#writeMetas([...this.#soon]);
-    this.#soon.clear();
+    this.#meta.flush();
   }
 
   // ── stages ──────────────────────────────────────────────────────────────────────────────────
