@@ -6,7 +6,7 @@
  *   submitting → running → ended        (its results read and settled)
  *   submitting → failed                 (the provider refused it; its lines went back to their tasks' policy)
  */
-import { limitClause } from "./sql-limit";
+import { exactLimit } from "./sql-limit";
 
 export type BatchStatus = "submitting" | "running" | "ended" | "failed";
 
@@ -119,8 +119,8 @@ export class BatchTable<TaskRow extends Record<string, SqlStorageValue> & { stag
 
   /** A stage's pending tasks, in index order (the next batch's lines). */
   pendingOf(stage: string, limit: number): TaskRow[] {
-    const { clause, keep } = limitClause(limit);
-    return keep(this.#sql.exec<TaskRow>(`SELECT * FROM tasks WHERE state = 'pending' AND stage = ? ORDER BY idx ${clause}`, stage).toArray());
+    // Its limits are constants (a provider's batch size, an alarm's share): each its own statement text, read exactly.
+    return this.#sql.exec<TaskRow>(`SELECT * FROM tasks WHERE state = 'pending' AND stage = ? ORDER BY idx ${exactLimit(limit)}`, stage).toArray();
   }
 
   /** The tasks a batch is running (lines it has not answered yet; not those execution mode auto moved to realtime). */

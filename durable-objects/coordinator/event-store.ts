@@ -6,7 +6,7 @@
  *   outbox(stage, idx, seq, success, data)   finished results not yet copied to D1 (./d1-mirror.ts)
  */
 import type { OutboxRow } from "../../src/db/jobs";
-import { limitClause } from "./sql-limit";
+import { exactLimit } from "./sql-limit";
 
 export type StoredEvent = { id: number; name: string; data: string };
 
@@ -49,17 +49,14 @@ export class Outbox {
    * schema step 12 has its own data.
    */
   next(limit: number): OutboxRow[] {
-    const { clause, keep } = limitClause(limit);
-    return keep(
-      this.sql
-        .exec<OutboxRow>(
-          `SELECT o.stage, o.idx, o.seq, o.success,
+    return this.sql
+      .exec<OutboxRow>(
+        `SELECT o.stage, o.idx, o.seq, o.success,
            CASE WHEN o.event_id IS NULL THEN o.data
              ELSE substr(e.data, instr(e.data, ',"result":') + 10, length(e.data) - instr(e.data, ',"result":') - 10) END AS data
-         FROM outbox o LEFT JOIN events e ON e.id = o.event_id ORDER BY o.seq ${clause}`,
-        )
-        .toArray(),
-    );
+         FROM outbox o LEFT JOIN events e ON e.id = o.event_id ORDER BY o.seq ${exactLimit(limit)}`, // the mirror's batch: one constant
+      )
+      .toArray();
   }
 
   /** The rows D1 now has. One statement: `seq` grows with every result, so a row written again since it was read has left the range. */

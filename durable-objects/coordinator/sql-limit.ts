@@ -12,7 +12,7 @@ const EXACT_UP_TO = 16;
 /** A count as a LIMIT may say it: an integer ≥ 0 (a negative, fractional or infinite one cut down). */
 const count = (limit: number): number => Math.max(0, Math.floor(Number.isFinite(limit) ? limit : 0));
 
-/** The LIMIT clause for exactly `limit` rows: where a query's limits are few (a constant). */
+/** The LIMIT clause for exactly `limit` rows: where a query's limits are few (constants), so no row is read past them. */
 export const exactLimit = (limit: number): string => `LIMIT ${count(limit)}`;
 
 /** The LIMIT clause for at most `limit` rows, and what cuts the rows read down to `limit`. */
