@@ -3,21 +3,19 @@
  * (2 KB for 1,536) where its JSON takes ~30 KB. A cosine computed from two packed vectors is within
  * ~0.005 of the exact one (what embedding blocking compares: ../operators/embedding-blocking).
  */
+import { fromBase64, toBase64 } from "./base64";
+
 export function packVector(vector: ArrayLike<number>): string {
   let largest = 0;
   for (let i = 0; i < vector.length; i++) largest = Math.max(largest, Math.abs(vector[i] as number));
   const bytes = new Uint8Array(vector.length);
   for (let i = 0; i < vector.length; i++) bytes[i] = (largest === 0 ? 0 : Math.round(((vector[i] as number) / largest) * 127)) & 0xff;
-  let text = "";
-  for (let i = 0; i < bytes.length; i += 4096) text += String.fromCharCode(...bytes.subarray(i, i + 4096));
-  return btoa(text);
+  return toBase64(bytes);
 }
 
 export function unpackVector(text: string): Int8Array {
-  const raw = atob(text);
-  const out = new Int8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) out[i] = (raw.charCodeAt(i) << 24) >> 24;
-  return out;
+  const bytes = fromBase64(text);
+  return new Int8Array(bytes.buffer, bytes.byteOffset, bytes.length); // the same bytes, read as signed
 }
 
 /** The cosine of two packed vectors (0 when their lengths differ or one is zero). */
