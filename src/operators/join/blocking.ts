@@ -19,6 +19,17 @@ import {
   type Pairs,
 } from "../resolve/blocking";
 
+/** The pairs grouped by left item: each left index with its right indices, in the pairs' order. */
+export function byLeftOf(pairs: [number, number][]): Map<number, number[]> {
+  const byLeft = new Map<number, number[]>();
+  for (const [l, r] of pairs) {
+    const list = byLeft.get(l);
+    if (list) list.push(r);
+    else byLeft.set(l, [r]);
+  }
+  return byLeft;
+}
+
 export function crossPairs(left: unknown[], right: unknown[], blocking: Blocking | null, limit: number): Pairs {
   if (!blocking) {
     const count = left.length * right.length;

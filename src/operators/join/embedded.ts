@@ -26,13 +26,19 @@ import {
   type EmbeddingBlocking,
 } from "../embedding-blocking/stages";
 import type { ChooseTask, JoinJobSpec, PairTask } from "./plan";
+import { byLeftOf } from "./blocking";
 
 /** The strategy's tasks over the pairs found (`record`: an item by its index among both lists). */
 export function strategyItems(spec: JoinJobSpec, pairs: [number, number][], record: (index: number) => unknown, left: number): (PairTask | ChooseTask)[] {
   if (spec.strategy === "pairs") return pairs.map(([l, r]) => ({ l, r, left: record(l), right: record(left + r) }));
-  const byLeft = new Map<number, number[]>();
-  for (const [l, r] of pairs) byLeft.set(l, [...(byLeft.get(l) ?? []), r]);
-  return [...byLeft].map(([l, candidates]) => ({ l, left: record(l), candidates, rights: candidates.map((r) => record(left + r)) }));
+  return [...byLeftOf(pairs)].map(([l, candidates]) => ({ l, left: record(l), candidates, rights: candidates.map((r) => record(left + r)) }));
+}
+
+/** An embedding blocking's pairs as an estimate counts them before they are known: each of `left` items with top_k of `right` (stand-ins, in turn). */
+export function boundPairs(left: number, right: number, topK: number): [number, number][] {
+  const pairs: [number, number][] = [];
+  for (let l = 0; l < left; l++) for (let k = 0; k < Math.min(topK, right); k++) pairs.push([l, (l + k) % right]);
+  return pairs;
 }
 
 const cfgOf = (spec: JoinJobSpec): EmbeddingBlocking => spec.neighbours as EmbeddingBlocking;
@@ -102,9 +108,7 @@ export function embeddedJoin(strategy: (spec: JoinJobSpec) => Operator<JoinJobSp
       const left = (embeds[0]?.input as EmbedInput | undefined)?.left ?? 0;
       const items = embeds.map((t) => (t.input as EmbedInput).item);
       const all = plan.stages.find((s) => s.name === NEIGHBOURS_STAGE)?.total ?? left; // both lists
-      const rights = Math.max(1, all - left);
-      const pairs: [number, number][] = [];
-      for (let l = 0; l < left; l++) for (let k = 0; k < Math.min(cfg.topK, rights); k++) pairs.push([l, (l + k) % rights]);
+      const pairs = boundPairs(left, Math.max(1, all - left), cfg.topK);
       const byIndex = new Map(embeds.map((t, i) => [t.index, items[i]]));
       const inner = strategyItems(spec, pairs, (index) => byIndex.get(index) ?? null, left);
       const judged: (TaskSeed & { exact?: boolean })[] = strategy(spec).plan(spec, inner).tasks;

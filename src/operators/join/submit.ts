@@ -13,8 +13,8 @@ import { yesNoCascade } from "../filter/submit";
 import { itemCall } from "../task-call";
 import type { Blocking } from "../resolve/blocking";
 import { blockingOf } from "../resolve/submit";
-import { crossPairs } from "./blocking";
-import { strategyItems } from "./embedded";
+import { byLeftOf, crossPairs } from "./blocking";
+import { boundPairs, strategyItems } from "./embedded";
 import { checkEmbeddingBlocking, embeddingBlocking } from "../embedding-blocking/submit";
 import { joinOperator, type JoinJobSpec } from "./plan";
 import { CLASSIFY_INSTRUCTION, classifyTemplate, MATCH_DESCRIBED, MATCHES_SCHEMA, MAX_CLASSIFY_CANDIDATES, pairInstruction, type JoinRequest } from "./schema";
@@ -33,24 +33,6 @@ function pairsWithin(lists: Lists, blocking: Blocking | null, maxComparisons: nu
   throw new ApiError(422, "too_many_comparisons", `The join compares more than ${maxComparisons} pairs (at least ${count}): ${suggestion}.`, {
     details: { comparisons: count, complete: !blocking, max_comparisons: maxComparisons, suggestion },
   });
-}
-
-/** An embedding blocking's pairs, as the estimate and `auto` count them before they are known: each left item with top_k right items. */
-function boundPairs(lists: Lists, topK: number): [number, number][] {
-  const [left, right] = lists;
-  const pairs: [number, number][] = [];
-  for (let l = 0; l < left.length; l++) for (let k = 0; k < Math.min(topK, right.length); k++) pairs.push([l, (l + k) % right.length]);
-  return pairs;
-}
-
-function byLeftOf(pairs: [number, number][]): Map<number, number[]> {
-  const byLeft = new Map<number, number[]>();
-  for (const [l, r] of pairs) {
-    const list = byLeft.get(l);
-    if (list) list.push(r);
-    else byLeft.set(l, [r]);
-  }
-  return byLeft;
 }
 
 /** An item's tokens as the estimate counts them (its JSON at 4 characters a token). */
@@ -120,7 +102,7 @@ function joinPairs(spec: JoinJobSpec, lists: Lists): [number, number][] {
   const maxComparisons = spec.maxComparisons ?? Number.POSITIVE_INFINITY;
   if (!spec.neighbours) return pairsWithin(lists, spec.blocking ?? null, maxComparisons);
   checkEmbeddingBlocking(spec.neighbours, left.length + right.length, left.length, maxComparisons, "left");
-  return boundPairs(lists, spec.neighbours.topK);
+  return boundPairs(left.length, right.length, spec.neighbours.topK); // what `auto` and the estimate count before the pairs are known
 }
 
 /** 400 when a classify spec's candidates (those pairs, by left item) do not fit one call each. */
