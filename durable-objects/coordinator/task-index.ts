@@ -51,11 +51,10 @@ export class TaskIndex {
     const out = new Map<number, unknown>();
     for (let at = 0; at < indices.length; at += BOUND_CHUNK) {
       const chunk = indices.slice(at, at + BOUND_CHUNK);
-      // No condition on `state` in SQL: the planner would take the dispatch index (state, …) and read every finished task.
-      const sql = `SELECT idx, state, output FROM tasks WHERE stage = ? AND idx IN (${chunk.map(() => "?").join(", ")})`;
-      for (const row of this.#sql.exec<{ idx: number; state: string; output: string | null }>(sql, stage, ...chunk)) {
-        if (row.state === "done") out.set(row.idx, row.output === null ? null : JSON.parse(row.output));
-      }
+      // A seek on the primary key: no state index holds finished tasks (schema step 14).
+      const sql = `SELECT idx, output FROM tasks WHERE stage = ? AND idx IN (${chunk.map(() => "?").join(", ")}) AND state = 'done'`;
+      for (const row of this.#sql.exec<{ idx: number; output: string | null }>(sql, stage, ...chunk))
+        out.set(row.idx, row.output === null ? null : JSON.parse(row.output));
     }
     return out;
   }

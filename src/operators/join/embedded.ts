@@ -3,7 +3,7 @@
  * the left list's then the right's — are embedded and placed first (../embedding-blocking/stages.ts); once the last is
  * placed, each left item's top_k nearest right items are its pairs, and the strategy's own
  * operator (./plan.ts: pairs, with its cascade, or classify) starts over them, its stages under
- * their own names (../pipeline/sub-plan.ts `startPlan`). The output is the strategy's, with
+ * their own names (../nested-plan.ts `startPlan`). The output is the strategy's, with
  * `embeddings_failed`: the items whose embedding failed (compared with nothing).
  */
 import type { Advance, Operator, PlanReader, TaskSeed } from "../../engine/types";

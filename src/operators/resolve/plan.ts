@@ -8,7 +8,7 @@
  * (a failed comparison is no match).
  *
  * With an embedding blocking (../embedding-blocking), the pairs are found as the job runs: the
- * records are embedded and placed first (stages `embed`, `vectors`, `neighbours`), and the
+ * records are embedded and placed first (stages `embed`, `neighbours`), and the
  * comparisons are planned once the last is placed; the output adds `embeddings_failed` (records
  * whose embedding failed: compared with nothing).
  */
