@@ -18,6 +18,34 @@ export function taskColumns(seed: TaskSeed, input: string): [string, number, str
   return [seed.stage, seed.index, input, seed.blocked ? "blocked" : "pending", seed.priority ?? 0, seed.sessionId ?? null];
 }
 
+/**
+ * A plan's tasks, a chunk of rows per statement (a 1,000-item job: one statement, not 1,000): the
+ * rows go as one JSON array of `[stage, idx, input, state, priority, session_id]`, each input the
+ * JSON text that the store's one-row insert would store, read back out with `json_each`. A row too
+ * large for a chunk (its input escaped once more inside the array) goes to `alone`.
+ */
+export function insertChunked(sql: SqlStorage, seeds: TaskSeed[], alone: (seed: TaskSeed, input: string) => void): void {
+  let rows: string[] = [];
+  let chars = 0;
+  const flush = () => {
+    if (rows.length > 0) sql.exec(INSERT_ROWS, `[${rows.join(",")}]`);
+    rows = [];
+    chars = 0;
+  };
+  for (const seed of seeds) {
+    const input = JSON.stringify(seed.input ?? null);
+    const row = JSON.stringify(taskColumns(seed, input));
+    if (chars + row.length > INSERT_CHUNK_CHARS) flush();
+    if (row.length > INSERT_CHUNK_CHARS) {
+      alone(seed, input);
+      continue;
+    }
+    rows.push(row);
+    chars += row.length + 1;
+  }
+  flush();
+}
+
 /** The usage columns tasks and stages share, added to (`ADD_USAGE`, then its six values: `usageArgs`) or cleared. */
 export const ADD_USAGE = `input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens + ?,
   cache_write_tokens = cache_write_tokens + ?, cost_usd = cost_usd + ?, unpriced_calls = unpriced_calls + ?`;

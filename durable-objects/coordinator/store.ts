@@ -17,8 +17,9 @@ import { BatchTable } from "./batch-table";
 import { addSums, type UsageSums } from "../../src/engine/counters";
 import { resetTask, type TaskEnd, type TaskState } from "../../src/engine/task-machine";
 import { stateOf, TASK_COLUMNS, taskRows, taskSums, withState, type StageRow, type TaskRow } from "./store-rows";
-import { ADD_USAGE, CHILD_ENDED, CLEAR_USAGE, DUE, INSERT_CHUNK_CHARS, INSERT_ROWS, READY, RELEASE, stateChanges, taskColumns, usageArgs } from "./store-sql";
+import { ADD_USAGE, CHILD_ENDED, CLEAR_USAGE, DUE, insertChunked, READY, RELEASE, stateChanges, taskColumns, usageArgs } from "./store-sql";
 import { limitClause } from "./sql-limit";
+import { RunningRows } from "./running-rows";
 
 export { itemStages, stateOf, taskSums, taskView, type StageRow, type TaskRow } from "./store-rows";
 
@@ -42,6 +43,7 @@ export class CoordinatorStore {
   #open: number | null = null;
   #sizes = 0; // bumped whenever a stage is added or its total changes
   #kinds: Map<string, { kind: StageKind; parent: string | null }> | null = null; // each stage's facts, read once (stages are added, never renamed)
+  readonly #running = new RunningRows(); // the slots' running tasks as last written (./running-rows.ts)
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -61,6 +63,7 @@ export class CoordinatorStore {
       this.#kinds = null; // a stage added in the rolled-back transaction is gone
       this.#meta.forget(); // and so is what it wrote to meta
       this.#open = null; // and to the stages' counts
+      this.#running.clear(); // and to the tasks
       throw err;
     }
   }
@@ -189,32 +192,9 @@ export class CoordinatorStore {
 
   // ── tasks ───────────────────────────────────────────────────────────────────────────────────
 
-  /**
-   * A plan's tasks, a chunk of rows per statement (a 1,000-item job: one statement, not 1,000): the
-   * rows go as one JSON array of `[stage, idx, input, state, priority, session_id]`, each input the
-   * JSON text that `#insert` would store, read back out with `json_each`. A row too large for a
-   * chunk (its input escaped once more inside the array) is inserted on its own, as before.
-   */
+  /** A plan's tasks, a chunk of rows per statement (./store-sql.ts); a row too large for a chunk on its own. */
   insertTasks(seeds: TaskSeed[]): void {
-    let rows: string[] = [];
-    let chars = 0;
-    const flush = () => {
-      if (rows.length > 0) this.#sql.exec(INSERT_ROWS, `[${rows.join(",")}]`);
-      rows = [];
-      chars = 0;
-    };
-    for (const seed of seeds) {
-      const input = JSON.stringify(seed.input ?? null);
-      const row = JSON.stringify(taskColumns(seed, input));
-      if (chars + row.length > INSERT_CHUNK_CHARS) flush();
-      if (row.length > INSERT_CHUNK_CHARS) {
-        this.#insert(seed, input, false);
-        continue;
-      }
-      rows.push(row);
-      chars += row.length + 1;
-    }
-    flush();
+    insertChunked(this.#sql, seeds, (seed, input) => this.#insert(seed, input, false));
   }
 
   /** Inserts a seed's task (ready, or blocked when the seed says so); with `keepExisting` a task already there stays as it is. Returns whether it was inserted. */
@@ -242,6 +222,13 @@ export class CoordinatorStore {
         READY.from,
       ).rowsWritten > 0
     );
+  }
+
+  /** The task running under dispatch `token` (of a report, a claim), kept since the store wrote it (./running-rows.ts), else read. */
+  runningTask(stage: string, idx: number, token: string): TaskRow | undefined {
+    const kept = this.#running.get(stage, idx);
+    const row = kept?.token === token ? kept : this.task(stage, idx);
+    return row?.state === "running" && row.token === token ? row : undefined;
   }
 
   task(stage: string, idx: number): TaskRow | undefined {
@@ -315,7 +302,10 @@ export class CoordinatorStore {
       row.state,
       row.token,
     ];
-    return this.#sql.exec(sql, ...args).rowsWritten > 0;
+    if (this.#sql.exec(sql, ...args).rowsWritten === 0) return false;
+    const written = { ...withState(row, next), reserved: reserved.tokens, reserved_usd: reserved.usd, ...(usage ? addSums(taskSums(row), usage) : {}) };
+    this.#running.wrote(row, batch ? { ...written, batch_id: extra.batchId ?? null } : written);
+    return true;
   }
 
   /** Set-wise `child-ended` (../../src/engine/task-machine.ts): the child ended, its parent can be dispatched again. */
@@ -362,6 +352,7 @@ export class CoordinatorStore {
       row.stage,
       row.idx,
     );
+    this.#running.drop(row.stage, row.idx);
     return done;
   }
 
@@ -412,6 +403,7 @@ export class CoordinatorStore {
       )
       .one();
     this.#sql.exec("DELETE FROM tasks WHERE stage = ?", stage);
+    this.#running.clear();
     this.outbox.dropStage(stage);
     this.#sql.exec(`UPDATE stages SET status = 'pending', total = 0, completed = 0, succeeded = 0, failed = 0, ${CLEAR_USAGE} WHERE name = ?`, stage);
     return { succeeded: counts.ok ?? 0, failed: counts.bad ?? 0 };
@@ -423,6 +415,7 @@ export class CoordinatorStore {
    * (`sessionId`): the old one keeps its history.
    */
   #resetTask(row: TaskRow, sessionId: string | null, blocked: boolean): void {
+    this.#running.drop(row.stage, row.idx);
     const changes = stateChanges(row, resetTask(stateOf(row), blocked));
     this.#sql.exec(
       `UPDATE tasks SET ${changes.sets ? `${changes.sets}, ` : ""}batch_id = NULL, ${CLEAR_USAGE}, reserved = 0, reserved_usd = 0,
@@ -436,6 +429,7 @@ export class CoordinatorStore {
 
   /** Set-wise `release` (../../src/engine/task-machine.ts): running tasks give their slots back (the job's end), their reports stale from now on; a batch line forgets its batch. */
   releaseRunning(): void {
+    this.#running.clear();
     this.#sql.exec(`UPDATE tasks SET ${RELEASE.sets}, batch_id = NULL, reserved = 0, reserved_usd = 0 WHERE state = '${RELEASE.from}'`, ...RELEASE.args);
   }
 }

@@ -111,8 +111,7 @@ export class TaskRunner {
 
   /** The task of a dispatch while it is current (running with that token); null: its report would be stale. */
   dispatchOf(stage: string, idx: number, token: string): TaskRow | null {
-    const row = this.job.store.task(stage, idx);
-    return row?.state === "running" && row.token === token ? row : null;
+    return this.job.store.runningTask(stage, idx, token) ?? null;
   }
 
   /**

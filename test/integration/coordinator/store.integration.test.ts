@@ -177,6 +177,74 @@ describe("coordinator store", () => {
     expect(out.reset.sql).toEqual([freshTask(), { ...freshTask(), losses: 1 }, freshTask(true)]);
   });
 
+  it("keeps the slots' running tasks as it wrote them for their dispatch's reports: every read the row SQL has, a stale row's write and a rolled-back one dropped", async () => {
+    const policy = { maxRetries: 2, maxWaitMs: 60_000 };
+    const usage = { input_tokens: 3, output_tokens: 4, cache_read_tokens: 1, cache_write_tokens: 0, cost_usd: 0.1 + 0.2, unpriced_calls: 0 };
+    const out = await runInDurableObject(freshObject(), (_i, state) => {
+      const store = new CoordinatorStore(state.storage);
+      const fromSql = (idx: number) => new CoordinatorStore(state.storage).task("s", idx); // a store of its own keeps nothing yet
+      const checks: { step: string; same: boolean }[] = [];
+      const check = (step: string) => {
+        for (let idx = 0; idx < 4; idx++) {
+          const sql = fromSql(idx) as TaskRow;
+          const read = sql.state === "running" ? store.runningTask("s", idx, sql.token as string) : store.task("s", idx);
+          checks.push({ step: `${step} #${idx}`, same: JSON.stringify(read) === JSON.stringify(sql) });
+        }
+      };
+      const move = (idx: number, event: TaskEvent, write: Parameters<CoordinatorStore["saveTask"]>[2] = {}) => {
+        const read = store.task("s", idx) as TaskRow;
+        const row = read.state === "running" ? (store.runningTask("s", idx, read.token as string) as TaskRow) : read; // as a report reads it
+        const t = taskTransition(stateOf(row), event, policy);
+        return t !== null && store.saveTask(row, t.task, write);
+      };
+      for (let idx = 0; idx < 4; idx++) store.makeReady({ stage: "s", index: idx, input: { n: idx }, blocked: false });
+      check("ready");
+      move(0, { type: "dispatch", slot: 0, token: "t0", now: 1_000 }, { reserved: { tokens: 120, usd: 0.25 } });
+      move(1, { type: "dispatch", slot: 1, token: "t1", now: 1_000 }, { reserved: { tokens: 7, usd: 0.5 } });
+      move(2, { type: "dispatch", slot: null, token: "batch:b", now: 1_000 }, { batchId: "b" });
+      check("dispatched");
+      const kept = store.runningTask("s", 0, "t0") === store.runningTask("s", 0, "t0") && store.runningTask("s", 1, "t1") === store.runningTask("s", 1, "t1");
+      const notKept = store.runningTask("s", 2, "batch:b") !== store.runningTask("s", 2, "batch:b"); // a batch line
+      const otherToken = store.runningTask("s", 0, "t1") === undefined && store.runningTask("s", 3, "t0") === undefined; // a stale report's; a pending task's
+      const stale = store.task("s", 0) as TaskRow;
+      move(0, { type: "hand", why: "claimed", now: 1_500 }); // handed again, same token
+      check("handed");
+      // A write from the row as read before the hand: SQL keeps its `handed`, so the store keeps nothing of it.
+      store.saveTask(stale, { ...stateOf(stale), dispatchedAt: 1_700 }, { usage });
+      check("stale write");
+      move(1, { type: "report", outcome: { kind: "transient", error: "500", retryAfterMs: null, usage }, now: 2_000, random: () => 0 }, { usage });
+      check("reported");
+      move(1, { type: "due", now: 9_000 });
+      move(1, { type: "dispatch", slot: 1, token: "t1b", now: 9_000 }, { reserved: { tokens: 9, usd: 0.75 }, usage });
+      check("dispatched again");
+      try {
+        store.transaction(() => {
+          move(1, { type: "hand", why: "claimed", now: 9_500 });
+          throw new Error("rolled back");
+        });
+      } catch {
+        // the hand is gone, and so is what the store kept of it
+      }
+      check("rolled back");
+      const row1 = store.task("s", 1) as TaskRow;
+      store.markDone(row1, { ...stateOf(row1), state: "done", slot: null, token: null }, usage, {
+        success: true,
+        output: { ok: 1 },
+        error: null,
+        errorKind: null,
+      });
+      check("done");
+      store.releaseRunning();
+      check("released");
+      return { checks, kept, notKept, otherToken };
+    });
+    expect(out.checks.filter((c) => !c.same)).toEqual([]);
+    expect(out.checks).toHaveLength(36);
+    expect(out.kept).toBe(true);
+    expect(out.notKept).toBe(true);
+    expect(out.otherToken).toBe(true);
+  });
+
   it("reads the next pending tasks in dispatch order, exactly as many as asked for, however many (the LIMIT written into the statement)", async () => {
     const out = await runInDurableObject(freshObject(), (_i, state) => {
       const store = new CoordinatorStore(state.storage);
