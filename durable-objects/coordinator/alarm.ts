@@ -4,6 +4,7 @@
  * the earliest asked for in a turn is armed once, as the turn's last write. Nothing else calls
  * setAlarm or deleteAlarm on a job's coordinator.
  */
+import { microtask } from "../../src/lib/microtask";
 export class JobAlarm {
   #at: number | null; // when the alarm is set for (null: none)
   #wanted: number | null = null; // the earliest wake asked for in this turn, armed at its end
@@ -17,7 +18,7 @@ export class JobAlarm {
 
   /** The job must be woken by `at`: no I/O here, the turn's wants are armed together (a microtask, before its writes commit). */
   want(at: number): void {
-    if (this.#wanted === null) queueMicrotask(() => void this.#arm());
+    if (this.#wanted === null) microtask(() => void this.#arm());
     this.#wanted = Math.min(this.#wanted ?? Infinity, at);
   }
 

@@ -9,6 +9,7 @@
  * hot path against the durability floor"); the stream's bytes are the same, a live event is at
  * most FLUSH_EVERY_MS late, and a quiet job's next event is not late at all.
  */
+import { microtask } from "../../src/lib/microtask";
 import type { StoredEvent } from "./event-store";
 
 export const DEFAULT_KEEPALIVE_MS = 15_000; // the contract asks for one at least every 20 s; proxies cut idle streams
@@ -60,7 +61,7 @@ export class EventHub {
     if (this.#subscribers.size === 0) return; // a reader that comes later replays it from the stored log
     if (this.#pending.push(eventText(event)) > 1) return; // the flush scheduled for the first takes it
     const wait = this.#flushedAt + FLUSH_EVERY_MS - Date.now();
-    if (wait <= 0) queueMicrotask(() => this.#flush());
+    if (wait <= 0) microtask(() => this.#flush());
     else this.#timer = setTimeout(() => this.#flush(), wait);
   }
 

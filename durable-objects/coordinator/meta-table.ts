@@ -4,6 +4,7 @@
  * of them, so a read after the first costs no statement. `forget()` after a transaction rolled back
  * (what it wrote is gone). A value rewritten often is written once at the end of its turn (`soon`).
  */
+import { microtask } from "../../src/lib/microtask";
 import type { JobMeta, MetaKey } from "./job-meta";
 
 export class MetaTable {
@@ -38,7 +39,7 @@ export class MetaTable {
    * the counters twice (its result, the next dispatch) writes them once.
    */
   soon<K extends MetaKey>(key: K, value: JobMeta[K]): void {
-    if (this.#soon.size === 0) queueMicrotask(() => this.flush());
+    if (this.#soon.size === 0) microtask(() => this.flush());
     this.#soon.set(key, value);
   }
 
