@@ -38,6 +38,13 @@ export type TaskRow = UsageSums & {
   throttled_since: number | null;
 };
 
+/** What a transition writes besides the machine's facts (CoordinatorStore.saveTask). */
+export interface TaskWrite {
+  reserved?: { tokens: number; usd: number };
+  usage?: UsageSums;
+  batchId?: string | null;
+}
+
 /**
  * The tasks table's columns, in the order `taskRows` reads them: a task is read as an array
  * (`cursor.raw()`) and made an object here, its fields set in one order (one shape). The runtime

@@ -16,19 +16,13 @@ import { migrate } from "./schema";
 import { BatchTable } from "./batch-table";
 import { addSums, type UsageSums } from "../../src/engine/counters";
 import { resetTask, type TaskEnd, type TaskState } from "../../src/engine/task-machine";
-import { stateOf, TASK_COLUMNS, taskRows, taskSums, withState, type StageRow, type TaskRow } from "./store-rows";
+import { stateOf, TASK_COLUMNS, taskRows, taskSums, withState, type StageRow, type TaskRow, type TaskWrite } from "./store-rows";
 import { ADD_USAGE, CHILD_ENDED, CLEAR_USAGE, DUE, insertChunked, READY, RELEASE, stateChanges, taskColumns, usageArgs } from "./store-sql";
 import { limitClause } from "./sql-limit";
 import { RunningRows } from "./running-rows";
+import { PendingRows, READ_AHEAD } from "./pending-rows";
 
-export { itemStages, stateOf, taskSums, taskView, type StageRow, type TaskRow } from "./store-rows";
-
-/** What a transition writes besides the machine's facts (CoordinatorStore.saveTask). */
-export interface TaskWrite {
-  reserved?: { tokens: number; usd: number };
-  usage?: UsageSums;
-  batchId?: string | null;
-}
+export { itemStages, stateOf, taskSums, taskView, type StageRow, type TaskRow, type TaskWrite } from "./store-rows";
 
 export class CoordinatorStore {
   readonly #sql: SqlStorage;
@@ -44,6 +38,7 @@ export class CoordinatorStore {
   #sizes = 0; // bumped whenever a stage is added or its total changes
   #kinds: Map<string, { kind: StageKind; parent: string | null }> | null = null; // each stage's facts, read once (stages are added, never renamed)
   readonly #running = new RunningRows(); // the slots' running tasks as last written (./running-rows.ts)
+  readonly #pending = new PendingRows(); // the next pending tasks, read ahead (./pending-rows.ts)
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -64,6 +59,7 @@ export class CoordinatorStore {
       this.#meta.forget(); // and so is what it wrote to meta
       this.#open = null; // and to the stages' counts
       this.#running.clear(); // and to the tasks
+      this.#pending.clear();
       throw err;
     }
   }
@@ -194,11 +190,13 @@ export class CoordinatorStore {
 
   /** A plan's tasks, a chunk of rows per statement (./store-sql.ts); a row too large for a chunk on its own. */
   insertTasks(seeds: TaskSeed[]): void {
+    this.#pending.clear(); // new tasks may go before the ones read ahead
     insertChunked(this.#sql, seeds, (seed, input) => this.#insert(seed, input, false));
   }
 
   /** Inserts a seed's task (ready, or blocked when the seed says so); with `keepExisting` a task already there stays as it is. Returns whether it was inserted. */
   #insert(seed: TaskSeed, input: string, keepExisting: boolean): boolean {
+    this.#pending.clear();
     return (
       this.#sql.exec(
         `INSERT INTO tasks (stage, idx, input, state, priority, session_id) VALUES (?, ?, ?, ?, ?, ?)${keepExisting ? " ON CONFLICT (stage, idx) DO NOTHING" : ""}`,
@@ -242,9 +240,18 @@ export class CoordinatorStore {
 
   /** The next pending tasks in dispatch order, but those of `skip` (stages whose tasks go out in provider batches). */
   nextPending(limit: number, skip: readonly string[] = []): TaskRow[] {
+    if (skip.length === 0) {
+      const known = this.#pending.first(limit);
+      if (known) return known;
+      const asked = Math.max(limit, READ_AHEAD);
+      const ahead = limitClause(asked);
+      const rows = ahead.keep(
+        taskRows(this.#sql.exec(`SELECT ${TASK_COLUMNS} FROM tasks WHERE state = 'pending' ORDER BY priority, idx, stage ${ahead.clause}`)),
+      );
+      this.#pending.read(rows, asked);
+      return rows.slice(0, limit);
+    }
     const { clause, keep } = limitClause(limit);
-    if (skip.length === 0)
-      return keep(taskRows(this.#sql.exec(`SELECT ${TASK_COLUMNS} FROM tasks WHERE state = 'pending' ORDER BY priority, idx, stage ${clause}`)));
     const sql = `SELECT ${TASK_COLUMNS} FROM tasks WHERE state = 'pending' AND stage NOT IN (SELECT value FROM json_each(?)) ORDER BY priority, idx, stage ${clause}`;
     return keep(taskRows(this.#sql.exec(sql, JSON.stringify(skip))));
   }
@@ -271,7 +278,9 @@ export class CoordinatorStore {
 
   /** Set-wise `due` (../../src/engine/task-machine.ts): waiting tasks whose time has come become pending. */
   releaseDue(now: number): number {
-    return this.#sql.exec(`UPDATE tasks SET ${DUE.sets} WHERE state = '${DUE.from}' AND ready_at <= ?`, ...DUE.args, now).rowsWritten;
+    const due = this.#sql.exec(`UPDATE tasks SET ${DUE.sets} WHERE state = '${DUE.from}' AND ready_at <= ?`, ...DUE.args, now).rowsWritten;
+    if (due > 0) this.#pending.clear();
+    return due;
   }
 
   nextWaitingAt(): number | null {
@@ -303,6 +312,7 @@ export class CoordinatorStore {
       row.token,
     ];
     if (this.#sql.exec(sql, ...args).rowsWritten === 0) return false;
+    this.#pending.wrote(row, next.state);
     const written = { ...withState(row, next), reserved: reserved.tokens, reserved_usd: reserved.usd, ...(usage ? addSums(taskSums(row), usage) : {}) };
     this.#running.wrote(row, batch ? { ...written, batch_id: extra.batchId ?? null } : written);
     return true;
@@ -310,6 +320,7 @@ export class CoordinatorStore {
 
   /** Set-wise `child-ended` (../../src/engine/task-machine.ts): the child ended, its parent can be dispatched again. */
   resumeParent(stage: string, idx: number): void {
+    this.#pending.clear();
     this.#sql.exec(`UPDATE tasks SET ${CHILD_ENDED.sets} WHERE stage = ? AND idx = ? AND state = ?`, ...CHILD_ENDED.args, stage, idx, CHILD_ENDED.from);
   }
 
@@ -353,6 +364,7 @@ export class CoordinatorStore {
       row.idx,
     );
     this.#running.drop(row.stage, row.idx);
+    this.#pending.left(row.stage, row.idx);
     return done;
   }
 
@@ -404,6 +416,7 @@ export class CoordinatorStore {
       .one();
     this.#sql.exec("DELETE FROM tasks WHERE stage = ?", stage);
     this.#running.clear();
+    this.#pending.clear();
     this.outbox.dropStage(stage);
     this.#sql.exec(`UPDATE stages SET status = 'pending', total = 0, completed = 0, succeeded = 0, failed = 0, ${CLEAR_USAGE} WHERE name = ?`, stage);
     return { succeeded: counts.ok ?? 0, failed: counts.bad ?? 0 };
@@ -416,6 +429,7 @@ export class CoordinatorStore {
    */
   #resetTask(row: TaskRow, sessionId: string | null, blocked: boolean): void {
     this.#running.drop(row.stage, row.idx);
+    this.#pending.clear();
     const changes = stateChanges(row, resetTask(stateOf(row), blocked));
     this.#sql.exec(
       `UPDATE tasks SET ${changes.sets ? `${changes.sets}, ` : ""}batch_id = NULL, ${CLEAR_USAGE}, reserved = 0, reserved_usd = 0,
@@ -430,6 +444,7 @@ export class CoordinatorStore {
   /** Set-wise `release` (../../src/engine/task-machine.ts): running tasks give their slots back (the job's end), their reports stale from now on; a batch line forgets its batch. */
   releaseRunning(): void {
     this.#running.clear();
+    this.#pending.clear();
     this.#sql.exec(`UPDATE tasks SET ${RELEASE.sets}, batch_id = NULL, reserved = 0, reserved_usd = 0 WHERE state = '${RELEASE.from}'`, ...RELEASE.args);
   }
 }

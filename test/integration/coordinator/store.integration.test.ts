@@ -245,6 +245,73 @@ describe("coordinator store", () => {
     expect(out.otherToken).toBe(true);
   });
 
+  it("reads the next pending tasks ahead and keeps them in order through dispatches, retries, releases and rollbacks: every answer the one SQL gives", async () => {
+    const policy = { maxRetries: 5, maxWaitMs: 60_000 };
+    const usage = { input_tokens: 1, output_tokens: 1 };
+    const out = await runInDurableObject(freshObject(), (_i, state) => {
+      const store = new CoordinatorStore(state.storage);
+      const keys = (rows: TaskRow[]) => rows.map((r) => `${r.stage}#${r.idx}`).join(" ");
+      const fromSql = (limit: number) => new CoordinatorStore(state.storage).nextPending(limit); // a store of its own reads
+      const checks: { step: string; kept: string; sql: string }[] = [];
+      const check = (step: string) => {
+        for (const limit of [1, 3, 16, 40]) checks.push({ step: `${step} (${limit})`, kept: keys(store.nextPending(limit)), sql: keys(fromSql(limit)) });
+      };
+      const move = (row: TaskRow, event: TaskEvent) => {
+        const t = taskTransition(stateOf(row), event, policy);
+        return t !== null && store.saveTask(row, t.task);
+      };
+      store.insertTasks(Array.from({ length: 30 }, (_, i) => ({ stage: i % 2 ? "b" : "a", index: i, input: i, priority: i % 3 })));
+      check("planned");
+      const servedFromMemory = store.nextPending(1)[0] === store.nextPending(1)[0];
+      let slot = 0;
+      const dispatchNext = () => move(store.nextPending(1)[0] as TaskRow, { type: "dispatch", slot: slot++, token: `t${slot}`, now: 1_000 });
+      for (let i = 0; i < 5; i++) dispatchNext();
+      check("five dispatched");
+      const running = () => store.running().sort((x, y) => x.idx - y.idx);
+      move(running()[0] as TaskRow, { type: "withdraw" }); // back to pending, ahead of those read
+      check("withdrawn");
+      move(running()[0] as TaskRow, { type: "report", outcome: { kind: "transient", error: "500", retryAfterMs: null, usage }, now: 2_000, random: () => 0 });
+      check("waiting");
+      store.releaseDue(1_000_000);
+      check("due");
+      const pending = store.nextPending(2)[1] as TaskRow;
+      // Ended where it waited (the operator's own output, `local`), as the runner ends a task: markDone.
+      store.markDone(
+        pending,
+        { ...stateOf(pending), state: "done" },
+        { ...usage, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: 0, unpriced_calls: 0 },
+        {
+          success: true,
+          output: 1,
+          error: null,
+          errorKind: null,
+        },
+      );
+      check("ended while pending");
+      store.makeReady({ stage: "a", index: 100, input: 100, priority: -1 });
+      check("made ready");
+      try {
+        store.transaction(() => {
+          dispatchNext();
+          dispatchNext();
+          throw new Error("rolled back");
+        });
+      } catch {
+        // both dispatches are gone
+      }
+      check("rolled back");
+      for (let i = 0; i < 20; i++) dispatchNext();
+      check("past the read");
+      store.releaseRunning();
+      check("released");
+      return { checks, servedFromMemory };
+    });
+    expect(out.checks.filter((c) => c.kept !== c.sql)).toEqual([]);
+    expect(out.checks).toHaveLength(40);
+    expect(out.checks.at(-1)?.sql.split(" ").length).toBeGreaterThan(20); // the release made every running task pending again
+    expect(out.servedFromMemory).toBe(true);
+  });
+
   it("reads the next pending tasks in dispatch order, exactly as many as asked for, however many (the LIMIT written into the statement)", async () => {
     const out = await runInDurableObject(freshObject(), (_i, state) => {
       const store = new CoordinatorStore(state.storage);
