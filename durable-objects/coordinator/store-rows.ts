@@ -144,13 +144,29 @@ type ColumnValue = string | number | null;
 
 /** The machine's facts of `state` that it sets (all of them, or some: a set-wise move's), as their columns store them. */
 export function stateColumns(state: Partial<TaskState>): [column: string, value: ColumnValue][] {
-  return (Object.keys(state) as (keyof TaskState)[]).map((key) => {
-    const value = state[key] ?? null;
-    return [STATE_COLUMNS[key], key === "problems" ? (value === null ? null : JSON.stringify(value)) : (value as ColumnValue)];
-  });
+  return (Object.keys(state) as (keyof TaskState)[]).map((key) => [STATE_COLUMNS[key], columnValue(key, state[key])]);
+}
+
+/** A fact of the machine's as its column stores it. */
+function columnValue(key: keyof TaskState, value: TaskState[keyof TaskState] | undefined): ColumnValue {
+  if (key === "problems") return value === null || value === undefined ? null : JSON.stringify(value);
+  return (value ?? null) as ColumnValue;
+}
+
+/** Every fact and its column, in one list walked by the hot path (a task's write, the row it leaves) without building pairs per call. */
+const STATE_PAIRS = Object.entries(STATE_COLUMNS) as [keyof TaskState, keyof TaskRow][];
+
+/** Each column of a whole state whose stored value differs from `row`'s, with the value to store. */
+export function changedColumns(row: TaskRow, next: TaskState, each: (column: string, value: ColumnValue) => void): void {
+  for (const [key, column] of STATE_PAIRS) {
+    const value = columnValue(key, next[key]);
+    if (row[column] !== value) each(column, value);
+  }
 }
 
 /** A row with the machine's facts of `next` (what the store wrote). */
 export function withState(row: TaskRow, next: TaskState): TaskRow {
-  return { ...row, ...(Object.fromEntries(stateColumns(next)) as Partial<TaskRow>) };
+  const out: Record<string, unknown> = { ...row };
+  for (const [key, column] of STATE_PAIRS) out[column] = columnValue(key, next[key]);
+  return out as TaskRow;
 }

@@ -6,7 +6,7 @@
 import { SET_WISE, type SetWiseMove, type TaskState } from "../../src/engine/task-machine";
 import type { UsageSums } from "../../src/engine/counters";
 import type { TaskSeed } from "../../src/engine/types";
-import { stateColumns, type TaskRow } from "./store-rows";
+import { changedColumns, stateColumns, type TaskRow } from "./store-rows";
 
 /** At most this much JSON per insert of many tasks: well under a bound value's limit (2 MB on Cloudflare). */
 export const INSERT_CHUNK_CHARS = 512 * 1024;
@@ -58,8 +58,13 @@ export const usageArgs = (u: UsageSums): number[] => [u.input_tokens, u.output_t
  * slot, token, dispatched_at; an end: state, slot, token).
  */
 export function stateChanges(row: TaskRow, next: TaskState): { sets: string; args: (string | number | null)[] } {
-  const changed = stateColumns(next).filter(([column, is]) => row[column as keyof TaskRow] !== is);
-  return { sets: changed.map(([column]) => `${column} = ?`).join(", "), args: changed.map(([, is]) => is) };
+  let sets = "";
+  const args: (string | number | null)[] = [];
+  changedColumns(row, next, (column, value) => {
+    sets += `${sets ? ", " : ""}${column} = ?`;
+    args.push(value);
+  });
+  return { sets, args };
 }
 
 /**
