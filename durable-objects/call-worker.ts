@@ -27,6 +27,7 @@ import { DurableObject } from "cloudflare:workers";
 import { renderLimits } from "../src/config";
 import { compileCall, runAttempt, type CompiledCall } from "../src/engine/attempt";
 import { endpointData, endpointFrom } from "../src/llm/call-model";
+import { withCallTimer } from "../src/llm/call-timer";
 import { parseModel } from "../src/llm/models";
 import type { AttemptOutcome } from "../src/engine/retry-policy";
 import { setupKey, type CallSpec, type PulledTask, type PullRequest, type StageSetup, type StageWork, type TaskClaim, type TaskRef } from "../src/engine/types";
@@ -89,7 +90,12 @@ export class CallWorker extends DurableObject<Env> {
     this.#stages.clear();
   }
 
-  override async alarm(): Promise<void> {
+  /** The slot's tasks, one after another, their calls' timeouts on one timer (src/llm/call-timer.ts). */
+  override alarm(): Promise<void> {
+    return withCallTimer(() => this.#run());
+  }
+
+  async #run(): Promise<void> {
     const begun = this.#begun;
     let ref = await this.ctx.storage.get<TaskRef>("task");
     if (!ref) return;

@@ -17,6 +17,7 @@ import OpenAI from "openai";
 import type { ChatCompletionCreateParamsNonStreaming } from "openai/resources/chat/completions";
 import { ProviderFailure } from "./errors";
 import { fromHeaders, rateObservation } from "./rate-headers";
+import { callTimeout } from "./call-timer";
 import type { ModelResponse, ProviderEndpoint } from "./types";
 
 const DEFAULT_BASE_URL = "https://api.openai.com/v1"; // the SDK's, when no base URL is set
@@ -80,8 +81,7 @@ export function apiUrl(baseUrl: string | null, path: string): string {
 
 /** Sends one JSON request to an OpenAI (or compatible) API URL and returns its 2xx answer, or throws as the SDK would. */
 export async function postOpenAi(endpoint: ProviderEndpoint, url: string, params: object, timeoutMs: number): Promise<ChatAnswer> {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  const timeout = callTimeout(timeoutMs); // the call worker's loop's timer, or one of its own (./call-timer.ts)
   const send = endpoint.fetch ?? fetch;
   try {
     let response: Response;
@@ -94,10 +94,10 @@ export async function postOpenAi(endpoint: ProviderEndpoint, url: string, params
           accept: "application/json",
         },
         body: JSON.stringify(params),
-        signal: controller.signal,
+        signal: timeout.signal,
       });
     } catch (err) {
-      throw connectionError(err, controller.signal.aborted);
+      throw connectionError(err, timeout.signal.aborted);
     }
     if (!response.ok) {
       const errText = await response.text().catch((err: unknown) => errorOf(err).message);
@@ -107,9 +107,9 @@ export async function postOpenAi(endpoint: ProviderEndpoint, url: string, params
     try {
       return { text: await response.text(), headers: response.headers };
     } catch (err) {
-      throw connectionError(err, controller.signal.aborted);
+      throw connectionError(err, timeout.signal.aborted);
     }
   } finally {
-    clearTimeout(timer);
+    timeout.release();
   }
 }
