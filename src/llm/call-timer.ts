@@ -1,8 +1,8 @@
 /**
- * The timeouts of the calls a loop makes one after another (a call worker's invocation: ./
- * openai-chat.ts's requests) on one timer, instead of a timer set and cleared for every call:
- * workerd's setTimeout and clearTimeout cost ~0.017 ms of CPU per call on S2 (BENCHMARKS.md,
- * "One timer for a worker's calls"), where the calls' own deadlines are a number each. The timer
+ * The timeouts of the calls a loop makes one after another (a call worker's invocation; the
+ * requests of ./openai-chat.ts) on one timer, instead of a timer set and cleared for every call:
+ * workerd's setTimeout and clearTimeout cost ~0.015 ms of CPU per call on S2 (BENCHMARKS.md,
+ * "One timer, rows kept, microtasks"), where the calls' own deadlines are a number each. The timer
  * is set for the earliest deadline of the calls under way; when it fires, the calls past their
  * deadline are aborted and it is set again for the next one, if any — with a timeout far longer
  * than a call (60 s against a few hundred ms), it is set about once per timeout, not per call.
