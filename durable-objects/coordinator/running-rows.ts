@@ -23,15 +23,17 @@ export class RunningRows {
   }
 
   /**
-   * `written`: the row a write of `read` left, kept while it runs on a slot. Only when `read` is
-   * the task as it was: the row kept here, or (none kept) one read from SQL — a task that runs on
-   * a slot is kept from its dispatch on, so a row read before a later write of it is not the one
-   * kept, and what was written from it is dropped, to be read again.
+   * `written`: the row a write of `read` left, kept while it runs on a slot — only when `read` is
+   * surely the task as it was: the row kept here, or (none kept) a task not yet running, read for
+   * its dispatch. A running task is kept from its dispatch on, so a row read before a later write
+   * of it is not the one kept; and one not kept (dropped by a rolled-back transaction, a release)
+   * is read from SQL until its next dispatch. What was written from any other row is dropped.
    */
   wrote(read: TaskRow, written: TaskRow): void {
     const k = key(written.stage, written.idx);
     const kept = this.#rows.get(k);
-    if (written.state !== "running" || written.slot === null || (kept !== undefined && kept !== read)) {
+    const current = kept === undefined ? read.state !== "running" : kept === read;
+    if (written.state !== "running" || written.slot === null || !current) {
       this.#rows.delete(k);
       return;
     }

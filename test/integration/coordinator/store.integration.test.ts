@@ -217,15 +217,20 @@ describe("coordinator store", () => {
       move(1, { type: "due", now: 9_000 });
       move(1, { type: "dispatch", slot: 1, token: "t1b", now: 9_000 }, { reserved: { tokens: 9, usd: 0.75 }, usage });
       check("dispatched again");
+      let inner: TaskRow | undefined;
       try {
         store.transaction(() => {
           move(1, { type: "hand", why: "claimed", now: 9_500 });
+          inner = store.runningTask("s", 1, "t1b");
           throw new Error("rolled back");
         });
       } catch {
         // the hand is gone, and so is what the store kept of it
       }
       check("rolled back");
+      // A row read inside the rolled-back transaction (handed once, which SQL no longer says) is not the task as it is.
+      store.saveTask(inner as TaskRow, { ...stateOf(inner as TaskRow), dispatchedAt: 9_700 });
+      check("written from a rolled-back read");
       const row1 = store.task("s", 1) as TaskRow;
       store.markDone(row1, { ...stateOf(row1), state: "done", slot: null, token: null }, usage, {
         success: true,
@@ -239,7 +244,7 @@ describe("coordinator store", () => {
       return { checks, kept, notKept, otherToken };
     });
     expect(out.checks.filter((c) => !c.same)).toEqual([]);
-    expect(out.checks).toHaveLength(36);
+    expect(out.checks).toHaveLength(40);
     expect(out.kept).toBe(true);
     expect(out.notKept).toBe(true);
     expect(out.otherToken).toBe(true);
