@@ -21,6 +21,7 @@ import { ADD_USAGE, CHILD_ENDED, CLEAR_USAGE, DUE, insertChunked, READY, RELEASE
 import { limitClause } from "./sql-limit";
 import { RunningRows } from "./running-rows";
 import { PendingRows, READ_AHEAD } from "./pending-rows";
+import { StageCounts, type StageProgress } from "./stage-counts";
 
 export { itemStages, stateOf, taskSums, taskView, type StageRow, type TaskRow, type TaskWrite } from "./store-rows";
 
@@ -39,6 +40,7 @@ export class CoordinatorStore {
   #kinds: Map<string, { kind: StageKind; parent: string | null }> | null = null; // each stage's facts, read once (stages are added, never renamed)
   readonly #running = new RunningRows(); // the slots' running tasks as last written (./running-rows.ts)
   readonly #pending = new PendingRows(); // the next pending tasks, read ahead (./pending-rows.ts)
+  readonly #counts: StageCounts; // the stages' counts as tasks end, written once a turn (./stage-counts.ts)
 
   constructor(storage: DurableObjectStorage) {
     this.#storage = storage;
@@ -49,12 +51,15 @@ export class CoordinatorStore {
     this.outbox = new Outbox(this.#sql);
     this.batches = new BatchTable<TaskRow>(this.#sql);
     this.index = new TaskIndex(this.#sql);
+    this.#counts = new StageCounts(this.#sql);
   }
 
   transaction<T>(fn: () => T): T {
+    const restoreCounts = this.#counts.mark();
     try {
       return this.#storage.transactionSync(fn);
     } catch (err) {
+      restoreCounts(); // the stages' counts as they were
       this.#kinds = null; // a stage added in the rolled-back transaction is gone
       this.#meta.forget(); // and so is what it wrote to meta
       this.#open = null; // and to the stages' counts
@@ -77,8 +82,10 @@ export class CoordinatorStore {
     this.#meta.soon(key, value);
   }
 
+  /** Writes what waits for the turn's end now (meta written soon, the stages' counts). */
   flushSoon(): void {
     this.#meta.flush();
+    this.#counts.flush();
   }
 
   // ── stages ──────────────────────────────────────────────────────────────────────────────────
@@ -150,16 +157,19 @@ export class CoordinatorStore {
   }
 
   stages(): StageRow[] {
+    this.#counts.flush();
     return this.#sql.exec<StageRow>("SELECT * FROM stages ORDER BY ord").toArray();
   }
 
   stage(name: string): StageRow | undefined {
+    this.#counts.flush();
     return this.#sql.exec<StageRow>("SELECT * FROM stages WHERE name = ?", name).toArray()[0];
   }
 
   setStageTotal(name: string, total: number): void {
     this.#sizes++;
     this.#open = null;
+    this.#counts.forget();
     this.#sql.exec("UPDATE stages SET total = ? WHERE name = ?", total, name);
   }
 
@@ -172,18 +182,10 @@ export class CoordinatorStore {
     this.#sql.exec("UPDATE stages SET status = ? WHERE name = ?", status, name);
   }
 
-  /** A task of the stage ended: counted. Answers the stage's counts now (its whole row: `stage(name)`, read only when needed). */
-  countStageDone(name: string, success: boolean, usage: UsageSums): { completed: number; total: number } {
+  /** A task of the stage ended: counted (written at the turn's end: ./stage-counts.ts). Answers the stage's counts now (its whole row: `stage(name)`). */
+  countStageDone(name: string, success: boolean, usage: UsageSums): StageProgress {
     if (this.#open !== null) this.#open--;
-    return this.#sql
-      .exec<{ completed: number; total: number }>(
-        `UPDATE stages SET completed = completed + 1, succeeded = succeeded + ?, failed = failed + ?, ${ADD_USAGE} WHERE name = ? RETURNING completed, total`,
-        success ? 1 : 0,
-        success ? 0 : 1,
-        ...usageArgs(usage),
-        name,
-      )
-      .one();
+    return this.#counts.ended(name, success, usage);
   }
 
   // ── tasks ───────────────────────────────────────────────────────────────────────────────────
@@ -272,6 +274,7 @@ export class CoordinatorStore {
 
   /** Tasks not done, over every stage: from the stage counters (a handful of rows), not a scan of the tasks. */
   open(): number {
+    if (this.#open === null) this.#counts.flush();
     this.#open ??= this.#sql.exec<{ n: number | null }>("SELECT SUM(total - completed) AS n FROM stages").one().n ?? 0;
     return this.#open;
   }
@@ -288,10 +291,8 @@ export class CoordinatorStore {
   }
 
   /**
-   * Stores one transition of a task (../../src/engine/task-machine.ts): the machine's facts of
-   * `next`, the tokens it reserves while it runs (none otherwise), the usage its attempt adds, its
-   * provider batch (undefined: unchanged). Only if the task is still as it was read (its state and
-   * token); returns whether it was, and so written.
+   * Stores one transition of a task (../../src/engine/task-machine.ts): `next`'s facts, the tokens it reserves while it runs, the usage its
+   * attempt adds, its batch (undefined: unchanged) — only if the task is as it was read (state, token); returns whether it was written.
    */
   saveTask(row: TaskRow, next: TaskState, extra: TaskWrite = {}): boolean {
     const reserved = next.state === "running" ? (extra.reserved ?? { tokens: row.reserved, usd: row.reserved_usd }) : { tokens: 0, usd: 0 };
@@ -379,14 +380,14 @@ export class CoordinatorStore {
   }
 
   /**
-   * Recover: `rows` run again from scratch, and `rerun` (finished tasks the operator wants again)
-   * wait for their inputs anew (blocked); their stages are pending again and no longer count them
-   * as finished. Agent tasks get a new session id. Returns how many finished tasks were reopened.
+   * Recover: `rows` run again from scratch, `rerun` (finished tasks the operator wants again) wait for their inputs anew (blocked); their
+   * stages are pending again, no longer counting them. Agent tasks get a new session id. Returns how many finished tasks were reopened.
    */
   reopen(rows: TaskRow[], rerun: TaskRow[], newSessionId: () => string): { succeeded: number; failed: number } {
     const done = { succeeded: 0, failed: 0 };
     const blocked = new Set(rerun);
     this.#open = null;
+    this.#counts.flushAndForget();
     for (const row of [...rows, ...rerun]) {
       if (row.state === "done") {
         const ok = row.success === 1;
@@ -408,6 +409,7 @@ export class CoordinatorStore {
   dropStage(stage: string): { succeeded: number; failed: number } {
     this.#sizes++;
     this.#open = null;
+    this.#counts.flushAndForget(); // its counts are set to zero below: nothing added may land after
     const counts = this.#sql
       .exec<{ ok: number | null; bad: number | null }>(
         "SELECT SUM(CASE WHEN success = 1 THEN 1 ELSE 0 END) AS ok, SUM(CASE WHEN success = 0 THEN 1 ELSE 0 END) AS bad FROM tasks WHERE stage = ? AND state = 'done'",
@@ -422,11 +424,7 @@ export class CoordinatorStore {
     return { succeeded: counts.ok ?? 0, failed: counts.bad ?? 0 };
   }
 
-  /**
-   * The machine's `reset` (resetTask, ../../src/engine/task-machine.ts), which also clears what the
-   * task produced: its usage, result, batch and reservation. An agent task gets a new sub-session
-   * (`sessionId`): the old one keeps its history.
-   */
+  /** The machine's `reset` (../../src/engine/task-machine.ts), clearing the task's usage, result, batch, reservation; an agent task: a new sub-session. */
   #resetTask(row: TaskRow, sessionId: string | null, blocked: boolean): void {
     this.#running.drop(row.stage, row.idx);
     this.#pending.clear();

@@ -410,6 +410,62 @@ describe("coordinator store", () => {
     expect(out.fresh).toBe(10);
   });
 
+  it("adds a turn's ends to their stages' counts in one write at the turn's end, before any read of them, and not at all when rolled back", async () => {
+    const out = await runInDurableObject(freshObject(), async (_i, state) => {
+      const store = new CoordinatorStore(state.storage);
+      type Counts = { completed: number; succeeded: number; failed: number; input_tokens: number };
+      const inSql = (name: string) =>
+        state.storage.sql.exec<Counts>("SELECT completed, succeeded, failed, input_tokens FROM stages WHERE name = ?", name).one();
+      const u = (n: number) => ({ input_tokens: n, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, cost_usd: n / 10, unpriced_calls: 0 });
+      store.insertStages([
+        { name: "a", total: 3 },
+        { name: "b", total: 2 },
+      ]);
+      const answers = [store.countStageDone("a", true, u(1)), store.countStageDone("a", false, u(2))];
+      const unwritten = inSql("a").completed; // the turn has not ended
+      const read = store.stage("a"); // a read writes them first
+      const afterRead = inSql("a").completed;
+      answers.push(store.countStageDone("b", true, u(3)));
+      answers.push(store.countStageDone("a", true, u(4))); // the last of a
+      await Promise.resolve(); // the turn's end
+      const turnEnd = [inSql("a"), inSql("b")];
+      try {
+        store.transaction(() => {
+          store.countStageDone("b", true, u(5));
+          store.stages(); // written inside the transaction, and rolled back with it
+          throw new Error("rolled back");
+        });
+      } catch {
+        // b's count is as before
+      }
+      answers.push(store.countStageDone("b", false, u(6)));
+      await Promise.resolve();
+      const b = inSql("b");
+      store.countStageDone("a", true, u(7)); // added, not written…
+      store.dropStage("a"); // …when the stage is planned anew: it must not land on the new counts
+      await Promise.resolve();
+      const dropped = inSql("a");
+      const restarted = new CoordinatorStore(state.storage).stage("b"); // what a restart reads
+      return { answers, unwritten, read: read?.completed, afterRead, turnEnd, b, dropped, restarted: restarted?.completed, open: store.open() };
+    });
+    expect(out.answers).toEqual([
+      { completed: 1, total: 3 },
+      { completed: 2, total: 3 },
+      { completed: 1, total: 2 },
+      { completed: 3, total: 3 },
+      { completed: 2, total: 2 },
+    ]);
+    expect([out.unwritten, out.read, out.afterRead]).toEqual([0, 2, 2]);
+    expect(out.turnEnd).toEqual([
+      { completed: 3, succeeded: 2, failed: 1, input_tokens: 7 },
+      { completed: 1, succeeded: 1, failed: 0, input_tokens: 3 },
+    ]);
+    expect(out.b).toEqual({ completed: 2, succeeded: 1, failed: 1, input_tokens: 9 });
+    expect(out.dropped).toEqual({ completed: 0, succeeded: 0, failed: 0, input_tokens: 0 });
+    expect(out.restarted).toBe(2);
+    expect(out.open).toBe(0); // a: dropped (total 0); b: 2 of 2
+  });
+
   it("reads and moves tasks by state through the state's own index, never a scan of every task", async () => {
     const out = await runInDurableObject(freshObject(), (_i, state) => {
       const store = new CoordinatorStore(state.storage);
