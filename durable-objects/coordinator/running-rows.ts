@@ -48,10 +48,6 @@ export class RunningRows {
   clear(): void {
     this.#rows.clear();
   }
-
-  get size(): number {
-    return this.#rows.size;
-  }
 }
 
 /** The index first: a stage's name may hold any character, an index none of ":". */

@@ -4,8 +4,9 @@
  * as ./meta-table.ts's `soon`), not one statement per end — in S2 a turn settles 2.3–2.65 reports
  * (BENCHMARKS.md). The counts an end answers (completed, total) are kept from the stage's first
  * read. The store writes what is added before any read of the stages' rows and before any other
- * write of their counts, and forgets what it kept when a stage is resized, reopened or dropped; a
- * transaction that rolls back restores both as they were at its start (`mark`).
+ * write of their counts, and forgets what it kept when a stage is added, resized, reopened or
+ * dropped; a transaction that rolls back restores both as they were at its start (`mark`). The
+ * tasks not done over every stage (`open`) are kept too, from one read, through each end.
  *
  * Bounded: one entry per stage of the one job (its plan's stages and their children's).
  */
@@ -29,6 +30,7 @@ export class StageCounts {
   readonly #sql: SqlStorage;
   #added = new Map<string, Added>(); // this turn's ends, not yet written (entries replaced, never changed)
   #known = new Map<string, StageProgress>(); // each stage's counts as they are: its row's, with what is added
+  #open: number | null = null; // the tasks not done over every stage, once read
 
   constructor(sql: SqlStorage) {
     this.#sql = sql;
@@ -36,6 +38,7 @@ export class StageCounts {
 
   /** A task of stage `name` ended: the stage's counts now. */
   ended(name: string, success: boolean, usage: UsageSums): StageProgress {
+    if (this.#open !== null) this.#open--;
     let known = this.#known.get(name);
     if (!known) {
       this.flush();
@@ -70,9 +73,19 @@ export class StageCounts {
     }
   }
 
-  /** A stage's total changed: its counts are read again. */
+  /** Tasks not done, over every stage: from the stage counters (a handful of rows), not a scan of the tasks. */
+  open(): number {
+    if (this.#open === null) {
+      this.flush();
+      this.#open = this.#sql.exec<{ n: number | null }>("SELECT SUM(total - completed) AS n FROM stages").one().n ?? 0;
+    }
+    return this.#open;
+  }
+
+  /** A stage was added or its total changed: the counts are read again. */
   forget(): void {
     this.#known = new Map();
+    this.#open = null;
   }
 
   /** Before a write that sets or takes back counts (a stage reopened or dropped): what is added written first, the counts read again after. */
@@ -88,6 +101,7 @@ export class StageCounts {
     return () => {
       this.#added = added;
       this.#known = known;
+      this.#open = null;
     };
   }
 }

@@ -156,17 +156,13 @@ function columnValue(key: keyof TaskState, value: TaskState[keyof TaskState] | u
 /** Every fact and its column, in one list walked by the hot path (a task's write, the row it leaves) without building pairs per call. */
 const STATE_PAIRS = Object.entries(STATE_COLUMNS) as [keyof TaskState, keyof TaskRow][];
 
-/** Each column of a whole state whose stored value differs from `row`'s, with the value to store. */
-export function changedColumns(row: TaskRow, next: TaskState, each: (column: string, value: ColumnValue) => void): void {
+/** A row with the machine's facts of `next` (what the store writes), each column whose stored value differs from `row`'s told to `changed`. */
+export function withState(row: TaskRow, next: TaskState, changed: (column: string, value: ColumnValue) => void): TaskRow {
+  const out: Record<string, unknown> = { ...row };
   for (const [key, column] of STATE_PAIRS) {
     const value = columnValue(key, next[key]);
-    if (row[column] !== value) each(column, value);
+    if (row[column] !== value) changed(column, value);
+    out[column] = value;
   }
-}
-
-/** A row with the machine's facts of `next` (what the store wrote). */
-export function withState(row: TaskRow, next: TaskState): TaskRow {
-  const out: Record<string, unknown> = { ...row };
-  for (const [key, column] of STATE_PAIRS) out[column] = columnValue(key, next[key]);
   return out as TaskRow;
 }

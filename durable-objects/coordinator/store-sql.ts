@@ -6,7 +6,7 @@
 import { SET_WISE, type SetWiseMove, type TaskState } from "../../src/engine/task-machine";
 import type { UsageSums } from "../../src/engine/counters";
 import type { TaskSeed } from "../../src/engine/types";
-import { changedColumns, stateColumns, type TaskRow } from "./store-rows";
+import { stateColumns, withState, type TaskRow } from "./store-rows";
 
 /** At most this much JSON per insert of many tasks: well under a bound value's limit (2 MB on Cloudflare). */
 export const INSERT_CHUNK_CHARS = 512 * 1024;
@@ -55,16 +55,17 @@ export const usageArgs = (u: UsageSums): number[] => [u.input_tokens, u.output_t
 /**
  * The task's columns the state machine moves that `next` changes (as `col = ?` with their values):
  * a transition writes only those, as the statements it replaced did (a dispatch: state, attempts,
- * slot, token, dispatched_at; an end: state, slot, token).
+ * slot, token, dispatched_at; an end: state, slot, token). With the row they leave (`row`), made
+ * in the same pass.
  */
-export function stateChanges(row: TaskRow, next: TaskState): { sets: string; args: (string | number | null)[] } {
+export function stateChanges(row: TaskRow, next: TaskState): { sets: string; args: (string | number | null)[]; row: TaskRow } {
   let sets = "";
   const args: (string | number | null)[] = [];
-  changedColumns(row, next, (column, value) => {
+  const after = withState(row, next, (column, value) => {
     sets += `${sets ? ", " : ""}${column} = ?`;
     args.push(value);
   });
-  return { sets, args };
+  return { sets, args, row: after };
 }
 
 /**

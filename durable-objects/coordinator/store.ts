@@ -16,7 +16,7 @@ import { migrate } from "./schema";
 import { BatchTable } from "./batch-table";
 import { addSums, type UsageSums } from "../../src/engine/counters";
 import { resetTask, type TaskEnd, type TaskState } from "../../src/engine/task-machine";
-import { stateOf, TASK_COLUMNS, taskRows, taskSums, withState, type StageRow, type TaskRow, type TaskWrite } from "./store-rows";
+import { stateOf, TASK_COLUMNS, taskRows, taskSums, type StageRow, type TaskRow, type TaskWrite } from "./store-rows";
 import { ADD_USAGE, CHILD_ENDED, CLEAR_USAGE, DUE, insertChunked, READY, RELEASE, stateChanges, taskColumns, usageArgs } from "./store-sql";
 import { limitClause } from "./sql-limit";
 import { RunningRows } from "./running-rows";
@@ -34,8 +34,6 @@ export class CoordinatorStore {
   /** An operator's own index over its tasks (./task-index.ts). */
   readonly index: TaskIndex;
   readonly #meta: MetaTable;
-  /** The tasks not done over every stage (`open()`), once read: kept through each task's end, read again after any other change to the stages' counts. */
-  #open: number | null = null;
   #sizes = 0; // bumped whenever a stage is added or its total changes
   #kinds: Map<string, { kind: StageKind; parent: string | null }> | null = null; // each stage's facts, read once (stages are added, never renamed)
   readonly #running = new RunningRows(); // the slots' running tasks as last written (./running-rows.ts)
@@ -62,7 +60,6 @@ export class CoordinatorStore {
       restoreCounts(); // the stages' counts as they were
       this.#kinds = null; // a stage added in the rolled-back transaction is gone
       this.#meta.forget(); // and so is what it wrote to meta
-      this.#open = null; // and to the stages' counts
       this.#running.clear(); // and to the tasks
       this.#pending.clear();
       throw err;
@@ -97,7 +94,7 @@ export class CoordinatorStore {
 
   insertStages(stages: StagePlan[]): void {
     this.#sizes++;
-    this.#open = null;
+    this.#counts.forget();
     this.#kinds = null;
     stages.forEach((s, ord) =>
       this.#sql.exec(
@@ -123,7 +120,7 @@ export class CoordinatorStore {
     const name = `${stage}${SUBTASKS_SUFFIX}`;
     if (!this.#facts(name)) {
       this.#sizes++;
-      this.#open = null;
+      this.#counts.forget();
       this.#kinds = null;
       this.#sql.exec(
         "INSERT INTO stages (name, kind, parent, ord, status, total, step) VALUES (?, 'children', ?, (SELECT COALESCE(MAX(ord), 0) + 1 FROM stages), 'pending', 0, (SELECT step FROM stages WHERE name = ?))",
@@ -168,7 +165,6 @@ export class CoordinatorStore {
 
   setStageTotal(name: string, total: number): void {
     this.#sizes++;
-    this.#open = null;
     this.#counts.forget();
     this.#sql.exec("UPDATE stages SET total = ? WHERE name = ?", total, name);
   }
@@ -184,7 +180,6 @@ export class CoordinatorStore {
 
   /** A task of the stage ended: counted (written at the turn's end: ./stage-counts.ts). Answers the stage's counts now (its whole row: `stage(name)`). */
   countStageDone(name: string, success: boolean, usage: UsageSums): StageProgress {
-    if (this.#open !== null) this.#open--;
     return this.#counts.ended(name, success, usage);
   }
 
@@ -272,11 +267,9 @@ export class CoordinatorStore {
     return this.#sql.exec("SELECT 1 FROM tasks WHERE stage = ? AND state != 'blocked' LIMIT 1", stage).toArray().length > 0;
   }
 
-  /** Tasks not done, over every stage: from the stage counters (a handful of rows), not a scan of the tasks. */
+  /** Tasks not done, over every stage (./stage-counts.ts). */
   open(): number {
-    if (this.#open === null) this.#counts.flush();
-    this.#open ??= this.#sql.exec<{ n: number | null }>("SELECT SUM(total - completed) AS n FROM stages").one().n ?? 0;
-    return this.#open;
+    return this.#counts.open();
   }
 
   /** Set-wise `due` (../../src/engine/task-machine.ts): waiting tasks whose time has come become pending. */
@@ -314,7 +307,7 @@ export class CoordinatorStore {
     ];
     if (this.#sql.exec(sql, ...args).rowsWritten === 0) return false;
     this.#pending.wrote(row, next.state);
-    const written = { ...withState(row, next), reserved: reserved.tokens, reserved_usd: reserved.usd, ...(usage ? addSums(taskSums(row), usage) : {}) };
+    const written = { ...changes.row, reserved: reserved.tokens, reserved_usd: reserved.usd, ...(usage ? addSums(taskSums(row), usage) : {}) };
     this.#running.wrote(row, batch ? { ...written, batch_id: extra.batchId ?? null } : written);
     return true;
   }
@@ -341,8 +334,9 @@ export class CoordinatorStore {
 
   /** A task's transition to `done` (`next`), with its end: `row` is the task as read in this turn, and the row it becomes is built from it, not read back. */
   markDone(row: TaskRow, next: TaskState, usage: UsageSums, end: TaskEnd): TaskRow {
+    const changes = stateChanges(row, next);
     const done: TaskRow = {
-      ...withState(row, next),
+      ...changes.row,
       ...addSums(taskSums(row), usage),
       reserved: 0,
       reserved_usd: 0,
@@ -351,7 +345,6 @@ export class CoordinatorStore {
       error: end.error,
       error_kind: end.errorKind,
     };
-    const changes = stateChanges(row, next);
     this.#sql.exec(
       `UPDATE tasks SET ${changes.sets}, reserved = 0, reserved_usd = 0, success = ?, output = ?, error = ?, error_kind = ?, ${ADD_USAGE}
        WHERE stage = ? AND idx = ?`,
@@ -386,7 +379,6 @@ export class CoordinatorStore {
   reopen(rows: TaskRow[], rerun: TaskRow[], newSessionId: () => string): { succeeded: number; failed: number } {
     const done = { succeeded: 0, failed: 0 };
     const blocked = new Set(rerun);
-    this.#open = null;
     this.#counts.flushAndForget();
     for (const row of [...rows, ...rerun]) {
       if (row.state === "done") {
@@ -408,7 +400,6 @@ export class CoordinatorStore {
   /** Drops every task of a stage, to be planned anew; returns how many of them had finished, by outcome. */
   dropStage(stage: string): { succeeded: number; failed: number } {
     this.#sizes++;
-    this.#open = null;
     this.#counts.flushAndForget(); // its counts are set to zero below: nothing added may land after
     const counts = this.#sql
       .exec<{ ok: number | null; bad: number | null }>(
